@@ -1,0 +1,35 @@
+"""pytest-competence: competence conditions as property-based tests of language models.
+
+This module is imported in every pytest session of every user who installs the plugin, so it
+imports nothing heavy; the public names resolve lazily on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+__all__ = ["CompetenceFailure", "Condition", "Evaluation", "evaluate", "resolve_model"]
+
+_LAZY = {
+    "CompetenceFailure": "pytest_competence.conditions",
+    "Condition": "pytest_competence.conditions",
+    "Evaluation": "pytest_competence.evaluate",
+    "evaluate": "pytest_competence.evaluate",
+    "resolve_model": "pytest_competence.models",
+}
+
+if TYPE_CHECKING:
+    from pytest_competence.conditions import CompetenceFailure, Condition
+    from pytest_competence.evaluate import Evaluation, evaluate
+    from pytest_competence.models import resolve_model
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_competence' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,53 @@
+"""Task families for competence-based evaluation: latent instances, oracles, renderers, transforms.
+
+Installed as ``pytest_competence.strategies`` (never as a bare top-level ``strategies``, which would
+collide in users' environments). Depends on numpy, and on Hypothesis for the strategies only.
+"""
+
+from __future__ import annotations
+
+from ._core import AnswerMap, Family, InvalidArgument, Item, Parsed, Prompt, parse_choice
+from .ordering import CELLS, PRESENTATIONS, SYSTEM_PROMPT, Ordering, OrderingInstance, OrderingView
+from .vocabularies import CATALOG, GROUPS, Phrase, Vocabulary, vocabulary
+
+__all__ = [
+    "CATALOG",
+    "CELLS",
+    "FAMILIES",
+    "GROUPS",
+    "PRESENTATIONS",
+    "SYSTEM_PROMPT",
+    "AnswerMap",
+    "Family",
+    "InvalidArgument",
+    "Item",
+    "Ordering",
+    "OrderingInstance",
+    "OrderingView",
+    "Parsed",
+    "Phrase",
+    "Prompt",
+    "Vocabulary",
+    "family",
+    "parse_choice",
+    "vocabulary",
+]
+
+#: Family constructors by name, as markers and ``competence generate`` refer to them.
+FAMILIES: dict[str, type] = {"ordering": Ordering}
+
+
+def family(name: str, **options: object) -> Family:
+    """Construct the family called ``name`` with ``options``; unknown names list what exists."""
+    try:
+        cls = FAMILIES[name]
+    except (KeyError, TypeError):
+        raise InvalidArgument(
+            f"Unknown family={name!r}. Expected one of: {', '.join(FAMILIES)}"
+        ) from None
+    try:
+        return cls(**options)
+    except TypeError as exc:
+        if isinstance(exc, InvalidArgument):
+            raise
+        raise InvalidArgument(f"family={name!r} does not take these options: {exc}") from None

@@ -1,0 +1,180 @@
+"""The family-independent vocabulary of competence-based evaluation (seeds/000 §3.1).
+
+A *family* draws latent instances ``z`` with an exact oracle ``y*(z)``; a *presentation* renders an
+instance to a prompt and declares how it relates to the gold answer; a *parser* turns raw model text
+into an answer or an explicit invalid outcome. Everything here is plain data: no pytest, no models.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "AnswerMap",
+    "Family",
+    "InvalidArgument",
+    "Item",
+    "Parsed",
+    "Prompt",
+    "parse_choice",
+]
+
+
+class InvalidArgument(TypeError, ValueError):
+    """A family, design or strategy was given an argument it cannot use.
+
+    The message names the argument, the value received, what was expected and, where there is one,
+    the fix. Subclassing both ``TypeError`` and ``ValueError`` lets callers catch it either way.
+    """
+
+
+@dataclass(frozen=True)
+class AnswerMap:
+    """How a presentation maps the gold answer: identity (answer-preserving) or a declared mapping.
+
+    ``pairs`` lists ``(from, to)``; answers not listed map to themselves, so ``yes↔no`` leaves
+    "Cannot be determined" unchanged. Maps compose left to right with :meth:`then`.
+    """
+
+    pairs: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def swap(cls, a: str, b: str) -> AnswerMap:
+        """The map that exchanges ``a`` and ``b`` (e.g. a negation flip, yes↔no)."""
+        return cls(((a, b), (b, a)))
+
+    @property
+    def preserving(self) -> bool:
+        """True when every answer maps to itself."""
+        return all(src == dst for src, dst in self.pairs)
+
+    def __call__(self, answer: str) -> str:
+        return dict(self.pairs).get(answer, answer)
+
+    def then(self, other: AnswerMap) -> AnswerMap:
+        """The map that applies ``self`` and then ``other``."""
+        keys = dict.fromkeys([a for a, _ in self.pairs] + [a for a, _ in other.pairs])
+        composed = tuple((a, other(self(a))) for a in keys)
+        return AnswerMap(tuple(p for p in composed if p[0] != p[1]))
+
+    def __repr__(self) -> str:
+        if self.preserving:
+            return "AnswerMap()"
+        return "AnswerMap(" + ", ".join(f"{a}→{b}" for a, b in self.pairs) + ")"
+
+
+IDENTITY = AnswerMap()
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One rendered presentation of one latent instance, with the gold answer it implies.
+
+    ``gold`` is already mapped through the presentation's :class:`AnswerMap`; ``answer_map`` records
+    the declared relation so a report can say whether the presentation preserves the answer.
+    """
+
+    family: str
+    instance_id: str
+    presentation: str
+    system: str
+    text: str
+    gold: str
+    answer_space: tuple[str, ...]
+    answer_map: AnswerMap = IDENTITY
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Item:
+    """A latent instance together with its prompts, the original presentation first."""
+
+    instance: Any
+    prompts: tuple[Prompt, ...]
+
+    @property
+    def id(self) -> str:
+        return self.prompts[0].instance_id
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self.prompts[0].params
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A parsed model answer. ``answer is None`` is the explicit *invalid* outcome, with a reason."""
+
+    answer: str | None
+    reason: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.answer is not None
+
+
+@runtime_checkable
+class Family(Protocol):
+    """What the engine needs from a task family: a seeded balanced design and a parser."""
+
+    name: str
+    answer_space: tuple[str, ...]
+
+    def design(
+        self, *, levels: Sequence[int], pairs: int, seed: int, presentations: Sequence[str]
+    ) -> list[Item]: ...
+
+    def parse(self, text: str) -> Parsed: ...
+
+
+_WORD = re.compile(r"[a-z]+")
+_ANSWER_LINE = re.compile(r"answer\s*[:：]\s*\**\s*([a-z]+)", re.IGNORECASE)
+
+
+def parse_choice(text: object, choices: Iterable[str]) -> Parsed:
+    """Parse a one-word answer from free text; ambiguity and silence are *invalid*, never guessed.
+
+    Rules, in order (cf. seeds/004 App. B): the last explicit ``Answer: X`` line; else the first
+    word; else the one choice that occurs as a whole word, if exactly one does. Anything else —
+    both choices present, none present, not a string — is invalid with the reason recorded.
+    """
+    options = {c.lower(): c for c in choices}
+    if not isinstance(text, str):
+        return Parsed(None, f"model returned {type(text).__name__}, not text")
+    explicit = [m.group(1).lower() for m in _ANSWER_LINE.finditer(text)]
+    explicit = [w for w in explicit if w in options]
+    if explicit:
+        return Parsed(options[explicit[-1]])
+    words = _WORD.findall(text.lower())
+    if not words:
+        return Parsed(None, "empty answer" if not text.strip() else "no word in answer")
+    if words[0] in options:
+        return Parsed(options[words[0]])
+    found = sorted({w for w in words if w in options})
+    if len(found) == 1:
+        return Parsed(options[found[0]])
+    if not found:
+        return Parsed(None, f"none of {sorted(options.values())} in answer")
+    return Parsed(None, f"ambiguous: answer contains {found}")
+
+
+def check_sequence(name: str, value: object, *, item_type: type, empty_ok: bool = False) -> tuple:
+    """Return ``value`` as a tuple of ``item_type`` or raise :class:`InvalidArgument` naming it."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InvalidArgument(
+            f"Expected a list of {item_type.__name__} for {name}, but got {name}={value!r} "
+            f"(type={type(value).__name__})"
+        )
+    out = tuple(value)
+    bad = [v for v in out if not isinstance(v, item_type) or isinstance(v, bool)]
+    if bad:
+        raise InvalidArgument(
+            f"Expected every element of {name} to be {item_type.__name__}, but got {bad[0]!r} "
+            f"(type={type(bad[0]).__name__})"
+        )
+    if not out and not empty_ok:
+        raise InvalidArgument(f"{name} must not be empty")
+    return out
