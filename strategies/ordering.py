@@ -388,17 +388,30 @@ class Ordering:
         presentations: Sequence[str] = ("original", "equivalent"),
     ) -> list[Item]:
         """The balanced, seeded design: ``pairs`` instances per level, each with every presentation."""
-        levels = _check_levels(self, levels)
-        pairs = _check_pairs(pairs)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise InvalidArgument(f"Expected an integer seed, but got seed={seed!r}")
-        for p in presentations:
-            _presentation(p)
+        self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
         return [
             Item(z, tuple(self.prompt(z, p) for p in presentations))
             for n in levels
             for z in (self.instance(n, i, seed) for i in range(pairs))
         ]
+
+    def check_design(
+        self, *, levels: object, pairs: object, seed: object, presentations: object
+    ) -> None:
+        """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
+        _check_levels(self, levels)
+        _check_pairs(pairs)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise InvalidArgument(f"Expected an integer seed, but got seed={seed!r}")
+        if isinstance(presentations, (str, bytes)) or not isinstance(presentations, Sequence) or (
+            not presentations
+        ):
+            raise InvalidArgument(
+                f"Expected presentations to be a non-empty list of names such as "
+                f"['original', 'equivalent'], but got presentations={presentations!r}"
+            )
+        for p in presentations:
+            _presentation(p)
 
     def parse(self, text: object) -> Parsed:
         """yes/no from free text; anything ambiguous or unparseable is invalid (see ``parse_choice``)."""

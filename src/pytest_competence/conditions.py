@@ -1,0 +1,162 @@
+"""What must hold: the strict competence condition, or thresholds on the profile for gating.
+
+``"strict"`` is seeds/000 §3.1 eq. (1): every presentation of every instance correct, at every level.
+A threshold reads ``"METRIC OP VALUE"`` with an optional scope ``"for n OP VALUE"``, e.g.
+``"robust_correct >= 0.95 for n <= 128"``; it must hold at *each* level in scope.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pytest_competence.evaluate import Evaluation, Observation
+from pytest_competence.profile import METRICS, LevelProfile
+from pytest_competence.strategies import InvalidArgument
+
+__all__ = ["CompetenceFailure", "Condition", "Threshold", "parse_condition"]
+
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt, "==": operator.eq,
+}
+_THRESHOLD = re.compile(
+    r"^\s*(?P<metric>[a-z_]+)\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>[0-9]*\.?[0-9]+)\s*"
+    r"(?:for\s+n\s*(?P<scope_op>>=|<=|==|>|<)\s*(?P<scope>[0-9]+))?\s*$"
+)
+_PROMPT_HEAD, _PROMPT_TAIL = 900, 400
+
+
+class CompetenceFailure(AssertionError):
+    """A competence condition did not hold; the message carries the level and a failing case."""
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """``metric op value`` at each level whose ``n`` satisfies the optional scope."""
+
+    metric: str
+    op: str
+    value: float
+    scope_op: str | None = None
+    scope: int | None = None
+
+    def __str__(self) -> str:
+        scope = f" for n {self.scope_op} {self.scope}" if self.scope_op else ""
+        return f"{self.metric} {self.op} {self.value:g}{scope}"
+
+    def applies(self, level: int) -> bool:
+        return self.scope_op is None or _OPS[self.scope_op](level, self.scope)
+
+    def holds(self, p: LevelProfile) -> bool:
+        value = p.metric(self.metric)
+        return value is not None and _OPS[self.op](value, self.value)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """``strict``, or a conjunction of :class:`Threshold` s."""
+
+    thresholds: tuple[Threshold, ...] = ()
+
+    @property
+    def strict(self) -> bool:
+        return not self.thresholds
+
+    def __str__(self) -> str:
+        if self.strict:
+            return "strict: C_0 = … = C_K = 1 on every instance at every level"
+        return " and ".join(map(str, self.thresholds))
+
+    def violations(self, profiles: Sequence[LevelProfile]) -> list[tuple[str, LevelProfile]]:
+        """``(what failed, level)`` pairs, smallest level first."""
+        out = []
+        for p in profiles:
+            if self.strict:
+                if p.failing:
+                    out.append((f"{len(p.failing)} of {p.instances} instances fail "
+                                f"(all-correct {p.all_correct:.1%})", p))
+                continue
+            for t in self.thresholds:
+                if t.applies(p.level) and not t.holds(p):
+                    value = p.metric(t.metric)
+                    shown = "undefined" if value is None else f"{value:.4f}"
+                    out.append((f"{t.metric} = {shown}, required {t.op} {t.value:g}", p))
+        return sorted(out, key=lambda v: v[1].level)
+
+    def check(self, evaluation: Evaluation, profiles: Sequence[LevelProfile]) -> None:
+        """Raise :class:`CompetenceFailure` with a readable report if the condition fails."""
+        __tracebackhide__ = True
+        violations = self.violations(profiles)
+        if violations:
+            raise CompetenceFailure(failure_message(self, evaluation, violations))
+
+
+def parse_condition(require: object) -> Condition:
+    """Read the ``require=`` marker argument: ``"strict"``, one threshold string, or a list."""
+    if require == "strict":
+        return Condition()
+    items = [require] if isinstance(require, str) else require
+    if isinstance(items, (list, tuple)) and items and all(isinstance(r, str) for r in items):
+        return Condition(tuple(_threshold(r) for r in items))
+    raise InvalidArgument(
+        f"Expected require='strict' or threshold strings such as "
+        f"'robust_correct >= 0.95 for n <= 128', but got require={require!r}"
+    )
+
+
+def _threshold(text: str) -> Threshold:
+    m = _THRESHOLD.match(text)
+    if not m:
+        raise InvalidArgument(
+            f"Cannot read require={text!r}; write 'METRIC OP VALUE' with an optional "
+            f"'for n OP SIZE', e.g. 'robust_correct >= 0.95 for n <= 128'"
+        )
+    if m["metric"] not in METRICS:
+        raise InvalidArgument(
+            f"Unknown metric {m['metric']!r} in require={text!r}; expected one of "
+            f"{', '.join(METRICS)}"
+        )
+    scope = int(m["scope"]) if m["scope"] else None
+    return Threshold(m["metric"], m["op"], float(m["value"]), m["scope_op"], scope)
+
+
+def _show_prompt(text: str) -> str:
+    if len(text) <= _PROMPT_HEAD + _PROMPT_TAIL + 100:
+        return text
+    cut = len(text) - _PROMPT_HEAD - _PROMPT_TAIL
+    return f"{text[:_PROMPT_HEAD]} … [{cut:,} characters elided] … {text[-_PROMPT_TAIL:]}"
+
+
+def describe_case(observations: Sequence[Observation], indent: str = "  ") -> str:
+    """Every presentation of one instance: prompt, raw answer, parsed answer and gold."""
+    lines = []
+    for o in observations:
+        parsed = o.parsed.answer if o.valid else f"INVALID ({o.parsed.reason})"
+        verdict = "correct" if o.correct else "WRONG"
+        mapping = "" if o.prompt.answer_map.preserving else f" [answer map {o.prompt.answer_map!r}]"
+        lines.append(f"{indent}[{o.prompt.presentation}]{mapping} gold={o.prompt.gold} "
+                     f"parsed={parsed} raw={o.raw!r} → {verdict}")
+        lines.append(f"{indent}  prompt: {_show_prompt(o.prompt.text)}")
+    return "\n".join(lines)
+
+
+def failure_message(
+    condition: Condition, evaluation: Evaluation, violations: Sequence[tuple[str, LevelProfile]]
+) -> str:
+    what, first = violations[0]
+    lines = [
+        f"Competence condition failed for model {evaluation.model!r} on {evaluation.family!r}",
+        f"  condition: {condition}",
+        f"  first failing level: n={first.level}: {what}",
+    ]
+    others = sorted({p.level for _, p in violations[1:]} - {first.level})
+    if others:
+        lines.append(f"  also failing at n = {', '.join(map(str, others))}")
+    if first.failing:
+        index = first.failing[0]
+        item = evaluation.items[index]
+        lines.append(f"  failing instance {item.id}:")
+        lines.append(describe_case(evaluation.observations[index], indent="    "))
+    return "\n".join(lines)

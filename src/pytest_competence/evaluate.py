@@ -1,0 +1,81 @@
+"""Design → prompts → one batched model call → parsed observations.
+
+Every prompt of a design goes to the model in a single call; every answer comes back as an
+:class:`Observation` — parsed, or explicitly invalid with its reason. Nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pytest_competence.models import Model
+from pytest_competence.strategies import Family, Item, Parsed, Prompt
+
+__all__ = ["Evaluation", "ModelProtocolError", "Observation", "evaluate"]
+
+
+class ModelProtocolError(RuntimeError):
+    """The model broke the batch contract (e.g. returned the wrong number of answers)."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One prompt, the model's raw answer (``None`` when the call for it failed), and its parse."""
+
+    prompt: Prompt
+    raw: str | None
+    parsed: Parsed
+
+    @property
+    def valid(self) -> bool:
+        return self.parsed.valid
+
+    @property
+    def correct(self) -> bool:
+        """Correct against the presentation's (mapped) gold; invalid answers are never correct."""
+        return self.parsed.answer == self.prompt.gold
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """All observations of one design under one model: ``observations[i]`` belongs to ``items[i]``."""
+
+    model: str
+    family: Family
+    items: tuple[Item, ...]
+    observations: tuple[tuple[Observation, ...], ...]
+    calls: int = 1
+    seconds: float = 0.0
+    meta: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def presentations(self) -> tuple[str, ...]:
+        return tuple(p.presentation for p in self.items[0].prompts) if self.items else ()
+
+
+def _observe(family: Family, prompt: Prompt, answer: object) -> Observation:
+    if isinstance(answer, BaseException):
+        return Observation(prompt, None, Parsed(None, f"model error: {type(answer).__name__}: {answer}"))
+    if not isinstance(answer, str):
+        return Observation(prompt, None, Parsed(None, f"model returned {type(answer).__name__}, not text"))
+    return Observation(prompt, answer, family.parse(answer))
+
+
+def evaluate(family: Family, items: Sequence[Item], model: Model) -> Evaluation:
+    """Send every prompt of ``items`` to ``model`` in one batch and parse every answer."""
+    prompts = [p for item in items for p in item.prompts]
+    start = time.perf_counter()
+    answers = list(model.generate(prompts)) if prompts else []
+    seconds = time.perf_counter() - start
+    if len(answers) != len(prompts):
+        raise ModelProtocolError(
+            f"model {model.name!r} returned {len(answers)} answers for {len(prompts)} prompts; "
+            f"generate() must return exactly one answer (or exception) per prompt, in order"
+        )
+    observations = []
+    it = iter(answers)
+    for item in items:
+        observations.append(tuple(_observe(family, p, next(it)) for p in item.prompts))
+    return Evaluation(model.name, family, tuple(items), tuple(observations), 1, seconds)

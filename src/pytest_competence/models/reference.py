@@ -1,0 +1,245 @@
+"""Built-in reference policies: deterministic behaviours that read the rendered prompt text.
+
+Each policy models one way a system can look competent or fail to be; the project's tests show
+that the suites catch every non-competent one where they should. Specs are ``ref:NAME`` with
+optional ``?key=value&…`` parameters, e.g. ``ref:threshold?n=64``.
+
+=================  ======================================================================
+``ideal``          reads every premise correctly and answers by reachability: competent.
+``always-yes``     answers "yes" to everything.
+``always-no``      answers "no" to everything.
+``coin``           a seeded coin per prompt text (``seed``, ``p`` = yes-rate); repeatable.
+``endpoint``       the source/sink shortcut: answers from the premises incident to the two
+                   queried entities only (a queried source is in front of everything);
+                   right on endpoint queries, a guess ("yes") on interior ones.
+``forward-reader`` reads every premise as if worded with the forward phrase, ignoring
+                   converse wording and negation: right on original prompts only.
+``names-order``    answers from the order of the names line: right only when that line is
+                   in chain order (the App. F.3 artifact).
+``threshold``      ideal on prompts with at most ``n`` people; beyond that, wrong whenever a
+                   premise is worded other than with the forward phrase — correct up to a
+                   size, presentation-dependent beyond it.
+=================  ======================================================================
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from urllib.parse import parse_qsl
+
+from pytest_competence.strategies import CATALOG, Prompt
+
+from . import ModelSpecError
+
+__all__ = ["POLICIES", "OrderingText", "ReferencePolicy", "read_ordering", "reference_policy"]
+
+UNREADABLE = "I cannot read this prompt."
+
+
+@dataclass(frozen=True)
+class OrderingText:
+    """What a careful reader takes from an ordering prompt: names, facts ``x ≺ y``, the query."""
+
+    people: int
+    names: tuple[str, ...]
+    facts: tuple[tuple[str, str], ...]
+    literal: tuple[tuple[str, str], ...]  # every premise read as "first argument ≺ second"
+    forward_only: bool  # every premise uses the forward statement of the vocabulary
+    query: tuple[str, str]  # the question asks whether query[0] ≺ query[1]
+
+
+@lru_cache(maxsize=1)
+def _phrase_tables() -> list[tuple[dict[str, int], dict[tuple[str, str], int], str]]:
+    """Per catalog vocabulary: premise middles → sign, question (head, middle) → sign."""
+    tables = []
+    for voc in CATALOG:
+        premise: dict[str, int] = {}
+        question: dict[tuple[str, str], int] = {}
+        for phrase, sign in ((voc.forward, 1), (voc.converse, -1)):
+            premise[_between(phrase.statement)] = sign
+            premise[_between(phrase.negation)] = -sign
+            head, rest = phrase.question.split("{a}")
+            question[(head.strip(), rest.split("{b}")[0])] = sign
+        tables.append((premise, question, _between(voc.forward.statement)))
+    return tables
+
+
+def _between(template: str) -> str:
+    return template.split("{a}")[1].split("{b}")[0]
+
+
+def read_ordering(text: str) -> OrderingText | None:
+    """Parse an ordering prompt (App. B.1 format) from its text alone; ``None`` if unreadable."""
+    try:
+        people = int(text.split("There are ", 1)[1].split(" ", 1)[0])
+        names_line = text.split("Their names are [", 1)[1].split("]", 1)[0]
+        names = tuple(s.strip().strip("'\"") for s in names_line.split(","))
+        body = text.split("set of rules: ", 1)[1]
+        q_end = body.index("?")
+        q_start = body.rindex(". ", 0, q_end) + 2
+        sentences = body[: q_start - 2].split(". ")
+        q_words = body[q_start:q_end].split(" ")
+    except (IndexError, ValueError):
+        return None
+    parsed = []
+    for s in sentences:
+        x, _, rest = s.partition(" ")
+        mid, _, y = rest.rpartition(" ")
+        parsed.append((x, f" {mid} ", y))
+    q_key = (q_words[0], f" {' '.join(q_words[2:-1])} ")
+    middles = {m for _, m, _ in parsed}
+    for premise, question, forward in _phrase_tables():
+        if q_key in question and middles <= premise.keys():
+            facts = tuple((x, y) if premise[m] > 0 else (y, x) for x, m, y in parsed)
+            a, b = q_words[1], q_words[-1]
+            query = (a, b) if question[q_key] > 0 else (b, a)
+            literal = tuple((x, y) for x, _, y in parsed)
+            return OrderingText(people, names, facts, literal, middles == {forward}, query)
+    return None
+
+
+def _reaches(facts: Sequence[tuple[str, str]], start: str, goal: str) -> bool:
+    edges: dict[str, list[str]] = {}
+    for x, y in facts:
+        edges.setdefault(x, []).append(y)
+    seen, todo = {start}, deque([start])
+    while todo:
+        node = todo.popleft()
+        if node == goal:
+            return True
+        for nxt in edges.get(node, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
+def _ideal(t: OrderingText) -> str:
+    return _yes(_reaches(t.facts, *t.query))
+
+
+def _endpoint(t: OrderingText) -> str:
+    x, y = t.query
+    has_in = {b for _, b in t.facts if b in (x, y)}
+    has_out = {a for a, _ in t.facts if a in (x, y)}
+    if x not in has_in:
+        return "yes"  # x is a source: in front of everything
+    if x not in has_out:
+        return "no"
+    if y not in has_out:
+        return "yes"
+    if y not in has_in:
+        return "no"
+    return "yes"  # no incident premise decides: the shortcut's default
+
+
+def _forward_reader(t: OrderingText) -> str:
+    return _yes(_reaches(t.literal, *t.query))
+
+
+def _names_order(t: OrderingText) -> str:
+    x, y = t.query
+    return _yes(t.names.index(x) < t.names.index(y))
+
+
+class ReferencePolicy:
+    """A reference policy as a model: reads each prompt's text and answers it."""
+
+    def __init__(self, name: str, answer: Callable[[str], str]) -> None:
+        self.name = name
+        self._answer = answer
+
+    def generate(self, prompts: Sequence[Prompt]) -> list[str]:
+        return [self._answer(p.text) for p in prompts]
+
+    def __repr__(self) -> str:
+        return f"ReferencePolicy({self.name!r})"
+
+
+def _reading(rule: Callable[[OrderingText], str]) -> Callable[[str], str]:
+    def answer(text: str) -> str:
+        t = read_ordering(text)
+        return UNREADABLE if t is None else rule(t)
+
+    return answer
+
+
+def _constant(value: str) -> Callable[..., Callable[[str], str]]:
+    def make() -> Callable[[str], str]:
+        return lambda text: value
+
+    return make
+
+
+def _coin(seed: str = "0", p: str = "0.5") -> Callable[[str], str]:
+    rate = _number("p", p, 0.0, 1.0)
+    key = f"{seed}:".encode()
+
+    def answer(text: str) -> str:
+        digest = hashlib.blake2b(key + text.encode(), digest_size=8).digest()
+        return _yes(int.from_bytes(digest, "big") / 2**64 < rate)
+
+    return answer
+
+
+def _threshold(n: str = "") -> Callable[[str], str]:
+    limit = int(_number("n", n, 2, 10**9))
+
+    def rule(t: OrderingText) -> str:
+        right = _ideal(t)
+        if t.people <= limit or t.forward_only:
+            return right
+        return "no" if right == "yes" else "yes"
+
+    return _reading(rule)
+
+
+def _number(key: str, value: str, lo: float, hi: float) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise ModelSpecError(f"Expected a number for {key}, but got {key}={value!r}") from None
+    if not lo <= x <= hi:
+        raise ModelSpecError(f"Expected {lo:g} <= {key} <= {hi:g}, but got {key}={value}")
+    return x
+
+
+#: Policy name → factory taking the spec's ``key=value`` parameters as strings.
+POLICIES: dict[str, Callable[..., Callable[[str], str]]] = {
+    "ideal": lambda: _reading(_ideal),
+    "always-yes": _constant("yes"),
+    "always-no": _constant("no"),
+    "coin": _coin,
+    "endpoint": lambda: _reading(_endpoint),
+    "forward-reader": lambda: _reading(_forward_reader),
+    "names-order": lambda: _reading(_names_order),
+    "threshold": _threshold,
+}
+
+
+def reference_policy(rest: str, spec: str) -> ReferencePolicy:
+    """Build ``ref:NAME[?key=value&…]``; unknown names and parameters list what exists."""
+    name, _, query = rest.partition("?")
+    factory = POLICIES.get(name)
+    if factory is None:
+        raise ModelSpecError(
+            f"Unknown reference policy {name!r} in {spec!r}; expected one of "
+            f"{', '.join(POLICIES)}"
+        )
+    params = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
+    if name == "threshold" and "n" not in params:
+        raise ModelSpecError(f"{spec!r}: the threshold policy needs its size, e.g. 'ref:threshold?n=64'")
+    try:
+        return ReferencePolicy(spec, factory(**params))
+    except TypeError:
+        raise ModelSpecError(
+            f"{spec!r}: policy {name!r} does not take parameters {sorted(params)}"
+        ) from None

@@ -1,0 +1,118 @@
+"""Competence profiles per level θ: the paired masses R/D/U and the all-prompt figures.
+
+Definitions follow seeds/000 §3.2–3.3: R (robust-correct), D (shared-wrong) and U
+(presentation-dependent) are computed on *jointly parsed* instances — every presentation valid —
+so ``R + D + U = 1`` there; accuracy and coverage are computed on *all* prompts, with invalid
+answers counted wrong. With more than two presentations, R is "all correct", D "all wrong" and U
+the rest, which reduces to the paper's masses for K = 1. ``all_correct`` is the competence
+condition ``C_0 = … = C_K = 1`` (§3.1, eq. 1) on all instances, invalid answers failing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pytest_competence.evaluate import Evaluation, Observation
+
+__all__ = ["METRICS", "LevelProfile", "profile"]
+
+#: Figures a requirement can name, with what each means.
+METRICS: dict[str, str] = {
+    "robust_correct": "R: all presentations correct, on jointly parsed instances",
+    "shared_wrong": "D: all presentations wrong, on jointly parsed instances",
+    "presentation_dependent": "U: correctness differs across presentations, jointly parsed",
+    "invariance": "ι = R + D on jointly parsed instances",
+    "accuracy": "mean over presentations of all-prompt accuracy (invalid counts wrong)",
+    "coverage": "lowest valid-answer rate over presentations",
+    "all_correct": "share of instances meeting C_0 = … = C_K = 1 (invalid counts wrong)",
+}
+
+
+@dataclass(frozen=True)
+class LevelProfile:
+    """The profile of one level: counts, paired masses and per-presentation rates."""
+
+    level: int
+    instances: int
+    joint: int
+    robust_correct: float | None
+    shared_wrong: float | None
+    presentation_dependent: float | None
+    accuracy_by_presentation: Mapping[str, float]
+    coverage_by_presentation: Mapping[str, float]
+    all_correct: float
+    failing: tuple[int, ...]  # indices into the evaluation's items
+
+    @property
+    def invariance(self) -> float | None:
+        if self.robust_correct is None or self.shared_wrong is None:
+            return None
+        return self.robust_correct + self.shared_wrong
+
+    @property
+    def accuracy(self) -> float:
+        rates = list(self.accuracy_by_presentation.values())
+        return sum(rates) / len(rates)
+
+    @property
+    def coverage(self) -> float:
+        return min(self.coverage_by_presentation.values())
+
+    def metric(self, name: str) -> float | None:
+        """The figure called ``name`` (a key of :data:`METRICS`); ``None`` when undefined."""
+        return getattr(self, name)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "n": self.level,
+            "instances": self.instances,
+            "jointly_parsed": self.joint,
+            **{m: self.metric(m) for m in METRICS},
+            "accuracy_by_presentation": dict(self.accuracy_by_presentation),
+            "coverage_by_presentation": dict(self.coverage_by_presentation),
+        }
+
+
+def _level(level: int, rows: list[tuple[int, tuple[Observation, ...]]]) -> LevelProfile:
+    presentations = [o.prompt.presentation for o in rows[0][1]]
+    correct = {p: 0 for p in presentations}
+    valid = {p: 0 for p in presentations}
+    joint = robust = shared = 0
+    failing = []
+    for index, obs in rows:
+        for o in obs:
+            correct[o.prompt.presentation] += o.correct
+            valid[o.prompt.presentation] += o.valid
+        if not all(o.correct for o in obs):
+            failing.append(index)
+        if all(o.valid for o in obs):
+            joint += 1
+            hits = sum(o.correct for o in obs)
+            robust += hits == len(obs)
+            shared += hits == 0
+    total = len(rows)
+
+    def share(k: int) -> float | None:
+        return k / joint if joint else None
+
+    return LevelProfile(
+        level=level,
+        instances=total,
+        joint=joint,
+        robust_correct=share(robust),
+        shared_wrong=share(shared),
+        presentation_dependent=share(joint - robust - shared),
+        accuracy_by_presentation={p: correct[p] / total for p in presentations},
+        coverage_by_presentation={p: valid[p] / total for p in presentations},
+        all_correct=(total - len(failing)) / total,
+        failing=tuple(failing),
+    )
+
+
+def profile(evaluation: Evaluation, by: str = "n") -> list[LevelProfile]:
+    """One :class:`LevelProfile` per value of the parameter ``by``, in design order."""
+    groups: dict[int, list[tuple[int, tuple[Observation, ...]]]] = {}
+    for index, (item, obs) in enumerate(zip(evaluation.items, evaluation.observations)):
+        groups.setdefault(item.params[by], []).append((index, obs))
+    return [_level(level, rows) for level, rows in groups.items()]

@@ -1,0 +1,112 @@
+"""The ``@pytest.mark.competence`` declaration, read and validated into a :class:`CompetenceSpec`.
+
+Invalid arguments raise :class:`~pytest_competence.strategies.InvalidArgument` naming the argument
+and the fix; the plugin turns that into a collection error without an engine traceback.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_competence.conditions import Condition, parse_condition
+from pytest_competence.strategies import FAMILIES, Family, InvalidArgument, family
+
+__all__ = ["DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
+
+#: Marker keywords that shape the design rather than the family.
+DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require")
+
+_DEFAULTS: dict[str, Any] = {
+    "pairs": 200,
+    "seed": 1,
+    "presentations": ("original", "equivalent"),
+    "require": "strict",
+}
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    return value
+
+
+@dataclass(frozen=True)
+class CompetenceSpec:
+    """A validated competence declaration: which family, which design, what must hold."""
+
+    family: Family
+    levels: tuple[int, ...]
+    pairs: int
+    seed: int
+    presentations: tuple[str, ...]
+    condition: Condition
+    key: tuple = field(compare=False, default=())  # identifies the design, for sharing it
+
+    def design(self):  # noqa: ANN201 - list[Item]
+        return self.family.design(
+            levels=self.levels, pairs=self.pairs, seed=self.seed, presentations=self.presentations
+        )
+
+
+def family_options(name: str) -> tuple[str, ...]:
+    """Constructor keywords of the family called ``name`` (what a parameter may override)."""
+    cls = FAMILIES.get(name)
+    if cls is None:
+        return ()
+    return tuple(p for p in inspect.signature(cls).parameters if p != "self")
+
+
+def spec_from_marker(
+    args: tuple[Any, ...], kwargs: Mapping[str, Any], overrides: Mapping[str, Any] | None = None
+) -> CompetenceSpec:
+    """Build a spec from marker arguments; ``overrides`` (from parametrization) win over them."""
+    kwargs = dict(kwargs)
+    if len(args) > 1:
+        raise InvalidArgument(
+            f"@pytest.mark.competence takes the family as its only positional argument, but got "
+            f"{len(args)} positional arguments; pass the others by keyword (levels=..., pairs=...)"
+        )
+    if args:
+        if "family" in kwargs:
+            raise InvalidArgument("family given both positionally and as family=; give it once")
+        kwargs["family"] = args[0]
+    kwargs.update(overrides or {})
+    fam = kwargs.pop("family", "ordering")
+    design = {k: kwargs.pop(k, _DEFAULTS.get(k)) for k in DESIGN_KEYS}
+    if design["levels"] is None:
+        raise InvalidArgument(
+            "@pytest.mark.competence needs levels=, the grid of sizes, e.g. levels=[4, 8, 16]"
+        )
+    if isinstance(fam, str):
+        instance = family(fam, **kwargs)
+        key_family: Any = (fam, _hashable(kwargs))
+    elif isinstance(fam, Family):
+        if kwargs:
+            raise InvalidArgument(
+                f"Options {sorted(kwargs)} were given beside a family object; configure the "
+                f"family object itself, e.g. Ordering(vocabulary=...)"
+            )
+        instance, key_family = fam, ("object", id(fam))
+    else:
+        raise InvalidArgument(
+            f"Expected family to be a family name ({', '.join(FAMILIES)}) or a family object, "
+            f"but got family={fam!r}"
+        )
+    presentations = design["presentations"]
+    if isinstance(presentations, str):
+        presentations = (presentations,)
+    check = getattr(instance, "check_design", None)
+    if check is not None:
+        check(levels=design["levels"], pairs=design["pairs"], seed=design["seed"],
+              presentations=presentations)
+    condition = parse_condition(design["require"])
+    levels = tuple(design["levels"])
+    presentations = tuple(presentations)
+    key = (key_family, levels, design["pairs"], design["seed"], presentations)
+    return CompetenceSpec(instance, levels, design["pairs"], design["seed"], presentations,
+                          condition, key)
