@@ -15,3 +15,18 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=30, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true", help="Also run tests marked slow (CI does)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--run-slow"):
+        return
+    import pytest
+
+    skip = pytest.mark.skip(reason="slow end-to-end test; run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

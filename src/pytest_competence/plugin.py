@@ -47,7 +47,12 @@ class _State:
             try:
                 self.models[spec] = resolve_model(spec, self.aliases)
             except ModelSpecError as exc:
-                raise pytest.UsageError(f"--competence-model: {exc}") from None
+                message = f"--competence-model: {exc}"
+            else:
+                return self.models[spec]
+            # Raised from a fixture, a UsageError is an ordinary setup error with the plugin's
+            # frames; fail with the message alone instead (outside the except: no chained repeat).
+            pytest.fail(message, pytrace=False)
         return self.models[spec]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -138,7 +143,10 @@ def _spec(item: pytest.Item | pytest.Function, marker: pytest.Mark,
     try:
         return spec_from_marker(marker.args, marker.kwargs, overrides)
     except InvalidArgument as exc:
-        pytest.fail(f"{item.nodeid}: @pytest.mark.competence: {exc}", pytrace=False)
+        message = f"{item.nodeid}: @pytest.mark.competence: {exc}"
+    # Fail outside the except block: a chained InvalidArgument would repeat the message under
+    # "During handling of the above exception, another exception occurred".
+    pytest.fail(message, pytrace=False)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

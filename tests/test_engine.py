@@ -1,0 +1,208 @@
+"""Unit tests of the engine: answer parsing, answer maps, profiles, conditions, model specs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_competence import strategies as families
+from pytest_competence.conditions import CompetenceFailure, Condition, parse_condition
+from pytest_competence.evaluate import ModelProtocolError, evaluate
+from pytest_competence.models import ModelSpecError, parse_aliases, resolve_model
+from pytest_competence.profile import profile
+from pytest_competence.strategies import AnswerMap, InvalidArgument, Ordering, parse_choice
+
+
+def test_public_names_exist():
+    for name in families.__all__:
+        assert hasattr(families, name), name
+    import pytest_competence
+
+    for name in pytest_competence.__all__:
+        assert getattr(pytest_competence, name) is not None
+
+
+@pytest.mark.parametrize(
+    "text, answer",
+    [
+        ("yes", "yes"),
+        ("No.", "no"),
+        ("  YES  ", "yes"),
+        ("Answer: no", "no"),
+        ("Let me think. Answer: yes", "yes"),
+        ("I think the answer is yes", "yes"),
+        ("yes, although one might say no", "yes"),  # the first word decides
+        ("Reasoning... Answer: no\nAnswer: yes", "yes"),  # the last explicit line wins
+    ],
+)
+def test_parse_choice_reads_clear_answers(text, answer):
+    assert parse_choice(text, ("yes", "no")).answer == answer
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("maybe", "none of"),
+        ("it could be yes or no", "ambiguous"),
+        ("???", "no word"),
+        (None, "NoneType"),
+        (42, "int"),
+    ],
+)
+def test_parse_choice_never_guesses(text, reason):
+    parsed = parse_choice(text, ("yes", "no"))
+    assert parsed.answer is None and not parsed.valid
+    assert reason in parsed.reason
+
+
+@given(st.text())
+def test_parse_choice_is_total(text):
+    parsed = parse_choice(text, ("yes", "no"))
+    assert parsed.answer in (None, "yes", "no")
+    assert parsed.valid == (parsed.answer is not None)
+
+
+def test_answer_maps_compose():
+    flip = AnswerMap.swap("yes", "no")
+    assert flip("yes") == "no" and flip("no") == "yes" and flip("cannot") == "cannot"
+    assert flip.then(flip).preserving
+    assert not flip.preserving and AnswerMap().preserving
+    abc = AnswerMap((("A", "B"), ("B", "C"), ("C", "A")))
+    assert [abc.then(abc)(x) for x in "ABC"] == ["C", "A", "B"]
+
+
+def test_flipped_query_declares_its_map():
+    item = Ordering().design(levels=[4], pairs=4, presentations=["original", "flipped_query"])[0]
+    original, flipped = item.prompts
+    assert original.answer_map.preserving and not flipped.answer_map.preserving
+    assert flipped.gold == flipped.answer_map(original.gold) != original.gold
+
+
+class Scripted:
+    """A model that answers from a function of the prompt, to build known tables."""
+
+    def __init__(self, answer):
+        self.name = "scripted"
+        self.answer = answer
+
+    def generate(self, prompts):
+        return [self.answer(p) for p in prompts]
+
+
+def _evaluation(answer, levels=(4, 8), pairs=8, presentations=("original", "equivalent")):
+    family = Ordering()
+    items = family.design(levels=list(levels), pairs=pairs, presentations=list(presentations))
+    return evaluate(family, items, Scripted(answer))
+
+
+@given(st.data())
+def test_profile_identities_hold_on_random_answers(data):
+    """R + D + U = 1 and mean accuracy = R + U/2 on the jointly parsed support (seeds/000 eq. 2)."""
+    choices = data.draw(st.lists(st.sampled_from(["yes", "no", "maybe"]), min_size=32, max_size=32))
+    answers = iter(choices * 4)
+    evaluation = _evaluation(lambda p: next(answers))
+    for level in profile(evaluation):
+        if level.joint == 0:
+            assert level.robust_correct is None and level.invariance is None
+            continue
+        total = level.robust_correct + level.shared_wrong + level.presentation_dependent
+        assert total == pytest.approx(1.0)
+        # Recompute mean accuracy on the jointly parsed support directly from the observations.
+        rows = [evaluation.observations[i] for i, it in enumerate(evaluation.items)
+                if it.params["n"] == level.level and all(o.valid for o in evaluation.observations[i])]
+        mean_acc = sum(o.correct for row in rows for o in row) / (2 * len(rows))
+        assert mean_acc == pytest.approx(level.robust_correct + level.presentation_dependent / 2)
+        assert abs(mean_acc - 0.5) <= level.invariance / 2 + 1e-12  # Result 1
+
+
+def test_invalid_answers_count_wrong_and_leave_the_joint_support():
+    evaluation = _evaluation(lambda p: "maybe" if p.presentation == "equivalent" else p.gold)
+    for level in profile(evaluation):
+        assert level.accuracy_by_presentation == {"original": 1.0, "equivalent": 0.0}
+        assert level.coverage_by_presentation == {"original": 1.0, "equivalent": 0.0}
+        assert level.joint == 0 and level.robust_correct is None
+        assert level.all_correct == 0.0
+    with pytest.raises(CompetenceFailure, match="INVALID"):
+        Condition().check(evaluation, profile(evaluation))
+
+
+def test_model_errors_are_invalid_observations_not_crashes():
+    evaluation = _evaluation(lambda p: RuntimeError("server said 500"))
+    obs = evaluation.observations[0][0]
+    assert not obs.valid and "RuntimeError: server said 500" in obs.parsed.reason
+    assert obs.raw is None
+
+
+def test_wrong_batch_size_is_a_protocol_error():
+    class Short:
+        name = "short"
+
+        def generate(self, prompts):
+            return ["yes"] * (len(prompts) - 1)
+
+    family = Ordering()
+    with pytest.raises(ModelProtocolError, match="returned 7 answers for 8 prompts"):
+        evaluate(family, family.design(levels=[4], pairs=4), Short())
+
+
+def test_thresholds_are_per_level_and_scoped():
+    evaluation = _evaluation(lambda p: p.gold if p.params["n"] <= 4 else "yes")
+    profiles = profile(evaluation)
+    parse_condition("all_correct >= 1 for n <= 4").check(evaluation, profiles)
+    with pytest.raises(CompetenceFailure, match=r"n=8: all_correct = 0.5000, required >= 1"):
+        parse_condition(["all_correct >= 1"]).check(evaluation, profiles)
+
+
+@pytest.mark.parametrize(
+    "require, match",
+    [
+        ("accuracy >= lots", "Cannot read require"),
+        ("speed >= 0.5", "Unknown metric 'speed'"),
+        (0.95, "Expected require='strict'"),
+        ([], "Expected require='strict'"),
+    ],
+)
+def test_bad_requirements_name_the_fix(require, match):
+    with pytest.raises(InvalidArgument, match=match):
+        parse_condition(require)
+
+
+@pytest.mark.parametrize(
+    "spec, match",
+    [
+        ("", "Expected a model spec"),
+        ("qwen", "not an alias"),
+        ("nosuch:thing", "Unknown model scheme 'nosuch'"),
+        ("ref:nosuch", "Unknown reference policy 'nosuch'"),
+        ("ref:threshold", "needs its size"),
+        ("ref:threshold?n=abc", "Expected a number for n"),
+        ("ref:coin?bogus=1", "does not take parameters"),
+        ("py:nomodule_xyz:f", "cannot import module"),
+        ("py:os:nonexistent_attr", "has no attribute"),
+        ("py:os", "Malformed model spec"),
+        ("py:os:sep", "not a callable"),
+    ],
+)
+def test_bad_model_specs_say_how_to_fix_them(spec, match):
+    with pytest.raises(ModelSpecError, match=match):
+        resolve_model(spec)
+
+
+def test_aliases_resolve_under_the_name_the_user_typed():
+    aliases = parse_aliases(["# comment", "good = ref:ideal", "", "lazy=ref:always-yes"])
+    assert aliases == {"good": "ref:ideal", "lazy": "ref:always-yes"}
+    assert resolve_model("good", aliases).name == "good"
+    with pytest.raises(ModelSpecError, match="one alias per line"):
+        parse_aliases(["no equals sign here"])
+
+
+def test_coin_is_repeatable_per_prompt_and_seeded():
+    items = Ordering().design(levels=[8], pairs=40)
+    prompts = [p for it in items for p in it.prompts]
+    a = resolve_model("ref:coin?seed=1").generate(prompts)
+    assert a == resolve_model("ref:coin?seed=1").generate(prompts)
+    assert a != resolve_model("ref:coin?seed=2").generate(prompts)
+    assert set(resolve_model("ref:coin?p=1").generate(prompts)) == {"yes"}
