@@ -60,12 +60,12 @@ class OrderingStrategies:
         def draw(data: st.DrawFn) -> OrderingView:
             names, premises = fixed.names_order, fixed.premise_order
             if reshuffle:
-                names = data.draw(_permutation(len(z.entities)), label="names_order")
-                premises = data.draw(_permutation(len(z.premises)), label="premise_order")
+                names = data(_permutation(len(z.entities)), label="names_order")
+                premises = data(_permutation(len(z.premises)), label="premise_order")
             rewritten: frozenset[int] = frozenset()
             if rewrite:
-                m = data.draw(st.integers(1, links), label="rewrite_count")
-                seed = data.draw(_SEEDS, label="rewrite_positions")
+                m = data(st.integers(1, links), label="rewrite_count")
+                seed = data(_SEEDS, label="rewrite_positions")
                 if seed == 0:
                     rewritten = frozenset(range(links - m, links))
                 else:

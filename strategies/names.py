@@ -7,6 +7,7 @@ lists merged, by frequency; a US Government work in the public domain), title-ca
 from __future__ import annotations
 
 import string
+from collections.abc import Set
 from functools import lru_cache
 from importlib import resources
 
@@ -24,9 +25,11 @@ def first_names() -> tuple[str, ...]:
     return tuple(text.split())
 
 
-def random_names(rng: np.random.Generator, k: int) -> list[str]:
-    """``k`` distinct capitalised five-letter strings that are not pool names (the random control)."""
-    taken = set(first_names())
+def random_names(
+    rng: np.random.Generator, k: int, exclude: Set[str] = frozenset()
+) -> list[str]:
+    """``k`` distinct capitalised five-letter strings, neither pool names nor in ``exclude``."""
+    taken = set(first_names()) | set(exclude)
     out: list[str] = []
     seen: set[str] = set()
     while len(out) < k:

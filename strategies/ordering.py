@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from functools import cached_property
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -52,7 +52,13 @@ _NAMES, _QUERY, _ORIGINAL, _SHUFFLED, _COUNT, _POSITIONS, _COINS, _RANDOM_NAMES,
 
 
 def _rng(seed: int, n: int, index: int, stream: int) -> np.random.Generator:
-    return np.random.default_rng([seed, n, index, stream])
+    key = (seed, n, index, stream)
+    # SeedSequence splits each int of a list into 32-bit words in Python, a third of the cost of
+    # building the generator; it takes a uint32 array of the same words as is. Anything but ints
+    # in [0, 2**32) keeps the list, which numpy splits (or rejects) exactly as it always has.
+    if all(isinstance(k, int) and 0 <= k < 2**32 for k in key):
+        return np.random.default_rng(np.array(key, dtype=np.uint32))
+    return np.random.default_rng(list(key))
 
 
 @dataclass(frozen=True)
@@ -93,9 +99,21 @@ class OrderingInstance:
     @property
     def premises(self) -> tuple[tuple[str, str], ...]:
         """Adjacent comparisons ``(a_i, a_{i+1})``: the chain's ``n − 1``, then the distractors'."""
-        def links(c: tuple[str, ...]) -> list[tuple[str, str]]:
-            return list(zip(c, c[1:]))
-        return tuple(links(self.chain) + links(self.distractors))
+        return tuple(zip(*_link_ends(self)))
+
+
+def _link_ends(z: OrderingInstance) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The first and the second arguments of :attr:`OrderingInstance.premises`, as two tuples.
+
+    Two slices are much cheaper than ``n`` pairs, which matters when rendering 1,024-entity chains.
+    """
+    chain, distractors = z.chain, z.distractors
+    return chain[:-1] + distractors[:-1], chain[1:] + distractors[1:]
+
+
+def _premise_count(z: OrderingInstance) -> int:
+    """``len(z.premises)``, without building the pairs."""
+    return len(z.chain) - 1 + max(len(z.distractors) - 1, 0)
 
 
 @dataclass(frozen=True)
@@ -141,7 +159,8 @@ PRESENTATIONS: dict[str, tuple[_Transform, ...]] = {
 }
 
 
-def _answer_map(transforms: Sequence[_Transform]) -> AnswerMap:
+@lru_cache(maxsize=None)
+def _answer_map(transforms: tuple[_Transform, ...]) -> AnswerMap:
     out = IDENTITY
     for t in transforms:
         out = out.then(t.answer_map)
@@ -252,12 +271,24 @@ class Ordering:
         """The latent instance ``index`` of level ``n`` for ``seed``; its cell is ``index % 4``."""
         n = self.check_n(n)
         k = self._n_distractors(n)
+        _check_seed(seed)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:
+            raise InvalidArgument(f"Expected a non-negative integer index, but got index={index!r}")
+        # Distractor entities come from their own stream, so adding them leaves the chain, its
+        # names and every other draw exactly as they are without distractors.
         if self.names == "pool":
             pool = first_names()
-            drawn = _rng(seed, n, index, _NAMES).choice(len(pool), size=n + k, replace=False)
-            people = [pool[i] for i in drawn]
+            drawn = _rng(seed, n, index, _NAMES).choice(len(pool), size=n, replace=False).tolist()
+            chain = [pool[i] for i in drawn]
+            distractors: list[str] = []
+            if k:
+                taken = set(drawn)
+                rest = [i for i in range(len(pool)) if i not in taken]
+                extra = _rng(seed, n, index, _DISTRACT).choice(len(rest), size=k, replace=False)
+                distractors = [pool[rest[i]] for i in extra.tolist()]
         else:
-            people = random_names(_rng(seed, n, index, _RANDOM_NAMES), n + k)
+            chain = random_names(_rng(seed, n, index, _RANDOM_NAMES), n)
+            distractors = random_names(_rng(seed, n, index, _DISTRACT), k, exclude=set(chain))
         direction, gold = CELLS[index % 4]
         if self.distance is None:
             lo, hi = 0, n - 1
@@ -266,8 +297,8 @@ class Ordering:
             hi = lo + self.distance
         query = (lo, hi) if (gold == "yes") == (direction == "forward") else (hi, lo)
         return OrderingInstance(
-            n=n, index=index, seed=seed, chain=tuple(people[:n]), query=query,
-            direction=direction, distractors=tuple(people[n:]),
+            n=n, index=index, seed=seed, chain=tuple(chain), query=query,
+            direction=direction, distractors=tuple(distractors),
         )
 
     # -- presentations ---------------------------------------------------------------------------
@@ -287,10 +318,10 @@ class Ordering:
 
     def rewrite_positions(self, z: OrderingInstance) -> frozenset[int]:
         """Chain-premise indices rewritten in the equivalent presentation, by protocol."""
+        if self.protocol == "L" and z.n > 1024:
+            return self._coin_positions(z)
         m = self.rewrite_count(z)
         if self.protocol == "L":
-            if z.n > 1024:
-                return self._coin_positions(z)
             return frozenset(range(z.n - 1 - m, z.n - 1))
         picks = _rng(z.seed, z.n, z.index, _POSITIONS).choice(z.n - 1, size=m, replace=False)
         return frozenset(picks.tolist())
@@ -298,26 +329,40 @@ class Ordering:
     def _shuffled(self, z: OrderingInstance, stream: int) -> OrderingView:
         rng = _rng(z.seed, z.n, z.index, stream)
         names = rng.permutation(len(z.entities))
-        premises = rng.permutation(len(z.premises))
+        premises = rng.permutation(_premise_count(z))
         if self.names_line == "chain":
             names = np.arange(len(z.entities))
         return OrderingView(tuple(names.tolist()), tuple(premises.tolist()))
 
     def view(self, z: OrderingInstance, presentation: str) -> OrderingView:
         """The view a named presentation gives ``z`` (see :data:`PRESENTATIONS`)."""
-        transforms = _presentation(presentation)
-        view = self._shuffled(z, _ORIGINAL)
-        for t in transforms:
-            if t is RESHUFFLE:
-                view = replace(self._shuffled(z, _SHUFFLED), rewritten=view.rewritten,
-                               negated=view.negated, flip_query=view.flip_query)
-            elif t is REWRITE:
-                view = replace(view, rewritten=self.rewrite_positions(z))
-            elif t is NEGATE:
-                view = replace(view, negated=True)
-            elif t is FLIP_QUERY:
-                view = replace(view, flip_query=True)
-        return view
+        return self._views(z, (presentation,))[0]
+
+    def _views(self, z: OrderingInstance, presentations: Sequence[str]) -> list[OrderingView]:
+        """The views of several presentations of ``z``, drawing each random stream at most once.
+
+        The transforms commute — a reshuffle replaces the layout and keeps the flags set so far —
+        so a view is the original or the reshuffled layout plus the flags of its transforms.
+        """
+        layouts: dict[int, OrderingView] = {}
+        positions: frozenset[int] | None = None
+        views = []
+        for presentation in presentations:
+            transforms = _presentation(presentation)
+            stream = _SHUFFLED if RESHUFFLE in transforms else _ORIGINAL
+            if stream not in layouts:
+                layouts[stream] = self._shuffled(z, stream)
+            rewritten: frozenset[int] = frozenset()
+            if REWRITE in transforms:
+                if positions is None:
+                    positions = self.rewrite_positions(z)
+                rewritten = positions
+            layout = layouts[stream]
+            views.append(OrderingView(
+                layout.names_order, layout.premise_order, rewritten,
+                negated=NEGATE in transforms, flip_query=FLIP_QUERY in transforms,
+            ))
+        return views
 
     def gold(self, z: OrderingInstance, view: OrderingView) -> str:
         """The gold answer of ``z`` under ``view``: the oracle, flipped when the query is."""
@@ -334,14 +379,11 @@ class Ordering:
         f_mid = _middle(fwd.statement)
         r_mid = _middle(fwd.negation if view.negated else conv.statement)
         rewritten = view.rewritten
-        premises = z.premises
-        sentences = []
-        for p in view.premise_order:
-            a, b = premises[p]
-            if p in rewritten:
-                sentences.append(f"{b}{r_mid}{a}.")
-            else:
-                sentences.append(f"{a}{f_mid}{b}.")
+        heads, tails = _link_ends(z)
+        sentences = [
+            f"{tails[p]}{r_mid}{heads[p]}." if p in rewritten else f"{heads[p]}{f_mid}{tails[p]}."
+            for p in view.premise_order
+        ]
         i, j = z.query
         forward = (z.direction == "forward") != view.flip_query
         question = (fwd if forward else conv).ask(z.chain[i], z.chain[j])
@@ -351,17 +393,23 @@ class Ordering:
         )
 
     def prompt(self, z: OrderingInstance, presentation: str) -> Prompt:
-        view = self.view(z, presentation)
-        return Prompt(
-            family=self.name,
-            instance_id=z.id,
-            presentation=presentation,
-            system=self.system_prompt,
-            text=self.render(z, view),
-            gold=self.gold(z, view),
-            answer_space=self.answer_space,
-            answer_map=_answer_map(PRESENTATIONS[presentation]),
-            params=self.params(z),
+        """``z`` rendered by one named presentation, with its gold answer and parameters."""
+        return self._prompts(z, (presentation,))[0]
+
+    def _prompts(self, z: OrderingInstance, presentations: Sequence[str]) -> tuple[Prompt, ...]:
+        return tuple(
+            Prompt(
+                family=self.name,
+                instance_id=z.id,
+                presentation=presentation,
+                system=self.system_prompt,
+                text=self.render(z, view),
+                gold=self.gold(z, view),
+                answer_space=self.answer_space,
+                answer_map=_answer_map(PRESENTATIONS[presentation]),
+                params=self.params(z),
+            )
+            for presentation, view in zip(presentations, self._views(z, presentations))
         )
 
     def params(self, z: OrderingInstance) -> dict[str, object]:
@@ -390,7 +438,7 @@ class Ordering:
         """The balanced, seeded design: ``pairs`` instances per level, each with every presentation."""
         self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
         return [
-            Item(z, tuple(self.prompt(z, p) for p in presentations))
+            Item(z, self._prompts(z, presentations))
             for n in levels
             for z in (self.instance(n, i, seed) for i in range(pairs))
         ]
@@ -401,8 +449,7 @@ class Ordering:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
         _check_levels(self, levels)
         _check_pairs(pairs)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise InvalidArgument(f"Expected an integer seed, but got seed={seed!r}")
+        _check_seed(seed)
         if isinstance(presentations, (str, bytes)) or not isinstance(presentations, Sequence) or (
             not presentations
         ):
@@ -462,6 +509,11 @@ def _check_levels(family: Ordering, levels: object) -> tuple[int, ...]:
             f"but got levels={levels!r}"
         )
     return tuple(family.check_n(n, "levels[]") for n in levels)
+
+
+def _check_seed(seed: object) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidArgument(f"Expected a non-negative integer seed, but got seed={seed!r}")
 
 
 def _check_pairs(pairs: object) -> int:

@@ -206,3 +206,16 @@ def test_coin_is_repeatable_per_prompt_and_seeded():
     assert a == resolve_model("ref:coin?seed=1").generate(prompts)
     assert a != resolve_model("ref:coin?seed=2").generate(prompts)
     assert set(resolve_model("ref:coin?p=1").generate(prompts)) == {"yes"}
+
+
+def test_plugin_import_stays_light():
+    """The plugin loads in every pytest session: it must not pull in the engine's stack."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pytest_competence, pytest_competence.plugin;"
+        "print(sorted(m for m in ('numpy', 'scipy', 'pytest_competence.strategies') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -40,12 +40,17 @@ class _State:
         self.designs: dict[tuple, list] = {}
         self.results: list[dict[str, Any]] = []
 
+    def resolve(self, spec: str) -> Model:
+        from pytest_competence.models import resolve_model
+
+        return resolve_model(spec, self.aliases)
+
     def model(self, spec: str) -> Model:
         if spec not in self.models:
-            from pytest_competence.models import ModelSpecError, resolve_model
+            from pytest_competence.models import ModelSpecError
 
             try:
-                self.models[spec] = resolve_model(spec, self.aliases)
+                self.models[spec] = self.resolve(spec)
             except ModelSpecError as exc:
                 message = f"--competence-model: {exc}"
             else:
@@ -131,6 +136,16 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"'{spec} = SPEC' to the competence_models ini option"
             )
     state = _State(list(dict.fromkeys(specs)), aliases)
+    for spec in state.specs:
+        # Reference policies and unknown schemes cost nothing to resolve: reject a bad one now,
+        # as a usage error. py: models stay lazy, since importing a user's model may be slow.
+        if not aliases.get(spec, spec).startswith("py:"):
+            from pytest_competence.models import ModelSpecError
+
+            try:
+                state.models[spec] = state.resolve(spec)
+            except ModelSpecError as exc:
+                raise pytest.UsageError(f"--competence-model: {exc}") from None
     config.stash[STATE] = state
     config.pluginmanager.register(state, "competence-state")
 
@@ -149,6 +164,15 @@ def _spec(item: pytest.Item | pytest.Function, marker: pytest.Mark,
     pytest.fail(message, pytrace=False)
 
 
+def _overridable(marker: pytest.Mark) -> tuple[str, ...]:
+    """Test parameters that override the marker: design keys and the family's options."""
+    from pytest_competence.spec import DESIGN_KEYS, family_options
+
+    family_name = marker.kwargs.get("family", marker.args[0] if marker.args else "ordering")
+    options = family_options(family_name) if isinstance(family_name, str) else ()
+    return DESIGN_KEYS + options
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("competence")
     if marker is None:
@@ -159,7 +183,15 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f"'competence' fixture as an argument, e.g. def test_ordering(competence): ...",
             pytrace=False,
         )
-    _spec(metafunc.definition, marker)  # validate at collection: errors name the argument
+    parametrized = {
+        name.strip()
+        for mark in metafunc.definition.iter_markers("parametrize")
+        for name in (mark.args[0].split(",") if isinstance(mark.args[0], str) else mark.args[0])
+    }
+    if not parametrized & set(_overridable(marker)):
+        # Validate at collection, so errors name the argument before any model runs; a test
+        # whose parameters complete the declaration is validated per parameter set at setup.
+        _spec(metafunc.definition, marker)
     specs = metafunc.config.stash[STATE].specs
     metafunc.parametrize("competence_model", specs, ids=specs, indirect=True)
 
@@ -200,6 +232,11 @@ class CompetenceRun:
         return self._evaluation
 
     @property
+    def evaluated(self) -> bool:
+        """Whether the model has answered (the evaluation exists)."""
+        return self._evaluation is not None
+
+    @property
     def profiles(self) -> list[LevelProfile]:
         if self._profiles is None:
             from pytest_competence.profile import profile
@@ -227,15 +264,12 @@ class CompetenceRun:
 @pytest.fixture
 def competence(request: pytest.FixtureRequest, competence_model: Model) -> CompetenceRun:
     """The competence evaluation of this test's design under this test's model."""
-    from pytest_competence.spec import DESIGN_KEYS, family_options
-
     marker = request.node.get_closest_marker("competence")
     if marker is None:
         pytest.fail("the 'competence' fixture needs @pytest.mark.competence(...) on the test",
                     pytrace=False)
     params = getattr(getattr(request.node, "callspec", None), "params", {})
-    family_name = marker.kwargs.get("family", marker.args[0] if marker.args else "ordering")
-    names = set(DESIGN_KEYS) | set(family_options(family_name) if isinstance(family_name, str) else ())
+    names = _overridable(marker)
     overrides = {k: v for k, v in params.items() if k in names}
     run = CompetenceRun(_spec(request.node, marker, overrides), competence_model,
                         request.config.stash[STATE])
@@ -245,27 +279,32 @@ def competence(request: pytest.FixtureRequest, competence_model: Model) -> Compe
 
 @pytest.hookimpl(wrapper=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
-    from_body = None
+    from_body: BaseException | None = None
     try:
         result = yield
     except BaseException as exc:  # the body failed; still report the profile if it was computed
-        from_body = exc
+        from_body, result = exc, None
     run = pyfuncitem.stash.get(RUN, None)
-    if run is not None and (from_body is None or run._evaluation is not None):
+    if run is None:
+        if from_body is not None:
+            raise from_body
+        return result
+    from pytest_competence.conditions import CompetenceFailure
+    from pytest_competence.evaluate import ModelProtocolError
+
+    message = None
+    if isinstance(from_body, ModelProtocolError):
+        message, from_body = str(from_body), None
+    elif from_body is None and not run.checked:
+        try:
+            run.check()
+        except (CompetenceFailure, ModelProtocolError) as exc:
+            message = str(exc)
+    if run.evaluated:
         pyfuncitem.user_properties.append((REPORT_KEY, json.dumps(run.summary())))
     if from_body is not None:
         raise from_body
-    if run is not None and not run.checked:
-        from pytest_competence.conditions import CompetenceFailure
-
-        try:
-            run.check()
-        except CompetenceFailure as exc:
-            message = str(exc)
-        else:
-            return result
+    if message is not None:
         # The message is the whole story; the engine's frames would only hide it.
         pytest.fail(message, pytrace=False)
     return result
-
-
