@@ -13,13 +13,12 @@ from __future__ import annotations
 import argparse
 import gc
 import multiprocessing
-import platform
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
+from _machine import describe
 
 from pytest_competence.strategies import CATALOG, Ordering
 
@@ -49,15 +48,6 @@ def in_fresh_process(vocabulary: str, protocol: str) -> tuple[float, float, int,
         return pool.submit(run_once, vocabulary, protocol).result()
 
 
-def cpu_model() -> str:
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.exists():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    return platform.processor() or "unknown"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vocabulary", default="front_behind", choices=[v.name for v in CATALOG],
@@ -68,7 +58,7 @@ def main() -> None:
                         help="Timed runs after the warm-up run (default 5)")
     args = parser.parse_args()
 
-    print(f"python {platform.python_version()}, numpy {np.__version__}, cpu {cpu_model()}")
+    print(describe())
     warm_up = in_fresh_process(args.vocabulary, args.protocol)
     runs = [in_fresh_process(args.vocabulary, args.protocol) for _ in range(max(1, args.repeat))]
     prompts, megabytes = warm_up[2], warm_up[3] / 1e6
