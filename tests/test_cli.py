@@ -68,3 +68,19 @@ def test_bad_arguments_are_usage_errors(capsys, args, message):
         main(["generate", "ordering", *args])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_plan_reproduces_the_sample_size_figures_of_the_paper(capsys):
+    """seeds/000 App. A "Sample sizes": ±6.9 at 0.5 and ±4.9 at 0.85 per level of 200 pairs,
+    ±2.3 over 1,800 pairs, up to ±14 per 50-instance cell, ≈3.7 points detectable at 80%."""
+    assert main(["plan"]) == 0
+    out = capsys.readouterr().out
+    assert "at 0.5: ±6.9 points per level, ±2.3 pooled, ±13.9 per cell" in out
+    assert "at 0.85: ±4.9 points per level" in out
+    assert "with discordance 0.32: 3.7 points" in out
+
+
+def test_plan_rejects_empty_designs(capsys):
+    with pytest.raises(SystemExit):
+        main(["plan", "--pairs", "0"])
+    assert "--pairs and --levels must be at least 1" in capsys.readouterr().err

@@ -20,9 +20,13 @@ import pytest_competence.conditions  # noqa: F401
 import pytest_competence.evaluate  # noqa: F401
 import pytest_competence.models.python  # noqa: F401
 import pytest_competence.models.reference  # noqa: F401
+import pytest_competence.analysis  # noqa: F401
 import pytest_competence.profile  # noqa: F401
-import pytest_competence.report_terminal  # noqa: F401
+import pytest_competence.report  # noqa: F401
+import pytest_competence.report.compare  # noqa: F401
+import pytest_competence.report.terminal  # noqa: F401
 import pytest_competence.spec  # noqa: F401
+import pytest_competence.stats  # noqa: F401
 
 INTERNALS = re.compile(
     r"(Traceback|During handling of the above exception"
@@ -670,8 +674,8 @@ def test_py_model_invalid_answers_are_recorded_with_reasons(pytester: pytest.Pyt
     # parsed; coverage is the lowest valid rate over presentations.
     result.stdout.re_match_lines([
         r"^\s+n\s+pairs\s+acc\[original\]\s+acc\[equivalent\]\s+acc\[reshuffle\]\s+acc\[rewrite\]"
-        r"\s+R\s+D\s+U\s+cover\s+all-ok$",
-        r"^\s+4\s+8\s+0\.000\s+0\.000\s+0\.000\s+1\.000\s+—\s+—\s+—\s+0\.000\s+0\.000$",
+        r"\s+R\s+R 95% CI\s+D\s+U\s+κ\s+cover\s+all-ok$",
+        r"^\s+4\s+8\s+0\.000\s+0\.000\s+0\.000\s+1\.000(\s+—){5}\s+0\.000\s+0\.000$",
     ])
     assert_no_internals(result.stdout.str())
 
@@ -699,7 +703,8 @@ def test_py_model_partial_coverage(pytester: pytest.Pytester):
             "raw='I am not sure' → WRONG"),
     ])
     result.stdout.re_match_lines([
-        r"^\s+4\s+8\s+0\.500\s+1\.000\s+1\.000\s+0\.000\s+0\.000\s+0\.500\s+0\.500$",
+        r"^\s+4\s+8\s+0\.500\s+1\.000\s+1\.000\s+\[0\.510, 1\.000\]\s+0\.000\s+0\.000"
+        r"\s+—\s+0\.500\s+0\.500$",
     ])
 
 
@@ -767,8 +772,10 @@ def test_body_reads_profiles_and_evaluation(pytester: pytest.Pytester):
     result.stdout.fnmatch_lines([
         "*competence profiles*",
         esc("test_x.py::test_extra_assertion_fails[ref:ideal]  FAILED  (strict: *)"),
+        "    all-correct 1.000  κ̄ 1.000 *",
         "    n  pairs  acc[[]original[]]  acc[[]equivalent[]]  *",
-        "    4      8          1.000            1.000  1.000  0.000  0.000  1.000   1.000",
+        "    4      8          1.000            1.000  1.000  [[]0.676, 1.000[]]  0.000  0.000"
+        "  1.000  1.000   1.000",
     ])
 
 
@@ -910,20 +917,24 @@ def test_profiles_section_has_a_row_per_level(pytester: pytest.Pytester, verbosi
     """)
     result = pytester.runpytest(*verbosity, "--competence-model", "ref:ideal,ref:threshold?n=8")
     result.assert_outcomes(passed=1, failed=1)
-    assert profile_section(result.stdout.str()) == [
-        "test_x.py::test_x[ref:ideal]  PASS  "
-        "(strict: C_0 = … = C_K = 1 on every instance at every level)",
-        "     n  pairs  acc[original]  acc[equivalent]      R      D      U  cover  all-ok",
-        "     4      8          1.000            1.000  1.000  0.000  0.000  1.000   1.000",
-        "     8      8          1.000            1.000  1.000  0.000  0.000  1.000   1.000",
-        "    16      8          1.000            1.000  1.000  0.000  0.000  1.000   1.000",
-        "test_x.py::test_x[ref:threshold?n=8]  FAILED  "
-        "(strict: C_0 = … = C_K = 1 on every instance at every level)",
-        "     n  pairs  acc[original]  acc[equivalent]      R      D      U  cover  all-ok",
-        "     4      8          1.000            1.000  1.000  0.000  0.000  1.000   1.000",
-        "     8      8          1.000            1.000  1.000  0.000  0.000  1.000   1.000",
-        "    16      8          1.000            0.000  0.000  0.000  1.000  1.000   0.000",
-    ]
+    section = profile_section(result.stdout.str())
+    if "-q" in verbosity:  # one line per test × model, then the comparison
+        assert section[0].startswith("test_x.py::test_x[ref:ideal]  PASS  all-correct 1.000")
+        assert section[1].startswith(
+            "test_x.py::test_x[ref:threshold?n=8]  FAILED  all-correct 0.667")
+        assert section[1].endswith("first failing n: 16")
+        return
+    headers = [i for i, line in enumerate(section) if line.split()[:2] == ["n", "pairs"]]
+    assert section[headers[0]].split() == [
+        "n", "pairs", "acc[original]", "acc[equivalent]", "R", "R", "95%", "CI", "D", "U", "κ",
+        "cover", "all-ok"]
+    ideal, threshold = headers
+    assert section[ideal - 2] == ("test_x.py::test_x[ref:ideal]  PASS  "
+                                  "(strict: C_0 = … = C_K = 1 on every instance at every level)")
+    assert [row.split()[0] for row in section[ideal + 1:ideal + 4]] == ["4", "8", "16"]
+    assert section[threshold + 3].split() == [
+        "16", "8", "1.000", "0.000", "0.000", "[0.000,", "0.324]", "0.000", "1.000", "-1.000",
+        "1.000", "0.000"]
 
 
 def test_no_profiles_section_without_competence_tests(pytester: pytest.Pytester):
@@ -974,9 +985,11 @@ def test_xdist_matches_serial_run(pytester: pytest.Pytester):
     assert verdicts(serial) == verdicts(parallel)
     serial_section = profile_section(serial.stdout.str())
     parallel_section = profile_section(parallel.stdout.str())
-    # Per test: a title line and a column header, then one row per level.
-    assert len(serial_section) == 10 * (2 + 2) + 10 * (2 + 3)
-    assert sorted(serial_section) == sorted(parallel_section)
+    # One table per test × model (20), one comparison block per test (4) with a line per other
+    # model and presentation.
+    assert sum(line.split()[:2] == ["n", "pairs"] for line in serial_section) == 20
+    assert sum("models against ref:ideal" in line for line in serial_section) == 4
+    assert sum("Δacc" in line for line in serial_section) == 4 * 4 * 2
     assert serial_section == parallel_section  # both list the tests by node id
 
 

@@ -1,6 +1,6 @@
-"""The ``competence`` command: ``competence generate FAMILY …`` writes a design as JSON Lines.
+"""The ``competence`` command: ``generate`` datasets, ``report`` from an archive, ``plan`` sizes.
 
-One record per prompt, with everything an auditor or a training pipeline needs: family, instance
+``competence generate FAMILY …`` writes a design as JSON Lines: one record per prompt, with everything an auditor or a training pipeline needs: family, instance
 id, parameters θ, presentation and its relation to the gold answer, system prompt, prompt, gold
 answer, answer space, and the metadata (entity names, forward and converse phrases) with which an
 independent checker recomputes the gold answer from the prompt text alone.
@@ -57,7 +57,53 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--distance", type=int, default=None, metavar="D",
                      help="Ask about interior entities D links apart instead of the endpoints")
     gen.add_argument("-o", "--output", default="-", help="Output file (default: standard output)")
+    rep = sub.add_parser("report", help="Recompute and re-render a results JSON, no model calls")
+    rep.add_argument("results", help="A file written by pytest --competence-json")
+    rep.add_argument("--html", help="Write the HTML report here")
+    rep.add_argument("--markdown", help="Write the Markdown summary here")
+    rep.add_argument("--json", help="Write the recomputed results document here")
+    rep.add_argument("--bootstrap", type=int, default=None,
+                     help="Bootstrap resamples (default: as recorded in the file)")
+    plan = sub.add_parser("plan", help="Interval half-widths and detectable differences for a design")
+    plan.add_argument("--pairs", type=int, default=200, help="Instances per level (default 200)")
+    plan.add_argument("--levels", type=int, default=9, help="Number of levels (default 9)")
+    plan.add_argument("--rates", type=_floats, default=[0.5, 0.85],
+                      help="Proportions to plan for, comma-separated (default 0.5,0.85)")
+    plan.add_argument("--discordance", type=_floats, default=[0.32, 0.5],
+                      help="Paired discordance ψ for the detectable difference (default 0.32,0.5)")
+    plan.add_argument("--confidence", type=float, default=0.95, help="Confidence (default 0.95)")
+    plan.add_argument("--power", type=float, default=0.8, help="Power (default 0.8)")
     return parser
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def plan(args: argparse.Namespace) -> int:
+    """Print the seeds/000 App. A "Sample sizes" figures for this design."""
+    from pytest_competence.stats import half_width, minimum_detectable_difference
+
+    if args.pairs < 1 or args.levels < 1:
+        raise ValueError(f"--pairs and --levels must be at least 1, got --pairs={args.pairs} "
+                         f"--levels={args.levels}")
+    total = args.pairs * args.levels
+    cell = args.pairs // 4
+    print(f"design: {args.levels} levels x {args.pairs} pairs = {total} pairs; "
+          f"{cell} per query cell; {args.confidence:.0%} intervals (normal approximation)")
+    for p in args.rates:
+        print(f"  at {p:g}: ±{100 * half_width(p, args.pairs, args.confidence):.1f} points per "
+              f"level, ±{100 * half_width(p, total, args.confidence):.1f} pooled, "
+              f"±{100 * half_width(p, max(cell, 1), args.confidence):.1f} per cell")
+    for psi in args.discordance:
+        mdd = minimum_detectable_difference(total, discordance=psi, confidence=args.confidence,
+                                            power=args.power)
+        print(f"  paired difference detectable at {args.power:.0%} power over {total} pairs "
+              f"with discordance {psi:g}: {100 * mdd:.1f} points")
+    return 0
 
 
 def records(family: Ordering, items: Sequence[Item]) -> Iterator[dict[str, Any]]:
@@ -105,9 +151,33 @@ def generate(args: argparse.Namespace, out: TextIO) -> int:
     return count
 
 
+def report(args: argparse.Namespace) -> int:
+    from pytest_competence.report import load_document, recompute, write_outputs
+    from pytest_competence.report.terminal import summary_lines
+
+    document = recompute(load_document(args.results), bootstrap=args.bootstrap)
+    for line in summary_lines(document):
+        print(line)
+    written = write_outputs(document, json_path=args.json, html_path=args.html,
+                            markdown_path=args.markdown)
+    for what, path in written:
+        print(f"competence {what}: {path}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "plan":
+        try:
+            return plan(args)
+        except ValueError as exc:
+            parser.error(f"plan: {exc}")
+    if args.command == "report":
+        try:
+            return report(args)
+        except (OSError, ValueError, KeyError) as exc:
+            parser.error(f"report: {exc}")
     try:
         if args.output == "-":
             count = generate(args, sys.stdout)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from pytest_competence.evaluate import Evaluation, Observation
+from pytest_competence.evaluate import Evaluation
 from pytest_competence.profile import METRICS, LevelProfile
-from pytest_competence.strategies import InvalidArgument
+from pytest_competence.strategies import AnswerMap, InvalidArgument
 
-__all__ = ["CompetenceFailure", "Condition", "Threshold", "parse_condition"]
+__all__ = ["CompetenceFailure", "Condition", "Threshold", "failing_case", "parse_condition"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt, "==": operator.eq,
@@ -88,9 +89,8 @@ class Condition:
     def check(self, evaluation: Evaluation, profiles: Sequence[LevelProfile]) -> None:
         """Raise :class:`CompetenceFailure` with a readable report if the condition fails."""
         __tracebackhide__ = True
-        violations = self.violations(profiles)
-        if violations:
-            raise CompetenceFailure(failure_message(self, evaluation, violations))
+        if self.violations(profiles):
+            raise CompetenceFailure(failure_message(self, evaluation, profiles))
 
 
 def parse_condition(require: object) -> Condition:
@@ -129,34 +129,69 @@ def _show_prompt(text: str) -> str:
     return f"{text[:_PROMPT_HEAD]} … [{cut:,} characters elided] … {text[-_PROMPT_TAIL:]}"
 
 
-def describe_case(observations: Sequence[Observation], indent: str = "  ") -> str:
+def failing_case(
+    condition: Condition, evaluation: Evaluation, profiles: Sequence[LevelProfile]
+) -> dict[str, Any] | None:
+    """The first violation as plain data: level, what failed, and one failing instance."""
+    violations = condition.violations(profiles)
+    if not violations:
+        return None
+    what, first = violations[0]
+    case: dict[str, Any] = {
+        "condition": str(condition),
+        "level": first.level,
+        "what": what,
+        "also_failing": sorted({p.level for _, p in violations[1:]} - {first.level}),
+        "instance_id": None,
+        "observations": [],
+    }
+    if first.failing:
+        index = first.failing[0]
+        case["instance_id"] = evaluation.items[index].id
+        case["observations"] = [
+            {
+                "presentation": o.prompt.presentation,
+                "answer_map": dict(o.prompt.answer_map.pairs),
+                "prompt": o.prompt.text,
+                "raw": o.raw,
+                "parsed": o.parsed.answer,
+                "valid": o.valid,
+                "reason": o.parsed.reason,
+                "gold": o.prompt.gold,
+                "correct": o.correct,
+            }
+            for o in evaluation.observations[index]
+        ]
+    return case
+
+
+def describe_case(observations: Sequence[Mapping[str, Any]], indent: str = "  ") -> str:
     """Every presentation of one instance: prompt, raw answer, parsed answer and gold."""
     lines = []
     for o in observations:
-        parsed = o.parsed.answer if o.valid else f"INVALID ({o.parsed.reason})"
-        verdict = "correct" if o.correct else "WRONG"
-        mapping = "" if o.prompt.answer_map.preserving else f" [answer map {o.prompt.answer_map!r}]"
-        lines.append(f"{indent}[{o.prompt.presentation}]{mapping} gold={o.prompt.gold} "
-                     f"parsed={parsed} raw={o.raw!r} → {verdict}")
-        lines.append(f"{indent}  prompt: {_show_prompt(o.prompt.text)}")
+        parsed = o["parsed"] if o["valid"] else f"INVALID ({o['reason']})"
+        verdict = "correct" if o["correct"] else "WRONG"
+        mapping = AnswerMap(tuple(o["answer_map"].items()))
+        shown = "" if mapping.preserving else f" [answer map {mapping!r}]"
+        lines.append(f"{indent}[{o['presentation']}]{shown} gold={o['gold']} "
+                     f"parsed={parsed} raw={o['raw']!r} → {verdict}")
+        lines.append(f"{indent}  prompt: {_show_prompt(o['prompt'])}")
     return "\n".join(lines)
 
 
 def failure_message(
-    condition: Condition, evaluation: Evaluation, violations: Sequence[tuple[str, LevelProfile]]
+    condition: Condition, evaluation: Evaluation, profiles: Sequence[LevelProfile]
 ) -> str:
-    what, first = violations[0]
+    case = failing_case(condition, evaluation, profiles)
+    assert case is not None
     lines = [
         f"Competence condition failed for model {evaluation.model!r} on {evaluation.family!r}",
         f"  condition: {condition}",
-        f"  first failing level: n={first.level}: {what}",
+        f"  first failing level: n={case['level']}: {case['what']}",
     ]
-    others = sorted({p.level for _, p in violations[1:]} - {first.level})
-    if others:
-        lines.append(f"  also failing at n = {', '.join(map(str, others))}")
-    if first.failing:
-        index = first.failing[0]
-        item = evaluation.items[index]
-        lines.append(f"  failing instance {item.id}:")
-        lines.append(describe_case(evaluation.observations[index], indent="    "))
+    if case["also_failing"]:
+        lines.append(f"  also failing at n = {', '.join(map(str, case['also_failing']))}")
+    if case["instance_id"] is not None:
+        lines.append(f"  failing instance {case['instance_id']}:")
+        lines.append(describe_case(case["observations"], indent="    "))
     return "\n".join(lines)

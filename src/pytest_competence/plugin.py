@@ -6,16 +6,15 @@ engine (numpy, the families, the models) is imported when a competence test firs
 
 from __future__ import annotations
 
-import json
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_competence.session import RESULT, RUN, STATE, CompetenceRun, CompetenceSession
+
 if TYPE_CHECKING:
-    from pytest_competence.evaluate import Evaluation
     from pytest_competence.models import Model
-    from pytest_competence.profile import LevelProfile
     from pytest_competence.spec import CompetenceSpec
 
 MARKER_HELP = (
@@ -23,71 +22,12 @@ MARKER_HELP = (
     "presentations=('original', 'equivalent'), require='strict', **family_options): "
     "evaluate the test's models on a competence design and assert the condition"
 )
-REPORT_KEY = "competence"
 
 
-class _State:
-    """Per-run plugin state, kept in ``config.stash``: model specs, loaded models, designs.
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_competence import hookspecs
 
-    Registered as a plugin object too, so its report hooks see this run's results (on the xdist
-    controller as well: the summaries travel in each report's ``user_properties``).
-    """
-
-    def __init__(self, specs: list[str], aliases: dict[str, str]) -> None:
-        self.specs = specs
-        self.aliases = aliases
-        self.models: dict[str, Model] = {}
-        self.designs: dict[tuple, list] = {}
-        self.results: list[dict[str, Any]] = []
-
-    def resolve(self, spec: str) -> Model:
-        from pytest_competence.models import resolve_model
-
-        return resolve_model(spec, self.aliases)
-
-    def model(self, spec: str) -> Model:
-        if spec not in self.models:
-            from pytest_competence.models import ModelSpecError
-
-            try:
-                self.models[spec] = self.resolve(spec)
-            except ModelSpecError as exc:
-                message = f"--competence-model: {exc}"
-            else:
-                return self.models[spec]
-            # Raised from a fixture, a UsageError is an ordinary setup error with the plugin's
-            # frames; fail with the message alone instead (outside the except: no chained repeat).
-            pytest.fail(message, pytrace=False)
-        return self.models[spec]
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call":
-            return
-        for key, value in report.user_properties:
-            if key == REPORT_KEY:
-                data = json.loads(value)
-                data["nodeid"] = report.nodeid
-                data["outcome"] = report.outcome
-                self.results.append(data)
-
-    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.results:
-            return
-        from pytest_competence.report_terminal import summary_lines
-
-        terminalreporter.section("competence profiles")
-        for line in summary_lines(sorted(self.results, key=lambda r: r["nodeid"])):
-            terminalreporter.write_line(line)
-
-    def design(self, spec: CompetenceSpec) -> list:
-        # Several models (and several tests) share one design: generate it once per process.
-        if spec.key not in self.designs:
-            self.designs[spec.key] = spec.design()
-        return self.designs[spec.key]
-
-
-STATE = pytest.StashKey[_State]()
-RUN = pytest.StashKey["CompetenceRun"]()
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -100,6 +40,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="competence_models",
         help="Model to evaluate: ref:NAME, py:MODULE:ATTR or an alias from competence_models; "
         "repeatable or comma-separated",
+    )
+    group.addoption("--competence-json", metavar="PATH", default=None, dest="competence_json",
+                    help="Write every figure and every prompt-level record as versioned JSON")
+    group.addoption("--competence-html", metavar="PATH", default=None, dest="competence_html",
+                    help="Write a self-contained HTML report with the profile plots")
+    group.addoption("--competence-markdown", metavar="PATH", default=None,
+                    dest="competence_markdown",
+                    help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)")
+    parser.addini(
+        "competence_bootstrap",
+        default="2000",
+        help="Paired-bootstrap resamples per test for the report intervals (default: 2000)",
     )
     parser.addini(
         "competence_models",
@@ -135,7 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"{known}) nor a spec such as 'ref:ideal' or 'py:my_models:answer'. Add "
                 f"'{spec} = SPEC' to the competence_models ini option"
             )
-    state = _State(list(dict.fromkeys(specs)), aliases)
+    state = CompetenceSession(config, list(dict.fromkeys(specs)), aliases)
     for spec in state.specs:
         # Reference policies and unknown schemes cost nothing to resolve: reject a bad one now,
         # as a usage error. py: models stay lazy, since importing a user's model may be slow.
@@ -147,7 +99,9 @@ def pytest_configure(config: pytest.Config) -> None:
             except ModelSpecError as exc:
                 raise pytest.UsageError(f"--competence-model: {exc}") from None
     config.stash[STATE] = state
-    config.pluginmanager.register(state, "competence-state")
+    config.pluginmanager.register(state, "competence-session")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(_XdistHooks(state), "competence-xdist")
 
 
 def _spec(item: pytest.Item | pytest.Function, marker: pytest.Mark,
@@ -206,61 +160,6 @@ def competence_model(request: pytest.FixtureRequest) -> Model:
     return request.config.stash[STATE].model(spec)
 
 
-class CompetenceRun:
-    """The evaluation behind one competence test and one model; computed on first use.
-
-    The test body may read :attr:`evaluation` and :attr:`profiles` and add its own assertions;
-    the plugin asserts the declared condition after the body returns (or when :meth:`check` is
-    called explicitly).
-    """
-
-    def __init__(self, spec: CompetenceSpec, model: Model, state: _State) -> None:
-        self.spec = spec
-        self.model = model
-        self._state = state
-        self._evaluation: Evaluation | None = None
-        self._profiles: list[LevelProfile] | None = None
-        self.checked = False
-
-    @property
-    def evaluation(self) -> Evaluation:
-        if self._evaluation is None:
-            from pytest_competence.evaluate import evaluate
-
-            items = self._state.design(self.spec)
-            self._evaluation = evaluate(self.spec.family, items, self.model)
-        return self._evaluation
-
-    @property
-    def evaluated(self) -> bool:
-        """Whether the model has answered (the evaluation exists)."""
-        return self._evaluation is not None
-
-    @property
-    def profiles(self) -> list[LevelProfile]:
-        if self._profiles is None:
-            from pytest_competence.profile import profile
-
-            self._profiles = profile(self.evaluation)
-        return self._profiles
-
-    def check(self) -> None:
-        """Assert the declared condition; raises ``CompetenceFailure`` with a failing case."""
-        __tracebackhide__ = True
-        self.checked = True
-        self.spec.condition.check(self.evaluation, self.profiles)
-
-    def summary(self) -> dict[str, Any]:
-        """A JSON-able digest that rides on the test report to the xdist controller."""
-        return {
-            "model": self.model.name,
-            "family": repr(self.spec.family),
-            "condition": str(self.spec.condition),
-            "presentations": list(self.spec.presentations),
-            "levels": [p.as_dict() for p in self.profiles],
-        }
-
-
 @pytest.fixture
 def competence(request: pytest.FixtureRequest, competence_model: Model) -> CompetenceRun:
     """The competence evaluation of this test's design under this test's model."""
@@ -301,10 +200,51 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         except (CompetenceFailure, ModelProtocolError) as exc:
             message = str(exc)
     if run.evaluated:
-        pyfuncitem.user_properties.append((REPORT_KEY, json.dumps(run.summary())))
+        spec = pyfuncitem.callspec.getparam("competence_model")
+        test = pyfuncitem.nodeid.replace(spec, "*", 1) if "[" in pyfuncitem.nodeid else pyfuncitem.nodeid
+        data = run.result(pyfuncitem.nodeid, test)
+        pyfuncitem.stash[RESULT] = data
+        for key, value in _junit_properties(data):
+            pyfuncitem.user_properties.append((key, value))
     if from_body is not None:
         raise from_body
     if message is not None:
         # The message is the whole story; the engine's frames would only hide it.
         pytest.fail(message, pytrace=False)
     return result
+
+
+def _junit_properties(result: dict[str, Any]) -> list[tuple[str, object]]:
+    """Key figures as JUnit XML properties (``record_property`` style)."""
+    summary = result["summary"]
+    props: list[tuple[str, object]] = [
+        ("competence_model", result["model"]),
+        ("competence_all_correct", summary["all_correct"]),
+        ("competence_kappa_bar", summary.get("kappa_bar")),
+    ]
+    for name, value in summary["accuracy_by_presentation"].items():
+        props.append((f"competence_accuracy[{name}]", value))
+    failing = [lv["n"] for lv in result["levels"] if lv["all_correct"] < 1]
+    props.append(("competence_first_failing_n", failing[0] if failing else None))
+    return props
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Generator:
+    report = yield
+    if call.when == "call":
+        data = item.stash.get(RESULT, None)
+        if data is not None:
+            # A JSON-able attribute travels with the report to the xdist controller.
+            report.competence = data
+    return report
+
+
+class _XdistHooks:
+    """Hands the records directory to xdist workers (registered only when xdist is active)."""
+
+    def __init__(self, session: CompetenceSession) -> None:
+        self.session = session
+
+    def pytest_configure_node(self, node: Any) -> None:
+        self.session.configure_node(node)

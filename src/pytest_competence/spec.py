@@ -46,6 +46,7 @@ class CompetenceSpec:
     presentations: tuple[str, ...]
     condition: Condition
     key: tuple = field(compare=False, default=())  # identifies the design, for sharing it
+    require: object = "strict"  # as declared, so an archive can rebuild the condition
 
     def design(self):  # noqa: ANN201 - list[Item]
         return self.family.design(
@@ -109,4 +110,4 @@ def spec_from_marker(
     presentations = tuple(presentations)
     key = (key_family, levels, design["pairs"], design["seed"], presentations)
     return CompetenceSpec(instance, levels, design["pairs"], design["seed"], presentations,
-                          condition, key)
+                          condition, key, design["require"])

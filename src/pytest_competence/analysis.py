@@ -1,0 +1,164 @@
+"""From an evaluation to every figure the reports show: one JSON-able dict per test × model.
+
+Everything here is recomputed from observations alone, so a live run, an ``-n auto`` run and
+``competence report RESULTS.json`` produce the same numbers. Definitions: seeds/000 §3.2–3.3,
+App. A and App. B.2; with more than two presentations the paired figures (κ, McNemar) compare the
+original (the first presentation) with each other one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from pytest_competence import stats
+from pytest_competence.evaluate import Evaluation
+from pytest_competence.profile import LevelProfile, profile
+
+__all__ = ["SCHEMA", "analyze", "instance_table"]
+
+SCHEMA = "pytest-competence/results/1"
+BOUNDARY_TAU = 0.85  # the invariance threshold seeds/000 App. A examines
+
+
+def _f(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and np.isnan(x)) else float(x)
+
+
+def _bits(flags: np.ndarray) -> str:
+    """A boolean vector as a compact string of 0/1, one character per instance."""
+    return np.where(flags, "1", "0").astype(object).sum() if len(flags) else ""
+
+
+def instance_table(evaluation: Evaluation) -> dict[str, np.ndarray]:
+    """Per-instance arrays: ``correct``, ``valid``, ``yes`` (N × P) and ``level`` (N,)."""
+    obs = evaluation.observations
+    return {
+        "correct": np.array([[o.correct for o in row] for row in obs], dtype=bool).reshape(len(obs), -1),
+        "valid": np.array([[o.valid for o in row] for row in obs], dtype=bool).reshape(len(obs), -1),
+        "yes": np.array([[o.parsed.answer == "yes" for o in row] for row in obs],
+                        dtype=bool).reshape(len(obs), -1),
+        "level": np.array([item.params["n"] for item in evaluation.items]),
+    }
+
+
+def _pair(t: Mapping[str, np.ndarray], rows: np.ndarray, a: int, b: int) -> dict[str, Any]:
+    """Paired figures of presentations ``a`` and ``b`` on the instances ``rows``."""
+    valid = t["valid"][rows][:, [a, b]].all(axis=1)
+    correct = t["correct"][rows]
+    ca, cb = correct[:, a], correct[:, b]
+    joint = int(valid.sum())
+    agree = int((valid & (ca == cb)).sum())
+    yes = t["yes"][rows][:, [a, b]][valid]
+    yes_rate = float(yes.mean()) if joint else None
+    invariance = agree / joint if joint else None
+    test = stats.mcnemar_paired(ca, cb)  # all prompts, invalid answers counted wrong (App. B.2)
+    return {
+        "jointly_parsed": joint,
+        "invariance": invariance,
+        "strict_invariance": agree / len(rows) if len(rows) else None,
+        "yes_rate": yes_rate,
+        "kappa": None if invariance is None else stats.kappa(invariance, yes_rate),
+        "consistency": float((ca & cb).mean()) if len(rows) else None,
+        "mcnemar": {"b": test.b, "c": test.c, "statistic": test.statistic,
+                    "method": test.method, "p_value": test.p_value},
+    }
+
+
+def _level(p: LevelProfile, t: Mapping[str, np.ndarray], presentations: Sequence[str]) -> dict:
+    rows = np.flatnonzero(t["level"] == p.level)
+    correct = t["correct"][rows]
+    joint_rows = t["valid"][rows].all(axis=1)
+    robust = int((joint_rows & correct.all(axis=1)).sum())
+    out = p.as_dict()
+    out["robust_correct_ci"] = list(stats.wilson_interval(robust, p.joint)) if p.joint else None
+    out["accuracy_ci_by_presentation"] = {
+        name: list(stats.wilson_interval(int(correct[:, k].sum()), len(rows)))
+        for k, name in enumerate(presentations)
+    }
+    out["mean_accuracy_joint"] = (
+        None if p.joint == 0 else p.robust_correct + p.presentation_dependent / 2  # eq. (2)
+    )
+    out["strict_invariance"] = (
+        int((joint_rows & (correct.all(axis=1) | ~correct.any(axis=1))).sum()) / len(rows)
+    )
+    out["any_correct"] = float(correct.any(axis=1).mean())
+    out["fraction_correct"] = float(correct.mean())
+    pairs = {presentations[k]: _pair(t, rows, 0, k) for k in range(1, len(presentations))}
+    if pairs:
+        p_holm = stats.holm([pr["mcnemar"]["p_value"] for pr in pairs.values()])
+        for pr, adjusted in zip(pairs.values(), p_holm):
+            pr["mcnemar"]["p_holm"] = adjusted
+        first = next(iter(pairs.values()))
+        out["kappa"] = first["kappa"]
+        out["yes_rate"] = first["yes_rate"]
+    out["pairs"] = pairs
+    return out
+
+
+def _bootstrap(t: Mapping[str, np.ndarray], presentations: Sequence[str], B: int,
+               seed: int) -> dict[str, list[float | None]]:
+    """Paired bootstrap intervals over matched instances, stratified by level (App. B.2)."""
+    correct, valid, level = t["correct"], t["valid"], t["level"]
+    figures = {"robust_correct": stats.robust_correct_figure(correct, valid)}
+    for k, name in enumerate(presentations[1:], start=1):
+        figures[f"accuracy_difference[{presentations[0]}-{name}]"] = stats.difference_figure(
+            stats.accuracy_figure(correct[:, 0]), stats.accuracy_figure(correct[:, k]))
+    if len(presentations) > 1:  # ι and κ̄ of the first pair, as in the level table
+        figures["invariance"] = stats.invariance_figure(correct[:, :2], valid[:, :2])
+        figures["kappa_bar"] = stats.kappa_bar_figure(t["yes"][:, :2], valid[:, :2], level)
+    out = {}
+    for name, figure in figures.items():
+        ci = stats.paired_bootstrap(*figure, strata=level, B=B, seed=seed)
+        out[name] = [_f(ci.estimate), _f(ci.low), _f(ci.high)]
+    return out
+
+
+def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Every figure of one evaluation, JSON-able: levels, summary, intervals, tests, instances."""
+    presentations = list(evaluation.presentations)
+    t = instance_table(evaluation)
+    profiles = profile(evaluation)
+    levels = [_level(p, t, presentations) for p in profiles]
+    kappas = [lv.get("kappa") for lv in levels]
+    summary: dict[str, Any] = {
+        "instances": len(evaluation.items),
+        "kappa_bar": stats.kappa_bar(kappas),
+        "accuracy_by_presentation": {
+            name: float(t["correct"][:, k].mean()) for k, name in enumerate(presentations)
+        },
+        "all_correct": float(t["correct"].all(axis=1).mean()) if len(t["level"]) else None,
+    }
+    if len(presentations) > 1 and len(t["level"]):
+        summary["mcnemar"] = {
+            name: _pair(t, np.arange(len(t["level"])), 0, k)["mcnemar"]
+            for k, name in enumerate(presentations[1:], start=1)
+        }
+        if "repeat" in presentations:
+            k = presentations.index("repeat")
+            first = [o[0].parsed.answer for o in evaluation.observations]
+            again = [o[k].parsed.answer for o in evaluation.observations]
+            summary["repeat_agreement"] = stats.repeat_agreement(first, again)  # App. H
+        inv = [lv["pairs"][presentations[1]]["invariance"] for lv in levels]
+        pairs = [lv["pairs"][presentations[1]]["jointly_parsed"] for lv in levels]
+        if all(v is not None for v in inv):
+            summary["boundary"] = stats.boundary_reproducibility(
+                [lv["n"] for lv in levels], inv, pairs, tau=BOUNDARY_TAU, seed=seed).as_dict()
+    if bootstrap and len(t["level"]):
+        summary["bootstrap"] = {"B": bootstrap, "seed": seed, "stratified_by": "n",
+                                **_bootstrap(t, presentations, bootstrap, seed)}
+    return {
+        "model": evaluation.model,
+        "family": repr(evaluation.family),
+        "presentations": presentations,
+        "levels": levels,
+        "summary": summary,
+        "instances": {
+            "ids": [item.id for item in evaluation.items],
+            "level": t["level"].tolist(),
+            "correct": {n: _bits(t["correct"][:, k]) for k, n in enumerate(presentations)},
+            "valid": {n: _bits(t["valid"][:, k]) for k, n in enumerate(presentations)},
+        },
+    }

@@ -1,0 +1,24 @@
+"""Hook specifications of pytest-competence, added in ``pytest_addhooks``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+def pytest_competence_profile(config: pytest.Config, result: dict[str, Any]) -> None:
+    """Called with every finished competence result, once per test × model.
+
+    Use it to send profiles to your own tracker without parsing report files. Under xdist it
+    runs on the controller, in the order reports arrive.
+
+    :param config: The pytest config object.
+    :param result: The result, JSON-able: ``nodeid``, ``test`` (the node id with the model
+        replaced by ``*``), ``model``, ``family``, ``condition``, ``outcome``, ``presentations``,
+        ``design``, ``levels`` (one dict of figures per level), ``summary`` (κ̄, McNemar, bootstrap
+        intervals, boundary), ``failing_case`` and ``instances`` (per-instance correctness). The
+        fields are those of the ``results`` entries of the JSON report (see ``docs/results-schema.md``).
+
+    .. versionadded:: 0.1
+    """

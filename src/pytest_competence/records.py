@@ -1,0 +1,97 @@
+"""Prompt-level records: an :class:`~pytest_competence.evaluate.Evaluation` as plain JSON and back.
+
+A record holds everything needed to recompute every figure without a model call (seeds/000
+App. B.2: figures are "recomputed from archived answers"): the prompt and its hash, the raw and
+parsed answers, validity and its reason, the gold answer, the presentation, the instance and θ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pytest_competence.evaluate import Evaluation, Observation
+from pytest_competence.strategies import AnswerMap, Item, Parsed, Prompt
+
+__all__ = ["ArchivedFamily", "evaluation_from_records", "prompt_sha256", "records"]
+
+
+def prompt_sha256(prompt: Prompt) -> str:
+    """Hash of what the model saw: system prompt and prompt text."""
+    return hashlib.sha256(f"{prompt.system}\x00{prompt.text}".encode()).hexdigest()
+
+
+def _record(o: Observation) -> dict[str, Any]:
+    p = o.prompt
+    return {
+        "instance_id": p.instance_id,
+        "params": dict(p.params),
+        "presentation": p.presentation,
+        "answer_map": dict(p.answer_map.pairs),
+        "prompt_sha256": prompt_sha256(p),
+        "system": p.system,
+        "prompt": p.text,
+        "raw": o.raw,
+        "parsed": o.parsed.answer,
+        "valid": o.valid,
+        "reason": o.parsed.reason,
+        "gold": p.gold,
+        "correct": o.correct,
+        "answer_space": list(p.answer_space),
+    }
+
+
+def records(evaluation: Evaluation) -> list[dict[str, Any]]:
+    """One record per prompt, instance by instance, presentations in design order."""
+    return [_record(o) for row in evaluation.observations for o in row]
+
+
+class ArchivedFamily:
+    """Stands in for the family of an archived evaluation: its name, answer space and repr."""
+
+    def __init__(self, name: str, description: str, answer_space: Sequence[str]) -> None:
+        self.name = name
+        self.description = description
+        self.answer_space = tuple(answer_space)
+
+    def __repr__(self) -> str:
+        return self.description
+
+    def design(self, **_: object) -> list[Item]:
+        raise TypeError("an archived family holds answers, not a generator")
+
+    def parse(self, text: object) -> Parsed:
+        raise TypeError("an archived family's answers are already parsed")
+
+
+def evaluation_from_records(
+    model: str, description: str, rows: Iterable[Mapping[str, Any]]
+) -> Evaluation:
+    """Rebuild an :class:`Evaluation` from its records (the latent instances are not needed)."""
+    items: list[Item] = []
+    observations: list[tuple[Observation, ...]] = []
+    current: list[Observation] = []
+    answer_space: tuple[str, ...] = ()
+    family = description.split("(", 1)[0].lower()
+
+    def close() -> None:
+        if current:
+            items.append(Item(None, tuple(o.prompt for o in current)))
+            observations.append(tuple(current))
+
+    for r in rows:
+        answer_space = tuple(r["answer_space"])
+        prompt = Prompt(
+            family=family, instance_id=r["instance_id"], presentation=r["presentation"],
+            system=r["system"], text=r["prompt"], gold=r["gold"], answer_space=answer_space,
+            answer_map=AnswerMap(tuple(tuple(kv) for kv in r["answer_map"].items())),
+            params=r["params"],
+        )
+        if current and current[0].prompt.instance_id != r["instance_id"]:
+            close()
+            current = []
+        current.append(Observation(prompt, r["raw"], Parsed(r["parsed"], r["reason"])))
+    close()
+    return Evaluation(model, ArchivedFamily(family, description, answer_space), tuple(items),
+                      tuple(observations))

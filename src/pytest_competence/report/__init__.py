@@ -1,0 +1,106 @@
+"""Reports: the results document (versioned JSON) and its renderings.
+
+:func:`build_document` assembles one JSON-able document from the per-test results; the
+terminal, Markdown and HTML renderers read only that document, so ``competence report`` can
+re-render everything from an archive with no model calls.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_competence import __version__
+from pytest_competence.analysis import SCHEMA
+
+__all__ = ["SCHEMA", "build_document", "load_document", "recompute", "write_outputs"]
+
+
+def build_document(
+    results: Sequence[dict[str, Any]], *, models: Sequence[str] = (),
+    records_dir: Path | None = None, bootstrap: int = 2000,
+) -> dict[str, Any]:
+    """The results document: every result (with its records, when kept) and the comparisons."""
+    from pytest_competence.report.compare import compare_models
+
+    ordered = []
+    for r in sorted(results, key=lambda r: r["nodeid"]):
+        r = dict(r)
+        name = r.pop("records_file", None)
+        if name and records_dir is not None and (records_dir / name).exists():
+            r["records"] = json.loads((records_dir / name).read_text("utf-8"))
+        ordered.append(r)
+    return {
+        "schema": SCHEMA,
+        "plugin_version": __version__,
+        "models": list(models),
+        "results": ordered,
+        "comparisons": compare_models(ordered, models, bootstrap=bootstrap),
+    }
+
+
+def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read a results document, checking its schema."""
+    document = json.loads(Path(path).read_text("utf-8"))
+    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+        found = document.get("schema") if isinstance(document, dict) else type(document).__name__
+        raise ValueError(f"{path}: not a pytest-competence results file (schema {found!r}, "
+                         f"expected {SCHEMA!r})")
+    return document
+
+
+def recompute(document: dict[str, Any], *, bootstrap: int | None = None) -> dict[str, Any]:
+    """Recompute every figure of an archived document from its prompt-level records.
+
+    Results without records (written without ``--competence-json``) keep their stored figures.
+    """
+    from pytest_competence.analysis import analyze
+    from pytest_competence.conditions import failing_case, parse_condition
+    from pytest_competence.profile import profile
+    from pytest_competence.records import evaluation_from_records
+
+    results = []
+    for r in document["results"]:
+        r = dict(r)
+        if r.get("records"):
+            evaluation = evaluation_from_records(r["model"], r["family"], r["records"])
+            B = bootstrap if bootstrap is not None else r["summary"].get("bootstrap", {}).get("B", 0)
+            r.update(analyze(evaluation, bootstrap=B, seed=r["design"]["seed"]))
+            condition = parse_condition(r["design"]["require"])
+            r["failing_case"] = failing_case(condition, evaluation, profile(evaluation))
+        results.append(r)
+    first = next((c["bootstrap"]["B"] for c in document.get("comparisons", [])), 2000)
+    rebuilt = build_document(results, models=document.get("models", []),
+                             bootstrap=bootstrap if bootstrap is not None else first)
+    return rebuilt
+
+
+def write_outputs(
+    document: dict[str, Any], *, json_path: str | None = None, html_path: str | None = None,
+    markdown_path: str | None = None,
+) -> list[tuple[str, str]]:
+    """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set."""
+    written = []
+    if json_path:
+        Path(json_path).write_text(json.dumps(document, indent=1, ensure_ascii=False), "utf-8")
+        written.append(("JSON", json_path))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if markdown_path or summary:
+        from pytest_competence.report.markdown import render_markdown
+
+        text = render_markdown(document)
+        if markdown_path:
+            Path(markdown_path).write_text(text, "utf-8")
+            written.append(("Markdown", markdown_path))
+        if summary:
+            with open(summary, "a", encoding="utf-8") as out:
+                out.write(text)
+    if html_path:
+        from pytest_competence.report.html import render_html
+
+        Path(html_path).write_text(render_html(document), "utf-8")
+        written.append(("HTML", html_path))
+    return written

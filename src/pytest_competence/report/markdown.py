@@ -1,0 +1,61 @@
+"""A Markdown summary for CI (appended to ``$GITHUB_STEP_SUMMARY`` when set)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["render_markdown"]
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(document: Mapping[str, Any]) -> str:
+    """One section per test × model with its verdict and per-level profile, then comparisons."""
+    out = ["## Competence profiles", ""]
+    for r in document["results"]:
+        verdict = "✅ pass" if r.get("outcome") == "passed" else f"❌ {r.get('outcome', '?')}"
+        s = r["summary"]
+        out += [
+            f"### `{_cell(r['nodeid'])}` — {verdict}",
+            "",
+            f"Model `{_cell(r['model'])}` on {_cell(r['family'])}; condition: {_cell(r['condition'])}; "
+            f"all-correct {_num(s['all_correct'])}, κ̄ {_num(s.get('kappa_bar'))}.",
+            "",
+        ]
+        shown = r["presentations"]
+        out.append("| n | pairs | " + " | ".join(f"acc[{p}]" for p in shown)
+                   + " | R | D | U | κ | coverage | all-correct |")
+        out.append("|" + "---|" * (len(shown) + 8))
+        for lv in r["levels"]:
+            out.append(
+                f"| {lv['n']} | {lv['instances']} | "
+                + " | ".join(_num(lv["accuracy_by_presentation"][p]) for p in shown)
+                + f" | {_num(lv['robust_correct'])} | {_num(lv['shared_wrong'])} | "
+                f"{_num(lv['presentation_dependent'])} | {_num(lv.get('kappa'))} | "
+                f"{_num(lv['coverage'])} | {_num(lv['all_correct'])} |"
+            )
+        case = r.get("failing_case")
+        if case:
+            out += ["", f"First failing level n={case['level']}: {_cell(case['what'])}."]
+        out.append("")
+    for block in document.get("comparisons", []):
+        out += [f"### Models against `{_cell(block['reference'])}` on `{_cell(block['test'])}`", "",
+                "| model | presentation | Δ accuracy [95% CI] | b | c | p | p (Holm) |",
+                "|---|---|---|---|---|---|---|"]
+        for row in block["mcnemar"]:
+            if row["n"] != "all":
+                continue
+            for t in row["tests"]:
+                d = block["accuracy_delta"][t["model"]][row["presentation"]]
+                out.append(f"| `{_cell(t['model'])}` | {row['presentation']} | {d[0]:+.3f} "
+                           f"[{d[1]:+.3f}, {d[2]:+.3f}] | {t['b']} | {t['c']} | "
+                           f"{t['p_value']:.3g} | {t['p_holm']:.3g} |")
+        out.append("")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,89 @@
+"""The terminal section: a profile table per competence test × model, and model comparisons.
+
+Under ``-q`` each test × model is one line; otherwise levels are rows with the key columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["summary_lines"]
+
+
+def _num(value: float | None) -> str:
+    return "  —  " if value is None else f"{value:.3f}"
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}" if value >= 1e-3 else f"{value:.1e}"
+
+
+def _verdict(r: Mapping[str, Any]) -> str:
+    return "PASS" if r.get("outcome") == "passed" else str(r.get("outcome", "?")).upper()
+
+
+def _headline(r: Mapping[str, Any]) -> str:
+    s = r["summary"]
+    failing = [lv["n"] for lv in r["levels"] if lv["all_correct"] < 1]
+    boot = s.get("bootstrap", {})
+    kappa = s.get("kappa_bar")
+    text = f"all-correct {_num(s['all_correct'])}  κ̄ {_num(kappa)}"
+    if "kappa_bar" in boot:
+        _, lo, hi = boot["kappa_bar"]
+        if lo is not None:
+            text += f" [{lo:.3f}, {hi:.3f}]"
+    text += f"  first failing n: {failing[0] if failing else '—'}"
+    return text
+
+
+def _table(r: Mapping[str, Any]) -> list[str]:
+    shown = r["presentations"]
+    head = ["n", "pairs"] + [f"acc[{p}]" for p in shown] + [
+        "R", "R 95% CI", "D", "U", "κ", "cover", "all-ok"]
+    rows = [head]
+    for lv in r["levels"]:
+        ci = lv.get("robust_correct_ci")
+        rows.append(
+            [str(lv["n"]), str(lv["instances"])]
+            + [_num(lv["accuracy_by_presentation"][p]) for p in shown]
+            + [_num(lv["robust_correct"]),
+               "—" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+               _num(lv["shared_wrong"]), _num(lv["presentation_dependent"]),
+               _num(lv.get("kappa")), _num(lv["coverage"]), _num(lv["all_correct"])]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["    " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
+    for name, test in r["summary"].get("mcnemar", {}).items():
+        lines.append(f"    McNemar {shown[0]} vs {name}: b={test['b']} c={test['c']} "
+                     f"{test['method']} p={_p(test['p_value'])}")
+    boundary = r["summary"].get("boundary")
+    if boundary and boundary.get("observed_level") is not None:
+        lines.append(f"    {boundary['summary']}")
+    return lines
+
+
+def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[str]:
+    """Lines for ``pytest_terminal_summary`` from a results document."""
+    lines: list[str] = []
+    for r in document["results"]:
+        if verbosity < 0:
+            lines.append(f"{r['nodeid']}  {_verdict(r)}  {_headline(r)}")
+            continue
+        lines.append(f"{r['nodeid']}  {_verdict(r)}  ({r['condition']})")
+        lines.append(f"    {_headline(r)}")
+        lines.extend(_table(r))
+    for block in document.get("comparisons", []):
+        lines.append(f"{block['test']}: models against {block['reference']} "
+                     f"(McNemar on all prompts, Holm across models)")
+        for row in block["mcnemar"]:
+            if row["n"] != "all":
+                continue
+            for t in row["tests"]:
+                delta = block["accuracy_delta"][t["model"]][row["presentation"]]
+                lines.append(
+                    f"    {t['model']} [{row['presentation']}]: Δacc {delta[0]:+.3f} "
+                    f"[{delta[1]:+.3f}, {delta[2]:+.3f}]  b={t['b']} c={t['c']} "
+                    f"p={_p(t['p_value'])} p_holm={_p(t['p_holm'])}"
+                )
+    return lines

@@ -1,0 +1,204 @@
+"""Per-run plugin state and the evaluation behind each competence test.
+
+:class:`CompetenceSession` lives in ``config.stash`` and is registered as a plugin object, so its
+report hooks see this run's results. Results travel from xdist workers to the controller on the
+test report (``report.competence``, a JSON-able dict); prompt-level records, which can be tens of
+megabytes, go to part files that survive a worker crash and are merged when the session ends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_competence.evaluate import Evaluation
+    from pytest_competence.models import Model
+    from pytest_competence.profile import LevelProfile
+    from pytest_competence.spec import CompetenceSpec
+
+__all__ = ["RESULT", "RUN", "STATE", "CompetenceRun", "CompetenceSession"]
+
+
+class CompetenceSession:
+    """Model specs, loaded models, shared designs, and the results gathered for the reports."""
+
+    def __init__(self, config: pytest.Config, specs: list[str], aliases: dict[str, str]) -> None:
+        self.config = config
+        self.specs = specs
+        self.aliases = aliases
+        self.models: dict[str, Model] = {}
+        self.designs: dict[tuple, list] = {}
+        self.results: list[dict[str, Any]] = []
+        self.written: list[tuple[str, str]] = []
+        self.document: dict[str, Any] | None = None
+        self.bootstrap = int(config.getini("competence_bootstrap"))
+        self.json_path = config.getoption("competence_json")
+        self.html_path = config.getoption("competence_html")
+        self.markdown_path = config.getoption("competence_markdown")
+        worker = getattr(config, "workerinput", None)
+        self.is_worker = worker is not None
+        self.parts: Path | None = None
+        self._own_parts = False
+        if worker is not None:
+            parts = worker.get("competence_parts")
+            self.parts = Path(parts) if parts else None
+        elif self.json_path:
+            self.parts = Path(tempfile.mkdtemp(prefix="competence-parts-"))
+            self._own_parts = True
+
+    # -- models and designs ------------------------------------------------------------------
+
+    def resolve(self, spec: str) -> Model:
+        from pytest_competence.models import resolve_model
+
+        return resolve_model(spec, self.aliases)
+
+    def model(self, spec: str) -> Model:
+        if spec not in self.models:
+            from pytest_competence.models import ModelSpecError
+
+            try:
+                self.models[spec] = self.resolve(spec)
+            except ModelSpecError as exc:
+                message = f"--competence-model: {exc}"
+            else:
+                return self.models[spec]
+            # From a fixture a UsageError is an ordinary setup error with the plugin's frames;
+            # fail with the message alone (outside the except: no chained repeat).
+            pytest.fail(message, pytrace=False)
+        return self.models[spec]
+
+    def design(self, spec: CompetenceSpec) -> list:
+        # Several models (and several tests) share one design: generate it once per process.
+        if spec.key not in self.designs:
+            self.designs[spec.key] = spec.design()
+        return self.designs[spec.key]
+
+    # -- results -----------------------------------------------------------------------------
+
+    def write_records(self, nodeid: str, rows: list[dict[str, Any]]) -> str | None:
+        """Write one test's prompt-level records to a part file; ``None`` if none is wanted."""
+        if self.parts is None:
+            return None
+        name = hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".json"
+        (self.parts / name).write_text(json.dumps(rows), encoding="utf-8")
+        return name
+
+    def configure_node(self, node: Any) -> None:
+        """Called through the plugin's xdist hook: workers write their records here too."""
+        if self.parts is not None:
+            node.workerinput["competence_parts"] = str(self.parts)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        result = getattr(report, "competence", None)
+        if report.when != "call" or result is None or self.is_worker:
+            return
+        result = dict(result, nodeid=report.nodeid, outcome=report.outcome)
+        self.results.append(result)
+        self.config.hook.pytest_competence_profile(config=self.config, result=result)
+
+    def pytest_sessionfinish(self) -> None:
+        if self.is_worker:
+            return
+        try:
+            if self.results:
+                self._write_reports()
+        finally:
+            if self._own_parts and self.parts is not None:
+                shutil.rmtree(self.parts, ignore_errors=True)
+
+    def _write_reports(self) -> None:
+        from pytest_competence.report import build_document, write_outputs
+
+        document = build_document(self.results, models=self.specs, records_dir=self.parts,
+                                  bootstrap=self.bootstrap)
+        self.document = document
+        self.written = write_outputs(
+            document, json_path=self.json_path, html_path=self.html_path,
+            markdown_path=self.markdown_path,
+        )
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.document is None:
+            return
+        from pytest_competence.report.terminal import summary_lines
+
+        terminalreporter.section("competence profiles")
+        for line in summary_lines(self.document, verbosity=terminalreporter.verbosity):
+            terminalreporter.write_line(line)
+        for what, path in self.written:
+            terminalreporter.write_line(f"competence {what}: {path}")
+
+
+STATE = pytest.StashKey[CompetenceSession]()
+RUN = pytest.StashKey["CompetenceRun"]()
+RESULT = pytest.StashKey[dict]()
+
+
+class CompetenceRun:
+    """The evaluation behind one competence test and one model; computed on first use.
+
+    The test body may read :attr:`evaluation` and :attr:`profiles` and add its own assertions;
+    the plugin asserts the declared condition after the body returns (or when :meth:`check` is
+    called explicitly).
+    """
+
+    def __init__(self, spec: CompetenceSpec, model: Model, session: CompetenceSession) -> None:
+        self.spec = spec
+        self.model = model
+        self._session = session
+        self._evaluation: Evaluation | None = None
+        self._profiles: list[LevelProfile] | None = None
+        self.checked = False
+
+    @property
+    def evaluation(self) -> Evaluation:
+        if self._evaluation is None:
+            from pytest_competence.evaluate import evaluate
+
+            items = self._session.design(self.spec)
+            self._evaluation = evaluate(self.spec.family, items, self.model)
+        return self._evaluation
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether the model has answered (the evaluation exists)."""
+        return self._evaluation is not None
+
+    @property
+    def profiles(self) -> list[LevelProfile]:
+        if self._profiles is None:
+            from pytest_competence.profile import profile
+
+            self._profiles = profile(self.evaluation)
+        return self._profiles
+
+    def check(self) -> None:
+        """Assert the declared condition; raises ``CompetenceFailure`` with a failing case."""
+        __tracebackhide__ = True
+        self.checked = True
+        self.spec.condition.check(self.evaluation, self.profiles)
+
+    def result(self, nodeid: str, test: str) -> dict[str, Any]:
+        """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""
+        from pytest_competence.analysis import analyze
+        from pytest_competence.conditions import failing_case
+        from pytest_competence.records import records
+
+        result = analyze(self.evaluation, bootstrap=self._session.bootstrap, seed=self.spec.seed)
+        result.update(
+            test=test,
+            condition=str(self.spec.condition),
+            design={"levels": list(self.spec.levels), "pairs": self.spec.pairs,
+                    "seed": self.spec.seed, "require": self.spec.require},
+            failing_case=failing_case(self.spec.condition, self.evaluation, self.profiles),
+            records_file=self._session.write_records(nodeid, records(self.evaluation)),
+        )
+        return result

@@ -1,0 +1,143 @@
+"""The report pipeline end to end: JSON archive, re-rendering, xdist equality, CI outputs, hook."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pytest_competence.cli import main as cli_main
+
+SUITE = """
+    import pytest
+
+    @pytest.mark.competence(levels=[4, 8, 16], pairs=20, presentations=["original", "equivalent", "repeat"])
+    def test_front(competence):
+        pass
+
+    @pytest.mark.competence(levels=[6, 12], pairs=8, distance=2, require=["all_correct >= 1"])
+    def test_interior(competence):
+        pass
+"""
+MODELS = "ref:ideal,ref:threshold?n=8,ref:endpoint,ref:coin"
+
+
+def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
+    pytester.makepyfile(test_suite=SUITE)
+    out = pytester.path / "results.json"
+    result = pytester.runpytest("--competence-model", MODELS, "--competence-json", str(out), *args)
+    return result, json.loads(out.read_text("utf-8"))
+
+
+def test_json_archive_holds_every_prompt_and_figure(pytester: pytest.Pytester):
+    result, doc = _run(pytester)
+    result.assert_outcomes(passed=3, failed=5)
+    assert doc["schema"] == "pytest-competence/results/1"
+    assert doc["models"] == MODELS.split(",")
+    assert len(doc["results"]) == 8
+    front = [r for r in doc["results"] if r["test"].endswith("test_front[*]")]
+    assert {r["model"] for r in front} == set(MODELS.split(","))
+    for r in front:
+        assert len(r["records"]) == 3 * 20 * 3
+        for rec in r["records"]:
+            digest = hashlib.sha256(f"{rec['system']}\x00{rec['prompt']}".encode()).hexdigest()
+            assert rec["prompt_sha256"] == digest
+            assert rec["correct"] == (rec["valid"] and rec["parsed"] == rec["gold"])
+        assert [lv["n"] for lv in r["levels"]] == [4, 8, 16]
+        assert r["summary"]["repeat_agreement"] == 1.0  # reference policies are deterministic
+    ideal = next(r for r in front if r["model"] == "ref:ideal")
+    assert ideal["outcome"] == "passed" and ideal["failing_case"] is None
+    threshold = next(r for r in front if r["model"] == "ref:threshold?n=8")
+    assert threshold["failing_case"]["level"] == 16
+    assert {o["presentation"] for o in threshold["failing_case"]["observations"]} == {
+        "original", "equivalent", "repeat"}
+    (block,) = [c for c in doc["comparisons"] if c["test"].endswith("test_front[*]")]
+    assert block["reference"] == "ref:ideal" and len(block["models"]) == 3
+
+
+def test_report_recomputes_the_same_figures_from_the_archive(pytester: pytest.Pytester, tmp_path):
+    _, doc = _run(pytester)
+    again = tmp_path / "again.json"
+    md = tmp_path / "summary.md"
+    assert cli_main(["report", str(pytester.path / "results.json"), "--json", str(again),
+                     "--markdown", str(md)]) == 0
+    recomputed = json.loads(again.read_text("utf-8"))
+    assert recomputed == doc
+    assert "## Competence profiles" in md.read_text("utf-8")
+
+
+def test_xdist_report_equals_the_serial_report(pytester: pytest.Pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    serial, parallel = pytester.path / "serial.json", pytester.path / "parallel.json"
+    pytester.runpytest_subprocess("--competence-model", MODELS, "--competence-json", str(serial))
+    result = pytester.runpytest_subprocess("-n", "2", "--competence-model", MODELS,
+                                           "--competence-json", str(parallel))
+    result.assert_outcomes(passed=3, failed=5)
+    assert json.loads(parallel.read_text("utf-8")) == json.loads(serial.read_text("utf-8"))
+    assert "records" in json.loads(parallel.read_text("utf-8"))["results"][0]
+
+
+def test_markdown_goes_to_the_github_step_summary(pytester: pytest.Pytester, monkeypatch):
+    summary = pytester.path / "step_summary.md"
+    summary.write_text("earlier step\n", "utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    pytester.makepyfile(test_suite=SUITE)
+    pytester.runpytest("--competence-model", "ref:ideal,ref:always-yes")
+    text = summary.read_text("utf-8")
+    assert text.startswith("earlier step\n## Competence profiles")
+    assert "test_front[ref:always-yes]" in text and "❌ failed" in text and "✅ pass" in text
+    assert "Models against `ref:ideal`" in text
+
+
+def test_key_figures_are_junit_properties(pytester: pytest.Pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    pytester.runpytest("--competence-model", "ref:ideal,ref:threshold?n=8", "--junitxml=j.xml")
+    root = ET.parse(pytester.path / "j.xml").getroot()
+    props = {}
+    for case in root.iter("testcase"):
+        props[case.get("name")] = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["test_front[ref:threshold?n=8]"]["competence_first_failing_n"] == "16"
+    assert props["test_front[ref:ideal]"]["competence_all_correct"] == "1.0"
+    assert "competence_kappa_bar" in props["test_front[ref:ideal]"]
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_profile_hook_sees_every_result(pytester: pytest.Pytester, xdist):
+    pytester.makeconftest("""
+        import json
+
+        def pytest_competence_profile(config, result):
+            with open("seen.jsonl", "a") as out:
+                out.write(json.dumps([result["nodeid"], result["outcome"],
+                                      result["summary"]["all_correct"]]) + "\\n")
+    """)
+    pytester.makepyfile(test_suite=SUITE)
+    pytester.runpytest_subprocess(*xdist, "--competence-model", "ref:ideal,ref:always-no")
+    seen = [json.loads(line) for line in (pytester.path / "seen.jsonl").read_text().splitlines()]
+    assert len(seen) == 4
+    assert {(s[0].split("::")[1], s[1]) for s in seen} == {
+        ("test_front[ref:ideal]", "passed"), ("test_front[ref:always-no]", "failed"),
+        ("test_interior[ref:ideal]", "passed"), ("test_interior[ref:always-no]", "failed"),
+    }
+
+
+def test_quiet_terminal_summary_is_one_line_per_result(pytester: pytest.Pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest("-q", "--competence-model", "ref:ideal,ref:always-yes")
+    result.stdout.fnmatch_lines([
+        "*= competence profiles =*",
+        "test_suite.py::test_front[[]ref:always-yes[]]  FAILED  all-correct 0.500  κ̄ *",
+        "test_suite.py::test_front[[]ref:ideal[]]  PASS  all-correct 1.000  κ̄ *",
+        "test_suite.py::test_front[[]*[]]: models against ref:ideal*",
+    ])
+
+
+def test_report_refuses_other_files(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"schema": "something/else"}), "utf-8")
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["report", str(bad)])
+    assert exc.value.code == 2
+    assert "not a pytest-competence results file" in capsys.readouterr().err
