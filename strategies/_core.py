@@ -86,6 +86,7 @@ class Prompt:
     answer_space: tuple[str, ...]
     answer_map: AnswerMap = IDENTITY
     params: Mapping[str, Any] = field(default_factory=dict)
+    attempt: int = 0  # which of N identical sends this is (sampled models answer each anew)
 
 
 @dataclass(frozen=True)

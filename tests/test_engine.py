@@ -219,3 +219,51 @@ def test_plugin_import_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+class ByAttempt:
+    """Answers by attempt index: ``plan[k]`` says what attempt k answers (gold, wrong or junk)."""
+
+    name = "by-attempt"
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.seen = []
+
+    def generate(self, prompts):
+        self.seen.extend((p.instance_id, p.presentation, p.attempt) for p in prompts)
+        flip = {"yes": "no", "no": "yes"}
+        kinds = {"gold": lambda p: p.gold, "wrong": lambda p: flip[p.gold], "junk": lambda p: "hm"}
+        return [kinds[self.plan[p.attempt]](p) for p in prompts]
+
+
+@pytest.mark.parametrize(
+    "plan, correct, reason",
+    [
+        (["gold", "gold", "wrong"], True, ""),
+        (["wrong", "gold", "wrong"], False, ""),
+        (["gold", "wrong", "junk"], False, "no majority over 3 attempts"),
+        (["gold", "gold", "wrong", "wrong"], False, "no majority over 4 attempts"),
+    ],
+)
+def test_attempts_are_majority_voted_and_all_kept(plan, correct, reason):
+    """seeds/002 §3.6: right only when the majority of attempts is right; every attempt kept."""
+    family = Ordering()
+    items = family.design(levels=[4], pairs=4)
+    model = ByAttempt(plan)
+    ev = evaluate(family, items, model, attempts=len(plan))
+    assert len(model.seen) == 4 * 2 * len(plan)  # one batch, every prompt N times
+    assert sorted({a for *_, a in model.seen}) == list(range(len(plan)))
+    for row in ev.observations:
+        for o in row:
+            assert o.correct is correct
+            assert len(o.attempts) == len(plan)
+            assert reason in o.parsed.reason
+            assert [p.answer for _, p in o.attempts].count(o.prompt.gold) == plan.count("gold")
+
+
+def test_attempts_must_be_positive():
+    from pytest_competence.spec import spec_from_marker
+
+    with pytest.raises(InvalidArgument, match="attempts=0"):
+        spec_from_marker((), {"levels": [4], "pairs": 4, "attempts": 0})

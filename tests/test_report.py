@@ -17,7 +17,8 @@ SUITE = """
     def test_front(competence):
         pass
 
-    @pytest.mark.competence(levels=[6, 12], pairs=8, distance=2, require=["all_correct >= 1"])
+    @pytest.mark.competence(levels=[6, 12], pairs=8, distance=2, require=["all_correct >= 1"],
+                            attempts=3)
     def test_interior(competence):
         pass
 """
@@ -47,6 +48,11 @@ def test_json_archive_holds_every_prompt_and_figure(pytester: pytest.Pytester):
             assert rec["correct"] == (rec["valid"] and rec["parsed"] == rec["gold"])
         assert [lv["n"] for lv in r["levels"]] == [4, 8, 16]
         assert r["summary"]["repeat_agreement"] == 1.0  # reference policies are deterministic
+        assert r["summary"]["attempts"] == 1 and r["records"][0]["attempts"] == []
+    interior = [r for r in doc["results"] if r["test"].endswith("test_interior[*]")]
+    for r in interior:
+        assert r["design"]["attempts"] == 3
+        assert all(len(rec["attempts"]) == 3 for rec in r["records"])
     ideal = next(r for r in front if r["model"] == "ref:ideal")
     assert ideal["outcome"] == "passed" and ideal["failing_case"] is None
     threshold = next(r for r in front if r["model"] == "ref:threshold?n=8")

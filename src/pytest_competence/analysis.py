@@ -130,7 +130,16 @@ def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0) -> 
             name: float(t["correct"][:, k].mean()) for k, name in enumerate(presentations)
         },
         "all_correct": float(t["correct"].all(axis=1).mean()) if len(t["level"]) else None,
+        "attempts": max((len(row[0].attempts) for row in evaluation.observations), default=0) or 1,
     }
+    if len(presentations) > 1 and len(t["level"]):
+        # seeds/004 §2: family consistency (base and every reformulation right) and, per
+        # transformation, base and that reformulation right.
+        summary["family_consistency"] = stats.family_consistency(
+            t["correct"][:, 0], t["correct"][:, 1:])
+        summary["consistency_by_presentation"] = dict(zip(
+            presentations[1:],
+            stats.per_transformation_consistency(t["correct"][:, 0], t["correct"][:, 1:]).tolist()))
     if len(presentations) > 1 and len(t["level"]):
         summary["mcnemar"] = {
             name: _pair(t, np.arange(len(t["level"])), 0, k)["mcnemar"]
@@ -140,7 +149,13 @@ def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0) -> 
             k = presentations.index("repeat")
             first = [o[0].parsed.answer for o in evaluation.observations]
             again = [o[k].parsed.answer for o in evaluation.observations]
-            summary["repeat_agreement"] = stats.repeat_agreement(first, again)  # App. H
+            repeat = stats.repeat_agreement(first, again)  # App. H
+            summary["repeat_agreement"] = repeat
+            others = [n for n in presentations[1:] if n != "repeat"]
+            if others and repeat is not None:
+                pooled = _pair(t, np.arange(len(t["level"])), 0, presentations.index(others[0]))
+                if pooled["invariance"] is not None:
+                    summary["invariance_minus_repeat"] = pooled["invariance"] - repeat
         inv = [lv["pairs"][presentations[1]]["invariance"] for lv in levels]
         pairs = [lv["pairs"][presentations[1]]["jointly_parsed"] for lv in levels]
         if all(v is not None for v in inv):

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pytest_competence.models import Model
 from pytest_competence.strategies import Family, Item, Parsed, Prompt
 
-__all__ = ["Evaluation", "ModelProtocolError", "Observation", "evaluate"]
+__all__ = ["Evaluation", "ModelProtocolError", "Observation", "evaluate", "majority"]
 
 
 class ModelProtocolError(RuntimeError):
@@ -27,6 +27,7 @@ class Observation:
     prompt: Prompt
     raw: str | None
     parsed: Parsed
+    attempts: tuple[tuple[str | None, Parsed], ...] = ()  # every attempt, when N > 1
 
     @property
     def valid(self) -> bool:
@@ -63,9 +64,35 @@ def _observe(family: Family, prompt: Prompt, answer: object) -> Observation:
     return Observation(prompt, answer, family.parse(answer))
 
 
-def evaluate(family: Family, items: Sequence[Item], model: Model) -> Evaluation:
-    """Send every prompt of ``items`` to ``model`` in one batch and parse every answer."""
-    prompts = [p for item in items for p in item.prompts]
+def majority(prompt: Prompt, tries: Sequence[Observation]) -> Observation:
+    """One observation from N attempts: the strict-majority answer (seeds/002 §3.6), else invalid.
+
+    Every attempt is kept on the observation; ``raw`` is the first attempt that gave the
+    winning answer (or the first attempt, when none won).
+    """
+    from pytest_competence.stats import majority_vote
+
+    answers = [o.parsed.answer for o in tries]
+    winner = majority_vote(answers)
+    attempts = tuple((o.raw, o.parsed) for o in tries)
+    if winner is None:
+        shown = ", ".join("invalid" if a is None else a for a in answers)
+        parsed = Parsed(None, f"no majority over {len(tries)} attempts ({shown})")
+        return Observation(prompt, tries[0].raw, parsed, attempts)
+    raw = next(o.raw for o in tries if o.parsed.answer == winner)
+    return Observation(prompt, raw, Parsed(winner), attempts)
+
+
+def evaluate(family: Family, items: Sequence[Item], model: Model, attempts: int = 1) -> Evaluation:
+    """Send every prompt of ``items`` to ``model`` in one batch and parse every answer.
+
+    With ``attempts = N > 1`` each prompt is sent N times in the same batch (``Prompt.attempt``
+    tells them apart) and the observation is the majority over the N parsed answers.
+    """
+    prompts = [
+        replace(p, attempt=k) if k else p
+        for item in items for p in item.prompts for k in range(attempts)
+    ]
     start = time.perf_counter()
     answers = list(model.generate(prompts)) if prompts else []
     seconds = time.perf_counter() - start
@@ -77,5 +104,10 @@ def evaluate(family: Family, items: Sequence[Item], model: Model) -> Evaluation:
     observations = []
     it = iter(answers)
     for item in items:
-        observations.append(tuple(_observe(family, p, next(it)) for p in item.prompts))
-    return Evaluation(model.name, family, tuple(items), tuple(observations), 1, seconds)
+        row = []
+        for p in item.prompts:
+            tries = [_observe(family, p, next(it)) for _ in range(attempts)]
+            row.append(tries[0] if attempts == 1 else majority(p, tries))
+        observations.append(tuple(row))
+    return Evaluation(model.name, family, tuple(items), tuple(observations), 1, seconds,
+                      {"attempts": attempts})

@@ -39,6 +39,10 @@ def _record(o: Observation) -> dict[str, Any]:
         "gold": p.gold,
         "correct": o.correct,
         "answer_space": list(p.answer_space),
+        "attempts": [
+            {"raw": raw, "parsed": parsed.answer, "valid": parsed.valid, "reason": parsed.reason}
+            for raw, parsed in o.attempts
+        ],
     }
 
 
@@ -91,7 +95,8 @@ def evaluation_from_records(
         if current and current[0].prompt.instance_id != r["instance_id"]:
             close()
             current = []
-        current.append(Observation(prompt, r["raw"], Parsed(r["parsed"], r["reason"])))
+        attempts = tuple((a["raw"], Parsed(a["parsed"], a["reason"])) for a in r["attempts"])
+        current.append(Observation(prompt, r["raw"], Parsed(r["parsed"], r["reason"]), attempts))
     close()
     return Evaluation(model, ArchivedFamily(family, description, answer_space), tuple(items),
                       tuple(observations))

@@ -164,7 +164,7 @@ class CompetenceRun:
             from pytest_competence.evaluate import evaluate
 
             items = self._session.design(self.spec)
-            self._evaluation = evaluate(self.spec.family, items, self.model)
+            self._evaluation = evaluate(self.spec.family, items, self.model, self.spec.attempts)
         return self._evaluation
 
     @property
@@ -197,8 +197,11 @@ class CompetenceRun:
             test=test,
             condition=str(self.spec.condition),
             design={"levels": list(self.spec.levels), "pairs": self.spec.pairs,
-                    "seed": self.spec.seed, "require": self.spec.require},
+                    "seed": self.spec.seed, "require": self.spec.require,
+                    "attempts": self.spec.attempts},
             failing_case=failing_case(self.spec.condition, self.evaluation, self.profiles),
             records_file=self._session.write_records(nodeid, records(self.evaluation)),
         )
-        return result
+        # Plain JSON types only: the result crosses to the xdist controller through execnet,
+        # which refuses numpy scalars, and must equal what an archive reloads.
+        return json.loads(json.dumps(result))

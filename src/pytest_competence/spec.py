@@ -17,13 +17,14 @@ from pytest_competence.strategies import FAMILIES, Family, InvalidArgument, fami
 __all__ = ["DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
 
 #: Marker keywords that shape the design rather than the family.
-DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require")
+DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts")
 
 _DEFAULTS: dict[str, Any] = {
     "pairs": 200,
     "seed": 1,
     "presentations": ("original", "equivalent"),
     "require": "strict",
+    "attempts": 1,
 }
 
 
@@ -47,6 +48,7 @@ class CompetenceSpec:
     condition: Condition
     key: tuple = field(compare=False, default=())  # identifies the design, for sharing it
     require: object = "strict"  # as declared, so an archive can rebuild the condition
+    attempts: int = 1  # sends per prompt; the observation is their majority (seeds/002 §3.6)
 
     def design(self):  # noqa: ANN201 - list[Item]
         return self.family.design(
@@ -105,9 +107,15 @@ def spec_from_marker(
     if check is not None:
         check(levels=design["levels"], pairs=design["pairs"], seed=design["seed"],
               presentations=presentations)
+    attempts = design["attempts"]
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise InvalidArgument(
+            f"Expected attempts to be a positive integer (sends per prompt, majority-voted), "
+            f"but got attempts={attempts!r}; seeds/002 uses attempts=5"
+        )
     condition = parse_condition(design["require"])
     levels = tuple(design["levels"])
     presentations = tuple(presentations)
     key = (key_family, levels, design["pairs"], design["seed"], presentations)
     return CompetenceSpec(instance, levels, design["pairs"], design["seed"], presentations,
-                          condition, key, design["require"])
+                          condition, key, design["require"], attempts)
