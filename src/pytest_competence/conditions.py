@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_competence.evaluate import Evaluation
-from pytest_competence.profile import METRICS, LevelProfile
+from pytest_competence.profile import METRICS, SUMMARY_METRICS, LevelProfile, kappa_bar
 from pytest_competence.strategies import AnswerMap, InvalidArgument
 
 __all__ = ["CompetenceFailure", "Condition", "Threshold", "failing_case", "parse_condition"]
@@ -47,6 +47,11 @@ class Threshold:
         scope = f" for n {self.scope_op} {self.scope}" if self.scope_op else ""
         return f"{self.metric} {self.op} {self.value:g}{scope}"
 
+    @property
+    def summary(self) -> bool:
+        """Whether the figure belongs to the whole grid (κ̄) rather than to each level."""
+        return self.metric in SUMMARY_METRICS
+
     def applies(self, level: int) -> bool:
         return self.scope_op is None or _OPS[self.scope_op](level, self.scope)
 
@@ -57,34 +62,45 @@ class Threshold:
 
 @dataclass(frozen=True)
 class Condition:
-    """``strict``, or a conjunction of :class:`Threshold` s."""
+    """The strict condition, thresholds (:class:`Threshold`), or both: all must hold."""
 
     thresholds: tuple[Threshold, ...] = ()
-
-    @property
-    def strict(self) -> bool:
-        return not self.thresholds
+    strict: bool = True
 
     def __str__(self) -> str:
-        if self.strict:
-            return "strict: C_0 = … = C_K = 1 on every instance at every level"
-        return " and ".join(map(str, self.thresholds))
+        parts = ["strict: C_0 = … = C_K = 1 on every instance at every level"] if self.strict else []
+        return " and ".join(parts + [str(t) for t in self.thresholds])
+
+    def with_gates(self, gates: Sequence[str]) -> Condition:
+        """This condition and the configured gates (``competence_require`` ini lines)."""
+        extra = tuple(_threshold(g) for g in gates if g.strip())
+        return Condition(self.thresholds + extra, self.strict) if extra else self
 
     def violations(self, profiles: Sequence[LevelProfile]) -> list[tuple[str, LevelProfile]]:
         """``(what failed, level)`` pairs, smallest level first."""
         out = []
         for p in profiles:
-            if self.strict:
-                if p.failing:
-                    out.append((f"{len(p.failing)} of {p.instances} instances fail "
-                                f"(all-correct {p.all_correct:.1%})", p))
-                continue
+            if self.strict and p.failing:
+                out.append((f"{len(p.failing)} of {p.instances} instances fail "
+                            f"(all-correct {p.all_correct:.1%})", p))
             for t in self.thresholds:
+                if t.summary:
+                    continue
                 if t.applies(p.level) and not t.holds(p):
                     value = p.metric(t.metric)
                     shown = "undefined" if value is None else f"{value:.4f}"
                     out.append((f"{t.metric} = {shown}, required {t.op} {t.value:g}", p))
-        return sorted(out, key=lambda v: v[1].level)
+        out.sort(key=lambda v: v[1].level)
+        for t in self.thresholds:
+            if t.summary and profiles:
+                value = kappa_bar(list(profiles))
+                if value is None or not _OPS[t.op](value, t.value):
+                    shown = "undefined" if value is None else f"{value:.4f}"
+                    # Reported at the level with the lowest κ_n: where the grid is weakest.
+                    worst = min(profiles, key=lambda p: (p.kappa is None, p.kappa or 0.0))
+                    out.append((f"{t.metric} = {shown} over the grid, required {t.op} "
+                                f"{t.value:g}", worst))
+        return out
 
     def check(self, evaluation: Evaluation, profiles: Sequence[LevelProfile]) -> None:
         """Raise :class:`CompetenceFailure` with a readable report if the condition fails."""
@@ -99,7 +115,8 @@ def parse_condition(require: object) -> Condition:
         return Condition()
     items = [require] if isinstance(require, str) else require
     if isinstance(items, (list, tuple)) and items and all(isinstance(r, str) for r in items):
-        return Condition(tuple(_threshold(r) for r in items))
+        strict = "strict" in items
+        return Condition(tuple(_threshold(r) for r in items if r != "strict"), strict)
     raise InvalidArgument(
         f"Expected require='strict' or threshold strings such as "
         f"'robust_correct >= 0.95 for n <= 128', but got require={require!r}"
@@ -113,10 +130,15 @@ def _threshold(text: str) -> Threshold:
             f"Cannot read require={text!r}; write 'METRIC OP VALUE' with an optional "
             f"'for n OP SIZE', e.g. 'robust_correct >= 0.95 for n <= 128'"
         )
-    if m["metric"] not in METRICS:
+    if m["metric"] not in METRICS and m["metric"] not in SUMMARY_METRICS:
         raise InvalidArgument(
             f"Unknown metric {m['metric']!r} in require={text!r}; expected one of "
-            f"{', '.join(METRICS)}"
+            f"{', '.join([*METRICS, *SUMMARY_METRICS])}"
+        )
+    if m["metric"] in SUMMARY_METRICS and m["scope"]:
+        raise InvalidArgument(
+            f"{m['metric']} is a figure of the whole grid; drop the 'for n ...' scope in "
+            f"require={text!r}, or require kappa per level instead"
         )
     scope = int(m["scope"]) if m["scope"] else None
     return Threshold(m["metric"], m["op"], float(m["value"]), m["scope_op"], scope)

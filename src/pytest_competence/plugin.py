@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 MARKER_HELP = (
     "competence(family='ordering', *, levels, pairs=200, seed=1, "
-    "presentations=('original', 'equivalent'), require='strict', **family_options): "
+    "presentations=('original', 'equivalent'), require='strict', attempts=1, "
+    "regression_margin=None, **family_options): "
     "evaluate the test's models on a competence design and assert the condition"
 )
 
@@ -48,6 +49,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--competence-markdown", metavar="PATH", default=None,
                     dest="competence_markdown",
                     help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)")
+    group.addoption("--competence-baseline", metavar="SPEC_OR_JSON", default=None,
+                    dest="competence_baseline",
+                    help="Fail a test only on a significant regression against this model (a "
+                    "spec or alias) or archived results (a --competence-json file)")
+    group.addoption("--competence-report-only", action="store_true", default=False,
+                    dest="competence_report_only",
+                    help="Evaluate and report every condition and gate, but do not fail tests")
+    parser.addini("competence_require", type="linelist", default=[],
+                  help="Gates for every competence test, one per line, e.g. "
+                  "'robust_correct >= 0.95 for n <= 128' or 'kappa_bar >= 0.6'")
+    parser.addini("competence_alpha", default="0.05",
+                  help="Significance level of the regression gate, after Holm (default: 0.05)")
+    parser.addini("competence_regression_margin", default="0",
+                  help="Accuracy drop the regression gate tolerates (default: 0)")
     parser.addini(
         "competence_bootstrap",
         default="2000",
@@ -171,9 +186,15 @@ def competence(request: pytest.FixtureRequest, competence_model: Model) -> Compe
     names = _overridable(marker)
     overrides = {k: v for k, v in params.items() if k in names}
     run = CompetenceRun(_spec(request.node, marker, overrides), competence_model,
-                        request.config.stash[STATE])
+                        request.config.stash[STATE], _test_id(request.node))
     request.node.stash[RUN] = run
     return run
+
+
+def _test_id(item: pytest.Item) -> str:
+    """The node id with the model replaced by ``*``: what all models of a test share."""
+    spec = item.callspec.getparam("competence_model")  # type: ignore[attr-defined]
+    return item.nodeid.replace(spec, "*", 1)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -190,19 +211,18 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         return result
     from pytest_competence.conditions import CompetenceFailure
     from pytest_competence.evaluate import ModelProtocolError
+    from pytest_competence.gate import BaselineError
 
     message = None
-    if isinstance(from_body, ModelProtocolError):
+    if isinstance(from_body, (ModelProtocolError, BaselineError)):
         message, from_body = str(from_body), None
     elif from_body is None and not run.checked:
         try:
             run.check()
-        except (CompetenceFailure, ModelProtocolError) as exc:
+        except (CompetenceFailure, ModelProtocolError, BaselineError) as exc:
             message = str(exc)
     if run.evaluated:
-        spec = pyfuncitem.callspec.getparam("competence_model")
-        test = pyfuncitem.nodeid.replace(spec, "*", 1) if "[" in pyfuncitem.nodeid else pyfuncitem.nodeid
-        data = run.result(pyfuncitem.nodeid, test)
+        data = run.result(pyfuncitem.nodeid, run.test)
         pyfuncitem.stash[RESULT] = data
         for key, value in _junit_properties(data):
             pyfuncitem.user_properties.append((key, value))

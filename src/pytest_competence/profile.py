@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pytest_competence import stats
 from pytest_competence.evaluate import Evaluation, Observation
 
-__all__ = ["METRICS", "LevelProfile", "profile"]
+__all__ = ["METRICS", "SUMMARY_METRICS", "LevelProfile", "kappa_bar", "profile"]
 
 #: Figures a requirement can name, with what each means.
 METRICS: dict[str, str] = {
@@ -26,6 +27,12 @@ METRICS: dict[str, str] = {
     "accuracy": "mean over presentations of all-prompt accuracy (invalid counts wrong)",
     "coverage": "lowest valid-answer rate over presentations",
     "all_correct": "share of instances meeting C_0 = … = C_K = 1 (invalid counts wrong)",
+    "kappa": "κ_n of the original and the second presentation (undefined for constant answers)",
+}
+
+#: Figures of the whole grid rather than of one level.
+SUMMARY_METRICS: dict[str, str] = {
+    "kappa_bar": "κ̄, the mean of the defined κ_n over the grid (seeds/000 §3.2)",
 }
 
 
@@ -43,6 +50,7 @@ class LevelProfile:
     coverage_by_presentation: Mapping[str, float]
     all_correct: float
     failing: tuple[int, ...]  # indices into the evaluation's items
+    kappa: float | None = None  # first pair, seeds/000 §3.2
 
     @property
     def invariance(self) -> float | None:
@@ -92,6 +100,13 @@ def _level(level: int, rows: list[tuple[int, tuple[Observation, ...]]]) -> Level
             robust += hits == len(obs)
             shared += hits == 0
     total = len(rows)
+    kappa = None
+    if len(presentations) > 1:
+        pairs = [(a, b) for _, (a, b, *_) in rows if a.valid and b.valid]
+        if pairs:
+            invariance = sum(a.correct == b.correct for a, b in pairs) / len(pairs)
+            yes = sum((a.parsed.answer == "yes") + (b.parsed.answer == "yes") for a, b in pairs)
+            kappa = stats.kappa(invariance, yes / (2 * len(pairs)))
 
     def share(k: int) -> float | None:
         return k / joint if joint else None
@@ -107,6 +122,7 @@ def _level(level: int, rows: list[tuple[int, tuple[Observation, ...]]]) -> Level
         coverage_by_presentation={p: valid[p] / total for p in presentations},
         all_correct=(total - len(failing)) / total,
         failing=tuple(failing),
+        kappa=kappa,
     )
 
 
@@ -116,3 +132,8 @@ def profile(evaluation: Evaluation, by: str = "n") -> list[LevelProfile]:
     for index, (item, obs) in enumerate(zip(evaluation.items, evaluation.observations)):
         groups.setdefault(item.params[by], []).append((index, obs))
     return [_level(level, rows) for level, rows in groups.items()]
+
+
+def kappa_bar(profiles: list[LevelProfile]) -> float | None:
+    """κ̄ over the grid: the mean of the defined κ_n (seeds/000 §3.2)."""
+    return stats.kappa_bar([p.kappa for p in profiles])

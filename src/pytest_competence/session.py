@@ -42,6 +42,12 @@ class CompetenceSession:
         self.json_path = config.getoption("competence_json")
         self.html_path = config.getoption("competence_html")
         self.markdown_path = config.getoption("competence_markdown")
+        self.report_only = bool(config.getoption("competence_report_only"))
+        self.gates = [g for g in config.getini("competence_require") if g.strip()]
+        self.baseline = config.getoption("competence_baseline")
+        self.alpha = float(config.getini("competence_alpha"))
+        self.margin = float(config.getini("competence_regression_margin"))
+        self.evaluations: dict[tuple, Evaluation] = {}
         worker = getattr(config, "workerinput", None)
         self.is_worker = worker is not None
         self.parts: Path | None = None
@@ -74,6 +80,15 @@ class CompetenceSession:
             # fail with the message alone (outside the except: no chained repeat).
             pytest.fail(message, pytrace=False)
         return self.models[spec]
+
+    def evaluate(self, spec: CompetenceSpec, model: Model) -> Evaluation:
+        """``model`` on ``spec``'s design, once per process (a baseline serves every candidate)."""
+        from pytest_competence.evaluate import evaluate
+
+        key = (spec.key, spec.attempts, model.name)
+        if key not in self.evaluations:
+            self.evaluations[key] = evaluate(spec.family, self.design(spec), model, spec.attempts)
+        return self.evaluations[key]
 
     def design(self, spec: CompetenceSpec) -> list:
         # Several models (and several tests) share one design: generate it once per process.
@@ -150,21 +165,23 @@ class CompetenceRun:
     called explicitly).
     """
 
-    def __init__(self, spec: CompetenceSpec, model: Model, session: CompetenceSession) -> None:
+    def __init__(self, spec: CompetenceSpec, model: Model, session: CompetenceSession,
+                 test: str = "") -> None:
         self.spec = spec
         self.model = model
+        self.test = test
         self._session = session
+        self.condition = spec.condition.with_gates(session.gates)
         self._evaluation: Evaluation | None = None
         self._profiles: list[LevelProfile] | None = None
+        self._gate: dict[str, Any] | None | bool = False
         self.checked = False
+        self.condition_met: bool | None = None
 
     @property
     def evaluation(self) -> Evaluation:
         if self._evaluation is None:
-            from pytest_competence.evaluate import evaluate
-
-            items = self._session.design(self.spec)
-            self._evaluation = evaluate(self.spec.family, items, self.model, self.spec.attempts)
+            self._evaluation = self._session.evaluate(self.spec, self.model)
         return self._evaluation
 
     @property
@@ -180,11 +197,58 @@ class CompetenceRun:
             self._profiles = profile(self.evaluation)
         return self._profiles
 
+    @property
+    def gate(self) -> dict[str, Any] | None:
+        """The regression gate against ``--competence-baseline``; ``None`` without one."""
+        if self._gate is False:
+            self._gate = self._compare_with_baseline()
+        return self._gate  # type: ignore[return-value]
+
+    def _compare_with_baseline(self) -> dict[str, Any] | None:
+        baseline = self._session.baseline
+        if not baseline:
+            return None
+        from pytest_competence.analysis import instance_table
+        from pytest_competence.gate import baseline_from_document, compare_with_baseline
+
+        table = instance_table(self.evaluation)
+        presentations = list(self.evaluation.presentations)
+        if baseline.endswith(".json"):
+            ids = [item.id for item in self.evaluation.items]
+            name, correct = baseline_from_document(baseline, self.test, ids)
+        else:
+            model = self._session.model(baseline)
+            if model.name == self.model.name:
+                return None  # the baseline itself
+            base = instance_table(self._session.evaluate(self.spec, model))
+            name = model.name
+            correct = {p: base["correct"][:, k] for k, p in enumerate(presentations)}
+        return compare_with_baseline(
+            table["correct"], table["level"], presentations, correct, name=name,
+            alpha=self._session.alpha, margin=self.spec.regression_margin
+            if self.spec.regression_margin is not None else self._session.margin,
+            bootstrap=self._session.bootstrap, seed=self.spec.seed,
+        )
+
     def check(self) -> None:
-        """Assert the declared condition; raises ``CompetenceFailure`` with a failing case."""
+        """Assert the declared condition and the regression gate; raise ``CompetenceFailure``.
+
+        With ``--competence-report-only`` the verdict is recorded for the reports instead.
+        """
         __tracebackhide__ = True
+        from pytest_competence.conditions import CompetenceFailure, failure_message
+        from pytest_competence.gate import regression_message
+
         self.checked = True
-        self.spec.condition.check(self.evaluation, self.profiles)
+        messages = []
+        if self.condition.violations(self.profiles):
+            messages.append(failure_message(self.condition, self.evaluation, self.profiles))
+        gate = self.gate
+        if gate and gate["regressions"]:
+            messages.append(regression_message(gate))
+        self.condition_met = not messages
+        if messages and not self._session.report_only:
+            raise CompetenceFailure("\n\n".join(messages))
 
     def result(self, nodeid: str, test: str) -> dict[str, Any]:
         """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""
@@ -195,11 +259,14 @@ class CompetenceRun:
         result = analyze(self.evaluation, bootstrap=self._session.bootstrap, seed=self.spec.seed)
         result.update(
             test=test,
-            condition=str(self.spec.condition),
+            condition=str(self.condition),
+            condition_met=self.condition_met,
+            report_only=self._session.report_only,
+            gate=self.gate if self.checked else None,
             design={"levels": list(self.spec.levels), "pairs": self.spec.pairs,
                     "seed": self.spec.seed, "require": self.spec.require,
-                    "attempts": self.spec.attempts},
-            failing_case=failing_case(self.spec.condition, self.evaluation, self.profiles),
+                    "gates": self._session.gates, "attempts": self.spec.attempts},
+            failing_case=failing_case(self.condition, self.evaluation, self.profiles),
             records_file=self._session.write_records(nodeid, records(self.evaluation)),
         )
         # Plain JSON types only: the result crosses to the xdist controller through execnet,

@@ -17,7 +17,8 @@ from pytest_competence.strategies import FAMILIES, Family, InvalidArgument, fami
 __all__ = ["DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
 
 #: Marker keywords that shape the design rather than the family.
-DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts")
+DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts",
+               "regression_margin")
 
 _DEFAULTS: dict[str, Any] = {
     "pairs": 200,
@@ -25,6 +26,7 @@ _DEFAULTS: dict[str, Any] = {
     "presentations": ("original", "equivalent"),
     "require": "strict",
     "attempts": 1,
+    "regression_margin": None,
 }
 
 
@@ -49,6 +51,7 @@ class CompetenceSpec:
     key: tuple = field(compare=False, default=())  # identifies the design, for sharing it
     require: object = "strict"  # as declared, so an archive can rebuild the condition
     attempts: int = 1  # sends per prompt; the observation is their majority (seeds/002 §3.6)
+    regression_margin: float | None = None  # the gate's margin; None: the ini default
 
     def design(self):  # noqa: ANN201 - list[Item]
         return self.family.design(
@@ -113,9 +116,16 @@ def spec_from_marker(
             f"Expected attempts to be a positive integer (sends per prompt, majority-voted), "
             f"but got attempts={attempts!r}; seeds/002 uses attempts=5"
         )
+    margin = design["regression_margin"]
+    if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))
+                               or not 0 <= margin < 1):
+        raise InvalidArgument(
+            f"Expected regression_margin to be an accuracy difference in [0, 1), e.g. 0.02, "
+            f"but got regression_margin={margin!r}"
+        )
     condition = parse_condition(design["require"])
     levels = tuple(design["levels"])
     presentations = tuple(presentations)
     key = (key_family, levels, design["pairs"], design["seed"], presentations)
     return CompetenceSpec(instance, levels, design["pairs"], design["seed"], presentations,
-                          condition, key, design["require"], attempts)
+                          condition, key, design["require"], attempts, margin)

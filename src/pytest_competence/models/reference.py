@@ -16,6 +16,9 @@ optional ``?key=value&…`` parameters, e.g. ``ref:threshold?n=64``.
                    converse wording and negation: right on original prompts only.
 ``names-order``    answers from the order of the names line: right only when that line is
                    in chain order (the App. F.3 artifact).
+``noisy``          ideal, but each prompt's answer flipped with probability ``p`` (default
+                   0.1), fixed by ``seed`` and the text: two seeds are two equally good
+                   models, two rates a better and a worse one (for gating).
 ``threshold``      ideal on prompts with at most ``n`` people; beyond that, wrong whenever a
                    premise is worded other than with the forward phrase — correct up to a
                    size, presentation-dependent beyond it.
@@ -179,13 +182,26 @@ def _constant(value: str) -> Callable[..., Callable[[str], str]]:
     return make
 
 
+def _uniform(seed: str, text: str) -> float:
+    """A uniform number in [0, 1) fixed by ``seed`` and the prompt text: repeatable noise."""
+    digest = hashlib.blake2b(f"{seed}:{text}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
 def _coin(seed: str = "0", p: str = "0.5") -> Callable[[str], str]:
     rate = _number("p", p, 0.0, 1.0)
-    key = f"{seed}:".encode()
+    return lambda text: _yes(_uniform(seed, text) < rate)
+
+
+def _noisy(p: str = "0.1", seed: str = "0") -> Callable[[str], str]:
+    rate = _number("p", p, 0.0, 1.0)
 
     def answer(text: str) -> str:
-        digest = hashlib.blake2b(key + text.encode(), digest_size=8).digest()
-        return _yes(int.from_bytes(digest, "big") / 2**64 < rate)
+        t = read_ordering(text)
+        if t is None:
+            return UNREADABLE
+        right = _ideal(t)
+        return right if _uniform(seed, text) >= rate else ("no" if right == "yes" else "yes")
 
     return answer
 
@@ -222,6 +238,7 @@ POLICIES: dict[str, Callable[..., Callable[[str], str]]] = {
     "forward-reader": lambda: _reading(_forward_reader),
     "names-order": lambda: _reading(_names_order),
     "threshold": _threshold,
+    "noisy": _noisy,
 }
 
 

@@ -69,7 +69,8 @@ def recompute(document: dict[str, Any], *, bootstrap: int | None = None) -> dict
             evaluation = evaluation_from_records(r["model"], r["family"], r["records"])
             B = bootstrap if bootstrap is not None else r["summary"].get("bootstrap", {}).get("B", 0)
             r.update(analyze(evaluation, bootstrap=B, seed=r["design"]["seed"]))
-            condition = parse_condition(r["design"]["require"])
+            condition = parse_condition(r["design"]["require"]).with_gates(
+                r["design"].get("gates", []))
             r["failing_case"] = failing_case(condition, evaluation, profile(evaluation))
         results.append(r)
     first = next((c["bootstrap"]["B"] for c in document.get("comparisons", [])), 2000)

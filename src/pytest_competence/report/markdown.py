@@ -20,7 +20,11 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     """One section per test × model with its verdict and per-level profile, then comparisons."""
     out = ["## Competence profiles", ""]
     for r in document["results"]:
-        verdict = "✅ pass" if r.get("outcome") == "passed" else f"❌ {r.get('outcome', '?')}"
+        met = r.get("condition_met")
+        if r.get("report_only") and r.get("outcome") == "passed":
+            verdict = "✅ pass" if met else "❌ fail (report only)"
+        else:
+            verdict = "✅ pass" if r.get("outcome") == "passed" else f"❌ {r.get('outcome', '?')}"
         s = r["summary"]
         out += [
             f"### `{_cell(r['nodeid'])}` — {verdict}",
@@ -42,8 +46,19 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 f"{_num(lv['coverage'])} | {_num(lv['all_correct'])} |"
             )
         case = r.get("failing_case")
-        if case:
-            out += ["", f"First failing level n={case['level']}: {_cell(case['what'])}."]
+        out += ["", f"- Condition ({_cell(r['condition'])}): "
+                + (f"❌ first failing level n={case['level']}: {_cell(case['what'])}"
+                   if case else "✅ holds at every level")]
+        gate = r.get("gate")
+        if gate:
+            found = gate["regressions"]
+            out.append(
+                f"- Regression gate against `{_cell(gate['baseline'])}` (Holm α {gate['alpha']:g}, "
+                f"margin {gate['margin']:g}): "
+                + ("✅ no significant regression" if not found else "❌ " + "; ".join(
+                    f"n={g['n']} accuracy[{g['presentation']}] {g['candidate']:.3f} vs "
+                    f"{g['baseline']:.3f} (p_holm {g['p_holm']:.3g})" for g in found))
+            )
         out.append("")
     for block in document.get("comparisons", []):
         out += [f"### Models against `{_cell(block['reference'])}` on `{_cell(block['test'])}`", "",

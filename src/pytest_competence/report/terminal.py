@@ -20,7 +20,45 @@ def _p(value: float) -> str:
 
 
 def _verdict(r: Mapping[str, Any]) -> str:
+    """PASS/FAILED by pytest's outcome; by the condition itself in report-only runs."""
+    if r.get("report_only") and r.get("outcome") == "passed":
+        return "PASS" if r.get("condition_met") else "FAIL (report only)"
     return "PASS" if r.get("outcome") == "passed" else str(r.get("outcome", "?")).upper()
+
+
+def _met(r: Mapping[str, Any]) -> bool:
+    met = r.get("condition_met")
+    return r.get("outcome") == "passed" if met is None else bool(met)
+
+
+def _matrix(results: list[Mapping[str, Any]], order: list[str]) -> list[str]:
+    """Which suite catches which model: tests as rows, models as columns (given order first)."""
+    models = list(dict.fromkeys([m for m in order if any(r["model"] == m for r in results)]
+                                + [r["model"] for r in results]))
+    tests = list(dict.fromkeys(r["test"] for r in results))
+    if len(models) < 2:
+        return []
+    cell = {(r["test"], r["model"]): "pass" if _met(r) else "FAIL" for r in results}
+    rows = [["test", *models]] + [
+        [t, *(cell.get((t, m), "—") for m in models)] for t in tests]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["which suite catches which model (the condition and gates, per test × model):"]
+    lines += ["    " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return lines
+
+
+def _gate(r: Mapping[str, Any]) -> list[str]:
+    gate = r.get("gate")
+    if not gate:
+        return []
+    found = gate["regressions"]
+    verdict = f"{len(found)} significant regression(s)" if found else "no significant regression"
+    lines = [f"    against baseline {gate['baseline']}: {verdict} "
+             f"(Holm α {gate['alpha']:g}, margin {gate['margin']:g})"]
+    for g in found:
+        lines.append(f"      n={g['n']} accuracy[{g['presentation']}] {g['candidate']:.3f} vs "
+                     f"{g['baseline']:.3f}, Δ {g['delta']:+.3f}, p_holm={_p(g['p_holm'])}")
+    return lines
 
 
 def _headline(r: Mapping[str, Any]) -> str:
@@ -73,6 +111,8 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
         lines.append(f"{r['nodeid']}  {_verdict(r)}  ({r['condition']})")
         lines.append(f"    {_headline(r)}")
         lines.extend(_table(r))
+        lines.extend(_gate(r))
+    lines.extend(_matrix(list(document["results"]), list(document.get("models", []))))
     for block in document.get("comparisons", []):
         lines.append(f"{block['test']}: models against {block['reference']} "
                      f"(McNemar on all prompts, Holm across models)")
