@@ -60,7 +60,8 @@ def _pair(t: Mapping[str, np.ndarray], rows: np.ndarray, a: int, b: int) -> dict
         "invariance": invariance,
         "strict_invariance": agree / len(rows) if len(rows) else None,
         "yes_rate": yes_rate,
-        "kappa": None if invariance is None else stats.kappa(invariance, yes_rate),
+        "kappa": None if invariance is None or yes_rate is None
+        else stats.kappa(invariance, yes_rate),
         "consistency": float((ca & cb).mean()) if len(rows) else None,
         "mcnemar": {"b": test.b, "c": test.c, "statistic": test.statistic,
                     "method": test.method, "p_value": test.p_value},
@@ -78,8 +79,9 @@ def _level(p: LevelProfile, t: Mapping[str, np.ndarray], presentations: Sequence
         name: list(stats.wilson_interval(int(correct[:, k].sum()), len(rows)))
         for k, name in enumerate(presentations)
     }
-    out["mean_accuracy_joint"] = (
-        None if p.joint == 0 else p.robust_correct + p.presentation_dependent / 2  # eq. (2)
+    out["mean_accuracy_joint"] = (  # eq. (2): R + U/2 on the jointly parsed support
+        None if p.robust_correct is None or p.presentation_dependent is None
+        else p.robust_correct + p.presentation_dependent / 2
     )
     out["strict_invariance"] = (
         int((joint_rows & (correct.all(axis=1) | ~correct.any(axis=1))).sum()) / len(rows)

@@ -53,7 +53,9 @@ class Threshold:
         return self.metric in SUMMARY_METRICS
 
     def applies(self, level: int) -> bool:
-        return self.scope_op is None or _OPS[self.scope_op](level, self.scope)
+        if self.scope_op is None or self.scope is None:
+            return True
+        return _OPS[self.scope_op](level, self.scope)
 
     def holds(self, p: LevelProfile) -> bool:
         value = p.metric(self.metric)

@@ -250,13 +250,15 @@ def _junit_properties(result: dict[str, Any]) -> list[tuple[str, object]]:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Generator:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if call.when == "call":
         data = item.stash.get(RESULT, None)
         if data is not None:
             # A JSON-able attribute travels with the report to the xdist controller.
-            report.competence = data
+            report.competence = data  # type: ignore[attr-defined]
     return report
 
 
