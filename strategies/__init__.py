@@ -7,18 +7,24 @@ collide in users' environments). Depends on numpy, and on Hypothesis for the str
 from __future__ import annotations
 
 from ._core import AnswerMap, Family, InvalidArgument, Item, Parsed, Prompt, parse_choice
+from .horn import HORN_PRESENTATIONS, Horn, HornInstance
 from .ordering import CELLS, PRESENTATIONS, SYSTEM_PROMPT, Ordering, OrderingInstance, OrderingView
+from .reformulations import CATEGORIES, Reformulations
 from .vocabularies import CATALOG, GROUPS, Phrase, Vocabulary, vocabulary
 
 __all__ = [
     "CATALOG",
+    "CATEGORIES",
     "CELLS",
     "FAMILIES",
     "GROUPS",
+    "HORN_PRESENTATIONS",
     "PRESENTATIONS",
     "SYSTEM_PROMPT",
     "AnswerMap",
     "Family",
+    "Horn",
+    "HornInstance",
     "InvalidArgument",
     "Item",
     "Ordering",
@@ -27,6 +33,7 @@ __all__ = [
     "Parsed",
     "Phrase",
     "Prompt",
+    "Reformulations",
     "Vocabulary",
     "family",
     "parse_choice",
@@ -34,7 +41,7 @@ __all__ = [
 ]
 
 #: Family constructors by name, as markers and ``competence generate`` refer to them.
-FAMILIES: dict[str, type] = {"ordering": Ordering}
+FAMILIES: dict[str, type] = {"ordering": Ordering, "horn": Horn, "reformulations": Reformulations}
 
 
 def family(name: str, **options: object) -> Family:

@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
 
 __all__ = [
     "AnswerMap",
@@ -19,7 +22,11 @@ __all__ = [
     "Item",
     "Parsed",
     "Prompt",
+    "Transform",
+    "check_presentations",
+    "compose",
     "parse_choice",
+    "stream_rng",
 ]
 
 
@@ -67,6 +74,42 @@ class AnswerMap:
 
 
 IDENTITY = AnswerMap()
+
+
+@dataclass(frozen=True)
+class Transform:
+    """One composable change of presentation; ``answer_map`` declares its effect on the gold.
+
+    A family names its presentations as tuples of transforms applied to the original; the
+    presentation's relation to the gold answer is :func:`compose` of theirs.
+    """
+
+    name: str
+    answer_map: AnswerMap = IDENTITY
+
+
+@lru_cache(maxsize=None)
+def compose(transforms: tuple[Transform, ...]) -> AnswerMap:
+    """The answer map of applying ``transforms`` in order (identity for none)."""
+    out = IDENTITY
+    for t in transforms:
+        out = out.then(t.answer_map)
+    return out
+
+
+def stream_rng(seed: int, n: int, index: int, stream: int) -> np.random.Generator:
+    """The generator of one kind of random choice for instance ``index`` of level ``n``.
+
+    Keying every choice by ``(seed, n, index, stream)`` keeps instances identical across
+    processes, xdist workers and options that draw other streams.
+    """
+    key = (seed, n, index, stream)
+    # SeedSequence splits each int of a list into 32-bit words in Python, a third of the cost of
+    # building the generator; it takes a uint32 array of the same words as is. Anything but ints
+    # in [0, 2**32) keeps the list, which numpy splits (or rejects) exactly as it always has.
+    if all(isinstance(k, int) and 0 <= k < 2**32 for k in key):
+        return np.random.default_rng(np.array(key, dtype=np.uint32))
+    return np.random.default_rng(list(key))
 
 
 @dataclass(frozen=True)
@@ -179,3 +222,17 @@ def check_sequence(name: str, value: object, *, item_type: type, empty_ok: bool 
     if not out and not empty_ok:
         raise InvalidArgument(f"{name} must not be empty")
     return out
+
+
+def check_presentations(presentations: object, lookup: Any) -> None:
+    """Raise :class:`InvalidArgument` unless ``presentations`` is a non-empty list of names that
+    ``lookup`` (a family's name → transforms function, itself raising on unknown names) knows."""
+    if isinstance(presentations, (str, bytes)) or not isinstance(presentations, Sequence) or (
+        not presentations
+    ):
+        raise InvalidArgument(
+            f"Expected presentations to be a non-empty list of names such as "
+            f"['original', 'equivalent'], but got presentations={presentations!r}"
+        )
+    for name in presentations:
+        lookup(name)

@@ -17,11 +17,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 
 import numpy as np
 
-from ._core import IDENTITY, AnswerMap, InvalidArgument, Item, Parsed, Prompt, parse_choice
+from ._core import (
+    AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_presentations, compose,
+    parse_choice, stream_rng,
+)
 from .names import first_names, random_names
 from .vocabularies import CATALOG, Vocabulary, vocabulary
 
@@ -49,16 +52,6 @@ CELLS: tuple[tuple[str, str], ...] = (
 
 # One independent random stream per kind of choice (see the module docstring).
 _NAMES, _QUERY, _ORIGINAL, _SHUFFLED, _COUNT, _POSITIONS, _COINS, _RANDOM_NAMES, _DISTRACT = range(9)
-
-
-def _rng(seed: int, n: int, index: int, stream: int) -> np.random.Generator:
-    key = (seed, n, index, stream)
-    # SeedSequence splits each int of a list into 32-bit words in Python, a third of the cost of
-    # building the generator; it takes a uint32 array of the same words as is. Anything but ints
-    # in [0, 2**32) keeps the list, which numpy splits (or rejects) exactly as it always has.
-    if all(isinstance(k, int) and 0 <= k < 2**32 for k in key):
-        return np.random.default_rng(np.array(key, dtype=np.uint32))
-    return np.random.default_rng(list(key))
 
 
 @dataclass(frozen=True)
@@ -134,21 +127,13 @@ class OrderingView:
     flip_query: bool = False
 
 
-@dataclass(frozen=True)
-class _Transform:
-    """One composable change of view; ``answer_map`` declares its effect on the gold answer."""
-
-    name: str
-    answer_map: AnswerMap = IDENTITY
-
-
-RESHUFFLE = _Transform("reshuffle")
-REWRITE = _Transform("rewrite")
-NEGATE = _Transform("negate")
-FLIP_QUERY = _Transform("flip_query", AnswerMap.swap("yes", "no"))
+RESHUFFLE = Transform("reshuffle")
+REWRITE = Transform("rewrite")
+NEGATE = Transform("negate")
+FLIP_QUERY = Transform("flip_query", AnswerMap.swap("yes", "no"))
 
 #: Named presentations, each a composition of transforms applied to the original view.
-PRESENTATIONS: dict[str, tuple[_Transform, ...]] = {
+PRESENTATIONS: dict[str, tuple[Transform, ...]] = {
     "original": (),
     "equivalent": (RESHUFFLE, REWRITE),
     "reshuffle": (RESHUFFLE,),
@@ -157,14 +142,6 @@ PRESENTATIONS: dict[str, tuple[_Transform, ...]] = {
     "repeat": (),  # the original prompt sent again: the repeat-agreement control (App. H)
     "flipped_query": (FLIP_QUERY,),
 }
-
-
-@lru_cache(maxsize=None)
-def _answer_map(transforms: tuple[_Transform, ...]) -> AnswerMap:
-    out = IDENTITY
-    for t in transforms:
-        out = out.then(t.answer_map)
-    return out
 
 
 class Ordering:
@@ -278,22 +255,22 @@ class Ordering:
         # names and every other draw exactly as they are without distractors.
         if self.names == "pool":
             pool = first_names()
-            drawn = _rng(seed, n, index, _NAMES).choice(len(pool), size=n, replace=False).tolist()
+            drawn = stream_rng(seed, n, index, _NAMES).choice(len(pool), size=n, replace=False).tolist()
             chain = [pool[i] for i in drawn]
             distractors: list[str] = []
             if k:
                 taken = set(drawn)
                 rest = [i for i in range(len(pool)) if i not in taken]
-                extra = _rng(seed, n, index, _DISTRACT).choice(len(rest), size=k, replace=False)
+                extra = stream_rng(seed, n, index, _DISTRACT).choice(len(rest), size=k, replace=False)
                 distractors = [pool[rest[i]] for i in extra.tolist()]
         else:
-            chain = random_names(_rng(seed, n, index, _RANDOM_NAMES), n)
-            distractors = random_names(_rng(seed, n, index, _DISTRACT), k, exclude=set(chain))
+            chain = random_names(stream_rng(seed, n, index, _RANDOM_NAMES), n)
+            distractors = random_names(stream_rng(seed, n, index, _DISTRACT), k, exclude=set(chain))
         direction, gold = CELLS[index % 4]
         if self.distance is None:
             lo, hi = 0, n - 1
         else:
-            lo = int(_rng(seed, n, index, _QUERY).integers(1, n - 1 - self.distance))
+            lo = int(stream_rng(seed, n, index, _QUERY).integers(1, n - 1 - self.distance))
             hi = lo + self.distance
         query = (lo, hi) if (gold == "yes") == (direction == "forward") else (hi, lo)
         return OrderingInstance(
@@ -308,12 +285,12 @@ class Ordering:
         links = z.n - 1
         if z.n > 1024:
             return len(self._coin_positions(z))
-        return int(_rng(z.seed, z.n, z.index, _COUNT).integers(max(1, links // 5), links + 1))
+        return int(stream_rng(z.seed, z.n, z.index, _COUNT).integers(max(1, links // 5), links + 1))
 
     def _coin_positions(self, z: OrderingInstance) -> frozenset[int]:
         # Beyond the base grid (the paper's n = 2048 block) each premise is rewritten
         # independently with probability 1/2.
-        coins = _rng(z.seed, z.n, z.index, _COINS).random(z.n - 1) < 0.5
+        coins = stream_rng(z.seed, z.n, z.index, _COINS).random(z.n - 1) < 0.5
         return frozenset(np.flatnonzero(coins).tolist())
 
     def rewrite_positions(self, z: OrderingInstance) -> frozenset[int]:
@@ -323,11 +300,11 @@ class Ordering:
         m = self.rewrite_count(z)
         if self.protocol == "L":
             return frozenset(range(z.n - 1 - m, z.n - 1))
-        picks = _rng(z.seed, z.n, z.index, _POSITIONS).choice(z.n - 1, size=m, replace=False)
+        picks = stream_rng(z.seed, z.n, z.index, _POSITIONS).choice(z.n - 1, size=m, replace=False)
         return frozenset(picks.tolist())
 
     def _shuffled(self, z: OrderingInstance, stream: int) -> OrderingView:
-        rng = _rng(z.seed, z.n, z.index, stream)
+        rng = stream_rng(z.seed, z.n, z.index, stream)
         names = rng.permutation(len(z.entities))
         premises = rng.permutation(_premise_count(z))
         if self.names_line == "chain":
@@ -406,7 +383,7 @@ class Ordering:
                 text=self.render(z, view),
                 gold=self.gold(z, view),
                 answer_space=self.answer_space,
-                answer_map=_answer_map(PRESENTATIONS[presentation]),
+                answer_map=compose(PRESENTATIONS[presentation]),
                 params=self.params(z),
             )
             for presentation, view in zip(presentations, self._views(z, presentations))
@@ -450,15 +427,7 @@ class Ordering:
         _check_levels(self, levels)
         _check_pairs(pairs)
         _check_seed(seed)
-        if isinstance(presentations, (str, bytes)) or not isinstance(presentations, Sequence) or (
-            not presentations
-        ):
-            raise InvalidArgument(
-                f"Expected presentations to be a non-empty list of names such as "
-                f"['original', 'equivalent'], but got presentations={presentations!r}"
-            )
-        for p in presentations:
-            _presentation(p)
+        check_presentations(presentations, _presentation)
 
     def parse(self, text: object) -> Parsed:
         """yes/no from free text; anything ambiguous or unparseable is invalid (see ``parse_choice``)."""
@@ -493,7 +462,7 @@ def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
     return value  # type: ignore[return-value]
 
 
-def _presentation(name: object) -> tuple[_Transform, ...]:
+def _presentation(name: object) -> tuple[Transform, ...]:
     try:
         return PRESENTATIONS[name]  # type: ignore[index]
     except (KeyError, TypeError):

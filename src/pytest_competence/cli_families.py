@@ -1,0 +1,65 @@
+"""``competence generate horn|reformulations``: the families beyond ordering as JSON Lines.
+
+Records have the same fields as ordering's (see :mod:`pytest_competence.cli`); ``meta`` says how
+an independent checker re-derives the gold answer from the prompt text alone: for Horn programs
+(seeds/000 App. C) the atoms and the two rule templates; for reformulations (seeds/004) the
+category, the transformation and its declared answer map.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any, TextIO
+
+from pytest_competence.strategies import CATEGORIES, Horn, Item, Reformulations
+
+__all__ = ["HORN_GRID", "REFORMULATION_GRID", "family_records", "generate_family"]
+
+HORN_GRID = [4, 8, 16, 32, 64, 128]  # the rule counts of seeds/000 App. C.1
+REFORMULATION_GRID = [2, 4, 6]
+TEMPLATES = {"if": "If {body}, then {head}.", "whenever": "{head} holds whenever {body} hold."}
+
+
+def _meta(item: Item) -> dict[str, Any]:
+    z = item.instance
+    if hasattr(z, "goal"):  # a Horn instance
+        return {"atoms": sorted(z.atoms), "goal": z.goal, "templates": TEMPLATES}
+    return {"category": item.params["category"], "answers": ["Yes", "No", "Cannot be determined"]}
+
+
+def family_records(items: Sequence[Item], schema: str) -> Iterator[dict[str, Any]]:
+    """The JSON Lines records of a design, one per prompt."""
+    from pytest_competence.cli import prompt_records
+
+    return prompt_records(items, schema, _meta)
+
+
+def _designs(args: argparse.Namespace, default_levels: list[int]) -> Iterator[list[Item]]:
+    default_presentations = args.presentations == ["original", "equivalent"]
+    if args.family == "horn":
+        family = Horn(vary=args.vary, depth=args.depth, distractors=args.distractor_rules)
+        levels = HORN_GRID if args.levels == default_levels else args.levels
+        yield family.design(levels=levels, pairs=args.pairs, seed=args.seed,
+                            presentations=args.presentations)
+        return
+    categories = list(CATEGORIES) if args.category == ["all"] else args.category
+    for category in categories:
+        family = Reformulations(category=category, prompt=args.prompt)
+        levels = ([n for n in REFORMULATION_GRID if n >= CATEGORIES[category][0]]
+                  if args.levels == default_levels else args.levels)
+        presentations = family.presentations if default_presentations else args.presentations
+        yield family.design(levels=levels, pairs=args.pairs, seed=args.seed,
+                            presentations=presentations)
+
+
+def generate_family(args: argparse.Namespace, out: TextIO, schema: str,
+                    default_levels: list[int]) -> int:
+    """Write the design the arguments describe; default grids become the family's own."""
+    count = 0
+    for items in _designs(args, default_levels):
+        for record in family_records(items, schema):
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+    return count

@@ -1,0 +1,252 @@
+"""Controlled reformulation families (seeds/004): one base question, logically controlled rewrites.
+
+A latent instance is a formal problem (:mod:`._crt_logic`) in one of five propositional categories
+of seeds/004 Table 5 — propositional logic, multi-hop inference, conditional fallacies, nested
+negation, De Morgan's laws — rendered from a lexicon of everyday clauses (:mod:`._crt_lexicon`).
+Its presentations are the base question and the reformulations of Table 7 that apply to the
+category, each a transformation of the *formal* problem whose label the truth-table solver
+recomputes: contrapositive, double negation, De Morgan and passive voice (the surface control)
+preserve the answer; negation flip and triple negation map Yes↔No, "Cannot be determined"
+unchanged. A design whose recomputed label differs from the declared map is a bug and raises.
+
+The level ``n`` is the problem's size: conditionals in the chain (multi-hop: steps beyond the
+first), or atoms in the negated conjunction (De Morgan). Gold answers are balanced over the three
+cells yes / no / cannot be determined (instance ``i`` is in cell ``i % 3``).
+
+Not covered: the syllogistic and quantifier categories and the quantifier rewrite, which need
+the finite-domain model checker seeds/004's categories call for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import cached_property
+
+import numpy as np
+
+from ._core import IDENTITY, AnswerMap, InvalidArgument, Item, Parsed, Prompt
+from ._crt_lexicon import LEXICON
+from ._crt_logic import (
+    ANSWERS,
+    Fact,
+    If,
+    Lit,
+    NotAll,
+    Premise,
+    Problem,
+    contrapositive,
+    de_morgan,
+    solve,
+)
+from ._crt_parse import parse_answer
+from ._crt_render import render
+
+__all__ = ["CATEGORIES", "PROMPTS", "TRANSFORMATIONS", "ReformulationInstance", "Reformulations"]
+
+#: System prompts of seeds/004 App. B.
+PROMPTS = {
+    "zero_shot": 'You are a logical reasoning assistant. Answer the question with exactly one of: '
+                 '"Yes", "No", or "Cannot be determined". Give your final answer on a new line '
+                 'starting with "Answer: ".',
+    "cot": 'You are a logical reasoning assistant. Think step by step about the logical structure '
+           'of the problem. Then give your final answer on a new line starting with "Answer: " '
+           'followed by exactly one of: "Yes", "No", or "Cannot be determined".',
+}
+
+_FLIP = AnswerMap.swap("yes", "no")
+#: Transformation → (declared answer map, what it does to the formal problem, passive voice).
+TRANSFORMATIONS = {
+    "original": (IDENTITY, lambda p: p, False),
+    "contrapositive": (IDENTITY, contrapositive, False),
+    "double_negation": (IDENTITY, lambda p: replace(p, negations=p.negations + 2), False),
+    "negation_flip": (_FLIP, lambda p: replace(p, negations=p.negations + 1), False),
+    "passive": (IDENTITY, lambda p: p, True),
+    "de_morgan": (IDENTITY, de_morgan, False),
+    "triple_negation": (_FLIP, lambda p: replace(p, negations=p.negations + 3), False),
+}
+
+_BASIC = ("original", "contrapositive", "double_negation", "negation_flip", "passive")
+#: Category → (smallest level, applicable presentations) — seeds/004 Table 7, plus the deeper
+#: nesting (triple negation) the nested-negation category is about.
+CATEGORIES: dict[str, tuple[int, tuple[str, ...]]] = {
+    "propositional_logic": (1, _BASIC),
+    "multi_hop": (1, _BASIC),
+    "conditional_fallacies": (1, _BASIC),
+    "nested_negation": (1, _BASIC + ("triple_negation",)),
+    "de_morgan": (2, ("original", "double_negation", "negation_flip", "passive", "de_morgan")),
+}
+MAX_N = 6  # truth tables over at most 2n + 3 = 15 atoms
+
+
+@dataclass(frozen=True)
+class ReformulationInstance:
+    """A latent base problem, the lexicon entries naming its atoms and its premise order."""
+
+    problem: Problem
+    entries: tuple[int, ...]
+    order: tuple[int, ...]
+    cell: int
+    n: int
+    index: int
+    seed: int
+
+    @property
+    def gold(self) -> str:
+        return solve(self.problem)
+
+
+def _build(category: str, n: int, cell: int, rng: np.random.Generator) -> Problem:
+    """The base problem of ``category`` at level ``n`` in cell 0 (yes), 1 (no) or 2 (undetermined)."""
+    x = [Lit(i) for i in range(n + 3)]
+    if category in ("propositional_logic", "conditional_fallacies"):
+        chain: tuple[Premise, ...] = tuple(If((x[i - 1],), x[i]) for i in range(1, n + 1))
+        if category == "conditional_fallacies":
+            fact, ask = [
+                (Fact(x[0]), x[n]),  # modus ponens
+                (Fact(~x[n]), x[0]),  # modus tollens
+                (Fact(x[n]), x[0]) if rng.integers(0, 2) else (Fact(~x[0]), x[n]),  # AC / DA
+            ][cell]
+            return Problem(chain + (fact,), ask.atom, int(ask.neg), n + 1)
+        y = x[n + 1]
+        extra, ask = [(If((x[n],), y), y), (If((x[n],), ~y), y), (If((y,), x[n]), y)][cell]
+        return Problem(chain + (extra, Fact(x[0])), ask.atom, 0, n + 2)
+    if category == "multi_hop":
+        side = [Lit(n + 2 + i) for i in range(n + 1)]
+        steps: list[Premise] = [If((x[i - 1], side[i - 1]), x[i]) for i in range(1, n + 2)]
+        sides: list[Premise] = [Fact(s) for s in side]
+        if cell == 2:
+            del sides[int(rng.integers(0, n + 1))]  # one side condition missing: a near miss
+        start, ask = (Fact(~x[n + 1]), x[0]) if cell == 1 else (Fact(x[0]), x[n + 1])
+        return Problem(tuple(steps + sides) + (start,), ask.atom, 0, 2 * n + 3)
+    if category == "nested_negation":
+        lits = [Lit(i, neg=i % 2 == 1) for i in range(n + 1)]
+        negated = tuple(If((lits[i - 1],), lits[i]) for i in range(1, n + 1))
+        given, ask = [(lits[0], lits[n]), (lits[0], ~lits[n]), (~lits[0], lits[n])][cell]
+        return Problem(negated + (Fact(given),), ask.atom, int(ask.neg), n + 1)
+    atoms = [Lit(i) for i in range(n)]  # de_morgan
+    if cell == 0:
+        return Problem((NotAll(tuple(~a for a in atoms)),) + tuple(Fact(~a) for a in atoms[:-1]),
+                       n - 1, 0, n)
+    known = atoms[:-1] if cell == 1 else atoms[:-2]
+    return Problem((NotAll(tuple(atoms)),) + tuple(Fact(a) for a in known), n - 1, 0, n)
+
+
+class Reformulations:
+    """One category of controlled reformulation families (seeds/004).
+
+    Args:
+        category: one of :data:`CATEGORIES`.
+        prompt: ``"zero_shot"`` or ``"cot"`` (the system prompts of App. B).
+    """
+
+    name = "reformulations"
+    answer_space = ANSWERS
+
+    def __init__(self, *, category: str = "propositional_logic", prompt: str = "zero_shot") -> None:
+        if category not in CATEGORIES:
+            raise InvalidArgument(
+                f"Expected category to be one of {', '.join(CATEGORIES)}, but got "
+                f"category={category!r} (syllogistic and quantifier categories are not built)"
+            )
+        if prompt not in PROMPTS:
+            raise InvalidArgument(f"Expected prompt='zero_shot' or 'cot', but got prompt={prompt!r}")
+        self.category, self.prompt_style = category, prompt
+
+    def __repr__(self) -> str:
+        return f"Reformulations(category={self.category!r}, prompt={self.prompt_style!r})"
+
+    @property
+    def presentations(self) -> tuple[str, ...]:
+        """The presentations that apply to this category, the base question first."""
+        return CATEGORIES[self.category][1]
+
+    def instance(self, n: int, index: int, seed: int = 1) -> ReformulationInstance:
+        """Instance ``index`` of level ``n``; its cell (yes / no / undetermined) is ``index % 3``."""
+        self._check_n(n)
+        cat = list(CATEGORIES).index(self.category)
+        rng = np.random.default_rng([seed, n, index, cat])
+        problem = _build(self.category, n, index % 3, rng)
+        entries = tuple(rng.choice(len(LEXICON), size=problem.atoms, replace=False).tolist())
+        order = tuple(rng.permutation(len(problem.premises)).tolist())
+        return ReformulationInstance(problem, entries, order, index % 3, n, index, seed)
+
+    def prompts(self, z: ReformulationInstance, presentations: Sequence[str]) -> tuple[Prompt, ...]:
+        """Every presentation of ``z``, each label recomputed from its own formulas."""
+        problem, entries, order, cell = z.problem, z.entries, z.order, z.cell
+        n, index, seed = z.n, z.index, z.seed
+        base = solve(problem)
+        if base != ANSWERS[cell]:
+            raise AssertionError(f"cell {cell} of {self.category} solved to {base!r}")
+        out = []
+        for name in presentations:
+            answer_map, transform, passive = TRANSFORMATIONS[name]
+            changed = transform(problem)
+            gold = solve(changed)
+            if gold != answer_map(base):  # the label is proved, and must match the declaration
+                raise AssertionError(f"{name} on {self.category}: {gold!r} != map of {base!r}")
+            out.append(Prompt(
+                family=self.name, instance_id=f"reformulations/{self.category}/seed={seed}/n={n}/{index}",
+                presentation=name, system=PROMPTS[self.prompt_style],
+                text=render(changed, [LEXICON[e] for e in entries], order, passive),
+                gold=gold, answer_space=self.answer_space, answer_map=answer_map,
+                params={"n": n, "category": self.category, "cell": ANSWERS[cell],
+                        "prompt": self.prompt_style},
+            ))
+        return tuple(out)
+
+    def design(self, *, levels: Sequence[int], pairs: int, seed: int = 1,
+               presentations: Sequence[str] = ("original", "double_negation")) -> list[Item]:
+        """``pairs`` families per level, balanced over yes / no / cannot be determined."""
+        self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
+        return [Item(z, self.prompts(z, presentations))
+                for n in levels for z in (self.instance(n, i, seed) for i in range(pairs))]
+
+    def check_design(self, *, levels: object, pairs: object, seed: object,
+                     presentations: object) -> None:
+        """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
+        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
+            raise InvalidArgument(f"Expected levels to be a non-empty list of sizes, e.g. [1, 2, 4], "
+                                  f"but got levels={levels!r}")
+        for n in levels:
+            self._check_n(n, "levels[]")
+        if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 3 or pairs % 3:
+            raise InvalidArgument(
+                f"Expected pairs per level to be a positive multiple of 3 (yes, no and cannot be "
+                f"determined, balanced), but got pairs={pairs!r}; try pairs=150"
+            )
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise InvalidArgument(f"Expected a non-negative integer seed, but got seed={seed!r}")
+        allowed = self.presentations
+        if isinstance(presentations, (str, bytes)) or not isinstance(presentations, Sequence) or (
+            not presentations
+        ) or any(p not in allowed for p in presentations):
+            raise InvalidArgument(
+                f"Expected presentations among {', '.join(allowed)} for category="
+                f"{self.category!r} (seeds/004 Table 7), but got presentations={presentations!r}; "
+                f"try presentations={list(allowed)!r}"
+            )
+
+    def _check_n(self, n: object, name: str = "n") -> None:
+        lo = CATEGORIES[self.category][0]
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not lo <= n <= MAX_N:
+            raise InvalidArgument(
+                f"Expected {lo} <= {name} <= {MAX_N} for category={self.category!r}, but got "
+                f"{name}={n!r}"
+            )
+
+    def parse(self, text: object) -> Parsed:
+        """seeds/004 App. B extraction; UNCLEAR is an explicit invalid answer."""
+        return parse_answer(text)
+
+    @cached_property
+    def strategies(self):
+        from ._crt_strategies import ReformulationStrategies
+
+        return ReformulationStrategies(self)
+
+
+def catalog() -> list[Reformulations]:
+    """One family per built category."""
+    return [Reformulations(category=c) for c in CATEGORIES]
+
