@@ -7,14 +7,17 @@ permutation toward the identity (one flag, then one seed — never 1,024 separat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from hypothesis import strategies as st
 
 from ._core import InvalidArgument
+from ._ordering_cases import CaseSpace, OrderingCase
 from .ordering import Ordering, OrderingInstance, OrderingView
 from .vocabularies import CATALOG, Vocabulary
 
-__all__ = ["OrderingStrategies"]
+__all__ = ["CaseSpace", "OrderingCase", "OrderingStrategies"]
 
 _SEEDS = st.integers(0, 2**32 - 1)
 
@@ -74,6 +77,26 @@ class OrderingStrategies:
             return OrderingView(names, premises, rewritten, negated=negated and rewrite)
 
         return draw()
+
+    def case_space(self, *, min_n: int | None = None, max_n: int = 64,
+                   presentations: Sequence[str] = ("original", "equivalent"),
+                   vocabularies: bool = False) -> CaseSpace:
+        """The space of whole cases — θ, latent instance, every presentation's layout.
+
+        See :class:`~._ordering_cases.CaseSpace`; :meth:`cases` draws from it.
+        """
+        return CaseSpace(self.family, presentations=presentations, min_n=min_n, max_n=max_n,
+                         vocabularies=vocabularies)
+
+    def cases(self, *, min_n: int | None = None, max_n: int = 64,
+              presentations: Sequence[str] = ("original", "equivalent"),
+              vocabularies: bool = False) -> st.SearchStrategy[OrderingCase]:
+        """Whole cases: ``n``, the latent instance and each presentation's names line, premise
+        order and rewritten premises, each drawn as one choice; ``vocabularies=True`` also draws
+        the vocabulary from the catalog. ``case.prompts()`` renders every presentation.
+        """
+        return self.case_space(min_n=min_n, max_n=max_n, presentations=presentations,
+                               vocabularies=vocabularies).strategy()
 
     def vocabularies(self) -> st.SearchStrategy[Vocabulary]:
         """Catalog vocabularies, shrinking toward the first (``front_behind``)."""

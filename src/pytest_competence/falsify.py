@@ -1,0 +1,214 @@
+"""The plugin side of minimisation: from a failed competence test to its minimal failing case.
+
+When the plugin's check of the declared condition fails, :func:`minimise_failure` minimises the
+design's smallest failing instance (see :mod:`.shrink`) within the test's budget, appends the
+minimal case to the failure message, and keeps it for the reports, where it appears as
+``failing_case.minimal`` (documented in ``docs/results-schema.md``). Imported only on failure.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_competence.asking import Asker, Budget
+from pytest_competence.casedb import CaseDatabases, CaseStore, case_key, open_databases
+from pytest_competence.conditions import describe_case, observation_records
+from pytest_competence.shrink import Minimal, minimise
+from pytest_competence.shrink_hooks import ShrinkSettings, settings_for
+
+__all__ = ["MINIMAL", "attach_minimal", "minimal_record", "minimal_text", "minimise_failure"]
+
+MINIMAL = pytest.StashKey[dict]()
+_DATABASES = pytest.StashKey[CaseDatabases]()
+_STARTS = 8  # failing design instances tried as starting points, smallest n first
+
+_PHASE_NAMES = {
+    "replay": "database replay", "start": "starting case", "boundary": "boundary search",
+    "vocabulary": "vocabulary scan", "shrink": "Hypothesis shrinking", "confirm": "asking again",
+}
+
+
+def _databases(config: pytest.Config) -> CaseDatabases:
+    if _DATABASES not in config.stash:
+        config.stash[_DATABASES] = open_databases(
+            config.getini("competence_database"), config.getini("competence_database_shared"),
+            config.rootpath)
+    return config.stash[_DATABASES]
+
+
+def minimise_failure(item: pytest.Item, run: Any, message: str) -> str:
+    """Minimise the failing case of ``run``; return ``message`` with the minimal case appended.
+
+    Nothing is appended when minimisation is off (``calls=0``) or the condition itself held
+    (e.g. only a regression gate failed). An error while minimising is reported in one line
+    below the failure it was trying to explain, never instead of it.
+    """
+    settings = settings_for(item)
+    if settings.calls == 0:
+        return message
+    try:
+        found = _minimise(item, run, settings)
+    except Exception as exc:
+        return f"{message}\n  minimisation stopped by an error: {type(exc).__name__}: {exc}"
+    if found is None:
+        return message
+    record, seconds = found
+    item.stash[MINIMAL] = record
+    return f"{message}\n{minimal_text(record, seconds=seconds)}"
+
+
+def attach_minimal(item: pytest.Item, result: dict[str, Any]) -> None:
+    """Put the minimal case of ``item`` (if any) on its result for the reports."""
+    record = item.stash.get(MINIMAL, None)
+    if record is not None and result.get("failing_case"):
+        result["failing_case"]["minimal"] = record
+
+
+def _minimise(item: pytest.Item, run: Any,
+              settings: ShrinkSettings) -> tuple[dict[str, Any], float | None] | None:
+    spec, evaluation = run.spec, run.evaluation
+    condition = getattr(run, "condition", spec.condition)
+    if not condition.violations(run.profiles):
+        return None
+    make = getattr(getattr(spec.family, "strategies", None), "case_space", None)
+    if make is None:
+        return {"status": "unsupported", "verdict": f"{spec.family!r} has no case space, so its "
+                "failing case was not minimised"}, None
+    space = make(max_n=max(spec.levels), presentations=spec.presentations,
+                 vocabularies=settings.vocabulary)
+    failing = sorted(
+        (row_item.params["n"], k)
+        for k, (row_item, row) in enumerate(zip(evaluation.items, evaluation.observations))
+        if not all(o.correct for o in row)
+    )
+    starts = [c for c in (space.from_design(evaluation.items[k].instance)
+                          for _, k in failing[:_STARTS]) if c is not None]
+    attempts = settings.attempts or spec.attempts
+    asker = Asker(run.model, space.family, attempts=attempts,
+                  budget=Budget(settings.calls, settings.seconds))
+    asker.remember(evaluation)
+    model_param = item.callspec.getparam("competence_model")  # type: ignore[attr-defined]
+    test = item.nodeid.replace(model_param, "*", 1)
+    databases = _databases(item.config)
+    store = CaseStore(databases, case_key(test, space), run.model.name)
+    found = minimise(space, run.model, starts, attempts=attempts, asker=asker, store=store)
+    if found is None:
+        return {"status": "no_start", "verdict": "not minimised: no failing instance of the "
+                "design failed again as a case of the family's case space"}, None
+    record = minimal_record(found, space, settings=settings, attempts=attempts,
+                            database=databases.description)
+    return record, found.seconds
+
+
+def _status(m: Minimal) -> str:
+    if not m.reproduced:
+        return "not_reproduced"
+    if m.proven:
+        return "replayed"
+    if m.exhausted:
+        return "budget"
+    return "minimal" if m.complete else "unstable"
+
+
+def minimal_record(m: Minimal, space: Any, *, settings: ShrinkSettings, attempts: int,
+                   database: str) -> dict[str, Any]:
+    """The minimal case as plain data (``failing_case.minimal`` in the results document)."""
+    status = _status(m)
+    record: dict[str, Any] = {
+        "status": status,
+        "reproduced": m.reproduced,
+        "complete": m.complete,
+        "source": m.source,
+        "summary": space.summary(m.case),
+        "params": space.describe(m.case),
+        "case": m.case.fields,
+        "instance_id": m.observations[0].prompt.instance_id,
+        "observations": observation_records(m.observations),
+        "asked_again": [[{"presentation": o.prompt.presentation, "parsed": o.parsed.answer,
+                          "correct": o.correct} for o in row] for row in m.again],
+        "attempts": attempts,
+        "calls": dict(m.calls, total=m.total_calls),
+        "shrinking_calls": m.shrinking_calls,
+        "prompts_sent": m.prompts,
+        "boundary": None if m.boundary is None else m.boundary.as_dict(),
+        "budget": {"calls": settings.calls, "seconds": settings.seconds},
+        "database": database,
+        "saved": m.saved,
+        "notes": list(m.notes),
+    }
+    record["verdict"] = _verdict(record)
+    # Plain JSON types (lists, not tuples): the record crosses to the xdist controller and must
+    # equal what an archived results document reloads.
+    return json.loads(json.dumps(record))
+
+
+def _verdict(r: dict[str, Any]) -> str:
+    n, times = r["attempts"], len(r["asked_again"])
+    each = f", each time the strict majority of {n} fresh sends" if n > 1 else " with fresh sends"
+    if r["status"] == "not_reproduced":
+        first = r["observations"]
+        differing = next((row for row in r["asked_again"]
+                          if [a["correct"] for a in row] != [o["correct"] for o in first]
+                          or [a["parsed"] for a in row] != [o["parsed"] for o in first]),
+                         r["asked_again"][0] if r["asked_again"] else [])
+        shown = ", ".join(f"[{a['presentation']}] {a['parsed'] or 'invalid'} "
+                          f"({'right' if a['correct'] else 'wrong'})" for a in differing)
+        more = f"attempts={2 * n + 1}" if n > 1 else "attempts=5"
+        return (f"The failure did not reproduce: asked the same prompts {times} more times"
+                f"{each}, the model answered differently ({shown}). Its answers change from one "
+                f"send to the next, so this case is neither minimised nor saved; declare {more} "
+                f"(on the marker, or @pytest.mark.competence_shrink(attempts=...)) to count a "
+                f"presentation wrong only by a strict majority of sends.")
+    again = f"Asked {times} more times{each}, it fails the same way every time."
+    saved = (f" Saved to the example database {r['database']}; the next run replays it first."
+             if r["saved"] else " Not saved (no writable example database).")
+    if r["status"] == "replayed":
+        return (f"Replayed from the example database, where a complete minimisation saved it as "
+                f"minimal for this model; it still fails, so no shrinking calls were spent. "
+                f"{again}")
+    if r["status"] == "budget":
+        b = r["budget"]
+        return (f"Minimisation stopped at its budget ({b['calls']} calls, {b['seconds']:g} s): "
+                f"this is the smallest failing case found so far and may not be minimal; raise "
+                f"@pytest.mark.competence_shrink(calls=...) or competence_shrink_calls to search "
+                f"further. {again}{saved}")
+    notes = " ".join(n[0].upper() + n[1:] + "." for n in r["notes"])
+    return f"{notes + ' ' if notes else ''}{again}{saved}"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def minimal_text(r: dict[str, Any], *, seconds: float | None = None) -> str:
+    """The lines a failure message shows for a minimal-case record.
+
+    Seconds appear in the message only: the results document stays equal between runs.
+    """
+    if "observations" not in r:
+        return f"  {r['verdict']}"
+    calls = r["calls"]
+    spent = ", ".join(f"{_PHASE_NAMES.get(k, k)} {v}" for k, v in calls.items() if k != "total")
+    head = ("failing case (did not reproduce)" if r["status"] == "not_reproduced"
+            else "minimal failing case")
+    lines = [
+        f"  {head}: {r['summary']}",
+        f"    {_plural(calls['total'], 'model call')} ({spent}); {r['prompts_sent']} prompts"
+        + ("" if seconds is None else f", {seconds:.1f} s"),
+    ]
+    b = r.get("boundary")
+    if b and b["trail"] and not b["complete"]:
+        lines.append(f"    boundary search on n stopped by the budget at n={b['n']} "
+                     f"after {b['calls']} calls")
+    elif b and b["trail"]:
+        passes = f", n={b['n'] - 1} passes" if b["n"] > b["lo"] else f" (the smallest n={b['lo']})"
+        lines.append(f"    boundary search on n for the failing instance's latent seed: n={b['n']} "
+                     f"fails{passes}, in {b['calls']} calls "
+                     f"(at most ⌈log₂ {b['hi'] - b['lo'] + 1}⌉"
+                     f" = {b['bound']})")
+    lines.append(describe_case(r["observations"], indent="    "))
+    lines.append(f"    {r['verdict']}")
+    return "\n".join(lines)
