@@ -6,18 +6,35 @@ A model answers a batch of prompts in one call. Specs are ``SCHEME:REST``:
 - ``py:MODULE:ATTR`` — a Python callable taking a list of prompt strings and returning a list of
   answer strings, or an object with ``generate(prompts)`` taking :class:`~pytest_competence.strategies.Prompt`
   objects (system prompt included);
+- ``openai:MODEL@BASE_URL[,URL…][?key=value&…]`` — an OpenAI-compatible HTTP server (:mod:`.http`);
+- ``hf:PATH_OR_ID[?key=value&…]`` — a transformers checkpoint loaded in this process (:mod:`.hf`);
+- ``vllm:PATH_OR_ID[?key=value&…]`` — vLLM's offline engine in this process (:mod:`.vllm`);
 - a bare name — an alias from the ``competence_models`` ini option (``qwen = py:my.models:qwen``).
+
+Third-party backends register a scheme through the ``pytest_competence.models`` entry-point
+group: the entry point's name is the scheme, its object a loader ``(rest, spec, settings)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt
 
-__all__ = ["Model", "ModelSpecError", "parse_aliases", "resolve_model", "SCHEMES"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "Loader",
+    "Model",
+    "ModelSpecError",
+    "SCHEMES",
+    "ScoringModel",
+    "as_they_come",
+    "parse_aliases",
+    "resolve_model",
+    "split_specs",
+]
 
 
 @runtime_checkable
@@ -33,24 +50,111 @@ class Model(Protocol):
     def generate(self, prompts: Sequence[Prompt]) -> Sequence[str | BaseException]: ...
 
 
+@runtime_checkable
+class ScoringModel(Model, Protocol):
+    """A model that can also score fixed candidate answers (the "candidate scoring" readout).
+
+    ``score`` returns, per prompt, each candidate's log-probability as the answer to that prompt
+    (the sum of its tokens' conditional log-probabilities), or an exception for a prompt that
+    could not be scored.
+    """
+
+    def score(
+        self, prompts: Sequence[Prompt], candidates: Sequence[str]
+    ) -> Sequence[Mapping[str, float] | BaseException]: ...
+
+
+def as_they_come(
+    model: Model, prompts: Sequence[Prompt]
+) -> Iterator[tuple[int, str | BaseException]]:
+    """``(index, answer)`` pairs as the model produces them.
+
+    A model with a ``stream(prompts)`` method yields them one by one (in any order), which lets a
+    cache commit each answer as it arrives and a progress line move; any other model answers the
+    whole batch first. Checking that every index comes exactly once is the caller's job.
+    """
+    stream = getattr(model, "stream", None)
+    if callable(stream):
+        yield from stream(prompts)
+    else:
+        yield from enumerate(model.generate(prompts))
+
+
 class ModelSpecError(ValueError):
     """A ``--competence-model`` spec that cannot be resolved; the message says how to fix it."""
 
 
-def _reference(rest: str, spec: str) -> Model:
+#: ``loader(rest, spec, settings) -> Model``: ``rest`` is the spec after ``scheme:``, ``spec`` the
+#: whole spec (for messages and the model's name), ``settings`` run-wide options such as
+#: ``api_key_env`` (the ``competence_api_key_env`` ini option).
+Loader = Callable[[str, str, Mapping[str, str]], Model]
+
+#: Entry-point group through which other packages add schemes.
+ENTRY_POINT_GROUP = "pytest_competence.models"
+
+
+def _reference(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
     from .reference import reference_policy
 
     return reference_policy(rest, spec)
 
 
-def _python(rest: str, spec: str) -> Model:
+def _python(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
     from .python import python_model
 
     return python_model(rest, spec)
 
 
+def _openai(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
+    from .http import openai_model
+
+    return openai_model(rest, spec, settings)
+
+
+def _hf(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
+    from .hf import hf_model
+
+    return hf_model(rest, spec)
+
+
+def _vllm(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
+    from .vllm import vllm_model
+
+    return vllm_model(rest, spec)
+
+
 #: Spec schemes and their loaders; each loader imports its backend only when used.
-SCHEMES: dict[str, Callable[[str, str], Model]] = {"ref": _reference, "py": _python}
+SCHEMES: dict[str, Loader] = {
+    "ref": _reference, "py": _python, "openai": _openai, "hf": _hf, "vllm": _vllm,
+}
+
+
+def _plugged_in(scheme: str) -> Loader | None:
+    """The loader another package registered for ``scheme``, if any (imported only now)."""
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP, name=scheme):
+        loader = entry.load()
+        if not callable(loader):
+            raise ModelSpecError(
+                f"Entry point {entry.name!r} = {entry.value!r} in group {ENTRY_POINT_GROUP!r} "
+                f"is a {type(loader).__name__}, not a loader (rest, spec, settings) -> model"
+            )
+        return loader
+    return None
+
+
+def split_specs(text: str) -> list[str]:
+    """Comma-separated specs; a piece starting with ``http://`` or ``https://`` is another base
+    URL of the spec before it (``openai:m@http://a/v1,http://b/v1`` is one spec)."""
+    specs: list[str] = []
+    for piece in text.split(","):
+        piece = piece.strip()
+        if specs and piece.startswith(("http://", "https://")):
+            specs[-1] += "," + piece
+        elif piece:
+            specs.append(piece)
+    return specs
 
 
 def parse_aliases(lines: Sequence[str]) -> dict[str, str]:
@@ -71,8 +175,14 @@ def parse_aliases(lines: Sequence[str]) -> dict[str, str]:
     return aliases
 
 
-def resolve_model(spec: str, aliases: Mapping[str, str] | None = None) -> Model:
-    """The model named by ``spec``, following at most one alias."""
+def resolve_model(
+    spec: str, aliases: Mapping[str, str] | None = None, *, settings: Mapping[str, str] | None = None
+) -> Model:
+    """The model named by ``spec``, following at most one alias.
+
+    ``settings`` are run-wide backend options (``api_key_env``: the environment variable holding
+    the API key of ``openai:`` models unless the spec names its own).
+    """
     aliases = aliases or {}
     if not isinstance(spec, str) or not spec.strip():
         raise ModelSpecError(f"Expected a model spec such as 'ref:ideal', but got {spec!r}")
@@ -86,13 +196,14 @@ def resolve_model(spec: str, aliases: Mapping[str, str] | None = None) -> Model:
             f"SCHEME:REST with a scheme among {', '.join(sorted(SCHEMES))} (e.g. 'ref:ideal'). "
             f"Define aliases in the competence_models ini option"
         )
-    loader = SCHEMES.get(scheme)
+    loader = SCHEMES.get(scheme) or _plugged_in(scheme)
     if loader is None:
         raise ModelSpecError(
             f"Unknown model scheme {scheme!r} in {target!r}; expected one of "
-            f"{', '.join(sorted(SCHEMES))}"
+            f"{', '.join(sorted(SCHEMES))}, or a scheme registered in the {ENTRY_POINT_GROUP!r} "
+            f"entry-point group"
         )
-    model = loader(rest, target)
+    model = loader(rest, target, settings or {})
     if spec != target:
         model.name = spec  # results are reported under the alias the user typed
     return model

@@ -1,0 +1,181 @@
+"""The response cache: SQLite (standard library), one commit per answer as it arrives.
+
+A model that declares ``cache_identity`` — a string naming the model and every setting that
+decides its answers (the HTTP, transformers and vLLM backends do; reference policies and Python
+callables do not, since their code can change under the same name) — is wrapped in a
+:class:`CachedModel`. An answer's key is the SHA-256 of that identity, the system prompt, the
+prompt text and the attempt index, so sampled repeats are distinct and a rerun reuses every
+answer it already has. Only text answers are stored; an error is asked again next time.
+
+The database is in WAL mode and every answer is its own transaction, so a run killed with
+``kill -9`` keeps everything answered before the kill, and several xdist workers can write at
+once (they wait for each other's short transactions). Rows hold the key, the answer, the model's
+name and a timestamp: never a key, a header or a URL's credentials.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_competence.models import Model, as_they_come
+
+if TYPE_CHECKING:
+    from pytest_competence.strategies import Prompt
+
+__all__ = ["MODES", "CachedModel", "ResponseCache", "cache_key", "count_rows"]
+
+#: ``--competence-cache`` values: read and write, read only, write only (refresh), no cache.
+MODES = ("rw", "read", "write", "off")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    answer TEXT NOT NULL,
+    model TEXT NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID
+"""
+
+
+def cache_key(identity: str, prompt: Prompt) -> str:
+    """The key of one answer: model identity, system prompt, prompt text, attempt index.
+
+    Each part goes in with its length first, so no two different tuples hash the same bytes.
+    """
+    digest = hashlib.sha256()
+    for part in (identity, prompt.system, prompt.text, str(prompt.attempt)):
+        data = part.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+class ResponseCache:
+    """Answers by key in one SQLite file; the connection opens on first use."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._db: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            folder = self.path.parent
+            folder.mkdir(parents=True, exist_ok=True)
+            ignore = folder / ".gitignore"
+            if folder.name == ".competence" and not ignore.exists():
+                ignore.write_text("# created by pytest-competence\n*\n", encoding="utf-8")
+            # Autocommit (isolation_level=None): each INSERT is its own transaction.
+            db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None,
+                                 check_same_thread=False)
+            db.execute("PRAGMA busy_timeout = 60000")
+            db.execute("PRAGMA journal_mode = WAL")
+            # NORMAL in WAL mode: a committed answer survives the process being killed; only a
+            # power cut can take the last few, which the next run then asks for again.
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute(_SCHEMA)
+            self._db = db
+        return self._db
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        """The stored answers among ``keys``."""
+        db = self._connect()
+        found: dict[str, str] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = db.execute(f"SELECT key, answer FROM responses WHERE key IN ({marks})", chunk)
+            found.update(rows.fetchall())
+        return found
+
+    def put(self, key: str, answer: str, model: str) -> None:
+        """Store one answer now (its own committed transaction)."""
+        self._connect().execute(
+            "INSERT OR REPLACE INTO responses (key, answer, model, created) VALUES (?, ?, ?, ?)",
+            (key, answer, model, time.time()),
+        )
+
+    def __len__(self) -> int:
+        return int(self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r})"
+
+
+class CachedModel:
+    """``model`` behind the cache: stored answers come back at once, new ones are stored.
+
+    ``mode`` is ``"rw"`` (read and write), ``"read"`` (never store) or ``"write"`` (never reuse:
+    ask everything again and store the new answers). Other attributes are the wrapped model's.
+    """
+
+    def __init__(self, model: Model, cache: ResponseCache, mode: str = "rw") -> None:
+        if mode not in ("rw", "read", "write"):
+            raise ValueError(f"Expected mode to be one of rw, read, write, but got mode={mode!r}")
+        self.model = model
+        self.cache = cache
+        self.mode = mode
+        self.hits = 0  # answers served from the cache by the last call
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.model.name = value
+
+    def __getattr__(self, attr: str) -> Any:
+        # Only reached for attributes this wrapper lacks: score(), the backend's settings, …
+        model = self.__dict__.get("model")
+        if model is None:
+            raise AttributeError(attr)
+        return getattr(model, attr)
+
+    def __repr__(self) -> str:
+        return f"CachedModel({self.model!r}, mode={self.mode!r})"
+
+    def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, str | BaseException]]:
+        """Stored answers first, then the model's, each stored as it arrives."""
+        identity = self.model.cache_identity  # type: ignore[attr-defined]
+        keys = [cache_key(identity, p) for p in prompts]
+        stored = self.cache.get_many(keys) if self.mode != "write" else {}
+        self.hits = 0
+        missing: list[int] = []
+        for i, key in enumerate(keys):
+            if key in stored:
+                self.hits += 1
+                yield i, stored[key]
+            else:
+                missing.append(i)
+        if not missing:
+            return
+        for j, answer in as_they_come(self.model, [prompts[i] for i in missing]):
+            i = missing[j]
+            if isinstance(answer, str) and self.mode != "read":
+                self.cache.put(keys[i], answer, self.model.name)
+            yield i, answer
+
+    def generate(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:
+        from pytest_competence.models.readout import in_order
+
+        return in_order(self.stream(prompts), len(prompts), self.name)
+
+
+def count_rows(path: str | Path, keys: Iterable[str] | None = None) -> int:
+    """Rows in a cache file (all, or those among ``keys``); for tests and tooling."""
+    cache = ResponseCache(path)
+    try:
+        return len(cache) if keys is None else len(cache.get_many(list(keys)))
+    finally:
+        cache.close()

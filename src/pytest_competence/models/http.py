@@ -1,0 +1,267 @@
+"""``openai:MODEL@BASE_URL[,URL…][?key=value&…]``: an OpenAI-compatible server as a model.
+
+Works with vLLM, SGLang, TGI, llama.cpp, Ollama and hosted OpenAI-compatible APIs. Without
+``@BASE_URL`` the model is served by ``https://api.openai.com/v1``; with several URLs (replicas of
+one model) each request goes to the replica with the fewest requests in flight. The API key is read
+from the environment variable named by ``key_env`` (default: the ``competence_api_key_env`` ini
+option, ``OPENAI_API_KEY``) at request time, and sent only in the ``Authorization`` header: it is
+never part of the model's name, repr, cache key or any error message.
+
+Parameters (``?temperature=0&max_tokens=16``):
+
+==================  ========================================================================
+``mode``            ``chat`` (``/chat/completions``, default) or ``completions``
+                    (``/completions``; the prompt is the system prompt, a blank line, the text)
+``temperature``     default ``0`` (greedy); ``top_p``, ``max_tokens``, ``stop`` (repeatable) and
+                    ``reasoning_effort`` are sent only when given
+``seed``            sent as ``seed + attempt``: sampled repeats differ, and reproduce
+``readout``         ``generate`` (default) or ``score``: answer with the most likely of the
+                    prompt's answer space, from logprobs (``top_logprobs`` first-token
+                    alternatives in chat mode; exact echoed prompt logprobs in completions mode)
+``concurrency``     requests in flight at once (default 32)
+``timeout``         seconds per try (default 60); ``attempts`` tries per prompt (default 6) within
+                    ``budget`` seconds (default 600), waits from ``backoff`` seconds (default 0.5)
+``key_env``         the environment variable holding the API key
+==================  ========================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+from pytest_competence.strategies import Prompt
+
+from . import ModelSpecError
+from ._params import Param, choice, number, parse_params, text, whole
+from .readout import Answer, Scores, best_candidate, group_by_space, in_order, logsumexp
+
+if TYPE_CHECKING:
+    from ._transport import Call, ModelCallError
+
+T = TypeVar("T")
+
+__all__ = ["DEFAULT_BASE_URL", "PARAMS", "OpenAIModel", "openai_model"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+#: What a spec may set; decoding parameters go into the cache key, the rest do not.
+PARAMS = (
+    Param("mode", choice("chat", "completions"), "endpoint", "chat"),
+    Param("temperature", number(0, 2), "sampling temperature", 0.0),
+    Param("top_p", number(0, 1, above=True), "nucleus sampling mass"),
+    Param("max_tokens", whole(1), "longest answer in tokens"),
+    Param("seed", whole(0), "sampling seed; attempt k sends seed + k"),
+    Param("stop", text, "stop sequence (repeatable)", many=True),
+    Param("reasoning_effort", text, "passed through to reasoning models"),
+    Param("readout", choice("generate", "score"), "answer by generating or by scoring", "generate"),
+    Param("top_logprobs", whole(1, 20), "alternatives read in chat-mode scoring", 20),
+    Param("concurrency", whole(1, 4096), "requests in flight", 32),
+    Param("timeout", number(0, above=True), "seconds per try", 60.0),
+    Param("attempts", whole(1, 100), "tries per prompt", 6),
+    Param("budget", number(0, above=True), "seconds per prompt, all tries", 600.0),
+    Param("backoff", number(0), "first wait between tries, seconds", 0.5),
+    Param("key_env", text, "environment variable holding the API key"),
+)
+_DECODING = ("temperature", "top_p", "max_tokens", "stop", "reasoning_effort")
+
+
+def _base_urls(urls: str, spec: str) -> list[str]:
+    found = []
+    for url in urls.split(","):
+        url = url.strip().rstrip("/")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ModelSpecError(
+                f"{spec!r}: expected base URLs such as http://127.0.0.1:8000/v1, but got {url!r}"
+            )
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise ModelSpecError(
+                f"{spec!r}: a base URL may not carry credentials, a query or a fragment; put the "
+                f"API key in an environment variable and name it with key_env=NAME"
+            )
+        found.append(url)
+    return found
+
+
+def openai_model(rest: str, spec: str, settings: Mapping[str, str] | None = None) -> OpenAIModel:
+    """Build the model of ``openai:MODEL[@URL[,URL…]][?key=value&…]``."""
+    head, _, query = rest.partition("?")
+    model, at, urls = head.partition("@")
+    if not model.strip():
+        raise ModelSpecError(
+            f"Malformed model spec {spec!r}; expected 'openai:MODEL@BASE_URL', e.g. "
+            f"'openai:qwen@http://127.0.0.1:8000/v1'"
+        )
+    params = parse_params(query, PARAMS, spec)
+    key_env = params.pop("key_env", None) or (settings or {}).get("api_key_env") or "OPENAI_API_KEY"
+    return OpenAIModel(spec, model.strip(), _base_urls(urls, spec) if at else [DEFAULT_BASE_URL],
+                       key_env=key_env, **params)
+
+
+class OpenAIModel:
+    """A model served over the OpenAI API; see the module docstring for the parameters."""
+
+    def __init__(self, name: str, model: str, base_urls: Sequence[str], *, key_env: str,
+                 mode: str = "chat", readout: str = "generate", top_logprobs: int = 20,
+                 seed: int | None = None, concurrency: int = 32, timeout: float = 60.0,
+                 attempts: int = 6, budget: float = 600.0, backoff: float = 0.5,
+                 **decoding: Any) -> None:
+        from ._transport import RetryPolicy
+
+        self.name = name
+        self.model = model
+        self.base_urls = list(base_urls)
+        self.mode, self.readout, self.top_logprobs, self.seed = mode, readout, top_logprobs, seed
+        self.decoding = {k: list(v) if k == "stop" else v for k, v in decoding.items()}
+        self.concurrency, self.timeout, self.key_env = concurrency, timeout, key_env
+        self.policy = RetryPolicy(attempts=attempts, budget=budget, backoff=backoff)
+        #: Everything that decides the answers, and nothing else (no key, no tuning knobs).
+        self.cache_identity = json.dumps(
+            {"backend": "openai", "model": model, "base_urls": sorted(self.base_urls),
+             "mode": mode, "decoding": self.decoding, "seed": seed, "readout": readout,
+             "top_logprobs": top_logprobs if readout == "score" else None},
+            sort_keys=True,
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel({self.name!r})"
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def _prompt_text(self, p: Prompt) -> str:
+        return f"{p.system}\n\n{p.text}" if p.system else p.text
+
+    def _body(self, p: Prompt, **override: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, **self.decoding}
+        if self.seed is not None:
+            body["seed"] = self.seed + p.attempt
+        if self.mode == "chat":
+            messages = [{"role": "system", "content": p.system}] if p.system else []
+            body["messages"] = [*messages, {"role": "user", "content": p.text}]
+        else:
+            body["prompt"] = self._prompt_text(p)
+        body.update(override)
+        return body
+
+    def _send(self, calls: Sequence[Call],
+              parse: Callable[[Any], T]) -> Iterator[tuple[int, T | ModelCallError]]:
+        from ._transport import post_all
+
+        key = os.environ.get(self.key_env, "")
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return post_all(calls, parse, urls=self.base_urls, headers=headers,
+                        concurrency=self.concurrency, timeout=self.timeout, policy=self.policy,
+                        secrets=[key] if key else [])
+
+    def _answer_text(self, data: Any) -> str | BaseException:
+        from ._transport import ModelCallError
+
+        first = data["choices"][0]
+        content = first["message"].get("content") if self.mode == "chat" else first["text"]
+        if content is None:
+            return ModelCallError(f"the response has no answer text "
+                                  f"(finish_reason={first.get('finish_reason')!r})")
+        if not isinstance(content, str):
+            raise TypeError(f"answer text is a {type(content).__name__}")
+        return content
+
+    # -- the Model protocol ----------------------------------------------------------------------
+
+    def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, Answer]]:
+        """``(index, answer or exception)`` for every prompt, as each response arrives."""
+        if self.readout == "score":
+            for group_space, indices in group_by_space(prompts).items():
+                got = self._score_stream([prompts[i] for i in indices], group_space)
+                for j, scores in got:
+                    answer = scores if isinstance(scores, BaseException) else best_candidate(scores)
+                    yield indices[j], answer
+            return
+        from ._transport import Call
+
+        path = "/chat/completions" if self.mode == "chat" else "/completions"
+        yield from self._send([Call(path, self._body(p)) for p in prompts], self._answer_text)
+
+    def generate(self, prompts: Sequence[Prompt]) -> list[Answer]:
+        return in_order(self.stream(prompts), len(prompts), self.name)
+
+    # -- candidate scoring -------------------------------------------------------------------------
+
+    def score(self, prompts: Sequence[Prompt],
+              candidates: Sequence[str]) -> list[Scores | BaseException]:
+        """Per prompt, each candidate's log-probability as the answer (see the module docstring)."""
+        return in_order(self._score_stream(prompts, candidates), len(prompts), self.name)
+
+    def _score_stream(self, prompts: Sequence[Prompt],
+                      candidates: Sequence[str]) -> Iterator[tuple[int, Scores | BaseException]]:
+        from ._transport import Call
+
+        if self.mode == "chat":
+            calls = [Call("/chat/completions", self._body(p, max_tokens=1, temperature=0.0,
+                                                          logprobs=True,
+                                                          top_logprobs=self.top_logprobs))
+                     for p in prompts]
+            for i, got in self._send(calls, _first_token_logprobs):
+                if isinstance(got, BaseException):
+                    yield i, got
+                else:
+                    yield i, {c: logsumexp(lp for tok, lp in got if _same(tok, c))
+                              for c in candidates}
+            return
+        # Completions: the server echoes prompt + candidate with the logprob of every token.
+        calls, spans = [], []
+        for p in prompts:
+            t = self._prompt_text(p)
+            for c in candidates:
+                joined = c if not t or t[-1].isspace() else f" {c}"
+                calls.append(Call("/completions", self._body(
+                    p, prompt=t + joined, max_tokens=1, temperature=0.0, echo=True, logprobs=1)))
+                spans.append((len(t), len(t) + len(joined)))
+        pending: dict[int, dict[str, float]] = {}
+        failed: dict[int, BaseException] = {}
+        left = dict.fromkeys(range(len(prompts)), len(candidates))
+        for k, echoed in self._send(calls, _echoed_tokens):
+            i, which = divmod(k, len(candidates))
+            value = (echoed if isinstance(echoed, BaseException)
+                     else _span_logprob(echoed, spans[k]))
+            if isinstance(value, BaseException):
+                failed.setdefault(i, value)
+            else:
+                pending.setdefault(i, {})[candidates[which]] = value
+            left[i] -= 1
+            if not left[i]:
+                yield i, failed.get(i) or {c: pending[i][c] for c in candidates}
+
+
+def _same(token: str, candidate: str) -> bool:
+    return token.strip().lower() == candidate.strip().lower()
+
+
+def _first_token_logprobs(data: Any) -> list[tuple[str, float]]:
+    first = data["choices"][0]["logprobs"]["content"][0]
+    return [(t["token"], float(t["logprob"])) for t in first["top_logprobs"]]
+
+
+def _echoed_tokens(data: Any) -> list[tuple[int, str, float | None]]:
+    """``(offset, token, logprob)`` of an echoed completion; a missing field is a bad response."""
+    lp = data["choices"][0]["logprobs"]
+    if lp is None:
+        raise ValueError("no logprobs in the response")
+    return list(zip(lp["text_offset"], lp["tokens"], lp["token_logprobs"], strict=True))
+
+
+def _span_logprob(tokens: Sequence[tuple[int, str, float | None]],
+                  span: tuple[int, int]) -> float | BaseException:
+    """The summed logprob of the tokens overlapping the candidate's characters."""
+    start, end = span
+    covering = [value for offset, token, value in tokens
+                if offset < end and offset + len(token) > start]
+    if not covering or any(value is None for value in covering):
+        return RuntimeError("the server's echoed logprobs do not cover the candidate; it may not "
+                            "support candidate scoring in completions mode (echo + logprobs)")
+    total = sum(float(v) for v in covering if v is not None)
+    return total if math.isfinite(total) else -math.inf

@@ -1,0 +1,108 @@
+"""Readouts shared by the backends: answers from candidate scores, margins, streams in order.
+
+The *candidate scoring* readout asks a model for the log-probability of each answer in the
+prompt's answer space (``yes``/``no``, ``A``/``B``/``C``) and answers with the most likely one —
+no sampling, no parsing of free text. The yes/no *margin* is ``log p(yes) − log p(no)``; for
+single-token candidates that is exactly the difference of their logits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, Union
+
+if TYPE_CHECKING:
+    from pytest_competence.strategies import Prompt
+
+    from . import ScoringModel
+
+__all__ = [
+    "Answer",
+    "ReadoutError",
+    "Scores", "best_candidate", "group_by_space", "in_order", "logsumexp", "margins",
+    "scored_answers",
+]
+
+
+#: One entry of a model's batch: the answer text, or why there is none.
+Answer = Union[str, BaseException]
+#: Candidate → log-probability as the answer, for one prompt.
+Scores = dict[str, float]
+T = TypeVar("T")
+
+
+class ReadoutError(RuntimeError):
+    """Scores that name no single best candidate (all unknown, or a tie)."""
+
+
+def logsumexp(values: Iterable[float]) -> float:
+    """``log Σ exp(v)``, stable; ``-inf`` for no values."""
+    values = list(values)
+    top = max(values, default=-math.inf)
+    if top == -math.inf:
+        return -math.inf
+    return top + math.log(sum(math.exp(v - top) for v in values))
+
+
+def best_candidate(scores: Mapping[str, float]) -> str | ReadoutError:
+    """The candidate with the highest score, or an error saying why there is none."""
+    finite = {c: s for c, s in scores.items() if s > -math.inf}
+    if not finite:
+        return ReadoutError(f"no candidate has a score ({', '.join(scores)} all unseen)")
+    top = max(finite.values())
+    best = [c for c, s in finite.items() if s == top]
+    if len(best) > 1:
+        return ReadoutError(f"candidates {', '.join(best)} tie at log-probability {top:.4f}")
+    return best[0]
+
+
+def in_order(pairs: Iterable[tuple[int, T]], count: int, name: str) -> list[T]:
+    """The answers of a stream of ``(index, answer)`` pairs, as a list in prompt order.
+
+    Raises ``RuntimeError`` when an index is missing, repeated or out of range: a backend bug
+    must not pass for an answer.
+    """
+    slots: list[Any] = [_MISSING] * count
+    for i, answer in pairs:
+        if not 0 <= i < count or slots[i] is not _MISSING:
+            raise RuntimeError(f"model {name!r} answered prompt {i} of {count} twice or out "
+                               f"of range")
+        slots[i] = answer
+    missing = [i for i, a in enumerate(slots) if a is _MISSING]
+    if missing:
+        raise RuntimeError(f"model {name!r} never answered {len(missing)} of {count} prompts "
+                           f"(first: {missing[0]})")
+    return slots
+
+
+_MISSING = object()
+
+
+def scored_answers(
+    scores: Iterable[tuple[int, Mapping[str, float] | BaseException]],
+) -> Iterator[tuple[int, Answer]]:
+    """``(index, best candidate)`` for a stream of ``(index, scores)``; errors pass through."""
+    for i, got in scores:
+        yield i, got if isinstance(got, BaseException) else best_candidate(got)
+
+
+def group_by_space(prompts: Sequence[Prompt]) -> dict[tuple[str, ...], list[int]]:
+    """Prompt indices grouped by answer space, in first-seen order (one score call per group)."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, p in enumerate(prompts):
+        groups.setdefault(tuple(p.answer_space), []).append(i)
+    return groups
+
+
+def margins(
+    model: ScoringModel, prompts: Sequence[Prompt], positive: str = "yes", negative: str = "no"
+) -> list[float | BaseException]:
+    """Per prompt, ``log p(positive) − log p(negative)`` (the yes/no logit margin)."""
+    out: list[float | BaseException] = []
+    for got in model.score(prompts, (positive, negative)):
+        if isinstance(got, BaseException):
+            out.append(got)
+        else:
+            out.append(got[positive] - got[negative])
+    return out

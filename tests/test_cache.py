@@ -1,0 +1,197 @@
+"""The response cache: keys, modes, several xdist workers, and a run killed with ``kill -9``.
+
+Unit tests drive :class:`CachedModel` around a counting stand-in; the end-to-end tests run real
+pytest sessions against the fake OpenAI-compatible server and read its request log to see exactly
+what was sent again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+import pytest
+
+from pytest_competence.cache import CachedModel, ResponseCache, cache_key, count_rows
+from pytest_competence.strategies import Ordering
+from server_fixtures import fake_server_process, server  # noqa: F401
+
+SUITE = """
+    import pytest
+
+    @pytest.mark.competence(levels=[4, 8], pairs={pairs}, seed={seed})
+    def test_{name}(competence):
+        pass
+"""
+
+
+@pytest.fixture(scope="module")
+def prompts():
+    family = Ordering(vocabulary="left_right")
+    items = family.design(levels=[4], pairs=8, seed=3, presentations=["original", "equivalent"])
+    return [p for item in items for p in item.prompts]
+
+
+class Counting:
+    """Answers ``answer:<text length>``; fails the prompts whose index is in ``fail``."""
+
+    cache_identity = "counting-v1"
+
+    def __init__(self, fail=()):
+        self.name = "counting"
+        self.fail = set(fail)
+        self.asked = []
+
+    def generate(self, prompts):
+        self.asked.extend(prompts)
+        return [RuntimeError("down") if p.attempt in self.fail else f"answer:{len(p.text)}"
+                for p in prompts]
+
+
+def test_keys_separate_what_can_change_the_answer(prompts):
+    p = prompts[0]
+    key = cache_key("m", p)
+    assert key == cache_key("m", replace(p, presentation="other", gold="no"))  # not sent
+    for changed in (cache_key("m2", p), cache_key("m", replace(p, system="x")),
+                    cache_key("m", replace(p, text=p.text + " ")),
+                    cache_key("m", replace(p, attempt=1))):
+        assert changed != key
+
+
+def test_answers_are_reused_and_errors_asked_again(tmp_path, prompts):
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    tries = [replace(prompts[0], attempt=k) for k in range(3)] + list(prompts[1:4])
+    first = Counting(fail={1})
+    answers = CachedModel(first, cache).generate(tries)
+    assert isinstance(answers[1], RuntimeError) and len(first.asked) == 6
+    second = Counting()
+    again = CachedModel(second, cache).generate(tries)
+    assert [p.attempt for p in second.asked] == [1]  # only the failed one
+    assert again[0] == answers[0] and again[1] == f"answer:{len(tries[1].text)}"
+    third = Counting()
+    wrapped = CachedModel(third, cache)
+    assert wrapped.generate(tries) == again and third.asked == [] and wrapped.hits == 6
+    assert len(cache) == 6
+    cache.close()
+
+
+def test_modes(tmp_path, prompts):
+    path = tmp_path / "c.sqlite"
+    reader = Counting()
+    CachedModel(reader, ResponseCache(path), "read").generate(prompts)
+    assert count_rows(path) == 0 and len(reader.asked) == len(prompts)
+    CachedModel(Counting(), ResponseCache(path), "rw").generate(prompts)
+    assert count_rows(path) == len(prompts)
+    writer = Counting()
+    CachedModel(writer, ResponseCache(path), "write").generate(prompts)
+    assert len(writer.asked) == len(prompts) and count_rows(path) == len(prompts)
+    with pytest.raises(ValueError, match="Expected mode to be one of rw, read, write"):
+        CachedModel(Counting(), ResponseCache(path), "off")
+
+
+def test_the_wrapper_passes_through_the_models_attributes(tmp_path):
+    inner = Counting()
+    wrapped = CachedModel(inner, ResponseCache(tmp_path / "c.sqlite"))
+    assert wrapped.fail == set() and wrapped.name == "counting"
+    wrapped.name = "alias"
+    assert inner.name == "alias"
+    with pytest.raises(AttributeError):
+        wrapped.no_such_attribute  # noqa: B018
+
+
+def test_the_cache_folder_ignores_itself(tmp_path, prompts):
+    path = tmp_path / ".competence" / "cache.sqlite"
+    CachedModel(Counting(), ResponseCache(path)).generate(prompts[:1])
+    assert (tmp_path / ".competence" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+def run(pytester, *args, timeout=120):
+    """``python -m pytest ARGS`` in the pytester folder, as its own process."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          cwd=pytester.path, capture_output=True, text=True, timeout=timeout)
+
+
+def ok_keys(log):
+    return {e["key"] for e in log if e["did"] == "ok"}
+
+
+@pytest.mark.slow
+def test_a_run_killed_mid_way_resends_only_what_is_missing(pytester, server):
+    pytester.makepyfile(test_suite=SUITE.format(pairs=40, name="suite", seed=1))  # 160 prompts
+    spec = f"openai:ideal@{server.url}?concurrency=4"
+    cache = pytester.path / ".competence" / "cache.sqlite"
+    server.control(latency=0.05)
+    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
+            "--competence-model", spec, "--competence-json", "resumed.json"]
+    proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(ok_keys(server.log())) < 60 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    first = ok_keys(server.log())  # logged as they arrive: includes those still in flight
+    saved = count_rows(cache)
+    assert 50 <= saved < 160 and not (pytester.path / "resumed.json").exists()
+    assert len(first) - saved <= 4  # at most the requests in flight when it died
+
+    server.reset()
+    result = run(pytester, "--competence-model", spec, "--competence-json", "resumed.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    resent = [e["key"] for e in server.log()]
+    assert len(resent) == len(set(resent)) == 160 - saved  # each missing prompt once, nothing else
+    assert len(set(resent) & first) == len(first) - saved  # answered but not yet saved: asked again
+    assert count_rows(cache) == 160
+
+    # The same suite, uninterrupted and without a cache, writes the same document.
+    server.control()
+    server.reset()
+    result = run(pytester, "--competence-model", spec, "--competence-json", "straight.json",
+                 "--competence-cache=off")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(server.log()) == 160
+    resumed = json.loads((pytester.path / "resumed.json").read_text())
+    straight = json.loads((pytester.path / "straight.json").read_text())
+    assert resumed == straight
+
+
+@pytest.mark.slow
+def test_xdist_workers_share_the_cache(pytester, server):
+    # Different seeds: the two workers ask for different prompts, at the same time.
+    pytester.makepyfile(test_a=SUITE.format(pairs=40, name="a", seed=1),
+                        test_b=SUITE.format(pairs=44, name="b", seed=2))
+    spec = f"openai:ideal@{server.url}?concurrency=8"
+    server.control(latency=0.005)
+    first = run(pytester, "-n", "2", "--competence-model", spec, "--competence-json", "one.json")
+    assert first.returncode == 0, first.stdout + first.stderr
+    # Every prompt answered once is one row, whichever worker wrote it. (Under heavy load a
+    # slow request may be retried, so count answered prompts, not requests.)
+    answered = ok_keys(server.log())
+    assert count_rows(pytester.path / ".competence" / "cache.sqlite") == len(answered) == 2 * (40 + 44) * 2
+    server.reset()
+    second = run(pytester, "-n", "2", "--competence-model", spec, "--competence-json", "two.json")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert server.log() == []  # everything from the cache
+    one = json.loads((pytester.path / "one.json").read_text())
+    assert one == json.loads((pytester.path / "two.json").read_text())
+    assert len(one["results"]) == 2
+
+
+@pytest.mark.slow
+def test_cache_off_and_read_only_send_everything(pytester, server):
+    pytester.makepyfile(test_suite=SUITE.format(pairs=8, name="suite", seed=1))  # 32 prompts
+    spec = f"openai:ideal@{server.url}"
+    for mode in ("off", "read", "read"):
+        result = run(pytester, "--competence-model", spec, f"--competence-cache={mode}")
+        assert result.returncode == 0, result.stdout + result.stderr
+    assert len(server.log()) == 3 * 32
+    cache = pytester.path / ".competence" / "cache.sqlite"
+    assert count_rows(cache) == 0
+    pytester.makeini("[pytest]\ncompetence_cache_path = elsewhere/answers.sqlite\n")
+    assert run(pytester, "--competence-model", spec).returncode == 0
+    assert count_rows(pytester.path / "elsewhere" / "answers.sqlite") == 32

@@ -1,0 +1,180 @@
+"""The progress line: what it says, when it shows, and that pytest's output survives it.
+
+Unit tests drive :class:`Progress` with a fake clock and a fake terminal; the end-to-end tests run
+pytest in a pseudo-terminal against the slow fake server and read what a person would see.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from pytest_competence.progress import Progress, progress_enabled
+from server_fixtures import fake_server_process, server  # noqa: F401
+
+
+class Clock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def make(total=1000, room=120, **kw):
+    clock, written = Clock(), []
+    bar = Progress("openai:m", total, written.append, lambda: room, clock=clock, **kw)
+    return bar, clock, written
+
+
+def test_nothing_shows_for_a_quick_evaluation():
+    bar, clock, written = make(total=10)
+    for _ in range(10):
+        clock.now += 0.05
+        bar.advance()
+    bar.close()
+    assert written == []
+
+
+def test_done_rate_and_eta_after_a_second():
+    bar, clock, written = make()
+    clock.now += 0.1
+    bar.advance(100)  # a burst of cached answers, before the rate is measured
+    for _ in range(40):
+        clock.now += 0.05  # then 20 answers per second
+        bar.advance()
+    line = written[-1]
+    # Drawn at most every 0.2 s: the last line may be an answer or two behind.
+    assert re.match(r"  competence openai:m: 1(39|40)/1,000  20/s  ETA 0:43\x1b\[K", line), line
+    assert line.endswith("\x1b[K" + "\b" * (len(line) - len("\x1b[K") - line.count("\b")))
+    bar.close()
+    assert written[-1] == "\x1b[K"
+
+
+def test_redraws_are_throttled():
+    bar, clock, written = make(every=0.2)
+    clock.now += 1.0
+    for _ in range(100):
+        clock.now += 0.01
+        bar.advance()
+    assert 4 <= len(written) <= 6
+
+
+def test_the_line_fits_the_room_left_or_stays_away():
+    bar, clock, written = make(room=40)
+    clock.now += 0.6
+    bar.advance()
+    clock.now += 1.0
+    bar.advance()
+    drawn = written[-1].split("\x1b[K")[0]
+    assert len(drawn) <= 40 - 3 + 2 and drawn.endswith("...")
+    bar, clock, written = make(room=15)
+    clock.now += 2.0
+    bar.advance()
+    assert written == []
+
+
+def fake_config(verbose=0, tty=True, markup=True, worker=False, old_pytest=False):
+    reporter = SimpleNamespace(isatty=tty if old_pytest else (lambda: tty), hasmarkup=markup)
+    config = SimpleNamespace(getoption=lambda name: verbose,
+                             pluginmanager=SimpleNamespace(get_plugin=lambda name: reporter))
+    if worker:
+        config.workerinput = {"workerid": "gw0"}
+    return config
+
+
+@pytest.mark.parametrize(("settings", "shown"), [
+    ({}, True),
+    ({"old_pytest": True}, True),
+    ({"verbose": 1}, True),
+    ({"verbose": -1}, False),
+    ({"tty": False}, False),
+    ({"markup": False}, False),
+    ({"worker": True}, False),
+])
+def test_progress_shows_only_on_a_terminal_not_quiet_not_on_workers(settings, shown):
+    assert progress_enabled(fake_config(**settings)) is shown
+
+
+SUITE = """
+    import pytest
+
+    @pytest.mark.competence(levels=[4], pairs=40)
+    def test_slow(competence):
+        pass
+"""
+
+
+def run_in_terminal(pytester, *args):
+    """Run pytest with its output on a pseudo-terminal; return everything it wrote."""
+    import pty
+    import subprocess
+
+    main, child = pty.openpty()
+    env = dict(os.environ, COLUMNS="160", LINES="40", TERM="xterm")
+    env.pop("NO_COLOR", None)
+    env.pop("PY_COLORS", None)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                            cwd=pytester.path, stdin=child, stdout=child, stderr=child, env=env)
+    os.close(child)
+    chunks = []
+    while True:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=120)
+    os.close(main)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def screen(raw: str) -> str:
+    """What the terminal shows at the end: backspaces step back, ESC[K clears, colours go."""
+    lines, line, col = [], [], 0
+    raw = re.sub(r"\x1b\[[0-9;]*m", "", raw)
+    i = 0
+    while i < len(raw):
+        if raw.startswith("\x1b[K", i):
+            del line[col:]
+            i += 3
+            continue
+        ch = raw[i]
+        if ch == "\n":
+            lines.append("".join(line))
+            line, col = [], 0
+        elif ch == "\r":
+            col = 0
+        elif ch == "\b":
+            col = max(0, col - 1)
+        else:
+            line[col:col + 1] = [ch]
+            col += 1
+        i += 1
+    lines.append("".join(line))
+    return "\n".join(lines)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a POSIX pseudo-terminal")
+def test_progress_shows_on_a_terminal_and_leaves_the_output_intact(pytester, server):
+    pytester.makepyfile(test_suite=SUITE)  # 80 prompts, 2 at a time, 40 ms each: ~1.6 s
+    server.control(latency=0.04)
+    spec = f"openai:ideal@{server.url}?concurrency=2"
+    raw = run_in_terminal(pytester, "--competence-model", spec, "--competence-cache=off")
+    assert re.search(r"competence openai:ideal@\S+: \d+/80  [\d.]+/s  ETA \d:\d\d", raw), raw
+    shown = screen(raw)
+    assert "competence openai" not in shown  # erased when the evaluation ended
+    assert re.search(r"^test_suite\.py \.\s+\[100%\]$", shown, re.M), shown
+    assert "1 passed" in shown
+
+    server.reset()
+    quiet = run_in_terminal(pytester, "-q", "--competence-model", spec, "--competence-cache=off")
+    assert "competence openai" not in quiet and "1 passed" in quiet
+    assert len(server.log()) == 80
