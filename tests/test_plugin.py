@@ -226,7 +226,7 @@ MODEL_SPEC_CASES = [
                    "ideal, always-yes, always-no, coin, endpoint, forward-reader, "
                    "names-order, threshold*"),
     ("nosuchscheme:x", "*Unknown model scheme 'nosuchscheme' in 'nosuchscheme:x'; expected "
-                       "one of py, ref*"),
+                       "one of hf, openai, py, ref, vllm*"),
     ("ref:threshold", "*the threshold policy needs its size, e.g. 'ref:threshold?n=64'*"),
     ("ref:threshold?n=x", "*Expected a number for n, but got n='x'*"),
     ("ref:coin?p=2", "*Expected 0 <= p <= 1, but got p=2*"),
@@ -284,7 +284,8 @@ MARKER_CASES = [
     ("levels=[4], pairs=8, require='precision >= 0.5'", "Unknown metric 'precision'*expected "
                                                         "one of robust_correct, *"),
     ("levels=[4], pairs=8, require=3", "Expected require='strict' or threshold strings*"),
-    ("family='nope', levels=[4], pairs=8", "Unknown family='nope'. Expected one of: ordering"),
+    ("family='nope', levels=[4], pairs=8", "Unknown family='nope'. Expected one of: ordering, "
+                                           "horn, *"),
     ("'ordering', 'extra', levels=[4], pairs=8", "*takes the family as its only positional "
                                                  "argument*"),
     ("levels=[4], pairs=8, protocol='Q'", "Expected protocol to be one of 'P', 'L', but got "
@@ -970,7 +971,9 @@ XDIST_MODELS = "ref:ideal,ref:endpoint,ref:threshold?n=5,ref:always-yes,ref:coin
 
 def test_xdist_matches_serial_run(pytester: pytest.Pytester):
     pytester.makepyfile(test_suite=XDIST_SUITE)
-    args = ("-p", "no:cacheprovider", "-rA", "--competence-model", XDIST_MODELS)
+    # No example database: the second run would replay the first run's minimal cases.
+    args = ("-p", "no:cacheprovider", "-o", "competence_database=none", "-rA",
+            "--competence-model", XDIST_MODELS)
     serial = pytester.runpytest_subprocess(*args)
     parallel = pytester.runpytest_subprocess("-n", "2", *args)
     # ideal passes all four competence tests, endpoint all but the interior one, the rest none.

@@ -77,8 +77,11 @@ def test_report_recomputes_the_same_figures_from_the_archive(pytester: pytest.Py
 def test_xdist_report_equals_the_serial_report(pytester: pytest.Pytester):
     pytester.makepyfile(test_suite=SUITE)
     serial, parallel = pytester.path / "serial.json", pytester.path / "parallel.json"
-    pytester.runpytest_subprocess("--competence-model", MODELS, "--competence-json", str(serial))
-    result = pytester.runpytest_subprocess("-n", "2", "--competence-model", MODELS,
+    # No example database: the second run would replay the first run's minimal cases.
+    nodb = ("-o", "competence_database=none")
+    pytester.runpytest_subprocess(*nodb, "--competence-model", MODELS,
+                                  "--competence-json", str(serial))
+    result = pytester.runpytest_subprocess(*nodb, "-n", "2", "--competence-model", MODELS,
                                            "--competence-json", str(parallel))
     result.assert_outcomes(passed=3, failed=5)
     assert json.loads(parallel.read_text("utf-8")) == json.loads(serial.read_text("utf-8"))

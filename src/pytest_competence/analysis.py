@@ -41,6 +41,9 @@ def instance_table(evaluation: Evaluation) -> dict[str, np.ndarray]:
         "yes": np.array([[o.parsed.answer == "yes" for o in row] for row in obs],
                         dtype=bool).reshape(len(obs), -1),
         "level": np.array([item.params["n"] for item in evaluation.items]),
+        # κ's chance term q² + (1 − q)² is defined for yes/no answers only (seeds/000 §3.2).
+        "binary": np.array(all(len(item.prompts[0].answer_space) == 2
+                               for item in evaluation.items[:1])),
     }
 
 
@@ -60,7 +63,7 @@ def _pair(t: Mapping[str, np.ndarray], rows: np.ndarray, a: int, b: int) -> dict
         "invariance": invariance,
         "strict_invariance": agree / len(rows) if len(rows) else None,
         "yes_rate": yes_rate,
-        "kappa": None if invariance is None or yes_rate is None
+        "kappa": None if invariance is None or yes_rate is None or not t["binary"]
         else stats.kappa(invariance, yes_rate),
         "consistency": float((ca & cb).mean()) if len(rows) else None,
         "mcnemar": {"b": test.b, "c": test.c, "statistic": test.statistic,
@@ -110,6 +113,7 @@ def _bootstrap(t: Mapping[str, np.ndarray], presentations: Sequence[str], B: int
             stats.accuracy_figure(correct[:, 0]), stats.accuracy_figure(correct[:, k]))
     if len(presentations) > 1:  # ι and κ̄ of the first pair, as in the level table
         figures["invariance"] = stats.invariance_figure(correct[:, :2], valid[:, :2])
+    if len(presentations) > 1 and t["binary"]:
         figures["kappa_bar"] = stats.kappa_bar_figure(t["yes"][:, :2], valid[:, :2], level)
     out = {}
     for name, figure in figures.items():

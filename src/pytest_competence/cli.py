@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from pytest_competence.strategies import CATALOG, PRESENTATIONS, InvalidArgument, Item, Ordering
@@ -37,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="competence", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="Write a family's seeded design as JSON Lines")
-    gen.add_argument("family", choices=["ordering"], help="Task family")
+    gen.add_argument("family", choices=["ordering", "horn", "reformulations"], help="Task family")
     gen.add_argument("--levels", type=_ints, default=_ints(BASE_GRID),
                      help=f"Chain lengths, comma-separated (default {BASE_GRID})")
     gen.add_argument("--per-level", type=int, default=200, dest="pairs",
@@ -56,6 +56,15 @@ def _parser() -> argparse.ArgumentParser:
                      help="Distractor premises over disjoint entities, at ratio RHO")
     gen.add_argument("--distance", type=int, default=None, metavar="D",
                      help="Ask about interior entities D links apart instead of the endpoints")
+    gen.add_argument("--vary", choices=["rules", "depth", "distractors"], default="rules",
+                     help="horn: what the level counts (default rules; grid 4,…,128 by default)")
+    gen.add_argument("--depth", type=int, default=None, help="horn: fixed proof depth")
+    gen.add_argument("--distractor-rules", type=int, default=None, metavar="K",
+                     help="horn: distractor rules beside the proof (with --vary depth)")
+    gen.add_argument("--category", type=_names, default=["all"],
+                     help="reformulations: categories, comma-separated, or 'all' (default)")
+    gen.add_argument("--prompt", choices=["zero_shot", "cot"], default="zero_shot",
+                     help="reformulations: the seeds/004 App. B system prompt")
     gen.add_argument("-o", "--output", default="-", help="Output file (default: standard output)")
     rep = sub.add_parser("report", help="Recompute and re-render a results JSON, no model calls")
     rep.add_argument("results", help="A file written by pytest --competence-json")
@@ -73,6 +82,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="Paired discordance ψ for the detectable difference (default 0.32,0.5)")
     plan.add_argument("--confidence", type=float, default=0.95, help="Confidence (default 0.95)")
     plan.add_argument("--power", type=float, default=0.8, help="Power (default 0.8)")
+    from pytest_competence.audit.command import add_parser as add_audit_parser
+
+    add_audit_parser(sub)
     return parser
 
 
@@ -106,22 +118,15 @@ def plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def records(family: Ordering, items: Sequence[Item]) -> Iterator[dict[str, Any]]:
-    """The JSON Lines records of a design, one per prompt."""
-    voc = family.vocabulary
-    phrases = {
-        "forward": voc.forward.statement,
-        "converse": voc.converse.statement,
-        "forward_negated": voc.forward.negation,
-        "converse_negated": voc.converse.negation,
-        "forward_question": voc.forward.question,
-        "converse_question": voc.converse.question,
-    }
+def prompt_records(
+    items: Sequence[Item], schema: str, meta: Callable[[Item], dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
+    """One JSON Lines record per prompt, with the family's checker metadata per instance."""
     for item in items:
-        z = item.instance
+        shared = meta(item)
         for prompt in item.prompts:
             yield {
-                "schema": SCHEMA,
+                "schema": schema,
                 "family": prompt.family,
                 "instance_id": prompt.instance_id,
                 "params": dict(prompt.params),
@@ -131,11 +136,31 @@ def records(family: Ordering, items: Sequence[Item]) -> Iterator[dict[str, Any]]
                 "prompt": prompt.text,
                 "gold": prompt.gold,
                 "answer_space": list(prompt.answer_space),
-                "meta": {"entities": sorted(z.entities), "phrases": phrases},
+                "meta": shared,
             }
 
 
+def records(family: Ordering, items: Sequence[Item]) -> Iterator[dict[str, Any]]:
+    """The ordering design's records: entity names and every phrase of the vocabulary."""
+    voc = family.vocabulary
+    phrases = {
+        "forward": voc.forward.statement,
+        "converse": voc.converse.statement,
+        "forward_negated": voc.forward.negation,
+        "converse_negated": voc.converse.negation,
+        "forward_question": voc.forward.question,
+        "converse_question": voc.converse.question,
+    }
+    return prompt_records(
+        items, SCHEMA, lambda item: {"entities": sorted(item.instance.entities), "phrases": phrases}
+    )
+
+
 def generate(args: argparse.Namespace, out: TextIO) -> int:
+    if args.family != "ordering":
+        from pytest_competence.cli_families import generate_family
+
+        return generate_family(args, out, SCHEMA, _ints(BASE_GRID))
     vocabularies = [v.name for v in CATALOG] if args.vocabulary == ["all"] else args.vocabulary
     count = 0
     for name in vocabularies:
@@ -168,6 +193,10 @@ def report(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "audit":
+        from pytest_competence.audit.command import run as run_audit
+
+        return run_audit(args)
     if args.command == "plan":
         try:
             return plan(args)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_competence.evaluate import Evaluation
+from pytest_competence.evaluate import Evaluation, Observation
 from pytest_competence.profile import METRICS, SUMMARY_METRICS, LevelProfile, kappa_bar
 from pytest_competence.strategies import AnswerMap, InvalidArgument
 
@@ -172,21 +172,26 @@ def failing_case(
     if first.failing:
         index = first.failing[0]
         case["instance_id"] = evaluation.items[index].id
-        case["observations"] = [
-            {
-                "presentation": o.prompt.presentation,
-                "answer_map": dict(o.prompt.answer_map.pairs),
-                "prompt": o.prompt.text,
-                "raw": o.raw,
-                "parsed": o.parsed.answer,
-                "valid": o.valid,
-                "reason": o.parsed.reason,
-                "gold": o.prompt.gold,
-                "correct": o.correct,
-            }
-            for o in evaluation.observations[index]
-        ]
+        case["observations"] = observation_records(evaluation.observations[index])
     return case
+
+
+def observation_records(observations: Sequence[Observation]) -> list[dict[str, Any]]:
+    """One instance's observations as the plain records a failing case shows."""
+    return [
+        {
+            "presentation": o.prompt.presentation,
+            "answer_map": dict(o.prompt.answer_map.pairs),
+            "prompt": o.prompt.text,
+            "raw": o.raw,
+            "parsed": o.parsed.answer,
+            "valid": o.valid,
+            "reason": o.parsed.reason,
+            "gold": o.prompt.gold,
+            "correct": o.correct,
+        }
+        for o in observations
+    ]
 
 
 def describe_case(observations: Sequence[Mapping[str, Any]], indent: str = "  ") -> str:

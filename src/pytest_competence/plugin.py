@@ -56,6 +56,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--competence-report-only", action="store_true", default=False,
                     dest="competence_report_only",
                     help="Evaluate and report every condition and gate, but do not fail tests")
+    group.addoption("--competence-audit", action="store_true", default=False,
+                    dest="competence_audit",
+                    help="Audit each competence suite against the reference policies instead of "
+                    "running models: which shortcuts it catches, which survive, and why")
     parser.addini("competence_require", type="linelist", default=[],
                   help="Gates for every competence test, one per line, e.g. "
                   "'robust_correct >= 0.95 for n <= 128' or 'kappa_bar >= 0.6'")
@@ -68,6 +72,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="2000",
         help="Paired-bootstrap resamples per test for the report intervals (default: 2000)",
     )
+    parser.addini("competence_shrink_calls", default="100",
+                  help="Model calls a failing competence test may spend minimising its failing "
+                  "case; 0 turns minimisation off (default: 100)")
+    parser.addini("competence_shrink_seconds", default="300",
+                  help="Seconds a failing competence test may spend minimising (default: 300)")
+    parser.addini("competence_database", default=".hypothesis/examples",
+                  help="Directory of the example database where minimal failing cases are saved "
+                  "and replayed first, relative to the rootdir; 'none' saves nothing "
+                  "(default: .hypothesis/examples)")
+    parser.addini("competence_database_shared", type="linelist", default=[],
+                  help="Read-only example databases replayed too: directories, or "
+                  "github:OWNER/REPO[/ARTIFACT] for a GitHub Actions artifact")
     parser.addini(
         "competence_models",
         type="linelist",
@@ -79,12 +95,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="ref:ideal",
         help="Model used when no --competence-model is given (default: ref:ideal)",
     )
+    group.addoption("--competence-cache", choices=("rw", "read", "write", "off"), default="rw",
+                    dest="competence_cache",
+                    help="Response cache for HTTP, transformers and vLLM models: read and write "
+                    "(default), read only, write only (refresh) or off")
+    parser.addini("competence_cache_path", default=".competence/cache.sqlite",
+                  help="Response cache file, relative to the rootdir "
+                  "(default: .competence/cache.sqlite)")
+    parser.addini("competence_api_key_env", default="OPENAI_API_KEY",
+                  help="Environment variable holding the API key of openai: models unless the "
+                  "spec names its own with key_env= (default: OPENAI_API_KEY)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP)
+    from pytest_competence.shrink_hooks import SHRINK_MARKER_HELP, ShrinkHooks
+
+    config.addinivalue_line("markers", SHRINK_MARKER_HELP)
+    config.pluginmanager.register(ShrinkHooks(config), "competence-shrink")
     raw = config.getoption("competence_models") or [config.getini("competence_default_model")]
-    specs = [s.strip() for chunk in raw for s in chunk.split(",") if s.strip()]
+    from pytest_competence.models import split_specs
+
+    specs = [s for chunk in raw for s in split_specs(chunk)]
     aliases: dict[str, str] = {}
     lines = config.getini("competence_models")
     if lines:
@@ -111,10 +143,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
             try:
                 state.models[spec] = state.resolve(spec)
-            except ModelSpecError as exc:
+            except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
                 raise pytest.UsageError(f"--competence-model: {exc}") from None
     config.stash[STATE] = state
     config.pluginmanager.register(state, "competence-session")
+    if config.getoption("competence_audit"):
+        from pytest_competence.audit.plugin import AuditPlugin
+
+        config.pluginmanager.register(AuditPlugin(config), "competence-audit")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(state), "competence-xdist")
 
@@ -145,6 +181,12 @@ def _overridable(marker: pytest.Mark) -> tuple[str, ...]:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("competence")
     if marker is None:
+        import inspect
+
+        if "competence_model" in inspect.signature(metafunc.function).parameters:
+            # A plain test (e.g. a Hypothesis one) that takes the model runs once per model too.
+            specs = metafunc.config.stash[STATE].specs
+            metafunc.parametrize("competence_model", specs, ids=specs, indirect=True)
         return
     if "competence" not in metafunc.fixturenames:
         pytest.fail(
@@ -221,8 +263,16 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
             run.check()
         except (CompetenceFailure, ModelProtocolError, BaselineError) as exc:
             message = str(exc)
+            if isinstance(exc, CompetenceFailure):
+                from pytest_competence.falsify import minimise_failure
+
+                message = minimise_failure(pyfuncitem, run, message)
     if run.evaluated:
         data = run.result(pyfuncitem.nodeid, run.test)
+        if message is not None:
+            from pytest_competence.falsify import attach_minimal
+
+            attach_minimal(pyfuncitem, data)
         pyfuncitem.stash[RESULT] = data
         for key, value in _junit_properties(data):
             pyfuncitem.user_properties.append((key, value))

@@ -63,8 +63,10 @@ class CompetenceSession:
 
     def resolve(self, spec: str) -> Model:
         from pytest_competence.models import resolve_model
+        from pytest_competence.wiring import backend_settings, wire
 
-        return resolve_model(spec, self.aliases)
+        model = resolve_model(spec, self.aliases, settings=backend_settings(self.config))
+        return wire(self.config, model)  # the response cache and the progress line
 
     def model(self, spec: str) -> Model:
         if spec not in self.models:
@@ -72,7 +74,7 @@ class CompetenceSession:
 
             try:
                 self.models[spec] = self.resolve(spec)
-            except ModelSpecError as exc:
+            except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
                 message = f"--competence-model: {exc}"
             else:
                 return self.models[spec]

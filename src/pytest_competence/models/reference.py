@@ -5,7 +5,8 @@ that the suites catch every non-competent one where they should. Specs are ``ref
 optional ``?key=value&…`` parameters, e.g. ``ref:threshold?n=64``.
 
 =================  ======================================================================
-``ideal``          reads every premise correctly and answers by reachability: competent.
+``ideal``          reads every premise correctly and answers by reachability: competent
+                   (on Horn prompts forward chaining, on reformulations a truth table).
 ``always-yes``     answers "yes" to everything.
 ``always-no``      answers "no" to everything.
 ``coin``           a seeded coin per prompt text (``seed``, ``p`` = yes-rate); repeatable.
@@ -19,10 +20,21 @@ optional ``?key=value&…`` parameters, e.g. ``ref:threshold?n=64``.
 ``noisy``          ideal, but each prompt's answer flipped with probability ``p`` (default
                    0.1), fixed by ``seed`` and the text: two seeds are two equally good
                    models, two rates a better and a worse one (for gating).
+``sampled``        ideal, but every send of a prompt is a fresh draw, wrong with
+                   probability ``p`` (default 0.5; ``seed``): a sampled model, whose answer
+                   to the same prompt can change from one send to the next.
 ``threshold``      ideal on prompts with at most ``n`` people; beyond that, wrong whenever a
                    premise is worded other than with the forward phrase — correct up to a
-                   size, presentation-dependent beyond it.
+                   size, presentation-dependent beyond it. ``rewrites=k`` (default 1): wrong
+                   only when at least ``k`` premises are so worded; ``vocabularies=a,b``: wrong
+                   only in those catalog vocabularies. The smallest failing case is known:
+                   ``n + 1`` people (at least ``k + 1``), ``k`` rewritten premises, the first
+                   listed vocabulary in catalog order.
 =================  ======================================================================
+
+Per-family policies live beside this module and are merged into :data:`POLICIES`:
+``horn-goal-rule``, ``horn-if-then``, ``horn-bounded`` (``reference_horn``);
+``crt-ignore-negation``, ``crt-hedge`` (``reference_crt``).
 """
 
 from __future__ import annotations
@@ -37,6 +49,8 @@ from urllib.parse import parse_qsl
 from pytest_competence.strategies import CATALOG, Prompt
 
 from . import ModelSpecError
+from .reference_crt import CRT_POLICIES, crt_ideal
+from .reference_horn import HORN_POLICIES, horn_ideal
 
 __all__ = ["POLICIES", "OrderingText", "ReferencePolicy", "read_ordering", "reference_policy"]
 
@@ -53,10 +67,12 @@ class OrderingText:
     literal: tuple[tuple[str, str], ...]  # every premise read as "first argument ≺ second"
     forward_only: bool  # every premise uses the forward statement of the vocabulary
     query: tuple[str, str]  # the question asks whether query[0] ≺ query[1]
+    vocabulary: str = ""  # the catalog vocabulary the phrases belong to
+    reworded: int = 0  # premises worded other than with the forward statement
 
 
 @lru_cache(maxsize=1)
-def _phrase_tables() -> list[tuple[dict[str, int], dict[tuple[str, str], int], str]]:
+def _phrase_tables() -> list[tuple[dict[str, int], dict[tuple[str, str], int], str, str]]:
     """Per catalog vocabulary: premise middles → sign, question (head, middle) → sign."""
     tables = []
     for voc in CATALOG:
@@ -67,7 +83,7 @@ def _phrase_tables() -> list[tuple[dict[str, int], dict[tuple[str, str], int], s
             premise[_between(phrase.negation)] = -sign
             head, rest = phrase.question.split("{a}")
             question[(head.strip(), rest.split("{b}")[0])] = sign
-        tables.append((premise, question, _between(voc.forward.statement)))
+        tables.append((premise, question, _between(voc.forward.statement), voc.name))
     return tables
 
 
@@ -95,13 +111,15 @@ def read_ordering(text: str) -> OrderingText | None:
         parsed.append((x, f" {mid} ", y))
     q_key = (q_words[0], f" {' '.join(q_words[2:-1])} ")
     middles = {m for _, m, _ in parsed}
-    for premise, question, forward in _phrase_tables():
+    for premise, question, forward, name in _phrase_tables():
         if q_key in question and middles <= premise.keys():
             facts = tuple((x, y) if premise[m] > 0 else (y, x) for x, m, y in parsed)
             a, b = q_words[1], q_words[-1]
             query = (a, b) if question[q_key] > 0 else (b, a)
             literal = tuple((x, y) for x, _, y in parsed)
-            return OrderingText(people, names, facts, literal, middles == {forward}, query)
+            reworded = sum(m != forward for _, m, _ in parsed)
+            return OrderingText(people, names, facts, literal, middles == {forward}, query,
+                                name, reworded)
     return None
 
 
@@ -206,16 +224,41 @@ def _noisy(p: str = "0.1", seed: str = "0") -> Callable[[str], str]:
     return answer
 
 
-def _threshold(n: str = "") -> Callable[[str], str]:
+def _threshold(n: str = "", rewrites: str = "1", vocabularies: str = "") -> Callable[[str], str]:
     limit = int(_number("n", n, 2, 10**9))
+    least = int(_number("rewrites", rewrites, 1, 10**9))
+    names = [v.strip() for v in vocabularies.split(",") if v.strip()]
+    known = {v.name for v in CATALOG}
+    unknown = [v for v in names if v not in known]
+    if unknown:
+        raise ModelSpecError(f"Unknown vocabularies {unknown} in vocabularies={vocabularies!r}; "
+                             f"expected catalog names such as 'front_behind,left_right'")
+    only = set(names)
 
     def rule(t: OrderingText) -> str:
         right = _ideal(t)
-        if t.people <= limit or t.forward_only:
+        if t.people <= limit or t.reworded < least or (only and t.vocabulary not in only):
             return right
         return "no" if right == "yes" else "yes"
 
     return _reading(rule)
+
+
+def _sampled(p: str = "0.5", seed: str = "0") -> Callable[[str], str]:
+    rate = _number("p", p, 0.0, 1.0)
+    sends: dict[str, int] = {}
+
+    def answer(text: str) -> str:
+        t = read_ordering(text)
+        if t is None:
+            return UNREADABLE
+        right = _ideal(t)
+        # A new draw on every send of the same text, as sampling at temperature > 0 gives.
+        sends[text] = k = sends.get(text, 0) + 1
+        wrong = "no" if right == "yes" else "yes"
+        return right if _uniform(f"{seed}:{k}", text) >= rate else wrong
+
+    return answer
 
 
 def _number(key: str, value: str, lo: float, hi: float) -> float:
@@ -230,7 +273,7 @@ def _number(key: str, value: str, lo: float, hi: float) -> float:
 
 #: Policy name → factory taking the spec's ``key=value`` parameters as strings.
 POLICIES: dict[str, Callable[..., Callable[[str], str]]] = {
-    "ideal": lambda: _reading(_ideal),
+    "ideal": lambda: _any_family(_reading(_ideal)),
     "always-yes": _constant("yes"),
     "always-no": _constant("no"),
     "coin": _coin,
@@ -239,7 +282,15 @@ POLICIES: dict[str, Callable[..., Callable[[str], str]]] = {
     "names-order": lambda: _reading(_names_order),
     "threshold": _threshold,
     "noisy": _noisy,
+    "sampled": _sampled,
+    **HORN_POLICIES,
+    **CRT_POLICIES,
 }
+
+
+def _any_family(ordering: Callable[[str], str]) -> Callable[[str], str]:
+    """The ideal policy: Horn by forward chaining, reformulations by truth table, else ordering."""
+    return lambda text: horn_ideal(text) or crt_ideal(text) or ordering(text)
 
 
 def reference_policy(rest: str, spec: str) -> ReferencePolicy:

@@ -71,7 +71,11 @@ def recompute(document: dict[str, Any], *, bootstrap: int | None = None) -> dict
             r.update(analyze(evaluation, bootstrap=B, seed=r["design"]["seed"]))
             condition = parse_condition(r["design"]["require"]).with_gates(
                 r["design"].get("gates", []))
+            minimal = (r.get("failing_case") or {}).get("minimal")
             r["failing_case"] = failing_case(condition, evaluation, profile(evaluation))
+            if minimal and r["failing_case"]:
+                # Minimisation asked the model; its record cannot be recomputed, only kept.
+                r["failing_case"]["minimal"] = minimal
         results.append(r)
     first = next((c["bootstrap"]["B"] for c in document.get("comparisons", [])), 2000)
     rebuilt = build_document(results, models=document.get("models", []),

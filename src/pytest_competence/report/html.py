@@ -220,13 +220,21 @@ def _answer_map(mapping: Mapping[str, Any]) -> str:
 def _failing_case(case: Mapping[str, Any] | None) -> str:
     if not case:
         return '<h3>Minimal failing case</h3><p class="muted">None: the condition holds.</p>'
+    minimal = case.get("minimal") or {}
+    title = ("First failing case of the design" if minimal.get("observations")
+             else "Minimal failing case")
     also = case.get("also_failing") or []
     text = (f"Level n = {esc(case.get('level'))}: {esc(case.get('what'))}"
             + (f"; also failing at n = {', '.join(esc(n) for n in also)}" if also else "")
             + (f". Instance <code>{esc(case['instance_id'])}</code>."
                if case.get("instance_id") is not None else "."))
+    rows = _observation_table(case.get("observations") or [])
+    return f"<h3>{title}</h3><p>{text}</p>{rows}{_minimal_case(minimal)}"
+
+
+def _observation_table(observations: Sequence[Mapping[str, Any]]) -> str:
     rows = []
-    for o in case.get("observations") or []:
+    for o in observations:
         parsed = esc(o.get("parsed")) if o.get("valid") else f"invalid ({esc(o.get('reason'))})"
         rows.append([esc(o.get("presentation")), _answer_map(o.get("answer_map") or {}),
                      esc(o.get("gold")), parsed, "right" if o.get("correct") else "<b>wrong</b>",
@@ -234,8 +242,27 @@ def _failing_case(case: Mapping[str, Any] | None) -> str:
                      f"<details><summary>prompt</summary><pre>{esc(o.get('prompt'))}</pre>"
                      "</details>"])
     head = ["presentation", "answer map", "gold", "parsed", "verdict", "raw answer", "prompt"]
-    return (f"<h3>Minimal failing case</h3><p>{text}</p>"
-            + (_table(head, rows, left=7) if rows else ""))
+    return _table(head, rows, left=7) if rows else ""
+
+
+def _minimal_case(m: Mapping[str, Any]) -> str:
+    """The minimised case (``failing_case.minimal``): θ, its cost, every presentation."""
+    if not m:
+        return ""
+    if not m.get("observations"):
+        return f"<h3>Minimal failing case</h3><p class=muted>{esc(m.get('verdict'))}</p>"
+    title = ("Failing case that did not reproduce" if m.get("status") == "not_reproduced"
+             else "Minimal failing case")
+    calls = m.get("calls") or {}
+    spent = ", ".join(f"{esc(k)} {esc(v)}" for k, v in calls.items() if k != "total")
+    boundary = m.get("boundary") or {}
+    found = (f" Boundary search on n: n = {esc(boundary.get('n'))} fails, in "
+             f"{esc(boundary.get('calls'))} calls (at most {esc(boundary.get('bound'))})."
+             if boundary.get("trail") else "")
+    return (f"<h3>{title}</h3><p><b>{esc(m.get('summary'))}</b></p>"
+            f"<p>{esc(calls.get('total'))} model calls ({spent}); {esc(m.get('prompts_sent'))} "
+            f"prompts.{found}</p>"
+            f"<p>{esc(m.get('verdict'))}</p>{_observation_table(m['observations'])}")
 
 
 def _result(index: int, r: Mapping[str, Any]) -> str:

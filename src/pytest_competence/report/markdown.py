@@ -16,6 +16,25 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def _minimal(m: Mapping[str, Any] | None) -> list[str]:
+    """The minimised failing case: θ, its cost, each presentation, prompts folded away."""
+    if not m or "observations" not in m:
+        return [f"- {_cell(m['verdict'])}"] if m else []
+    title = ("Failing case that did not reproduce" if m["status"] == "not_reproduced"
+             else "Minimal failing case")
+    verdicts = "; ".join(
+        f"[{o['presentation']}] gold {o['gold']}, parsed {o['parsed'] if o['valid'] else 'invalid'}"
+        f" {'✅' if o['correct'] else '❌'}" for o in m["observations"])
+    out = [f"- {title} ({m['calls']['total']} model calls): {_cell(m['summary'])}. {verdicts}.",
+           f"  {_cell(m['verdict'])}", "", "  <details><summary>prompts</summary>", ""]
+    for o in m["observations"]:
+        # Fenced, not inline: a raw answer may hold backticks or pipes of its own.
+        out += [f"  [{o['presentation']}] prompt, then the raw answer:", "", "  ```text",
+                *(f"  {line}" for line in str(o["prompt"]).splitlines()), "  ```", "",
+                "  ```text", f"  {o['raw']!r}", "  ```", ""]
+    return out + ["  </details>"]
+
+
 def render_markdown(document: Mapping[str, Any]) -> str:
     """One section per test × model with its verdict and per-level profile, then comparisons."""
     out = ["## Competence profiles", ""]
@@ -49,6 +68,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         out += ["", f"- Condition ({_cell(r['condition'])}): "
                 + (f"❌ first failing level n={case['level']}: {_cell(case['what'])}"
                    if case else "✅ holds at every level")]
+        out += _minimal((case or {}).get("minimal"))
         gate = r.get("gate")
         if gate:
             found = gate["regressions"]

@@ -98,6 +98,9 @@ def _open(height: float, label: str) -> list[str]:
 
 
 def _log2_ticks(levels: Sequence[int]) -> list[int]:
+    if min(levels) <= 0:  # a level 0 (e.g. no distractor rules) gets its own tick
+        rest = [n for n in levels if n > 0]
+        return sorted({n for n in levels if n <= 0}) + (_log2_ticks(rest) if rest else [])
     lo, hi = min(levels), max(levels)
     powers = [2**k for k in range(math.ceil(math.log2(lo)), math.floor(math.log2(hi)) + 1)]
     ticks = powers if len(powers) >= 2 else sorted(set(levels))
@@ -119,11 +122,17 @@ def level_chart(
     plot_w, plot_h = WIDTH - LEFT - RIGHT, height - top - BOTTOM
     shown = sorted(set(levels)) or [4, 16]
     pad = 0.3 if len(shown) > 1 else 1.0  # a single level sits mid-axis
-    lo, hi = math.log2(shown[0]) - pad, math.log2(shown[-1]) + pad
+    # n = 0 sits one octave left of the smallest positive level (a log axis has no 0).
+    zero = math.log2(min([n for n in shown if n > 0] or [1])) - 1
+
+    def log2(n: float) -> float:
+        return math.log2(n) if n > 0 else zero
+
+    lo, hi = log2(shown[0]) - pad, log2(shown[-1]) + pad
     y0, y1 = y_range
 
     def x(n: float) -> float:
-        return LEFT + (math.log2(n) - lo) / (hi - lo) * plot_w
+        return LEFT + (log2(n) - lo) / (hi - lo) * plot_w
 
     def y(v: float) -> float:  # 6 px of headroom keeps a line at y1 off the frame
         return top + 6 + (y1 - min(max(v, y0), y1)) / (y1 - y0) * (plot_h - 12)

@@ -61,6 +61,24 @@ def _gate(r: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+_MINIMAL_LABELS = {
+    "minimal": "minimal failing case",
+    "replayed": "minimal failing case (replayed)",
+    "budget": "smallest failing case found within the budget (may not be minimal)",
+    "unstable": "failing case (the minimised one did not reproduce)",
+    "not_reproduced": "failing case that did not reproduce",
+}
+
+
+def _minimal(r: Mapping[str, Any]) -> list[str]:
+    """One line for the minimised failing case, when the failure message has one."""
+    m = (r.get("failing_case") or {}).get("minimal") or {}
+    if "summary" not in m:
+        return []
+    label = _MINIMAL_LABELS.get(m["status"], "failing case")
+    return [f"    {label}: {m['summary']} ({m['calls']['total']} model calls)"]
+
+
 def _headline(r: Mapping[str, Any]) -> str:
     s = r["summary"]
     failing = [lv["n"] for lv in r["levels"] if lv["all_correct"] < 1]
@@ -112,6 +130,7 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
         lines.append(f"    {_headline(r)}")
         lines.extend(_table(r))
         lines.extend(_gate(r))
+        lines.extend(_minimal(r))
     lines.extend(_matrix(list(document["results"]), list(document.get("models", []))))
     for block in document.get("comparisons", []):
         lines.append(f"{block['test']}: models against {block['reference']} "
