@@ -20,9 +20,9 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pytest_competence.models import Model, as_they_come
+from pytest_competence.models import Model, ModelWrapper, as_they_come
 
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt
@@ -112,7 +112,7 @@ class ResponseCache:
         return f"ResponseCache({str(self.path)!r})"
 
 
-class CachedModel:
+class CachedModel(ModelWrapper):
     """``model`` behind the cache: stored answers come back at once, new ones are stored.
 
     ``mode`` is ``"rw"`` (read and write), ``"read"`` (never store) or ``"write"`` (never reuse:
@@ -122,25 +122,10 @@ class CachedModel:
     def __init__(self, model: Model, cache: ResponseCache, mode: str = "rw") -> None:
         if mode not in ("rw", "read", "write"):
             raise ValueError(f"Expected mode to be one of rw, read, write, but got mode={mode!r}")
-        self.model = model
+        super().__init__(model)
         self.cache = cache
         self.mode = mode
         self.hits = 0  # answers served from the cache by the last call
-
-    @property
-    def name(self) -> str:
-        return self.model.name
-
-    @name.setter
-    def name(self, value: str) -> None:
-        self.model.name = value
-
-    def __getattr__(self, attr: str) -> Any:
-        # Only reached for attributes this wrapper lacks: score(), the backend's settings, …
-        model = self.__dict__.get("model")
-        if model is None:
-            raise AttributeError(attr)
-        return getattr(model, attr)
 
     def __repr__(self) -> str:
         return f"CachedModel({self.model!r}, mode={self.mode!r})"

@@ -14,9 +14,9 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pytest_competence.models import Model, as_they_come
+from pytest_competence.models import Model, ModelWrapper, as_they_come
 
 if TYPE_CHECKING:
     import pytest
@@ -118,26 +118,12 @@ def _terminal(config: pytest.Config) -> tuple[Callable[[str], None], Callable[[]
     return write, room
 
 
-class ProgressModel:
+class ProgressModel(ModelWrapper):
     """``model`` with a progress line while it answers; other attributes are the model's."""
 
     def __init__(self, model: Model, config: pytest.Config) -> None:
-        self.model = model
+        super().__init__(model)
         self.config = config
-
-    @property
-    def name(self) -> str:
-        return self.model.name
-
-    @name.setter
-    def name(self, value: str) -> None:
-        self.model.name = value
-
-    def __getattr__(self, attr: str) -> Any:
-        model = self.__dict__.get("model")
-        if model is None:
-            raise AttributeError(attr)
-        return getattr(model, attr)
 
     def __repr__(self) -> str:
         return f"ProgressModel({self.model!r})"

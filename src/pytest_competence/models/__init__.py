@@ -18,7 +18,7 @@ group: the entry point's name is the scheme, its object a loader ``(rest, spec, 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Any, TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt
@@ -28,6 +28,7 @@ __all__ = [
     "Loader",
     "Model",
     "ModelSpecError",
+    "ModelWrapper",
     "SCHEMES",
     "ScoringModel",
     "as_they_come",
@@ -62,6 +63,29 @@ class ScoringModel(Model, Protocol):
     def score(
         self, prompts: Sequence[Prompt], candidates: Sequence[str]
     ) -> Sequence[Mapping[str, float] | BaseException]: ...
+
+
+class ModelWrapper:
+    """Base of models that wrap another (a cache, a progress line): the name and every
+    attribute the wrapper lacks — ``score()``, a backend's settings — are the wrapped model's."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.model.name = value
+
+    def __getattr__(self, attr: str) -> Any:
+        # Only reached for attributes this wrapper lacks.
+        model = self.__dict__.get("model")
+        if model is None:
+            raise AttributeError(attr)
+        return getattr(model, attr)
 
 
 def as_they_come(

@@ -31,7 +31,7 @@ from pytest_competence.strategies import Prompt
 
 from . import ModelSpecError
 from ._params import Param, choice, number, parse_params, text, whole
-from .readout import Answer, Scores, best_candidate, group_by_space, in_order
+from .readout import Answer, Scores, in_order, scored_stream
 
 __all__ = ["PARAMS", "HFModel", "hf_model", "hub_cache", "locate"]
 
@@ -146,10 +146,7 @@ class HFModel:
     def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, Answer]]:
         """``(index, answer or exception)`` batch by batch, as each batch finishes."""
         if self.readout == "score":
-            for space, indices in group_by_space(prompts).items():
-                scores = self.score([prompts[i] for i in indices], space)
-                for i, got in zip(indices, scores):
-                    yield i, got if isinstance(got, BaseException) else best_candidate(got)
+            yield from scored_stream(self, prompts)
             return
         yield from self.runner.generate(prompts, **self.decoding)
 

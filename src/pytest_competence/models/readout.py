@@ -87,6 +87,13 @@ def scored_answers(
         yield i, got if isinstance(got, BaseException) else best_candidate(got)
 
 
+def scored_stream(model: ScoringModel, prompts: Sequence[Prompt]) -> Iterator[tuple[int, Answer]]:
+    """``(index, best candidate)`` for every prompt: one ``score`` call per answer space."""
+    for space, indices in group_by_space(prompts).items():
+        scores = model.score([prompts[i] for i in indices], space)
+        yield from scored_answers(zip(indices, scores))
+
+
 def group_by_space(prompts: Sequence[Prompt]) -> dict[tuple[str, ...], list[int]]:
     """Prompt indices grouped by answer space, in first-seen order (one score call per group)."""
     groups: dict[tuple[str, ...], list[int]] = {}
