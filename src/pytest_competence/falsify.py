@@ -60,11 +60,59 @@ def minimise_failure(item: pytest.Item, run: Any, message: str) -> str:
     return f"{message}\n{minimal_text(record, seconds=seconds)}"
 
 
+def replay_saved(item: pytest.Item, run: Any) -> str | None:
+    """A passing test asks its saved cases first: the regression corpus of earlier runs.
+
+    Under the strict condition, the cases an earlier run (or another model) saved for this test
+    are asked in one batched call; one that still fails — and fails again when asked afresh — is
+    a violation the design did not draw, so it is minimised and returned as a failure message.
+    Returns ``None`` when there is nothing saved, nothing fails, or the failure does not
+    reproduce. Costs no call when the database holds nothing for this test.
+    """
+    settings = settings_for(item)
+    spec = run.spec
+    condition = getattr(run, "condition", spec.condition)
+    make = getattr(getattr(spec.family, "strategies", None), "case_space", None)
+    if settings.calls == 0 or not condition.strict or make is None:
+        return None
+    space = make(max_n=max(spec.levels), presentations=spec.presentations,
+                 vocabularies=settings.vocabulary)
+    databases = _databases(item.config)
+    model_param = item.callspec.getparam("competence_model")  # type: ignore[attr-defined]
+    store = CaseStore(databases, case_key(item.nodeid.replace(model_param, "*", 1), space),
+                      run.model.name)
+    if not store.load(space):
+        return None
+    attempts = settings.attempts or spec.attempts
+    asker = Asker(run.model, space.family, attempts=attempts,
+                  budget=Budget(settings.calls, settings.seconds))
+    found = minimise(space, run.model, [], attempts=attempts, asker=asker, store=store)
+    if found is None or not found.reproduced:
+        return None
+    record = minimal_record(found, space, settings=settings, attempts=attempts,
+                            database=databases.description)
+    item.stash[MINIMAL] = record
+    return (
+        f"Competence condition failed for model {run.model.name!r} on {spec.family!r}\n"
+        f"  condition: {condition}\n"
+        f"  every instance of the design passed, but a case saved in the example database by an "
+        f"earlier run fails: {record['summary']}\n{minimal_text(record, seconds=found.seconds)}"
+    )
+
+
 def attach_minimal(item: pytest.Item, result: dict[str, Any]) -> None:
     """Put the minimal case of ``item`` (if any) on its result for the reports."""
     record = item.stash.get(MINIMAL, None)
-    if record is not None and result.get("failing_case"):
-        result["failing_case"]["minimal"] = record
+    if record is None:
+        return
+    if not result.get("failing_case"):  # the design passed; a saved case failed
+        result["failing_case"] = {
+            "condition": result["condition"], "level": record["params"].get("n"),
+            "what": "a case saved by an earlier run fails", "also_failing": [],
+            "instance_id": None, "observations": [],
+        }
+        result["condition_met"] = False
+    result["failing_case"]["minimal"] = record
 
 
 def _minimise(item: pytest.Item, run: Any,

@@ -267,6 +267,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
                 from pytest_competence.falsify import minimise_failure
 
                 message = minimise_failure(pyfuncitem, run, message)
+        if message is None and not run._session.report_only:
+            from pytest_competence.falsify import replay_saved
+
+            message = replay_saved(pyfuncitem, run)
     if run.evaluated:
         data = run.result(pyfuncitem.nodeid, run.test)
         if message is not None:
