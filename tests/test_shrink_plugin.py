@@ -83,6 +83,13 @@ def test_a_second_run_replays_the_saved_case_first_with_no_shrinking(pytester: p
     assert after["case"] == before["case"] and before["status"] == "minimal"
 
 
+def failures(result: pytest.RunResult) -> str:
+    """The FAILURES section alone: the short summary may repeat a message, depending on the
+    terminal width pytest sees."""
+    text = result.stdout.str()
+    return text.split(" FAILURES ", 1)[-1].split(" short test summary info ", 1)[0]
+
+
 def test_xdist_workers_minimise_and_share_the_database(pytester: pytest.Pytester):
     pytester.makepyfile(test_a=SUITE, test_b="""
         import pytest
@@ -96,12 +103,12 @@ def test_xdist_workers_minimise_and_share_the_database(pytester: pytest.Pytester
             "ref:threshold?n=9,ref:always-yes")
     first = pytester.runpytest_subprocess(*args)
     first.assert_outcomes(failed=6)
-    assert len(re.findall(r"^  minimal failing case: ", first.stdout.str(), re.MULTILINE)) == 6
+    assert len(re.findall(r"^  minimal failing case: ", failures(first), re.MULTILINE)) == 6
     saved = [p for p in (pytester.path / ".hypothesis" / "examples").rglob("*") if p.is_file()]
     assert saved
     second = pytester.runpytest_subprocess(*args)
     second.assert_outcomes(failed=6)
-    assert second.stdout.str().count("no shrinking calls were spent") == 6
+    assert failures(second).count("no shrinking calls were spent") == 6
     assert_no_internals(second.stdout.str())
 
 
