@@ -1,0 +1,73 @@
+"""Shared helpers of the plugin's pytester tests (tests/test_plugin*.py)."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+
+
+# Import the engine here, before any in-process session: pytester restores ``sys.modules`` after
+# each in-process run, so anything first imported inside one (numpy included) would be imported
+# afresh by the next.
+import pytest_competence.conditions  # noqa: F401
+import pytest_competence.evaluate  # noqa: F401
+import pytest_competence.models.python  # noqa: F401
+import pytest_competence.models.reference  # noqa: F401
+import pytest_competence.analysis  # noqa: F401
+import pytest_competence.profile  # noqa: F401
+import pytest_competence.report  # noqa: F401
+import pytest_competence.report.compare  # noqa: F401
+import pytest_competence.report.terminal  # noqa: F401
+import pytest_competence.spec  # noqa: F401
+import pytest_competence.stats  # noqa: F401
+
+INTERNALS = re.compile(
+    r"(Traceback|During handling of the above exception"
+    r"|pytest_competence[/\\]"
+    r"|\b(plugin|spec|conditions|evaluate|profile|ordering|_core|reference|python)\.py:\d+)"
+)
+
+
+def esc(text: str) -> str:
+    """Escape ``[`` and ``]`` for ``fnmatch_lines`` (test ids and presentations use brackets)."""
+    return re.sub(r"[\[\]]", lambda m: f"[{m.group(0)}]", text)
+
+
+def assert_no_internals(output: str) -> None:
+    found = INTERNALS.search(output)
+    assert found is None, f"engine internals in the output: {found.group(0)!r}\n{output}"
+
+
+def profile_section(output: str) -> list[str]:
+    """The non-blank lines of the ``competence profiles`` terminal section."""
+    lines = output.splitlines()
+    starts = [i for i, line in enumerate(lines) if re.match(r"^=+ competence profiles =+$", line)]
+    assert len(starts) == 1, output
+    section = []
+    for line in lines[starts[0] + 1:]:
+        if line.startswith("=") or re.match(r"^\d+ (passed|failed|error)", line):
+            break
+        if line.strip():
+            section.append(line)
+    return section
+
+
+SIMPLE = """
+    import pytest
+
+    @pytest.mark.competence(levels=[4, 8], pairs=8)
+    def test_x(competence):
+        pass
+"""
+
+# An ideal answerer as a py: model, reusing the reference policy's reader on the prompt text.
+IDEAL_PY = """
+    from pytest_competence.models.reference import POLICIES
+
+    _ideal = POLICIES["ideal"]()
+"""
+
+
+def ideal_py(body: str) -> str:
+    """A model module: the ideal reader ``_ideal(text)`` followed by ``body``."""
+    return textwrap.dedent(IDEAL_PY) + textwrap.dedent(body)
