@@ -1,15 +1,22 @@
-"""Everyday transitive clauses for the reformulation family (seeds/004), active and passive.
+"""Everyday wording for the reformulation family (seeds/004): clauses and categories of people.
 
-Each entry is ``(agent, base verb, third person, past participle, patient)``; every noun occurs
-in one entry only and is a single word after "the", so each atom of an instance is identified by
-its two nouns in either voice, and no clause contains a connective ("and", "or", "not", "if").
+:data:`LEXICON` holds transitive clauses for the propositional categories, each entry
+``(agent, base verb, third person, past participle, patient)``; every noun occurs in one entry
+only and is a single word after "the", so each atom of an instance is identified by its two nouns
+in either voice, and no clause contains a connective ("and", "or", "not", "if").
+
+:data:`NOUNS` holds categories for the syllogistic and quantifier categories: hobbies and trades
+of the members of one club ("cyclists", "painters"), chosen so that any inclusion or exclusion
+between two of them is contingently possible — world knowledge neither confirms nor contradicts
+"All cyclists are painters", which keeps belief bias (an answer from plausibility, not from the
+premises) out of the labels. Each is one word with a regular plural (singular + "s").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LEXICON", "Clause"]
+__all__ = ["LEXICON", "NOUNS", "Clause", "Noun"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +75,25 @@ LEXICON: tuple[Clause, ...] = tuple(Clause(*row.split()) for row in (
     "beekeeper smoke smokes smoked hive",
     "sailor tie ties tied rope",
 ))
+
+
+@dataclass(frozen=True)
+class Noun:
+    """A category of club members: "a cyclist" / "cyclists"."""
+
+    singular: str
+
+    @property
+    def plural(self) -> str:
+        return self.singular + "s"
+
+    @property
+    def indefinite(self) -> str:
+        return ("an " if self.singular[0] in "aeiou" else "a ") + self.singular
+
+
+NOUNS: tuple[Noun, ...] = tuple(Noun(word) for word in (
+    "cyclist painter gardener violinist swimmer poet beekeeper photographer runner dancer singer "
+    "drummer knitter hiker climber sailor golfer skier archer angler astronomer potter juggler "
+    "surfer rower"
+).split())

@@ -1,20 +1,23 @@
 """Controlled reformulation families (seeds/004): one base question, logically controlled rewrites.
 
-A latent instance is a formal problem (:mod:`._crt_logic`) in one of five propositional categories
-of seeds/004 Table 5 — propositional logic, multi-hop inference, conditional fallacies, nested
-negation, De Morgan's laws — rendered from a lexicon of everyday clauses (:mod:`._crt_lexicon`).
-Its presentations are the base question and the reformulations of Table 7 that apply to the
-category, each a transformation of the *formal* problem whose label the truth-table solver
-recomputes: contrapositive, double negation, De Morgan and passive voice (the surface control)
-preserve the answer; negation flip and triple negation map Yes↔No, "Cannot be determined"
-unchanged. A design whose recomputed label differs from the declared map is a bug and raises.
+A latent instance is a formal problem in one of the seven categories of seeds/004 Table 5: five
+propositional ones — propositional logic, multi-hop inference, conditional fallacies, nested
+negation, De Morgan's laws — over formulas of :mod:`._crt_logic`, rendered from everyday clauses,
+and two quantified ones — syllogistic reasoning and quantifier reasoning — over monadic
+statements of :mod:`._crt_quantifiers` ("All cyclists are painters", "Maya is a cyclist"),
+rendered from categories of club members (:mod:`._crt_lexicon`, :mod:`._crt_qrender`). Its
+presentations are the base question and the reformulations of Table 7 that apply to the
+category, each a transformation of the *formal* problem whose label the solver recomputes (a
+truth table, or the exact finite-domain model checker for quantified problems): contrapositive,
+double negation, De Morgan, quantifier rewrite and passive voice (the surface control) preserve
+the answer; negation flip and triple negation map Yes↔No, "Cannot be determined" unchanged. A
+design whose recomputed label differs from the declared map is a bug and raises.
 
 The level ``n`` is the problem's size: conditionals in the chain (multi-hop: steps beyond the
-first), or atoms in the negated conjunction (De Morgan). Gold answers are balanced over the three
-cells yes / no / cannot be determined (instance ``i`` is in cell ``i % 3``).
-
-Not covered: the syllogistic and quantifier categories and the quantifier rewrite, which need
-the finite-domain model checker seeds/004's categories call for.
+first), atoms in the negated conjunction (De Morgan), premises in the sorites chain
+(syllogistic) or universal premises before the named person (quantifier, :mod:`._crt_syllogisms`).
+Gold answers are balanced over the three cells yes / no / cannot be determined (instance ``i`` is
+in cell ``i % 3``).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from functools import cached_property
 import numpy as np
 
 from ._core import IDENTITY, AnswerMap, InvalidArgument, Item, Parsed, Prompt
-from ._crt_lexicon import LEXICON
+from ._crt_lexicon import LEXICON, NOUNS
 from ._crt_logic import (
     ANSWERS,
     Fact,
@@ -40,7 +43,11 @@ from ._crt_logic import (
     solve,
 )
 from ._crt_parse import parse_answer
+from ._crt_qrender import render_quantified
+from ._crt_quantifiers import QProblem, q_contrapositive, quantifier_rewrite, solve_quantified
 from ._crt_render import render
+from ._crt_syllogisms import build_quantifier, build_syllogistic
+from .names import first_names
 
 __all__ = ["CATEGORIES", "PROMPTS", "TRANSFORMATIONS", "ReformulationInstance", "Reformulations"]
 
@@ -55,15 +62,33 @@ PROMPTS = {
 }
 
 _FLIP = AnswerMap.swap("yes", "no")
+
+
+def _contrapositive(p: Problem | QProblem) -> Problem | QProblem:
+    return q_contrapositive(p) if isinstance(p, QProblem) else contrapositive(p)
+
+
+def _solve(p: Problem | QProblem) -> str:
+    """The label by truth table or model checker; a quantified label must not hinge on
+    existential import (:mod:`._crt_quantifiers`), so both readings are computed."""
+    if not isinstance(p, QProblem):
+        return solve(p)
+    label = solve_quantified(p)
+    if solve_quantified(p, existential_import=False) != label:
+        raise AssertionError(f"label {label!r} of {p} depends on existential import")
+    return label
+
+
 #: Transformation → (declared answer map, what it does to the formal problem, passive voice).
 TRANSFORMATIONS = {
     "original": (IDENTITY, lambda p: p, False),
-    "contrapositive": (IDENTITY, contrapositive, False),
+    "contrapositive": (IDENTITY, _contrapositive, False),
     "double_negation": (IDENTITY, lambda p: replace(p, negations=p.negations + 2), False),
     "negation_flip": (_FLIP, lambda p: replace(p, negations=p.negations + 1), False),
     "passive": (IDENTITY, lambda p: p, True),
     "de_morgan": (IDENTITY, de_morgan, False),
     "triple_negation": (_FLIP, lambda p: replace(p, negations=p.negations + 3), False),
+    "quantifier_rewrite": (IDENTITY, quantifier_rewrite, False),
 }
 
 _BASIC = ("original", "contrapositive", "double_negation", "negation_flip", "passive")
@@ -75,29 +100,36 @@ CATEGORIES: dict[str, tuple[int, tuple[str, ...]]] = {
     "conditional_fallacies": (1, _BASIC),
     "nested_negation": (1, _BASIC + ("triple_negation",)),
     "de_morgan": (2, ("original", "double_negation", "negation_flip", "passive", "de_morgan")),
+    "syllogistic": (2, _BASIC),
+    "quantifier": (1, ("original", "contrapositive", "double_negation", "negation_flip",
+                       "quantifier_rewrite")),
 }
-MAX_N = 6  # truth tables over at most 2n + 3 = 15 atoms
+MAX_N = 6  # truth tables over at most 2n + 3 = 15 atoms; Venn diagrams of at most 2^7 cells
 
 
 @dataclass(frozen=True)
 class ReformulationInstance:
-    """A latent base problem, the lexicon entries naming its atoms and its premise order."""
+    """A latent base problem, the lexicon entries naming its atoms (or categories), its premise
+    order and, for quantified problems, its people (indices into :func:`.names.first_names`)."""
 
-    problem: Problem
+    problem: Problem | QProblem
     entries: tuple[int, ...]
     order: tuple[int, ...]
     cell: int
     n: int
     index: int
     seed: int
+    names: tuple[int, ...] = ()
 
     @property
     def gold(self) -> str:
-        return solve(self.problem)
+        return _solve(self.problem)
 
 
-def _build(category: str, n: int, cell: int, rng: np.random.Generator) -> Problem:
+def _build(category: str, n: int, cell: int, rng: np.random.Generator) -> Problem | QProblem:
     """The base problem of ``category`` at level ``n`` in cell 0 (yes), 1 (no) or 2 (undetermined)."""
+    if category in ("syllogistic", "quantifier"):
+        return (build_syllogistic if category == "syllogistic" else build_quantifier)(n, cell, rng)
     x = [Lit(i) for i in range(n + 3)]
     if category in ("propositional_logic", "conditional_fallacies"):
         chain: tuple[Premise, ...] = tuple(If((x[i - 1],), x[i]) for i in range(1, n + 1))
@@ -147,7 +179,7 @@ class Reformulations:
         if category not in CATEGORIES:
             raise InvalidArgument(
                 f"Expected category to be one of {', '.join(CATEGORIES)}, but got "
-                f"category={category!r} (syllogistic and quantifier categories are not built)"
+                f"category={category!r} (the seven categories of seeds/004 Table 5)"
             )
         if prompt not in PROMPTS:
             raise InvalidArgument(f"Expected prompt='zero_shot' or 'cot', but got prompt={prompt!r}")
@@ -161,34 +193,45 @@ class Reformulations:
         """The presentations that apply to this category, the base question first."""
         return CATEGORIES[self.category][1]
 
+    @property
+    def default_presentations(self) -> tuple[str, ...]:
+        """A declaration that names no presentations asks for every one that applies."""
+        return self.presentations
+
     def instance(self, n: int, index: int, seed: int = 1) -> ReformulationInstance:
         """Instance ``index`` of level ``n``; its cell (yes / no / undetermined) is ``index % 3``."""
         self._check_n(n)
         cat = list(CATEGORIES).index(self.category)
         rng = np.random.default_rng([seed, n, index, cat])
         problem = _build(self.category, n, index % 3, rng)
-        entries = tuple(rng.choice(len(LEXICON), size=problem.atoms, replace=False).tolist())
+        names: tuple[int, ...] = ()
+        if isinstance(problem, QProblem):
+            entries = tuple(rng.choice(len(NOUNS), size=problem.preds, replace=False).tolist())
+            names = tuple(rng.choice(len(first_names()), size=problem.names,
+                                     replace=False).tolist())
+        else:
+            entries = tuple(rng.choice(len(LEXICON), size=problem.atoms, replace=False).tolist())
         order = tuple(rng.permutation(len(problem.premises)).tolist())
-        return ReformulationInstance(problem, entries, order, index % 3, n, index, seed)
+        return ReformulationInstance(problem, entries, order, index % 3, n, index, seed, names)
 
     def prompts(self, z: ReformulationInstance, presentations: Sequence[str]) -> tuple[Prompt, ...]:
         """Every presentation of ``z``, each label recomputed from its own formulas."""
-        problem, entries, order, cell = z.problem, z.entries, z.order, z.cell
+        problem, cell = z.problem, z.cell
         n, index, seed = z.n, z.index, z.seed
-        base = solve(problem)
+        base = _solve(problem)
         if base != ANSWERS[cell]:
             raise AssertionError(f"cell {cell} of {self.category} solved to {base!r}")
         out = []
         for name in presentations:
             answer_map, transform, passive = TRANSFORMATIONS[name]
             changed = transform(problem)
-            gold = solve(changed)
+            gold = _solve(changed)
             if gold != answer_map(base):  # the label is proved, and must match the declaration
                 raise AssertionError(f"{name} on {self.category}: {gold!r} != map of {base!r}")
             out.append(Prompt(
                 family=self.name, instance_id=f"reformulations/{self.category}/seed={seed}/n={n}/{index}",
                 presentation=name, system=PROMPTS[self.prompt_style],
-                text=render(changed, [LEXICON[e] for e in entries], order, passive),
+                text=_render(changed, z, passive),
                 gold=gold, answer_space=self.answer_space, answer_map=answer_map,
                 params={"n": n, "category": self.category, "cell": ANSWERS[cell],
                         "prompt": self.prompt_style},
@@ -244,6 +287,13 @@ class Reformulations:
         from ._crt_strategies import ReformulationStrategies
 
         return ReformulationStrategies(self)
+
+
+def _render(p: Problem | QProblem, z: ReformulationInstance, passive: bool) -> str:
+    if isinstance(p, QProblem):
+        names = [first_names()[i] for i in z.names]
+        return render_quantified(p, [NOUNS[e] for e in z.entries], names, z.order, passive)
+    return render(p, [LEXICON[e] for e in z.entries], z.order, passive)
 
 
 def catalog() -> list[Reformulations]:

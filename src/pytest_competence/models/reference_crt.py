@@ -2,10 +2,12 @@
 
 =========================  ==============================================================
 ``ideal``                  (shared) reads every premise and the question and answers by
-                           truth table: competent on every reformulation.
-``crt-ignore-negation``    reads every "not"/"NOT" as absent — premises and question — and
-                           answers by truth table: caught by negation flips, contrapositives
-                           and negated premises (seeds/004 §4 "Why negation is hard").
+                           truth table (by the model checker for the syllogistic and
+                           quantifier categories): competent on every reformulation.
+``crt-ignore-negation``    reads every "not"/"NOT" (and a quantified "no") as absent —
+                           premises and question — and answers by the same solver: caught by
+                           negation flips, contrapositives and negated premises (seeds/004 §4
+                           "Why negation is hard").
 ``crt-hedge``              ideal, but answers "Cannot be determined" whenever the question
                            stacks two or more negations: the over-cautious abstention of
                            seeds/004 §3.3, caught by double and triple negation only.
@@ -21,6 +23,9 @@ from functools import lru_cache
 
 from pytest_competence.strategies._crt_lexicon import LEXICON
 from pytest_competence.strategies._crt_logic import AnyOf, Fact, If, Lit, NotAll, Problem, solve
+from pytest_competence.strategies._crt_quantifiers import QProblem, solve_quantified
+
+from .reference_crt_quant import PREFIX, read_quantified, strip_negation
 
 __all__ = ["CRT_POLICIES", "crt_ideal", "read_crt"]
 
@@ -31,7 +36,7 @@ _ANY = "at least one of the following holds: "
 
 @dataclass(frozen=True)
 class _Reading:
-    problem: Problem
+    problem: Problem | QProblem
     stacked: int  # negations in the question
 
 
@@ -58,6 +63,9 @@ def _lits(text: str, word: str, atoms: dict[int, int]) -> tuple[Lit, ...]:
 
 def read_crt(text: str) -> _Reading | None:
     """Parse a reformulation prompt into a formal problem; ``None`` when it is not one."""
+    if text.startswith(PREFIX):  # the syllogistic and quantifier categories
+        quantified = read_quantified(text)
+        return None if quantified is None else _Reading(*quantified)
     if not text.startswith("Premises: ") or " Question: " not in text:
         return None
     body, question = text[len("Premises: "):].split(" Question: ", 1)
@@ -100,7 +108,14 @@ def _question(q: str) -> tuple[int, str]:
     raise ValueError(q)
 
 
-def _strip(p: Problem) -> Problem:
+def _solve(p: Problem | QProblem) -> str:
+    return solve_quantified(p) if isinstance(p, QProblem) else solve(p)
+
+
+def _strip(p: Problem | QProblem) -> Problem | QProblem:
+    if isinstance(p, QProblem):
+        return strip_negation(p)
+
     def lit(x: Lit) -> Lit:
         return Lit(x.atom)
 
@@ -125,18 +140,18 @@ def _answer(text: str, rule: Callable[[_Reading], str]) -> str:
 def crt_ideal(text: str) -> str | None:
     """The ideal answer to a reformulation prompt, or ``None`` when ``text`` is not one."""
     reading = read_crt(text)
-    return None if reading is None else f"Answer: {solve(reading.problem).capitalize()}"
+    return None if reading is None else f"Answer: {_solve(reading.problem).capitalize()}"
 
 
 def _ignore_negation(r: _Reading) -> str:
     try:
-        return solve(_strip(r.problem))
+        return _solve(_strip(r.problem))
     except ValueError:  # the negation-blind reading is inconsistent: it hedges
         return "cannot be determined"
 
 
 def _hedge(r: _Reading) -> str:
-    return "cannot be determined" if r.stacked >= 2 else solve(r.problem)
+    return "cannot be determined" if r.stacked >= 2 else _solve(r.problem)
 
 
 #: Policy name → factory, merged into :data:`pytest_competence.models.reference.POLICIES`.
