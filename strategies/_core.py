@@ -25,6 +25,7 @@ __all__ = [
     "Transform",
     "check_presentations",
     "compose",
+    "default_presentations",
     "parse_choice",
     "stream_rng",
 ]
@@ -130,6 +131,9 @@ class Prompt:
     answer_map: AnswerMap = IDENTITY
     params: Mapping[str, Any] = field(default_factory=dict)
     attempt: int = 0  # which of N identical sends this is (sampled models answer each anew)
+    # How the engine asks: "generate" (free text, parsed) or "score" (the candidate of the answer
+    # space with the highest log-probability, for backends that can score).
+    readout: str = "generate"
 
 
 @dataclass(frozen=True)
@@ -203,6 +207,17 @@ def parse_choice(text: object, choices: Iterable[str]) -> Parsed:
     if not found:
         return Parsed(None, f"none of {sorted(options.values())} in answer")
     return Parsed(None, f"ambiguous: answer contains {found}")
+
+
+#: What a design presents when its declaration names nothing and the family has no default.
+DEFAULT_PRESENTATIONS = ("original", "equivalent")
+
+
+def default_presentations(family: object) -> tuple[str, ...]:
+    """The presentations a design of ``family`` uses when none are named: the family's own
+    ``default_presentations`` (every reformulation, variation type or intervention cell it has),
+    else the original and its equivalent rewording."""
+    return tuple(getattr(family, "default_presentations", DEFAULT_PRESENTATIONS))
 
 
 def check_sequence(name: str, value: object, *, item_type: type, empty_ok: bool = False) -> tuple:

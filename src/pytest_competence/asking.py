@@ -18,9 +18,9 @@ from dataclasses import dataclass, replace
 
 from pytest_competence.evaluate import (
     Evaluation,
-    ModelProtocolError,
     Observation,
     _observe,
+    ask_model,
     majority,
 )
 from pytest_competence.models import Model
@@ -30,7 +30,7 @@ __all__ = ["Asker", "Budget", "Memo", "verdicts"]
 
 #: How a prompt is remembered. The repeat control is the original prompt sent again on purpose
 #: (App. H), so it is remembered apart from the original.
-Key = tuple[bool, str, str, int]
+Key = tuple[bool, str, str, int, str]
 Memo = dict[Key, tuple[str | None, Parsed]]
 
 
@@ -47,7 +47,9 @@ class Budget:
 
 
 def _key(prompt: Prompt) -> Key:
-    return (prompt.presentation == "repeat", prompt.system, prompt.text, prompt.attempt)
+    # The readout too: the same text scored and generated are two different answers.
+    return (prompt.presentation == "repeat", prompt.system, prompt.text, prompt.attempt,
+            prompt.readout)
 
 
 def verdicts(observations: Sequence[Observation]) -> tuple[tuple[str | None, bool], ...]:
@@ -143,13 +145,7 @@ class Asker:
                 self.refused += 1
                 return None
             batch = list(missing.values())
-            answers = list(self.model.generate(batch))
-            if len(answers) != len(batch):
-                raise ModelProtocolError(
-                    f"model {self.model.name!r} returned {len(answers)} answers for {len(batch)} "
-                    f"prompts; generate() must return exactly one answer (or exception) per "
-                    f"prompt, in order"
-                )
+            answers = ask_model(self.model, batch)  # one call per readout, as evaluate() does
             self.calls[self.phase] += 1
             self.prompts_sent += len(batch)
             for (key, q), answer in zip(missing.items(), answers):

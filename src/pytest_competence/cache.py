@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,12 +43,17 @@ CREATE TABLE IF NOT EXISTS responses (
 
 
 def cache_key(identity: str, prompt: Prompt) -> str:
-    """The key of one answer: model identity, system prompt, prompt text, attempt index.
+    """The key of one answer: model identity, system prompt, prompt text, attempt index (and the
+    readout, when it is not ``"generate"``).
 
     Each part goes in with its length first, so no two different tuples hash the same bytes.
     """
     digest = hashlib.sha256()
-    for part in (identity, prompt.system, prompt.text, str(prompt.attempt)):
+    parts = [identity, prompt.system, prompt.text, str(prompt.attempt)]
+    readout = getattr(prompt, "readout", "generate")
+    if readout != "generate":  # a scored answer is another answer; generated keys stay as they were
+        parts.append(readout)
+    for part in parts:
         data = part.encode("utf-8")
         digest.update(len(data).to_bytes(8, "big"))
         digest.update(data)
@@ -132,6 +137,18 @@ class CachedModel(ModelWrapper):
 
     def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, str | BaseException]]:
         """Stored answers first, then the model's, each stored as it arrives."""
+        return self._through(prompts, as_they_come)
+
+    def scored(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:
+        """The candidate-scoring readout's answers, in order, cached like generated ones."""
+        from pytest_competence.models.readout import in_order, scored_stream
+
+        return in_order(self._through(prompts, scored_stream), len(prompts), self.name)
+
+    def _through(
+        self, prompts: Sequence[Prompt],
+        ask: Callable[[Model, Sequence[Prompt]], Iterable[tuple[int, str | BaseException]]],
+    ) -> Iterator[tuple[int, str | BaseException]]:
         identity = self.model.cache_identity  # type: ignore[attr-defined]
         keys = [cache_key(identity, p) for p in prompts]
         stored = self.cache.get_many(keys) if self.mode != "write" else {}
@@ -145,7 +162,7 @@ class CachedModel(ModelWrapper):
                 missing.append(i)
         if not missing:
             return
-        for j, answer in as_they_come(self.model, [prompts[i] for i in missing]):
+        for j, answer in ask(self.model, [prompts[i] for i in missing]):
             i = missing[j]
             if isinstance(answer, str) and self.mode != "read":
                 self.cache.put(keys[i], answer, self.model.name)

@@ -13,7 +13,10 @@ from dataclasses import dataclass, field, replace
 from pytest_competence.models import Model
 from pytest_competence.strategies import Family, Item, Parsed, Prompt
 
-__all__ = ["Evaluation", "ModelProtocolError", "Observation", "evaluate", "majority"]
+__all__ = [
+    "CannotScore", "Evaluation", "ModelProtocolError", "Observation", "ask_model", "evaluate",
+    "majority",
+]
 
 
 class ModelProtocolError(RuntimeError):
@@ -56,12 +59,58 @@ class Evaluation:
         return tuple(p.presentation for p in self.items[0].prompts) if self.items else ()
 
 
+class CannotScore(RuntimeError):
+    """A "score" prompt sent to a model without ``score()``: an invalid cell, never dropped."""
+
+
 def _observe(family: Family, prompt: Prompt, answer: object) -> Observation:
+    if isinstance(answer, CannotScore):
+        return Observation(prompt, None, Parsed(None, str(answer)))
     if isinstance(answer, BaseException):
         return Observation(prompt, None, Parsed(None, f"model error: {type(answer).__name__}: {answer}"))
     if not isinstance(answer, str):
         return Observation(prompt, None, Parsed(None, f"model returned {type(answer).__name__}, not text"))
     return Observation(prompt, answer, family.parse(answer))
+
+
+def ask_model(model: Model, prompts: Sequence[Prompt]) -> list[object]:
+    """One answer per prompt, in order: one batched call per readout.
+
+    ``generate`` prompts go to ``model.generate``; ``score`` prompts to the candidate-scoring
+    readout (:func:`~pytest_competence.models.readout.scored_stream`: the answer-space candidate
+    with the highest log-probability) when the model has a callable ``score`` — through the
+    response cache's ``scored`` where there is one — and are :class:`CannotScore` otherwise.
+    """
+    answers: list[object] = [None] * len(prompts)
+    generated = [i for i, p in enumerate(prompts) if p.readout != "score"]
+    scored = [i for i, p in enumerate(prompts) if p.readout == "score"]
+    if generated:
+        got = list(model.generate([prompts[i] for i in generated]))
+        if len(got) != len(generated):
+            raise ModelProtocolError(
+                f"model {model.name!r} returned {len(got)} answers for {len(generated)} prompts; "
+                f"generate() must return exactly one answer (or exception) per prompt, in order"
+            )
+        for i, answer in zip(generated, got):
+            answers[i] = answer
+    if scored:
+        for i, answer in zip(scored, _score(model, [prompts[i] for i in scored])):
+            answers[i] = answer
+    return answers
+
+
+def _score(model: Model, prompts: Sequence[Prompt]) -> list[object]:
+    if not callable(getattr(model, "score", None)):
+        reason = CannotScore(f"backend cannot score: model {model.name!r} has no score() method, "
+                             f"so the 'score' readout has no answer")
+        return [reason] * len(prompts)
+    via_cache = getattr(model, "scored", None)
+    if callable(via_cache):
+        return list(via_cache(prompts))
+    from pytest_competence.models.readout import in_order, scored_stream
+
+    stream = scored_stream(model, prompts)  # type: ignore[arg-type]
+    return list(in_order(stream, len(prompts), model.name))
 
 
 def majority(prompt: Prompt, tries: Sequence[Observation]) -> Observation:
@@ -94,13 +143,8 @@ def evaluate(family: Family, items: Sequence[Item], model: Model, attempts: int 
         for item in items for p in item.prompts for k in range(attempts)
     ]
     start = time.perf_counter()
-    answers = list(model.generate(prompts)) if prompts else []
+    answers = ask_model(model, prompts)
     seconds = time.perf_counter() - start
-    if len(answers) != len(prompts):
-        raise ModelProtocolError(
-            f"model {model.name!r} returned {len(answers)} answers for {len(prompts)} prompts; "
-            f"generate() must return exactly one answer (or exception) per prompt, in order"
-        )
     observations = []
     it = iter(answers)
     for item in items:

@@ -28,6 +28,7 @@ def _record(o: Observation) -> dict[str, Any]:
         "instance_id": p.instance_id,
         "params": dict(p.params),
         "presentation": p.presentation,
+        "readout": p.readout,
         "answer_map": dict(p.answer_map.pairs),
         "prompt_sha256": prompt_sha256(p),
         "system": p.system,
@@ -90,7 +91,7 @@ def evaluation_from_records(
             family=family, instance_id=r["instance_id"], presentation=r["presentation"],
             system=r["system"], text=r["prompt"], gold=r["gold"], answer_space=answer_space,
             answer_map=AnswerMap(tuple(tuple(kv) for kv in r["answer_map"].items())),
-            params=r["params"],
+            params=r["params"], readout=r.get("readout", "generate"),
         )
         if current and current[0].prompt.instance_id != r["instance_id"]:
             close()

@@ -1,0 +1,94 @@
+"""The intervention-worlds section of the reports: terminal, Markdown and HTML.
+
+Renders ``summary["intervention"]`` (:func:`pytest_competence.intervention.intervention_summary`):
+the headline rates with their cluster-bootstrap intervals, the same rates per readout with each
+readout's validity, and per transition direction. A result without that key renders nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+__all__ = ["intervention_html", "intervention_lines", "intervention_markdown"]
+
+_RATES = (("base_accuracy", "base acc"), ("target_follow", "target-follow"),
+          ("sham_stay", "sham-stay"), ("selective_response", "selective"),
+          ("full_support", "full support"))
+
+
+def _num(value: Any) -> str:
+    if value is None or isinstance(value, bool) or not math.isfinite(value):
+        return "—"
+    return f"{value:.3f}"
+
+
+def _block(r: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    block = r.get("summary", {}).get("intervention")
+    return block if block and block.get("clusters") else None
+
+
+def _with_ci(block: Mapping[str, Any], key: str) -> str:
+    triple = block.get("bootstrap", {}).get(key)
+    text = _num(block["rates"][key])
+    if triple and triple[1] is not None:
+        text += f" [{triple[1]:.3f}, {triple[2]:.3f}]"
+    return text
+
+
+def _rows(block: Mapping[str, Any]) -> list[list[str]]:
+    """Header, then a row per readout, level and transition: the five rates (and validity)."""
+    rows = [["", *(label for _, label in _RATES), "validity"]]
+    for name, rates in block["by_readout"].items():
+        rows.append([f"readout {name}", *(_num(rates[k]) for k, _ in _RATES),
+                     _num(rates["validity"])])
+    for name, rates in block.get("by_n", {}).items():
+        rows.append([f"n={name}", *(_num(rates[k]) for k, _ in _RATES), ""])
+    for name, rates in block["by_transition"].items():
+        rows.append([name, *(_num(rates[k]) for k, _ in _RATES), ""])
+    return rows
+
+
+def _headline(block: Mapping[str, Any]) -> str:
+    return (f"{block['clusters']} clusters; " + "; ".join(
+        f"{label} {_with_ci(block, k)}" for k, label in _RATES))
+
+
+def intervention_lines(r: Mapping[str, Any]) -> list[str]:
+    """Terminal lines: the headline (with 95% cluster-bootstrap intervals) and an aligned table."""
+    block = _block(r)
+    if block is None:
+        return []
+    rows = _rows(block)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [f"    intervention: {_headline(block)}"]
+    lines += ["      " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
+    return lines
+
+
+def intervention_markdown(r: Mapping[str, Any]) -> list[str]:
+    """Markdown lines: the headline and a table per readout and transition."""
+    block = _block(r)
+    if block is None:
+        return []
+    rows = _rows(block)
+    out = ["", f"Intervention worlds: {_headline(block)}.", "",
+           "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+    out += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+    return out + [""]
+
+
+def intervention_html(r: Mapping[str, Any]) -> str:
+    """An HTML section: the headline and the same table."""
+    block = _block(r)
+    if block is None:
+        return ""
+    rows = _rows(block)
+    head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
+                   for row in rows[1:])
+    return (f"<h3>Intervention worlds</h3><p>{escape(_headline(block))} (95% cluster-bootstrap "
+            f"intervals; rates weighted equally across transitions)</p>"
+            f'<div class="wide"><table><tr>{head}</tr>{body}</table></div>')
