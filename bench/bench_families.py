@@ -2,7 +2,8 @@
 
 Instances per second (each with the presentations a suite would send) for the Horn-clause
 family at n = 128 rules (seeds/000 App. C.1) and for each reformulation category at n = 6
-(seeds/004; its largest level), in a fresh process after a warm-up. Run on demand,
+(seeds/004; its largest level), and intervention-world clusters at n = 32 rules (all 36 cells
+each), in a fresh process after a warm-up. Run on demand,
 not under pytest; it prints figures and asserts nothing about timing:
 
     python bench/bench_families.py [--repeat 5] [--instances 402]
@@ -18,18 +19,22 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from _machine import describe
-from pytest_competence.strategies import CATEGORIES, Horn, Reformulations
+from pytest_competence.strategies import (
+    CATEGORIES, IW_PRESENTATIONS, Horn, Intervention, Reformulations,
+)
 
 #: family label → (constructor, largest default level, presentations a suite sends)
 CASES = {
     "horn": (Horn, 128, ["original", "equivalent"]),
     "horn/all-presentations": (Horn, 128, ["original", "equivalent", "reshuffle", "rename",
                                            "shuffled_renamed", "negated_query"]),
-    **{  # every reformulation of seeds/004 Table 7 that applies, each label proved by truth table
+    **{  # every reformulation of seeds/004 Table 7 that applies, each label proved by its solver
         f"reformulations/{c}": (lambda c=c: Reformulations(category=c), 6,
                                 list(Reformulations(category=c).presentations))
         for c in CATEGORIES
     },
+    # a cluster: base, target and sham theories, each label proved by forward chaining; 36 cells
+    "intervention": (Intervention, 32, list(IW_PRESENTATIONS)),
 }
 
 

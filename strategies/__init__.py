@@ -6,9 +6,23 @@ collide in users' environments). Depends on numpy, and on Hypothesis for the str
 
 from __future__ import annotations
 
-from ._core import AnswerMap, Family, InvalidArgument, Item, Parsed, Prompt, parse_choice
+from ._core import (
+    AnswerMap,
+    Family,
+    InvalidArgument,
+    Item,
+    Parsed,
+    Prompt,
+    default_presentations,
+    parse_choice,
+)
+from .concepts import Concepts
+from .grammar import Grammar
 from .horn import HORN_PRESENTATIONS, Horn, HornInstance
+from .intervention import IW_PRESENTATIONS, Intervention, IWInstance
 from .ordering import CELLS, PRESENTATIONS, SYSTEM_PROMPT, Ordering, OrderingInstance, OrderingView
+from .programs import Programs
+from .raven import Raven
 from .reformulations import CATEGORIES, Reformulations
 from .vocabularies import CATALOG, GROUPS, Phrase, Vocabulary, vocabulary
 
@@ -22,9 +36,14 @@ __all__ = [
     "PRESENTATIONS",
     "SYSTEM_PROMPT",
     "AnswerMap",
+    "Concepts",
     "Family",
+    "Grammar",
     "Horn",
     "HornInstance",
+    "IWInstance",
+    "IW_PRESENTATIONS",
+    "Intervention",
     "InvalidArgument",
     "Item",
     "Ordering",
@@ -32,16 +51,22 @@ __all__ = [
     "OrderingView",
     "Parsed",
     "Phrase",
+    "Programs",
     "Prompt",
+    "Raven",
     "Reformulations",
     "Vocabulary",
+    "default_presentations",
     "family",
     "parse_choice",
     "vocabulary",
 ]
 
 #: Family constructors by name, as markers and ``competence generate`` refer to them.
-FAMILIES: dict[str, type] = {"ordering": Ordering, "horn": Horn, "reformulations": Reformulations}
+FAMILIES: dict[str, type] = {"ordering": Ordering, "horn": Horn, "reformulations": Reformulations,
+                           "intervention": Intervention, "programs": Programs,
+                           "raven": Raven, "concepts": Concepts,
+                           "grammar": Grammar}
 
 
 def family(name: str, **options: object) -> Family:

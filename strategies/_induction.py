@@ -135,6 +135,11 @@ class RuleInduction:
         """The original task, then every isomorphism type (each expands to ``K`` variations)."""
         return ("original",) + self.isomorphisms
 
+    @property
+    def default_presentations(self) -> tuple[str, ...]:
+        """A declaration that names no presentations asks for all of them."""
+        return self.presentations
+
     def reorder(self, task: Task, rng: np.random.Generator) -> Task:
         """``τ = (π, σ, id, id)``: the support and the query presented in new orders."""
         pi = rng.permutation(len(task.support))

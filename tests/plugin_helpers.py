@@ -71,3 +71,13 @@ IDEAL_PY = """
 def ideal_py(body: str) -> str:
     """A model module: the ideal reader ``_ideal(text)`` followed by ``body``."""
     return textwrap.dedent(IDEAL_PY) + textwrap.dedent(body)
+
+
+def run_example(pytester, example: str, models: str, *args: str):  # noqa: ANN001, ANN201
+    """Run ``examples/<example>.py`` in ``pytester`` (renamed, so it cannot collide with this
+    project's own test modules) against the comma-separated ``models``; the run's result."""
+    from pathlib import Path
+
+    suite = Path(__file__).resolve().parent.parent / "examples" / f"{example}.py"
+    pytester.makepyfile(**{f"{example}_suite": suite.read_text()})
+    return pytester.runpytest("-p", "no:cacheprovider", "--competence-model", models, *args)

@@ -267,3 +267,19 @@ def test_attempts_must_be_positive():
 
     with pytest.raises(InvalidArgument, match="attempts=0"):
         spec_from_marker((), {"levels": [4], "pairs": 4, "attempts": 0})
+
+
+@pytest.mark.parametrize("name", ["ordering", "horn", "reformulations", "intervention", "grammar"])
+def test_a_marker_without_presentations_asks_for_the_familys_default(name):
+    from pytest_competence.spec import spec_from_marker
+    from pytest_competence.strategies import default_presentations, family
+
+    expected = {"ordering": ("original", "equivalent"), "horn": ("original", "equivalent")}.get(
+        name, getattr(family(name), "presentations", None))
+    spec = spec_from_marker((name,), {"levels": [family(name).levels[0]] if name == "grammar"
+                                      else [4], "pairs": 12})
+    assert spec.presentations == default_presentations(family(name))
+    if name == "intervention":
+        assert len(spec.presentations) == 36
+    else:
+        assert spec.presentations == tuple(expected)

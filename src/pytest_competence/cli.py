@@ -14,7 +14,14 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from pytest_competence.strategies import CATALOG, PRESENTATIONS, InvalidArgument, Item, Ordering
+from pytest_competence.strategies import (
+    CATALOG,
+    PRESENTATIONS,
+    InvalidArgument,
+    Item,
+    Ordering,
+    default_presentations,
+)
 
 __all__ = ["main", "records"]
 
@@ -37,7 +44,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="competence", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="Write a family's seeded design as JSON Lines")
-    gen.add_argument("family", choices=["ordering", "horn", "reformulations"], help="Task family")
+    from pytest_competence.systematicity import induction_families
+
+    families = ["ordering", "horn", "reformulations", "intervention", *induction_families()]
+    gen.add_argument("family", choices=families, help="Task family")
     gen.add_argument("--levels", type=_ints, default=_ints(BASE_GRID),
                      help=f"Chain lengths, comma-separated (default {BASE_GRID})")
     gen.add_argument("--per-level", type=int, default=200, dest="pairs",
@@ -46,8 +56,9 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--vocabulary", type=_names, default=["front_behind"],
                      help="Vocabulary names, comma-separated, or 'all' for the 31-relation catalog")
     gen.add_argument("--protocol", choices=["P", "L"], default="P", help="Rewrite protocol")
-    gen.add_argument("--presentations", type=_names, default=["original", "equivalent"],
-                     help=f"Comma-separated, among: {', '.join(PRESENTATIONS)}")
+    gen.add_argument("--presentations", type=_names, default=None,
+                     help=f"Comma-separated (default: the family's own; for ordering "
+                          f"original,equivalent), among: {', '.join(PRESENTATIONS)}")
     gen.add_argument("--names", choices=["pool", "random"], default="pool",
                      help="First-name pool, or the random five-letter control")
     gen.add_argument("--names-line", choices=["shuffled", "chain"], default="shuffled",
@@ -65,6 +76,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="reformulations: categories, comma-separated, or 'all' (default)")
     gen.add_argument("--prompt", choices=["zero_shot", "cot"], default="zero_shot",
                      help="reformulations: the seeds/004 App. B system prompt")
+    gen.add_argument("--variations", type=int, default=5, metavar="K",
+                     help="rule-induction families (seeds/002): isomorphic variations per type "
+                          "and task (default 5; levels default to the family's whole range)")
     gen.add_argument("-o", "--output", default="-", help="Output file (default: standard output)")
     rep = sub.add_parser("report", help="Recompute and re-render a results JSON, no model calls")
     rep.add_argument("results", help="A file written by pytest --competence-json")
@@ -169,7 +183,7 @@ def generate(args: argparse.Namespace, out: TextIO) -> int:
             names_line=args.names_line, distractors=args.distractors, distance=args.distance,
         )
         items = family.design(levels=args.levels, pairs=args.pairs, seed=args.seed,
-                              presentations=args.presentations)
+                              presentations=args.presentations or default_presentations(family))
         for record in records(family, items):
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1

@@ -1,9 +1,13 @@
-"""``competence generate horn|reformulations``: the families beyond ordering as JSON Lines.
+"""``competence generate horn|reformulations|…``: the families beyond ordering as JSON Lines.
 
 Records have the same fields as ordering's (see :mod:`pytest_competence.cli`); ``meta`` says how
 an independent checker re-derives the gold answer from the prompt text alone: for Horn programs
 (seeds/000 App. C) the atoms and the two rule templates; for reformulations (seeds/004) the
-category, the transformation and its declared answer map.
+category, the transformation and its declared answer map; for intervention worlds the literal and
+rule templates, the three-valued semantics and the letter mapping (``params``: world, mapping,
+readout, transition, label); for the rule-induction families
+(seeds/002) the answer format and the isomorphism types (``params`` hold each prompt's type and
+variation, and the family options that rebuild it).
 """
 
 from __future__ import annotations
@@ -13,17 +17,41 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
-from pytest_competence.strategies import CATEGORIES, Horn, Item, Reformulations
+from pytest_competence.strategies import (
+    CATEGORIES,
+    Horn,
+    Intervention,
+    Item,
+    IWInstance,
+    Reformulations,
+    default_presentations,
+)
+from pytest_competence.strategies._induction import Task
+from pytest_competence.systematicity import induction_families
 
 __all__ = ["HORN_GRID", "REFORMULATION_GRID", "family_records", "generate_family"]
 
 HORN_GRID = [4, 8, 16, 32, 64, 128]  # the rule counts of seeds/000 App. C.1
 REFORMULATION_GRID = [2, 4, 6]
+INTERVENTION_GRID = [4, 8, 16, 32]  # rules in the base theory
+IW_SEMANTICS = {
+    "fact": "{atom} is true. | {atom} is false.",
+    "rule": "If {literal} and {literal}, then {literal}.",
+    "label": "TRUE if forward chaining over signed literals derives the query, FALSE if it "
+             "derives its negation, UNKNOWN otherwise (open world)",
+    "mapping": "params.mapping 'TFU' means A = TRUE, B = FALSE, C = UNKNOWN",
+}
 TEMPLATES = {"if": "If {body}, then {head}.", "whenever": "{head} holds whenever {body} hold."}
 
 
 def _meta(item: Item) -> dict[str, Any]:
     z = item.instance
+    if isinstance(z, Task):  # a rule-induction task: the answers are read back as a JSON list
+        kinds = list(dict.fromkeys(p.params["isomorphism"] for p in item.prompts))
+        return {"answer_format": "a JSON list, one entry per query, in query order",
+                "isomorphisms": kinds}
+    if isinstance(z, IWInstance):
+        return {"query": z.query, "semantics": IW_SEMANTICS}
     if hasattr(z, "goal"):  # a Horn instance
         return {"atoms": sorted(z.atoms), "goal": z.goal, "templates": TEMPLATES}
     return {"category": item.params["category"], "answers": ["Yes", "No", "Cannot be determined"]}
@@ -37,21 +65,34 @@ def family_records(items: Sequence[Item], schema: str) -> Iterator[dict[str, Any
 
 
 def _designs(args: argparse.Namespace, default_levels: list[int]) -> Iterator[list[Item]]:
-    default_presentations = args.presentations == ["original", "equivalent"]
+    induction = induction_families().get(args.family)
+    if induction is not None:
+        family = induction(variations=args.variations)
+        lo, hi = family.levels
+        levels = list(range(lo, hi + 1)) if args.levels == default_levels else args.levels
+        yield family.design(levels=levels, pairs=args.pairs, seed=args.seed,
+                            presentations=args.presentations or default_presentations(family))
+        return
     if args.family == "horn":
         family = Horn(vary=args.vary, depth=args.depth, distractors=args.distractor_rules)
         levels = HORN_GRID if args.levels == default_levels else args.levels
         yield family.design(levels=levels, pairs=args.pairs, seed=args.seed,
-                            presentations=args.presentations)
+                            presentations=args.presentations or default_presentations(family))
+        return
+    if args.family == "intervention":
+        levels = INTERVENTION_GRID if args.levels == default_levels else args.levels
+        pairs = 60 if args.pairs == 200 else args.pairs  # 200 (the default) is not a multiple of 6
+        family = Intervention()
+        yield family.design(levels=levels, pairs=pairs, seed=args.seed,
+                            presentations=args.presentations or default_presentations(family))
         return
     categories = list(CATEGORIES) if args.category == ["all"] else args.category
     for category in categories:
         family = Reformulations(category=category, prompt=args.prompt)
         levels = ([n for n in REFORMULATION_GRID if n >= CATEGORIES[category][0]]
                   if args.levels == default_levels else args.levels)
-        presentations = family.presentations if default_presentations else args.presentations
         yield family.design(levels=levels, pairs=args.pairs, seed=args.seed,
-                            presentations=presentations)
+                            presentations=args.presentations or default_presentations(family))
 
 
 def generate_family(args: argparse.Namespace, out: TextIO, schema: str,

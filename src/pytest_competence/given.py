@@ -39,7 +39,7 @@ from pytest_competence.conditions import (
 )
 from pytest_competence.evaluate import Observation
 from pytest_competence.models import Model
-from pytest_competence.strategies import InvalidArgument, Prompt
+from pytest_competence.strategies import InvalidArgument, Prompt, default_presentations
 
 __all__ = ["assert_competent", "model_backed_settings"]
 
@@ -81,7 +81,7 @@ def _prompts(case: Any, family: Any,
             f"with its family (assert_competent(model, z, family=family)), but got "
             f"case={case!r} and family={family!r}"
         )
-    names = ("original", "equivalent") if presentations is None else tuple(presentations)
+    names = default_presentations(family) if presentations is None else tuple(presentations)
     prompts = tuple(family.prompt(case, p) for p in names)
     return prompts, family, f"instance {prompts[0].instance_id}"
 

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_competence.conditions import Condition, parse_condition
-from pytest_competence.strategies import FAMILIES, Family, InvalidArgument, family
+from pytest_competence.strategies import (
+    FAMILIES,
+    Family,
+    InvalidArgument,
+    default_presentations,
+    family,
+)
 
 __all__ = ["DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
 
@@ -23,7 +29,7 @@ DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts"
 _DEFAULTS: dict[str, Any] = {
     "pairs": 200,
     "seed": 1,
-    "presentations": ("original", "equivalent"),
+    "presentations": None,  # the family's default_presentations
     "require": "strict",
     "attempts": 1,
     "regression_margin": None,
@@ -83,6 +89,7 @@ def spec_from_marker(
         kwargs["family"] = args[0]
     kwargs.update(overrides or {})
     fam = kwargs.pop("family", "ordering")
+    declared = "presentations" in kwargs
     design = {k: kwargs.pop(k, _DEFAULTS.get(k)) for k in DESIGN_KEYS}
     if design["levels"] is None:
         raise InvalidArgument(
@@ -104,6 +111,8 @@ def spec_from_marker(
             f"but got family={fam!r}"
         )
     presentations = design["presentations"]
+    if not declared:
+        presentations = default_presentations(instance)
     if isinstance(presentations, str):
         presentations = (presentations,)
     check = getattr(instance, "check_design", None)

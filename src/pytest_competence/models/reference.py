@@ -34,7 +34,14 @@ optional ``?key=value&…`` parameters, e.g. ``ref:threshold?n=64``.
 
 Per-family policies live beside this module and are merged into :data:`POLICIES`:
 ``horn-goal-rule``, ``horn-if-then``, ``horn-bounded`` (``reference_horn``);
-``crt-ignore-negation``, ``crt-hedge`` (``reference_crt``).
+``crt-ignore-negation``, ``crt-hedge`` (``reference_crt``); ``programs-copy-nearest``
+(``reference_programs``); ``raven-aligned`` (``reference_raven``); ``iw-stuck``, ``iw-jumpy``,
+``iw-letter`` (``reference_iw``); ``oracle``, ``surface``, ``induction-sampled``
+(``reference_induction``: they read the whole prompt, see :func:`reads_prompt`). On
+rule-induction prompts (seeds/002) ``ideal`` answers as ``oracle`` does: from the generator's
+interpreter, on the task regenerated from the prompt's design coordinates (the generators are
+checked separately, by independent solvers in ``tests/``). Every policy can also *score*
+candidates (the candidate-scoring readout): all probability on the answer it would generate.
 """
 
 from __future__ import annotations
@@ -51,8 +58,13 @@ from pytest_competence.strategies import CATALOG, Prompt
 from . import ModelSpecError
 from .reference_crt import CRT_POLICIES, crt_ideal
 from .reference_horn import HORN_POLICIES, horn_ideal
+from .reference_induction import INDUCTION_POLICIES, induction_oracle
+from .reference_iw import IW_POLICIES, iw_ideal, point_mass
+from .reference_programs import PROGRAMS_POLICIES
+from .reference_raven import RAVEN_POLICIES
 
-__all__ = ["POLICIES", "OrderingText", "ReferencePolicy", "read_ordering", "reference_policy"]
+__all__ = ["POLICIES", "OrderingText", "ReferencePolicy", "ideal_answer", "read_ordering",
+           "reads_prompt", "reference_policy"]
 
 UNREADABLE = "I cannot read this prompt."
 
@@ -179,7 +191,13 @@ class ReferencePolicy:
         self._answer = answer
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str]:
-        return [self._answer(p.text) for p in prompts]
+        whole = getattr(self._answer, "reads_prompt", False)
+        return [self._answer(p if whole else p.text) for p in prompts]
+
+    def score(self, prompts: Sequence[Prompt],
+              candidates: Sequence[str]) -> list[dict[str, float]]:
+        """Candidate scores: log-probability 0 for the answer it generates, ``-inf`` elsewhere."""
+        return [point_mass(a, candidates) for a in self.generate(prompts)]
 
     def __repr__(self) -> str:
         return f"ReferencePolicy({self.name!r})"
@@ -271,6 +289,20 @@ def _number(key: str, value: str, lo: float, hi: float) -> float:
     return x
 
 
+def reads_prompt(answer: Callable[[Prompt], str]) -> Callable[[Prompt], str]:
+    """Mark a policy's answer function as taking the whole :class:`Prompt`, not its text.
+
+    Rule-induction policies need the prompt's design coordinates (``params``), which the text
+    does not carry; :meth:`ReferencePolicy.generate` passes them the prompt itself.
+    """
+    answer.reads_prompt = True  # type: ignore[attr-defined]
+    return answer
+
+
+def _whole(factory: Callable[..., Callable[[Prompt], str]]) -> Callable[..., Callable[..., str]]:
+    return lambda **params: reads_prompt(factory(**params))
+
+
 #: Policy name → factory taking the spec's ``key=value`` parameters as strings.
 POLICIES: dict[str, Callable[..., Callable[[str], str]]] = {
     "ideal": lambda: _any_family(_reading(_ideal)),
@@ -285,12 +317,32 @@ POLICIES: dict[str, Callable[..., Callable[[str], str]]] = {
     "sampled": _sampled,
     **HORN_POLICIES,
     **CRT_POLICIES,
+    **IW_POLICIES,
+    **PROGRAMS_POLICIES,
+    **RAVEN_POLICIES,
+    **{name: _whole(factory) for name, factory in INDUCTION_POLICIES.items()},
 }
 
 
-def _any_family(ordering: Callable[[str], str]) -> Callable[[str], str]:
-    """The ideal policy: Horn by forward chaining, reformulations by truth table, else ordering."""
-    return lambda text: horn_ideal(text) or crt_ideal(text) or ordering(text)
+def _any_family(ordering: Callable[[str], str]) -> Callable[[Prompt | str], str]:
+    """The ideal policy: Horn by forward chaining, reformulations by truth table, intervention
+    worlds by signed forward chaining, rule induction (given the whole prompt) by the family's
+    interpreter, else ordering."""
+
+    def answer(prompt: Prompt | str) -> str:
+        if isinstance(prompt, Prompt):
+            found = induction_oracle(prompt)
+            if found is not None:
+                return found
+            prompt = prompt.text
+        return horn_ideal(prompt) or crt_ideal(prompt) or iw_ideal(prompt) or ordering(prompt)
+
+    return reads_prompt(answer)
+
+
+def ideal_answer(prompt: Prompt) -> str:
+    """The ``ideal`` policy's answer to one prompt (the fallback of the per-family policies)."""
+    return _any_family(_reading(_ideal))(prompt)
 
 
 def reference_policy(rest: str, spec: str) -> ReferencePolicy:
@@ -306,7 +358,11 @@ def reference_policy(rest: str, spec: str) -> ReferencePolicy:
     if name == "threshold" and "n" not in params:
         raise ModelSpecError(f"{spec!r}: the threshold policy needs its size, e.g. 'ref:threshold?n=64'")
     try:
-        return ReferencePolicy(spec, factory(**params))
+        made = factory(**params)
+        if hasattr(made, "generate"):  # a policy that reads a whole batch is a model already
+            made.name = spec
+            return made
+        return ReferencePolicy(spec, made)
     except TypeError:
         raise ModelSpecError(
             f"{spec!r}: policy {name!r} does not take parameters {sorted(params)}"

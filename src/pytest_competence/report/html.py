@@ -15,6 +15,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_competence.report.bullets import systematicity_html
+from pytest_competence.report.intervention import intervention_html
 from pytest_competence.report.svg import esc, result_plots
 
 __all__ = ["render_html"]
@@ -280,7 +282,8 @@ def _result(index: int, r: Mapping[str, Any]) -> str:
     ])
     return (f'<section id="result-{index}"><h2>{_badge(r.get("outcome"))}'
             f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}<h3>Per level</h3>"
-            f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}"
+            f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}{intervention_html(r)}"
+            f"{systematicity_html(r)}"
             f"{_failing_case(r.get('failing_case'))}</section>")
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_competence.report.bullets import systematicity_markdown
+from pytest_competence.report.intervention import intervention_markdown
+
 __all__ = ["render_markdown"]
 
 
@@ -64,6 +67,8 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 f"{_num(lv['presentation_dependent'])} | {_num(lv.get('kappa'))} | "
                 f"{_num(lv['coverage'])} | {_num(lv['all_correct'])} |"
             )
+        out += intervention_markdown(r)
+        out += systematicity_markdown(r)
         case = r.get("failing_case")
         out += ["", f"- Condition ({_cell(r['condition'])}): "
                 + (f"❌ first failing level n={case['level']}: {_cell(case['what'])}"

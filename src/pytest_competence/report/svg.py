@@ -263,9 +263,14 @@ def stacked_bars(
 
 def bullet_chart(
     title: str, rows: Sequence[tuple[str, Sequence[float | None]]],
-    parts: Sequence[tuple[str, str]],
+    parts: Sequence[tuple[str, str]], *, spans: Sequence[tuple[float, float] | None] = (),
+    span_label: str = "gap",
 ) -> str:
-    """Nested bars per row, widest first (seeds/002 Fig. 4): each part a narrower, darker bar."""
+    """Nested bars per row, widest first (seeds/002 Fig. 4): each part a narrower, darker bar.
+
+    ``spans[i] = (low, high)`` marks an interval on row ``i`` with a bracket above its bars
+    (the systematicity gap between solve-all and solve-any), labelled ``span_label``.
+    """
     legend, top = _legend([(label, color, "box") for label, color in parts])
     top, row_h, value_w = top + 6, 30, 150
     plot_w = WIDTH - LEFT - RIGHT - value_w
@@ -290,6 +295,12 @@ def bullet_chart(
             out.append(f'<rect x="{LEFT}" y="{_c(mid - h / 2)}" width="{_c(value * plot_w)}" '
                        f'height="{h}" fill="{color}"><title>{esc(name)}: {esc(label)}, '
                        f"{_num(value)}</title></rect>")
+        span = spans[i] if i < len(spans) else None
+        if span is not None and span[1] > span[0]:
+            x0, x1, yy = LEFT + span[0] * plot_w, LEFT + span[1] * plot_w, mid - 12
+            out.append(f'<path d="M{_c(x0)} {_c(yy + 3)}V{_c(yy)}H{_c(x1)}V{_c(yy + 3)}" '
+                       f'fill="none" stroke="{SHARED}" stroke-width="1.5"><title>'
+                       f"{esc(span_label)}: {esc(label)}, {_num(span[1] - span[0])}</title></path>")
         text = " · ".join("—" if v is None else f"{v:.2f}" for v in values)
         out.append(f'<text x="{LEFT + plot_w + 10}" y="{_c(mid + 4)}">{text}</text>')
     return "\n".join(out + legend + ["</svg>"])

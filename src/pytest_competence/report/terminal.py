@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_competence.report.bullets import systematicity_lines
+from pytest_competence.report.intervention import intervention_lines
+
 __all__ = ["summary_lines"]
 
 
@@ -17,6 +20,16 @@ def _num(value: float | None) -> str:
 
 def _p(value: float) -> str:
     return f"{value:.2g}" if value >= 1e-3 else f"{value:.1e}"
+
+
+#: Presentations a terminal table or comparison shows; the rest (the K variations of each
+#: isomorphism type, the 36 cells of an intervention cluster) stay in the JSON and HTML reports,
+#: and the family's own section summarises them.
+SHOWN_PRESENTATIONS = 6
+
+
+def _more(hidden: int) -> list[str]:
+    return [f"    (+{hidden} more presentations in the JSON and HTML reports)"] if hidden > 0 else []
 
 
 def _verdict(r: Mapping[str, Any]) -> str:
@@ -94,7 +107,7 @@ def _headline(r: Mapping[str, Any]) -> str:
 
 
 def _table(r: Mapping[str, Any]) -> list[str]:
-    shown = r["presentations"]
+    shown = r["presentations"][:SHOWN_PRESENTATIONS]
     head = ["n", "pairs"] + [f"acc[{p}]" for p in shown] + [
         "R", "R 95% CI", "D", "U", "κ", "cover", "all-ok"]
     rows = [head]
@@ -111,8 +124,11 @@ def _table(r: Mapping[str, Any]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["    " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
     for name, test in r["summary"].get("mcnemar", {}).items():
+        if name not in shown:
+            continue
         lines.append(f"    McNemar {shown[0]} vs {name}: b={test['b']} c={test['c']} "
                      f"{test['method']} p={_p(test['p_value'])}")
+    lines.extend(_more(len(r["presentations"]) - len(shown)))
     boundary = r["summary"].get("boundary")
     if boundary and boundary.get("observed_level") is not None:
         lines.append(f"    {boundary['summary']}")
@@ -129,14 +145,17 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
         lines.append(f"{r['nodeid']}  {_verdict(r)}  ({r['condition']})")
         lines.append(f"    {_headline(r)}")
         lines.extend(_table(r))
+        lines.extend(intervention_lines(r))
+        lines.extend(systematicity_lines(r))
         lines.extend(_gate(r))
         lines.extend(_minimal(r))
     lines.extend(_matrix(list(document["results"]), list(document.get("models", []))))
     for block in document.get("comparisons", []):
         lines.append(f"{block['test']}: models against {block['reference']} "
                      f"(McNemar on all prompts, Holm across models)")
+        names = list(dict.fromkeys(row["presentation"] for row in block["mcnemar"]))
         for row in block["mcnemar"]:
-            if row["n"] != "all":
+            if row["n"] != "all" or row["presentation"] not in names[:SHOWN_PRESENTATIONS]:
                 continue
             for t in row["tests"]:
                 delta = block["accuracy_delta"][t["model"]][row["presentation"]]
@@ -145,4 +164,5 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
                     f"[{delta[1]:+.3f}, {delta[2]:+.3f}]  b={t['b']} c={t['c']} "
                     f"p={_p(t['p_value'])} p_holm={_p(t['p_holm'])}"
                 )
+        lines.extend(_more(len(names) - SHOWN_PRESENTATIONS))
     return lines

@@ -1,0 +1,121 @@
+"""Reference policies for the rule-induction families (seeds/002 §4): they read the whole prompt.
+
+A rule-induction prompt's rule cannot be recovered from its text by a generic reader, so these
+policies regenerate the latent task the prompt showed from its design coordinates
+(``params``: ``n``, ``index``, ``seed``, presentation and the family's options) with
+:meth:`~pytest_competence.strategies._induction.RuleInduction.shown`, and answer with its
+interpreter's answers. That makes them references for the *engine* (metrics, reports, gates),
+not evidence that the generators are right: each family's generator is checked separately by an
+independent solver that reads the rendered text (``tests/<family>_solver.py``).
+
+=====================  ==================================================================
+``ideal``              (shared) on rule-induction prompts, the oracle below.
+``oracle``             the interpreter's answers to the task the prompt showed: solves every
+                       task and every variation (any = fraction = all = 1).
+``surface``            the oracle on original and ``reorder`` prompts; on every other
+                       isomorphism type the ORIGINAL task's answers — a learner tied to the
+                       surface symbols it was shown first: a systematicity gap on those types,
+                       none on reordering.
+``induction-sampled``  the oracle on each attempt with probability ``p`` (default 0.6), else
+                       the wrong answer ``[]``; the draw is fixed by ``seed``, the prompt text
+                       and the attempt number, so attempts differ and reruns agree (the
+                       within-variation variance of App. A).
+=====================  ==================================================================
+
+Every policy answers prompts of other families the way ``ideal`` does.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import lru_cache
+
+from pytest_competence.strategies import Prompt
+from pytest_competence.strategies._induction import RuleInduction, Task, canonical
+from pytest_competence.systematicity import induction_families
+
+__all__ = ["INDUCTION_POLICIES", "induction_oracle", "induction_task"]
+
+Answer = Callable[[Prompt], str]
+
+
+@lru_cache(maxsize=64)
+def _family(name: str, options: str) -> RuleInduction | None:
+    cls = induction_families().get(name)
+    return None if cls is None else cls(**json.loads(options))
+
+
+def _rebuild(prompt: Prompt) -> RuleInduction | None:
+    """The family that wrote ``prompt``, rebuilt from its recorded options; else ``None``."""
+    if "isomorphism" not in prompt.params:
+        return None
+    options = json.dumps(prompt.params.get("options") or {}, sort_keys=True)
+    return _family(prompt.family, options)
+
+
+def induction_task(prompt: Prompt, *, original: bool = False) -> Task | None:
+    """The latent task ``prompt`` showed (or, with ``original``, the unvaried task it came from)."""
+    family = _rebuild(prompt)
+    if family is None:
+        return None
+    p = prompt.params
+    presentation = "original" if original else prompt.presentation
+    return family.shown(n=p["n"], index=p["index"], seed=p["seed"], presentation=presentation)
+
+
+def _say(prompt: Prompt, task: Task) -> str:
+    family = _rebuild(prompt)
+    assert family is not None  # only called once induction_task found it
+    return f"Answer: {canonical([family.element(a) for a in task.answers])}"
+
+
+def induction_oracle(prompt: Prompt) -> str | None:
+    """The interpreter's answer to a rule-induction prompt; ``None`` for any other prompt."""
+    task = induction_task(prompt)
+    return None if task is None else _say(prompt, task)
+
+
+def _other(prompt: Prompt) -> str:
+    """A prompt of another family: the shared ``ideal`` policy's answer."""
+    from .reference import ideal_answer  # reference merges this module's policies: import late
+
+    return ideal_answer(prompt)
+
+
+def _oracle() -> Answer:
+    return lambda prompt: induction_oracle(prompt) or _other(prompt)
+
+
+def _surface() -> Answer:
+    def answer(prompt: Prompt) -> str:
+        kind = prompt.params.get("isomorphism")
+        task = induction_task(prompt, original=kind not in ("original", "reorder"))
+        return _other(prompt) if task is None else _say(prompt, task)
+
+    return answer
+
+
+def _sampled(p: str = "0.6", seed: str = "0") -> Answer:
+    from .reference import _number, _uniform
+
+    rate = _number("p", p, 0.0, 1.0)
+
+    def answer(prompt: Prompt) -> str:
+        right = induction_oracle(prompt)
+        if right is None:
+            return _other(prompt)
+        # Keyed on the attempt, not on a send count: attempts differ, reruns agree.
+        draw = _uniform(f"{seed}:{prompt.attempt}", f"{prompt.system}\x00{prompt.text}")
+        return right if draw < rate else "Answer: []"
+
+    return answer
+
+
+#: Policy name → factory taking the spec's parameters; merged into ``reference.POLICIES``.
+#: Each answer takes the whole :class:`Prompt` (see ``reference.reads_prompt``).
+INDUCTION_POLICIES: dict[str, Callable[..., Answer]] = {
+    "oracle": _oracle,
+    "surface": _surface,
+    "induction-sampled": _sampled,
+}
