@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,10 @@ class RuleInduction:
     isomorphisms: tuple[str, ...] = (REORDER,)
     levels: tuple[int, int] = (1, 1)
     system: str = ""
+
+    #: Sends per prompt when a declaration names none: seeds/002 §3.6 gives each variation
+    #: N = 5 attempts and counts it passed by their strict majority.
+    default_attempts = 5
 
     def __init__(self, *, variations: int = 5) -> None:
         if isinstance(variations, bool) or not isinstance(variations, int) or variations < 1:
@@ -247,6 +252,13 @@ class RuleInduction:
             return Parsed(canonical([self.element(v) for v in found]))
         except (TypeError, ValueError) as exc:
             return Parsed(None, f"unreadable list entry: {exc}")
+
+    @cached_property
+    def strategies(self):  # noqa: ANN201 - InductionStrategies; Hypothesis is imported on use
+        """Hypothesis strategies for this family's tasks and presentations."""
+        from ._induction_strategies import InductionStrategies
+
+        return InductionStrategies(self)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(variations={self.variations})"

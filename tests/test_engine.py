@@ -283,3 +283,12 @@ def test_a_marker_without_presentations_asks_for_the_familys_default(name):
         assert len(spec.presentations) == 36
     else:
         assert spec.presentations == tuple(expected)
+
+
+def test_rule_induction_sends_each_prompt_five_times_unless_told():
+    """seeds/002 §3.6: N = 5 attempts per variation, a pass their strict majority."""
+    from pytest_competence.spec import spec_from_marker
+
+    assert spec_from_marker(("programs",), {"levels": [1], "pairs": 2}).attempts == 5
+    assert spec_from_marker(("programs",), {"levels": [1], "pairs": 2, "attempts": 1}).attempts == 1
+    assert spec_from_marker(("ordering",), {"levels": [4], "pairs": 4}).attempts == 1

@@ -112,3 +112,38 @@ def test_bad_design_arguments_name_themselves(kwargs: dict, names: str) -> None:
 def test_variations_must_be_positive() -> None:
     with pytest.raises(InvalidArgument, match="variations"):
         Offset(variations=0)
+
+
+def _induction_families() -> list[RuleInduction]:
+    from pytest_competence.strategies import FAMILIES
+
+    return [cls() for cls in FAMILIES.values() if issubclass(cls, RuleInduction)]
+
+
+@pytest.mark.parametrize("family", _induction_families(), ids=lambda f: f.name)
+def test_strategies_draw_tasks_whose_answers_parse_back(family: RuleInduction) -> None:
+    from hypothesis import settings
+
+    @settings(max_examples=15, deadline=None)
+    @given(family.strategies.tasks(presentation=family.strategies.presentations()))
+    def check(task: Task) -> None:
+        gold = canonical([family.element(a) for a in task.answers])
+        assert family.parse(f"Answer: {gold}").answer == gold
+        assert family.render(task)  # every drawn presentation renders
+
+    check()
+
+
+@pytest.mark.parametrize("family", _induction_families(), ids=lambda f: f.name)
+def test_strategies_shrink_toward_the_smallest_level_and_the_original(
+        family: RuleInduction) -> None:
+    from hypothesis import find, settings
+
+    lo, hi = family.levels
+    task = find(family.strategies.tasks(), lambda t: True, settings=settings(database=None))
+    assert task == family.task(lo, 0, 0)
+    name = find(family.strategies.presentations(), lambda p: True,
+                settings=settings(database=None))
+    assert name == "original"
+    with pytest.raises(InvalidArgument, match="max_n"):
+        family.strategies.tasks(max_n=hi + 1).example()

@@ -73,7 +73,7 @@ def test_marker_is_registered(pytester: pytest.Pytester):
     result = pytester.runpytest("--markers")
     result.stdout.fnmatch_lines([
         "@pytest.mark.competence(family='ordering', *, levels, pairs=200, seed=1, "
-        "presentations=<the family's default>, require='strict', **family_options): *",
+        "presentations=<the family's default>, require='strict', *attempts=<the family's default>*",
     ])
     assert result.ret == 0
 

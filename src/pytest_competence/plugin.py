@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 MARKER_HELP = (
     "competence(family='ordering', *, levels, pairs=200, seed=1, "
-    "presentations=<the family's default>, require='strict', attempts=1, "
+    "presentations=<the family's default>, require='strict', attempts=<the family's default>, "
     "regression_margin=None, **family_options): "
     "evaluate the test's models on a competence design and assert the condition"
 )

@@ -31,7 +31,7 @@ _DEFAULTS: dict[str, Any] = {
     "seed": 1,
     "presentations": None,  # the family's default_presentations
     "require": "strict",
-    "attempts": 1,
+    "attempts": None,  # the family's default_attempts, else 1
     "regression_margin": None,
 }
 
@@ -120,6 +120,8 @@ def spec_from_marker(
         check(levels=design["levels"], pairs=design["pairs"], seed=design["seed"],
               presentations=presentations)
     attempts = design["attempts"]
+    if attempts is None:  # seeds/002 §3.6 gives each variation N = 5 attempts; the rest send once
+        attempts = getattr(instance, "default_attempts", 1)
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise InvalidArgument(
             f"Expected attempts to be a positive integer (sends per prompt, majority-voted), "

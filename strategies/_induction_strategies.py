@@ -1,0 +1,58 @@
+"""Hypothesis strategies for the rule-induction families (seeds/002), built to shrink well.
+
+A task is three choices — level, index, seed — so a failing task shrinks toward the smallest
+level, index 0 and seed 0; a presentation shrinks toward ``"original"``, then toward the first
+isomorphism type and its first variation.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hypothesis import strategies as st
+
+from ._core import InvalidArgument
+
+if TYPE_CHECKING:
+    from ._induction import RuleInduction, Task
+
+__all__ = ["InductionStrategies"]
+
+_SEEDS = st.integers(0, 2**32 - 1)
+_INDICES = st.integers(0, 2**16 - 1)
+
+
+class InductionStrategies:
+    """Strategies bound to one rule-induction family configuration."""
+
+    def __init__(self, family: RuleInduction) -> None:
+        self.family = family
+
+    def __repr__(self) -> str:
+        return f"{self.family!r}.strategies"
+
+    def _levels(self, min_n: int | None, max_n: int | None) -> st.SearchStrategy[int]:
+        lo, hi = self.family.levels
+        lo = lo if min_n is None else min_n
+        hi = hi if max_n is None else max_n
+        self.family.check_level(lo, "min_n")
+        self.family.check_level(hi, "max_n")
+        if lo > hi:
+            raise InvalidArgument(f"Expected min_n <= max_n, but got min_n={lo}, max_n={hi}")
+        return st.integers(lo, hi)
+
+    def presentations(self) -> st.SearchStrategy[str]:
+        """``"original"`` or ``"TYPE:k"``, shrinking toward the original task."""
+        names = [name for name, _, _ in self.family.expand(self.family.presentations)]
+        return st.sampled_from(names)
+
+    def tasks(self, *, min_n: int | None = None, max_n: int | None = None,
+              presentation: st.SearchStrategy[str] | None = None) -> st.SearchStrategy[Task]:
+        """Latent tasks with ``min_n <= n <= max_n`` (default: the family's whole range) as one
+        presentation shows them (default: the original task), answers from the interpreter."""
+        shown = st.just("original") if presentation is None else presentation
+        return st.builds(
+            lambda n, index, seed, name: self.family.shown(n=n, index=index, seed=seed,
+                                                           presentation=name),
+            self._levels(min_n, max_n), _INDICES, _SEEDS, shown,
+        )
