@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Union
+from typing import Literal, Union
 
 import numpy as np
 
@@ -36,7 +36,7 @@ FEATURES: dict[str, tuple[str, str, str]] = {
 }
 
 Obj = tuple[int, int, int]
-Rule = Union[tuple[str, int, int], tuple[str, "Rule", "Rule"]]
+Rule = Union[tuple[Literal["is"], int, int], tuple[Literal["and", "or"], "Rule", "Rule"]]
 
 OBJECTS: tuple[Obj, ...] = tuple((o // 9, o // 3 % 3, o % 3) for o in range(27))
 FULL = (1 << 27) - 1
@@ -141,7 +141,8 @@ def draw_rule(rng: np.random.Generator, n: int) -> Rule:
             return ("is", test // 3, test % 3)
         u = next(draws)
         left = 1 + int(u * (n - 1))
-        op = "and" if u * (n - 1) % 1 < 0.5 else "or"  # the fractional part: a fresh fair coin
+        # The fractional part: a fresh fair coin.
+        op: Literal["and", "or"] = "and" if u * (n - 1) % 1 < 0.5 else "or"
         return (op, grow(left), grow(n - left))
 
     return grow(n)

@@ -177,7 +177,7 @@ def _satisfiable(constraints: list[tuple], preds: int, names: int) -> bool:
 
 
 def _mentioned(p: QProblem) -> set[int]:
-    preds = set()
+    preds: set[int] = set()
     for s in p.premises + (p.question,):
         terms = (s.term,) if isinstance(s, Is) else (s.subject, s.predicate)
         preds.update(t.pred for t in terms)

@@ -94,7 +94,7 @@ def build_quantifier(n: int, cell: int, rng: np.random.Generator) -> QProblem:
     chain, person = _chain(0, n), 0
     celarent = _chain(0, n - 1) + [_no(n - 1, n)]
     some_question = _some(n, 0) if rng.integers(0, 2) else _some(0, n)
-    body, question = [
+    cases: list[list[tuple[list[Statement], Statement]]] = [
         [(chain + [Is(person, Term(0))], Is(person, Term(n))),
          (chain + [Is(person, Term(0))], some_question),
          (celarent + [Is(person, Term(n))], _some(n, 0, neg=True))],
@@ -104,5 +104,6 @@ def build_quantifier(n: int, cell: int, rng: np.random.Generator) -> QProblem:
         [(chain + [Is(person, Term(n))], Is(person, Term(0))),
          (chain + [Is(person, ~Term(0))], Is(person, Term(n))),
          (chain + [Is(person, Term(0))], _all(n, 0))],
-    ][cell][form]
+    ]
+    body, question = cases[cell][form]
     return QProblem(tuple(body), question, 0, n + 1, 1)

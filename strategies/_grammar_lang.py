@@ -121,7 +121,8 @@ class Language:
         if pos >= len(tokens) or tokens[pos] not in self.colour:
             got = tokens[pos] if pos < len(tokens) else "the end"
             raise ValueError(f"expected a primitive at position {pos}, got {got!r}")
-        left, pos, top = (self.colour[tokens[pos]],), pos + 1, len(self.functions)
+        left: tuple[str, ...] = (self.colour[tokens[pos]],)
+        pos, top = pos + 1, len(self.functions)
         while pos < len(tokens):
             rule = self._rules.get(tokens[pos])
             if rule is None:

@@ -15,6 +15,8 @@ The support set is built so that every rule of the language can be identified fr
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from ._grammar_lang import Language, expression
@@ -29,7 +31,7 @@ _TRIES_PER_EXAMPLE = 40
 
 
 def precedence_proof(rng: np.random.Generator, language: Language, i: int,
-                     j: int) -> list[str] | None | bool:
+                     j: int) -> list[str] | Literal[False] | None:
     """An input whose translation differs when functions ``i`` (looser) and ``j`` swap.
 
     ``None`` when the pair needs no proof (two 1-argument functions: ``a g h`` has one reading

@@ -23,11 +23,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._core import InvalidArgument, Item, Parsed, Prompt, check_presentations, stream_rng
+
+if TYPE_CHECKING:
+    from ._induction_strategies import InductionStrategies
 
 __all__ = ["REORDER", "RuleInduction", "Task", "canonical", "last_json_list"]
 
@@ -254,7 +257,7 @@ class RuleInduction:
             return Parsed(None, f"unreadable list entry: {exc}")
 
     @cached_property
-    def strategies(self):  # noqa: ANN201 - InductionStrategies; Hypothesis is imported on use
+    def strategies(self) -> InductionStrategies:  # Hypothesis is imported on use
         """Hypothesis strategies for this family's tasks and presentations."""
         from ._induction_strategies import InductionStrategies
 

@@ -79,7 +79,7 @@ class Edit:
 def consequences(theory: Theory) -> set[Lit]:
     """Every literal the theory entails (least fixpoint); raises if it derives ``p`` and ``¬p``."""
     # derive() chains hashable atoms; a signed literal is one (the tuple), so reuse it as is.
-    known: set[Lit] = derive(theory.facts, theory.rules)  # type: ignore[arg-type]
+    known: set[Lit] = derive(theory.facts, theory.rules)  # type: ignore[arg-type, assignment]
     clash = sorted(a for a, s in known if s and (a, False) in known)
     if clash:
         raise AssertionError(f"inconsistent theory: derives both {clash[0]} and its negation")

@@ -22,7 +22,7 @@ list of its task.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -75,8 +75,10 @@ def tail(xs: list[int], count: int) -> list[int]:
     return xs[max(0, len(xs) - count):]
 
 
-_APPLY = {"insert": insert, "remove": remove, "repeat": repeat, "shift": shift, "swap": swap,
-          "tail": tail}
+_APPLY: dict[str, Callable[..., list[int]]] = {
+    "insert": insert, "remove": remove, "repeat": repeat, "shift": shift, "swap": swap,
+    "tail": tail,
+}
 
 
 def run(program: Program, xs: Sequence[int]) -> list[int]:

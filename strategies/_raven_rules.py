@@ -21,7 +21,7 @@ Everything here works on one feature's values (``row1``, ``row2`` full triples; 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import permutations
 
@@ -37,7 +37,7 @@ RULES: tuple[str, ...] = (
 )
 _STEP = {"constant": 0, "progression+1": 1, "progression+2": 2, "progression-1": -1,
          "progression-2": -2}
-_BINARY = {
+_BINARY: dict[str, Callable[[int, int], int]] = {
     "addition": lambda a, b: (a + b) % MODULUS,
     "subtraction": lambda a, b: (a - b) % MODULUS,
     "minimum": min,
@@ -112,21 +112,23 @@ def identifiable(rule: str, row1: Row, row2: Row) -> bool:
 
 def draw_rows(rule: str, rng: np.random.Generator) -> tuple[Row, Row, Row]:
     """One feature's three rows under ``rule``, redrawn until rows 1–2 identify it."""
+    rows: list[Row]
     while True:
         if rule == "distribute-three":
             values = [int(v) for v in rng.choice(MODULUS, size=3, replace=False)]
             s = int(rng.integers(1, 3))
-            rows = tuple(tuple(values[(i + r * s) % 3] for i in range(3)) for r in range(3))
+            rows = [(values[r * s % 3], values[(1 + r * s) % 3], values[(2 + r * s) % 3])
+                    for r in range(3)]
         else:
             x = rng.integers(0, MODULUS, size=6).tolist()
             if rule in _STEP:
                 d = _STEP[rule]
-                rows = tuple((v, (v + d) % MODULUS, (v + 2 * d) % MODULUS) for v in x[:3])
+                rows = [(v, (v + d) % MODULUS, (v + 2 * d) % MODULUS) for v in x[:3]]
             else:
                 op = _BINARY[rule]
-                rows = tuple((a, b, op(a, b)) for a, b in zip(x[0::2], x[1::2]))
+                rows = [(a, b, op(a, b)) for a, b in zip(x[0::2], x[1::2])]
         if identifiable(rule, rows[0], rows[1]):
-            return rows  # type: ignore[return-value]
+            return rows[0], rows[1], rows[2]
 
 
 def _predictions(row1: Row, row2: Row, a: int, b: int) -> set[int]:
@@ -193,10 +195,10 @@ def solve(rule: Sequence[str], binding: Sequence[Sequence[int]],
                 latent[r][c][binding[c][s]] = value
     missing = []
     for i, name in enumerate(rule):
-        row1 = tuple(latent[0][c][i] for c in range(3))
-        row2 = tuple(latent[1][c][i] for c in range(3))
-        value = complete(name, row1, row2, latent[2][0][i], latent[2][1][i])
-        if value is None or not fits(name, row1, row2):
+        row1 = (latent[0][0][i], latent[0][1][i], latent[0][2][i])
+        row2 = (latent[1][0][i], latent[1][1][i], latent[1][2][i])
+        third = complete(name, row1, row2, latent[2][0][i], latent[2][1][i])
+        if third is None or not fits(name, row1, row2):
             raise ValueError(f"feature {i} does not follow its rule {name!r}")
-        missing.append(value)
+        missing.append(third)
     return tuple(missing[binding[2][s]] for s in range(f))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -28,6 +29,9 @@ from ._core import (
     parse_choice, stream_rng,
 )
 from ._horn_programs import HornInstance, Rule, build_program, derive, pseudowords
+
+if TYPE_CHECKING:
+    from ._horn_strategies import HornStrategies
 
 __all__ = ["HORN_PRESENTATIONS", "VARY", "Horn", "HornInstance", "Rule", "derive"]
 
@@ -256,7 +260,7 @@ class Horn:
         return parse_choice(text, self.answer_space)
 
     @cached_property
-    def strategies(self):
+    def strategies(self) -> HornStrategies:
         from ._horn_strategies import HornStrategies
 
         return HornStrategies(self)

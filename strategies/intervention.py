@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import permutations
+from typing import TYPE_CHECKING
 
 from ._core import AnswerMap, InvalidArgument, Item, Parsed, Prompt, stream_rng
 from .horn import _check_int  # the same seed and index checks as the Horn family
@@ -31,6 +32,9 @@ from ._iw_theory import (
     TRANSITIONS, Edit, Lit, SignedRule, Theory, apply_edit, build_cluster, check_cluster,
     label,
 )
+
+if TYPE_CHECKING:
+    from ._iw_strategies import InterventionStrategies
 
 __all__ = [
     "IW_MAPPINGS", "IW_PRESENTATIONS", "IW_READOUTS", "IW_WORLDS", "IWInstance", "Intervention",
@@ -262,7 +266,7 @@ class Intervention:
         return Parsed(None, "no 'Answer: A/B/C' line and not a bare letter")
 
     @cached_property
-    def strategies(self):  # noqa: ANN201 - InterventionStrategies
+    def strategies(self) -> InterventionStrategies:
         from ._iw_strategies import InterventionStrategies
 
         return InterventionStrategies(self)

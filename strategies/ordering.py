@@ -18,6 +18,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from ._core import (
 )
 from .names import first_names, random_names
 from .vocabularies import CATALOG, Vocabulary, vocabulary
+
+if TYPE_CHECKING:
+    from ._ordering_strategies import OrderingStrategies
 
 __all__ = [
     "CELLS",
@@ -436,7 +440,7 @@ class Ordering:
     # -- Hypothesis -----------------------------------------------------------------------------
 
     @cached_property
-    def strategies(self):  # noqa: ANN201 - imported lazily: hypothesis is only needed here
+    def strategies(self) -> OrderingStrategies:  # imported lazily: only it needs Hypothesis
         from ._ordering_strategies import OrderingStrategies
 
         return OrderingStrategies(self)
@@ -459,7 +463,7 @@ def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
         raise InvalidArgument(
             f"Expected {name} to be one of {', '.join(map(repr, allowed))}, but got {name}={value!r}"
         )
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _presentation(name: object) -> tuple[Transform, ...]:

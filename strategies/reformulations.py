@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -48,6 +49,9 @@ from ._crt_quantifiers import QProblem, q_contrapositive, quantifier_rewrite, so
 from ._crt_render import render
 from ._crt_syllogisms import build_quantifier, build_syllogistic
 from .names import first_names
+
+if TYPE_CHECKING:
+    from ._crt_strategies import ReformulationStrategies
 
 __all__ = ["CATEGORIES", "PROMPTS", "TRANSFORMATIONS", "ReformulationInstance", "Reformulations"]
 
@@ -283,7 +287,7 @@ class Reformulations:
         return parse_answer(text)
 
     @cached_property
-    def strategies(self):
+    def strategies(self) -> ReformulationStrategies:
         from ._crt_strategies import ReformulationStrategies
 
         return ReformulationStrategies(self)

@@ -78,7 +78,8 @@ class Vocabulary:
 _LINE = ("standing in some order", "Their standing order")
 
 
-def _v(name: str, group: str, fwd: Phrase, conv: Phrase, setting: tuple[str, str], rule: str = ""):
+def _v(name: str, group: str, fwd: Phrase, conv: Phrase, setting: tuple[str, str],
+       rule: str = "") -> Vocabulary:
     return Vocabulary(name, group, fwd, conv, setting[0], setting[1], rule)
 
 

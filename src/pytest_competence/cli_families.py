@@ -67,24 +67,24 @@ def family_records(items: Sequence[Item], schema: str) -> Iterator[dict[str, Any
 def _designs(args: argparse.Namespace, default_levels: list[int]) -> Iterator[list[Item]]:
     induction = induction_families().get(args.family)
     if induction is not None:
-        family = induction(variations=args.variations)
-        lo, hi = family.levels
+        rules = induction(variations=args.variations)
+        lo, hi = rules.levels
         levels = list(range(lo, hi + 1)) if args.levels == default_levels else args.levels
-        yield family.design(levels=levels, pairs=args.pairs, seed=args.seed,
-                            presentations=args.presentations or default_presentations(family))
+        yield rules.design(levels=levels, pairs=args.pairs, seed=args.seed,
+                           presentations=args.presentations or default_presentations(rules))
         return
     if args.family == "horn":
-        family = Horn(vary=args.vary, depth=args.depth, distractors=args.distractor_rules)
+        horn = Horn(vary=args.vary, depth=args.depth, distractors=args.distractor_rules)
         levels = HORN_GRID if args.levels == default_levels else args.levels
-        yield family.design(levels=levels, pairs=args.pairs, seed=args.seed,
-                            presentations=args.presentations or default_presentations(family))
+        yield horn.design(levels=levels, pairs=args.pairs, seed=args.seed,
+                          presentations=args.presentations or default_presentations(horn))
         return
     if args.family == "intervention":
         levels = INTERVENTION_GRID if args.levels == default_levels else args.levels
         pairs = 60 if args.pairs == 200 else args.pairs  # 200 (the default) is not a multiple of 6
-        family = Intervention()
-        yield family.design(levels=levels, pairs=pairs, seed=args.seed,
-                            presentations=args.presentations or default_presentations(family))
+        worlds = Intervention()
+        yield worlds.design(levels=levels, pairs=pairs, seed=args.seed,
+                            presentations=args.presentations or default_presentations(worlds))
         return
     categories = list(CATEGORIES) if args.category == ["all"] else args.category
     for category in categories:

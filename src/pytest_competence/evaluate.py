@@ -94,8 +94,8 @@ def ask_model(model: Model, prompts: Sequence[Prompt]) -> list[object]:
         for i, answer in zip(generated, got):
             answers[i] = answer
     if scored:
-        for i, answer in zip(scored, _score(model, [prompts[i] for i in scored])):
-            answers[i] = answer
+        for i, score_answer in zip(scored, _score(model, [prompts[i] for i in scored])):
+            answers[i] = score_answer
     return answers
 
 

@@ -61,7 +61,7 @@ def unit_table(evaluation: Evaluation) -> dict[str, Any]:
     cluster_level: list[int] = []
     for c, row in enumerate(evaluation.observations):
         cluster_level.append(int(row[0].prompt.params["n"]) if row else 0)
-        units: dict[tuple[str, str], dict[str, tuple[str | None, str]]] = {}
+        units: dict[tuple[str, str], dict[str, tuple[str | None, str | None]]] = {}
         direction = row[0].prompt.params["transition"] if row else ""
         if direction not in directions:
             directions.append(direction)
@@ -164,8 +164,8 @@ def intervention_summary(evaluation: Evaluation, *, bootstrap: int = 2000,
         by_readout[name] = {**rates, "validity": t["validity"][name]}
     by_transition = {}
     for g, name in enumerate(t["directions"]):
-        rates = _rates(t, one, t["direction"] == g)
-        by_transition[name] = {k: _f(v[0]) for k, v in rates.items()}
+        transition_rates = _rates(t, one, t["direction"] == g)
+        by_transition[name] = {k: _f(v[0]) for k, v in transition_rates.items()}
     level_of_unit = t["cluster_level"][t["cluster"]]
     by_n = {}
     for n in dict.fromkeys(t["cluster_level"].tolist()):

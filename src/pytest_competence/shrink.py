@@ -194,8 +194,8 @@ def _hypothesis(search: _Search) -> None:
         if got is not None and search.offer(case, got):
             raise Fails
 
-    probe._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
-    probe._hypothesis_internal_use_seed = 0  # type: ignore[attr-defined]  # deterministic shrinking
+    probe._hypothesis_internal_database_key = key
+    probe._hypothesis_internal_use_seed = 0  # deterministic shrinking
     try:
         probe()
     except Fails:

@@ -16,6 +16,7 @@ from pytest_competence.strategies import (
     FAMILIES,
     Family,
     InvalidArgument,
+    Item,
     default_presentations,
     family,
 )
@@ -59,7 +60,7 @@ class CompetenceSpec:
     attempts: int = 1  # sends per prompt; the observation is their majority (seeds/002 §3.6)
     regression_margin: float | None = None  # the gate's margin; None: the ini default
 
-    def design(self):  # noqa: ANN201 - list[Item]
+    def design(self) -> list[Item]:
         return self.family.design(
             levels=self.levels, pairs=self.pairs, seed=self.seed, presentations=self.presentations
         )

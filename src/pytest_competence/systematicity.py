@@ -135,12 +135,13 @@ def systematicity_summary(evaluation: Evaluation, *, bootstrap: int = 1000,
         for n in dict.fromkeys(levels)
     ]
     variance = {}
+    stacked: list[np.ndarray] = []
     for kind in out["types"]:
         passed = _attempts(_grid(rows, kind))
         if passed is not None:
             variance[kind] = _variance(passed)
+            stacked.append(passed)
     if variance:
-        stacked = [_attempts(_grid(rows, kind)) for kind in variance]
         variance["pooled"] = _variance(np.concatenate(stacked, axis=1))
         out["variance"] = variance
     return {"systematicity": out}

@@ -51,6 +51,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from pytest_competence.strategies import CATALOG, Prompt
@@ -186,7 +187,8 @@ def _names_order(t: OrderingText) -> str:
 class ReferencePolicy:
     """A reference policy as a model: reads each prompt's text and answers it."""
 
-    def __init__(self, name: str, answer: Callable[[str], str]) -> None:
+    def __init__(self, name: str, answer: Callable[[Any], str]) -> None:
+        # ``answer`` takes the prompt's text, or the whole Prompt when marked by reads_prompt().
         self.name = name
         self._answer = answer
 
@@ -289,7 +291,10 @@ def _number(key: str, value: str, lo: float, hi: float) -> float:
     return x
 
 
-def reads_prompt(answer: Callable[[Prompt], str]) -> Callable[[Prompt], str]:
+_Answer = TypeVar("_Answer", bound=Callable[..., str])
+
+
+def reads_prompt(answer: _Answer) -> _Answer:
     """Mark a policy's answer function as taking the whole :class:`Prompt`, not its text.
 
     Rule-induction policies need the prompt's design coordinates (``params``), which the text
@@ -303,8 +308,9 @@ def _whole(factory: Callable[..., Callable[[Prompt], str]]) -> Callable[..., Cal
     return lambda **params: reads_prompt(factory(**params))
 
 
-#: Policy name → factory taking the spec's ``key=value`` parameters as strings.
-POLICIES: dict[str, Callable[..., Callable[[str], str]]] = {
+#: Policy name → factory taking the spec's ``key=value`` parameters as strings. A factory makes
+#: an answer function (see :class:`ReferencePolicy`) or, for a batch policy, a model.
+POLICIES: dict[str, Callable[..., Any]] = {
     "ideal": lambda: _any_family(_reading(_ideal)),
     "always-yes": _constant("yes"),
     "always-no": _constant("no"),

@@ -22,7 +22,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from pytest_competence.strategies._crt_lexicon import LEXICON
-from pytest_competence.strategies._crt_logic import AnyOf, Fact, If, Lit, NotAll, Problem, solve
+from pytest_competence.strategies._crt_logic import (
+    AnyOf, Fact, If, Lit, NotAll, Premise, Problem, solve,
+)
 from pytest_competence.strategies._crt_quantifiers import QProblem, solve_quantified
 
 from .reference_crt_quant import PREFIX, read_quantified, strip_negation
@@ -70,7 +72,7 @@ def read_crt(text: str) -> _Reading | None:
         return None
     body, question = text[len("Premises: "):].split(" Question: ", 1)
     atoms: dict[int, int] = {}
-    premises = []
+    premises: list[Premise] = []
     try:
         for sentence in body.rstrip(".").split(". "):
             s = sentence[0].lower() + sentence[1:]
@@ -119,7 +121,7 @@ def _strip(p: Problem | QProblem) -> Problem | QProblem:
     def lit(x: Lit) -> Lit:
         return Lit(x.atom)
 
-    def premise(q):
+    def premise(q: Premise) -> list[Premise]:
         if isinstance(q, Fact):
             return [Fact(lit(q.lit))]
         if isinstance(q, AnyOf):

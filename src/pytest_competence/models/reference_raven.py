@@ -57,7 +57,7 @@ def _aligned(text: str) -> str:
         return UNREADABLE
     panel = []
     for i in range(len(grid[0][0])):
-        row1, row2 = (tuple(p[i] for p in grid[r]) for r in (0, 1))
+        row1, row2 = ((grid[r][0][i], grid[r][1][i], grid[r][2][i]) for r in (0, 1))
         a, b = grid[2][0][i], grid[2][1][i]
         found = (complete(rule, row1, row2, a, b) for rule in RULES if fits(rule, row1, row2))
         panel.append(next((v for v in found if v is not None), b))

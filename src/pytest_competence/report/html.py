@@ -296,7 +296,8 @@ def _comparisons(blocks: Sequence[Mapping[str, Any]]) -> str:
     head = ["model", "presentation", "n", "Δ accuracy [95% CI]", "b", "c", "test", "p", "p (Holm)"]
     for block in blocks:
         deltas = block.get("accuracy_delta") or {}
-        rows, per_level = [], []
+        rows: list[list[str]] = []
+        per_level: list[list[str]] = []
         for row in block.get("mcnemar") or []:
             for t in row.get("tests") or []:
                 delta = (deltas.get(t["model"]) or {}).get(row["presentation"])

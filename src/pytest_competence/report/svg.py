@@ -237,12 +237,13 @@ def stacked_bars(
         if i < len(notes) and notes[i]:
             out.append(f'<text x="{_c(cx)}" y="{top + plot_h + 29}" text-anchor="middle" '
                        f'class="small">{esc(notes[i])}</text>')
-        if any(v is None for v in stack):
+        values = [v for v in stack if v is not None]
+        if len(values) < len(stack):
             out.append(f'<text x="{_c(cx)}" y="{top + plot_h - 8}" text-anchor="middle" '
                        f'class="note">—</text>')
             continue
-        base = top + plot_h
-        for value, (label, color) in zip(stack, parts):
+        base: float = top + plot_h
+        for value, (label, color) in zip(values, parts):
             h = value * plot_h
             base -= h
             out.append(f'<rect x="{_c(cx - bar / 2)}" y="{_c(base)}" width="{_c(bar)}" '
