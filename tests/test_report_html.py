@@ -323,6 +323,17 @@ def test_a_single_level_and_no_failing_case():
     assert "PASS" in page
 
 
+def test_report_only_runs_show_the_condition_not_the_outcome():
+    """As the terminal does: a report-only test passes, but its badge says the condition failed."""
+    caught, holds = make_result(nodeid="t.py::a[m]"), make_result(nodeid="t.py::b[m]")
+    caught.update(outcome="passed", report_only=True, condition_met=False)
+    holds.update(outcome="passed", report_only=True, condition_met=True)
+    page = render_html(make_document([caught, holds]))
+    index = page.split("</table>")[0]
+    assert index.count("FAIL (report only)") == 1 and index.count(">PASS<") == 1
+    assert "2 passed, 0 failed (1 fail the condition, reported only)" in page
+
+
 def test_empty_comparisons_and_empty_document():
     page = render_html(make_document([make_result()]))
     assert "Model comparisons" not in page
@@ -441,3 +452,17 @@ def test_browser_screenshot_is_a_real_picture(chromium: str, tmp_path: Path):
     mean = sum(luma) / len(luma)
     assert math.sqrt(sum((v - mean) ** 2 for v in luma) / len(luma)) > 8  # not one flat colour
     assert len(set(pixels)) > 50  # text, plot colours and bands, not a blank page
+
+
+def test_many_presentations_fold_their_pairwise_tables():
+    """36 intervention cells or K variations per type: the per-pair rows fold into <details>,
+    the first six presentations' worth stays open as before."""
+    result = make_result()
+    one = result["summary"]["mcnemar"]["equivalent"]
+    result["presentations"] = ["original"] + [f"reorder:{k}" for k in range(1, 9)]
+    result["summary"]["mcnemar"] = {f"reorder:{k}": one for k in range(1, 9)}
+    page = render_html(make_document([result]))
+    assert "<summary><b>Paired figures per level</b>" in page
+    assert "accuracy differences and McNemar tests for 8 presentations</summary>" in page
+    few = render_html(make_document([make_result()]))
+    assert "<h3>Paired figures per level</h3>" in few and "McNemar tests for" not in few

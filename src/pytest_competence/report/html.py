@@ -17,7 +17,8 @@ from typing import Any
 
 from pytest_competence.report.bullets import systematicity_html
 from pytest_competence.report.intervention import intervention_html
-from pytest_competence.report.svg import esc, result_plots
+from pytest_competence.report.svg import SHOWN_PRESENTATIONS, esc, result_plots
+from pytest_competence.report.terminal import verdict
 
 __all__ = ["render_html"]
 
@@ -110,9 +111,10 @@ def _kv(rows: Sequence[tuple[str, str]]) -> str:
                                           for k, v in rows) + "</table>"
 
 
-def _badge(outcome: Any) -> str:
-    kind = outcome if outcome in ("passed", "failed") else "other"
-    text = {"passed": "PASS", "failed": "FAIL"}.get(outcome, str(outcome or "?").upper())
+def _badge(r: Mapping[str, Any]) -> str:
+    """The terminal's verdict: pytest's outcome, or the condition itself in report-only runs."""
+    text = verdict(r)
+    kind = "passed" if text == "PASS" else "failed" if text.startswith("FAIL") else "other"
     return f'<span class="badge {kind}">{esc(text)}</span>'
 
 
@@ -156,7 +158,11 @@ def _pairs_table(r: Mapping[str, Any]) -> str:
         return ""
     head = ["n", "pair", "joint", "ι", "strict ι", "yes-rate", "κₙ", "both right", "b", "c",
             "test", "p", "p (Holm)"]
-    return "<h3>Paired figures per level</h3>" + _table(head, rows, left=2)
+    table = _table(head, rows, left=2)
+    if len(r["presentations"]) > SHOWN_PRESENTATIONS:  # variations, intervention cells: folded
+        return (f"<details><summary><b>Paired figures per level</b> ({len(rows)} pairs)"
+                f"</summary>{table}</details>")
+    return "<h3>Paired figures per level</h3>" + table
 
 
 def _summary(r: Mapping[str, Any]) -> str:
@@ -177,15 +183,19 @@ def _summary(r: Mapping[str, Any]) -> str:
     for key, label in (("robust_correct", "R (pooled)"), ("invariance", "ι (pooled)")):
         if key in boot:
             rows.append((label, _num(boot[key][0]) + ci(key)))
+    per_pair: list[tuple[str, str]] = []  # one row per non-original presentation
     for key, value in boot.items():
         if key.startswith("accuracy_difference["):
             pair = key[len("accuracy_difference["):-1].replace("-", " − ", 1)
-            rows.append((f"accuracy difference {esc(pair)}",
-                         _num(value[0], signed=True) + ci(key, signed=True)))
+            per_pair.append((f"accuracy difference {esc(pair)}",
+                             _num(value[0], signed=True) + ci(key, signed=True)))
     for name, m in (s.get("mcnemar") or {}).items():
-        rows.append((f"McNemar {esc(shown[0])} vs {esc(name)}",
-                     f"b = {esc(m.get('b'))}, c = {esc(m.get('c'))}, {esc(m.get('method'))}, "
-                     f"statistic {_num(m.get('statistic'))}, p = {_p(m.get('p_value'))}"))
+        per_pair.append((f"McNemar {esc(shown[0])} vs {esc(name)}",
+                         f"b = {esc(m.get('b'))}, c = {esc(m.get('c'))}, {esc(m.get('method'))}, "
+                         f"statistic {_num(m.get('statistic'))}, p = {_p(m.get('p_value'))}"))
+    folded = len(shown) > SHOWN_PRESENTATIONS
+    if not folded:
+        rows.extend(per_pair)
     if "repeat_agreement" in s:
         rows.append(("repeat agreement", _value(s["repeat_agreement"])))
     if boot:
@@ -193,6 +203,9 @@ def _summary(r: Mapping[str, Any]) -> str:
                                   f"{esc(boot.get('seed'))}, stratified by "
                                   f"{esc(boot.get('stratified_by'))}"))
     html = _kv(rows)
+    if folded and per_pair:
+        html += (f"<details><summary>accuracy differences and McNemar tests for "
+                 f"{len(shown) - 1} presentations</summary>{_kv(per_pair)}</details>")
     b = s.get("boundary")
     if b:
         tau = "—" if b.get("tau") is None else f"{b['tau']:g}"
@@ -280,10 +293,11 @@ def _result(index: int, r: Mapping[str, Any]) -> str:
                    f"<code>{esc(require if isinstance(require, str) else json.dumps(require))}"
                    "</code>"),
     ])
-    return (f'<section id="result-{index}"><h2>{_badge(r.get("outcome"))}'
-            f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}<h3>Per level</h3>"
-            f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}{intervention_html(r)}"
-            f"{systematicity_html(r)}"
+    return (f'<section id="result-{index}"><h2>{_badge(r)}'
+            f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"
+            # A family's own figures (intervention worlds, seeds/002 systematicity) lead.
+            f"{intervention_html(r)}{systematicity_html(r)}<h3>Per level</h3>"
+            f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}"
             f"{_failing_case(r.get('failing_case'))}</section>")
 
 
@@ -317,8 +331,9 @@ def _comparisons(blocks: Sequence[Mapping[str, Any]]) -> str:
 def _header(document: Mapping[str, Any]) -> str:
     results = document.get("results") or []
     counts = {k: sum(r.get("outcome") == k for r in results) for k in ("passed", "failed")}
+    caught = sum(verdict(r) == "FAIL (report only)" for r in results)
     index = _table(["", "test × model", "κ̄", "all correct", "first failing n"], [
-        [_badge(r.get("outcome")), f'<a href="#result-{i}"><code>{esc(r["nodeid"])}</code></a>',
+        [_badge(r), f'<a href="#result-{i}"><code>{esc(r["nodeid"])}</code></a>',
          _num(r["summary"].get("kappa_bar")), _num(r["summary"].get("all_correct")),
          esc((r.get("failing_case") or {}).get("level", "—"))]
         for i, r in enumerate(results)], left=2)
@@ -328,7 +343,8 @@ def _header(document: Mapping[str, Any]) -> str:
             f"{esc(document.get('plugin_version'))} · schema {esc(document.get('schema'))} · "
             f"models {models} · {len(results)} result{'' if len(results) == 1 else 's'}: "
             f"{counts['passed']} passed, "
-            f"{counts['failed']} failed</p>{index}<dl class=legend>{legend}</dl></section>")
+            f"{counts['failed']} failed"
+            f"{f' ({caught} fail the condition, reported only)' if caught else ''}</p>{index}<dl class=legend>{legend}</dl></section>")
 
 
 def render_html(document: Mapping[str, Any]) -> str:

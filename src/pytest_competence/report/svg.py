@@ -58,6 +58,12 @@ class Band:
     color: str
 
 
+#: Presentations a table, comparison or per-presentation plot shows in full; the rest (the K
+#: variations of each isomorphism type, the 36 cells of an intervention cluster) are in the JSON
+#: and folded in the HTML, and the family's own section summarises them.
+SHOWN_PRESENTATIONS = 6
+
+
 @dataclass(frozen=True)
 class Series:
     """One line over the levels; ``None`` values leave a gap in the line."""
@@ -119,6 +125,7 @@ def level_chart(
     """
     legend, top = _legend([(s.label, s.color, "dash" if s.dash else "line") for s in series])
     top += 6
+    height = max(height, top + BOTTOM + 160)  # a long legend pushes the plot down, never into it
     plot_w, plot_h = WIDTH - LEFT - RIGHT, height - top - BOTTOM
     shown = sorted(set(levels)) or [4, 16]
     pad = 0.3 if len(shown) > 1 else 1.0  # a single level sits mid-axis
@@ -314,7 +321,8 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     (2) κₙ per pair against n, gaps where undefined (Fig. 7); (3) R/D/U stacked per level;
     (4) any/fraction/all correct as bullet rows (seeds/002 Fig. 4).
     """
-    levels, shown, summary = r["levels"], r["presentations"], r["summary"]
+    levels, summary = r["levels"], r["summary"]
+    shown = r["presentations"][:SHOWN_PRESENTATIONS]  # the rest: the family's own section
     ns = [lv["n"] for lv in levels]
     series = [
         Series(f"accuracy [{p}]",
@@ -336,7 +344,8 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         note="no levels" if not levels else
         "R and ι undefined: no instance jointly parsed" if undefined else None)
 
-    names = list(dict.fromkeys(name for lv in levels for name in lv.get("pairs", {})))
+    names = [name for name in dict.fromkeys(name for lv in levels for name in lv.get("pairs", {}))
+             if name in shown]
     kappas = [Series(f"κₙ ({shown[0]} vs {name})",
                      [(lv["n"], lv.get("pairs", {}).get(name, {}).get("kappa")) for lv in levels],
                      PRESENTATION_COLORS[(k + 1) % len(PRESENTATION_COLORS)], width=2.2)
@@ -363,9 +372,11 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     rows = [(f"n = {level_label(lv['n'])}", (lv.get("any_correct"), lv.get("fraction_correct"),
                                             lv.get("all_correct"))) for lv in levels]
     fourth = bullet_chart("Any, fraction and all correct per level", rows, BULLET)
+    more = len(r["presentations"]) - len(shown)
+    first_of = f"; the first {len(shown)} of {len(r['presentations'])} presentations" if more else ""
     return [
-        ("Profile", "accuracy per presentation, ι and R (log₂ n)", first),
-        ("Chance-corrected invariance", "gaps where κₙ is undefined", second),
+        ("Profile", f"accuracy per presentation, ι and R (log₂ n){first_of}", first),
+        ("Chance-corrected invariance", f"gaps where κₙ is undefined{first_of}", second),
         ("Paired masses", "on jointly parsed instances; below: jointly parsed/instances", third),
         ("Systematicity", "any · fraction · all correct", fourth),
     ]

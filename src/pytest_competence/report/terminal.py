@@ -10,8 +10,9 @@ from typing import Any
 
 from pytest_competence.report.bullets import systematicity_lines
 from pytest_competence.report.intervention import intervention_lines
+from pytest_competence.report.svg import SHOWN_PRESENTATIONS
 
-__all__ = ["summary_lines"]
+__all__ = ["summary_lines", "verdict"]
 
 
 def _num(value: float | None) -> str:
@@ -22,17 +23,11 @@ def _p(value: float) -> str:
     return f"{value:.2g}" if value >= 1e-3 else f"{value:.1e}"
 
 
-#: Presentations a terminal table or comparison shows; the rest (the K variations of each
-#: isomorphism type, the 36 cells of an intervention cluster) stay in the JSON and HTML reports,
-#: and the family's own section summarises them.
-SHOWN_PRESENTATIONS = 6
-
-
 def _more(hidden: int) -> list[str]:
     return [f"    (+{hidden} more presentations in the JSON and HTML reports)"] if hidden > 0 else []
 
 
-def _verdict(r: Mapping[str, Any]) -> str:
+def verdict(r: Mapping[str, Any]) -> str:
     """PASS/FAILED by pytest's outcome; by the condition itself in report-only runs."""
     if r.get("report_only") and r.get("outcome") == "passed":
         return "PASS" if r.get("condition_met") else "FAIL (report only)"
@@ -140,9 +135,9 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
     lines: list[str] = []
     for r in document["results"]:
         if verbosity < 0:
-            lines.append(f"{r['nodeid']}  {_verdict(r)}  {_headline(r)}")
+            lines.append(f"{r['nodeid']}  {verdict(r)}  {_headline(r)}")
             continue
-        lines.append(f"{r['nodeid']}  {_verdict(r)}  ({r['condition']})")
+        lines.append(f"{r['nodeid']}  {verdict(r)}  ({r['condition']})")
         lines.append(f"    {_headline(r)}")
         lines.extend(_table(r))
         lines.extend(intervention_lines(r))
