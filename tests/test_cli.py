@@ -84,3 +84,31 @@ def test_plan_rejects_empty_designs(capsys):
     with pytest.raises(SystemExit):
         main(["plan", "--pairs", "0"])
     assert "--pairs and --levels must be at least 1" in capsys.readouterr().err
+
+
+def test_family_options_reach_the_constructor(tmp_path):
+    """--option KEY=VALUE: a literal (True, 8) or text, passed to the family as a keyword."""
+    out = tmp_path / "programs.jsonl"
+    main(["generate", "programs", "--levels", "1", "--per-level", "2", "--variations", "1",
+          "--option", "hint=True", "--option", "queries=2", "-o", str(out)])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["params"]["options"]["hint"] for r in rows} == {True}
+    assert {len(json.loads(r["gold"])) for r in rows} == {2}
+    plain = tmp_path / "plain.jsonl"
+    main(["generate", "programs", "--levels", "1", "--per-level", "2", "--variations", "1",
+          "-o", str(plain)])
+    assert [json.loads(line)["system"] for line in plain.read_text().splitlines()] != [
+        r["system"] for r in rows]  # the hint lists the operations
+
+
+@pytest.mark.parametrize(("family", "option", "message"), [
+    ("programs", "hnt=1", "does not take these options"),
+    ("horn", "hint=True", "horn takes its own flags"),
+    ("ordering", "hint=True", "ordering takes its own flags"),
+    ("grammar", "nonsense", "expected KEY=VALUE"),
+])
+def test_family_options_that_cannot_apply_are_usage_errors(capsys, family, option, message):
+    with pytest.raises(SystemExit) as exc:
+        main(["generate", family, "--levels", "1", "--option", option])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err

@@ -40,6 +40,19 @@ def _names(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
+def _option(text: str) -> tuple[str, object]:
+    """``KEY=VALUE`` with VALUE a Python literal (``hint=True``, ``extra_support=8``) or text."""
+    import ast
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip().isidentifier():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (e.g. hint=True), got {text!r}")
+    try:
+        return key.strip(), ast.literal_eval(value.strip())
+    except (ValueError, SyntaxError):
+        return key.strip(), value.strip()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="competence", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -79,6 +92,10 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--variations", type=int, default=5, metavar="K",
                      help="rule-induction families (seeds/002): isomorphic variations per type "
                           "and task (default 5; levels default to the family's whole range)")
+    gen.add_argument("--option", type=_option, action="append", default=[], dest="options",
+                     metavar="KEY=VALUE",
+                     help="intervention and rule-induction families: a constructor option, "
+                          "repeatable (e.g. programs: hint=True; grammar: extra_support=8)")
     gen.add_argument("-o", "--output", default="-", help="Output file (default: standard output)")
     rep = sub.add_parser("report", help="Recompute and re-render a results JSON, no model calls")
     rep.add_argument("results", help="A file written by pytest --competence-json")
@@ -175,6 +192,10 @@ def generate(args: argparse.Namespace, out: TextIO) -> int:
         from pytest_competence.cli_families import generate_family
 
         return generate_family(args, out, SCHEMA, _ints(BASE_GRID))
+    if args.options:
+        from pytest_competence.cli_families import options_error
+
+        raise options_error("ordering")
     vocabularies = [v.name for v in CATALOG] if args.vocabulary == ["all"] else args.vocabulary
     count = 0
     for name in vocabularies:

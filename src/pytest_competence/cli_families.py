@@ -20,16 +20,19 @@ from typing import Any, TextIO
 from pytest_competence.strategies import (
     CATEGORIES,
     Horn,
-    Intervention,
+    InvalidArgument,
     Item,
     IWInstance,
     Reformulations,
     default_presentations,
 )
+from pytest_competence.strategies import family as make_family
 from pytest_competence.strategies._induction import Task
 from pytest_competence.systematicity import induction_families
 
-__all__ = ["HORN_GRID", "REFORMULATION_GRID", "family_records", "generate_family"]
+__all__ = [
+    "HORN_GRID", "REFORMULATION_GRID", "family_records", "generate_family", "options_error",
+]
 
 HORN_GRID = [4, 8, 16, 32, 64, 128]  # the rule counts of seeds/000 App. C.1
 REFORMULATION_GRID = [2, 4, 6]
@@ -67,12 +70,15 @@ def family_records(items: Sequence[Item], schema: str) -> Iterator[dict[str, Any
 def _designs(args: argparse.Namespace, default_levels: list[int]) -> Iterator[list[Item]]:
     induction = induction_families().get(args.family)
     if induction is not None:
-        rules = induction(variations=args.variations)
+        rules = make_family(args.family, **{"variations": args.variations, **dict(args.options)})
+        assert isinstance(rules, induction)
         lo, hi = rules.levels
         levels = list(range(lo, hi + 1)) if args.levels == default_levels else args.levels
         yield rules.design(levels=levels, pairs=args.pairs, seed=args.seed,
                            presentations=args.presentations or default_presentations(rules))
         return
+    if args.options and args.family != "intervention":
+        raise options_error(args.family)
     if args.family == "horn":
         horn = Horn(vary=args.vary, depth=args.depth, distractors=args.distractor_rules)
         levels = HORN_GRID if args.levels == default_levels else args.levels
@@ -82,7 +88,7 @@ def _designs(args: argparse.Namespace, default_levels: list[int]) -> Iterator[li
     if args.family == "intervention":
         levels = INTERVENTION_GRID if args.levels == default_levels else args.levels
         pairs = 60 if args.pairs == 200 else args.pairs  # 200 (the default) is not a multiple of 6
-        worlds = Intervention()
+        worlds = make_family("intervention", **dict(args.options))
         yield worlds.design(levels=levels, pairs=pairs, seed=args.seed,
                             presentations=args.presentations or default_presentations(worlds))
         return
@@ -93,6 +99,13 @@ def _designs(args: argparse.Namespace, default_levels: list[int]) -> Iterator[li
                   if args.levels == default_levels else args.levels)
         yield family.design(levels=levels, pairs=args.pairs, seed=args.seed,
                             presentations=args.presentations or default_presentations(family))
+
+
+def options_error(name: str) -> InvalidArgument:
+    """``--option`` given to a family that takes dedicated flags instead."""
+    return InvalidArgument(
+        f"--option applies to the intervention and rule-induction families; {name} takes its "
+        f"own flags (see competence generate --help)")
 
 
 def generate_family(args: argparse.Namespace, out: TextIO, schema: str,
