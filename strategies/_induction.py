@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -84,7 +85,7 @@ def last_json_list(text: str) -> list[Any] | None:
     return found
 
 
-class RuleInduction:
+class RuleInduction(ABC):
     """Base of the rule-induction families of seeds/002 §4: design, answer format, parser.
 
     Args:
@@ -116,21 +117,21 @@ class RuleInduction:
 
     # -- the latent half, per family ---------------------------------------------------------
 
+    @abstractmethod
     def task(self, n: int, index: int, seed: int) -> Task:
         """Task ``index`` of level ``n``, with its interpreter's answers."""
-        raise NotImplementedError
 
+    @abstractmethod
     def vary(self, task: Task, kind: str, rng: np.random.Generator) -> Task:
         """``τ(task)`` for one isomorphism type other than ``"reorder"``, answers recomputed."""
-        raise NotImplementedError
 
+    @abstractmethod
     def render(self, task: Task) -> str:
         """The prompt text of ``task`` (the system prompt is :attr:`system`)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def element(self, value: object) -> object:
         """One parsed answer entry in canonical form; raise ``ValueError`` when it is not one."""
-        raise NotImplementedError
 
     def options(self) -> dict[str, Any]:
         """The constructor keywords that rebuild this family (recorded with every prompt)."""

@@ -11,25 +11,18 @@ from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 
-from ._core import InvalidArgument
+from ._bound import SEEDS, BoundStrategies, ordered_range
 
 if TYPE_CHECKING:
     from ._induction import RuleInduction, Task
 
 __all__ = ["InductionStrategies"]
 
-_SEEDS = st.integers(0, 2**32 - 1)
 _INDICES = st.integers(0, 2**16 - 1)
 
 
-class InductionStrategies:
+class InductionStrategies(BoundStrategies["RuleInduction"]):
     """Strategies bound to one rule-induction family configuration."""
-
-    def __init__(self, family: RuleInduction) -> None:
-        self.family = family
-
-    def __repr__(self) -> str:
-        return f"{self.family!r}.strategies"
 
     def _levels(self, min_n: int | None, max_n: int | None) -> st.SearchStrategy[int]:
         lo, hi = self.family.levels
@@ -37,9 +30,7 @@ class InductionStrategies:
         hi = hi if max_n is None else max_n
         self.family.check_level(lo, "min_n")
         self.family.check_level(hi, "max_n")
-        if lo > hi:
-            raise InvalidArgument(f"Expected min_n <= max_n, but got min_n={lo}, max_n={hi}")
-        return st.integers(lo, hi)
+        return st.integers(*ordered_range(lo, hi))
 
     def presentations(self) -> st.SearchStrategy[str]:
         """``"original"`` or ``"TYPE:k"``, shrinking toward the original task."""
@@ -54,5 +45,5 @@ class InductionStrategies:
         return st.builds(
             lambda n, index, seed, name: self.family.shown(n=n, index=index, seed=seed,
                                                            presentation=name),
-            self._levels(min_n, max_n), _INDICES, _SEEDS, shown,
+            self._levels(min_n, max_n), _INDICES, SEEDS, shown,
         )

@@ -8,30 +8,21 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from ._bound import SEEDS, BoundStrategies, ordered_range
 from ._core import InvalidArgument
 from .intervention import IW_PRESENTATIONS, MIN_N, Intervention, IWInstance
 
 __all__ = ["InterventionStrategies"]
 
-_SEEDS = st.integers(0, 2**32 - 1)
-
-
-class InterventionStrategies:
+class InterventionStrategies(BoundStrategies[Intervention]):
     """Strategies bound to one :class:`~.intervention.Intervention` configuration."""
-
-    def __init__(self, family: Intervention) -> None:
-        self.family = family
-
-    def __repr__(self) -> str:
-        return f"{self.family!r}.strategies"
 
     def instances(self, *, min_n: int = MIN_N, max_n: int = 32,
                   transition: int | None = None) -> st.SearchStrategy[IWInstance]:
         """Clusters with ``min_n <= n <= max_n``; ``transition`` (0–5) fixes the transition."""
         lo = self.family.check_n(min_n, "min_n")
         hi = self.family.check_n(max_n, "max_n")
-        if lo > hi:
-            raise InvalidArgument(f"Expected min_n <= max_n, but got min_n={lo}, max_n={hi}")
+        ordered_range(lo, hi)
         if transition is not None and (isinstance(transition, bool)
                                        or transition not in range(6)):
             raise InvalidArgument(
@@ -39,7 +30,7 @@ class InterventionStrategies:
                 f"transition={transition!r}")
         index = st.integers(0, 2**16) if transition is None else st.integers(0, 2**12).map(
             lambda k: 6 * k + transition)
-        return st.builds(self.family.instance, n=st.integers(lo, hi), index=index, seed=_SEEDS)
+        return st.builds(self.family.instance, n=st.integers(lo, hi), index=index, seed=SEEDS)
 
     def presentations(self) -> st.SearchStrategy[str]:
         """Cell names, shrinking toward ``"base/TFU/generate"``."""

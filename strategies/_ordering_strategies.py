@@ -12,41 +12,32 @@ from collections.abc import Sequence
 import numpy as np
 from hypothesis import strategies as st
 
-from ._core import InvalidArgument
+from ._bound import SEEDS, BoundStrategies, ordered_range
 from ._ordering_cases import CaseSpace, OrderingCase
 from .ordering import Ordering, OrderingInstance, OrderingView
 from .vocabularies import CATALOG, Vocabulary
 
 __all__ = ["CaseSpace", "OrderingCase", "OrderingStrategies"]
 
-_SEEDS = st.integers(0, 2**32 - 1)
-
 
 def _permutation(size: int) -> st.SearchStrategy[tuple[int, ...]]:
     """Identity at seed 0 (where shrinking lands), else a seeded uniform permutation."""
-    return _SEEDS.map(
+    return SEEDS.map(
         lambda s: tuple(range(size)) if s == 0
         else tuple(np.random.default_rng(s).permutation(size).tolist())
     )
 
 
-class OrderingStrategies:
+class OrderingStrategies(BoundStrategies[Ordering]):
     """Strategies bound to one :class:`~.ordering.Ordering` configuration."""
-
-    def __init__(self, family: Ordering) -> None:
-        self.family = family
-
-    def __repr__(self) -> str:
-        return f"{self.family!r}.strategies"
 
     def instances(self, *, min_n: int | None = None, max_n: int = 64) -> st.SearchStrategy[OrderingInstance]:
         """Latent instances with ``min_n <= n <= max_n``; all four query cells are reachable."""
         lo = self.family.min_n if min_n is None else self.family.check_n(min_n, "min_n")
         hi = self.family.check_n(max_n, "max_n")
-        if lo > hi:
-            raise InvalidArgument(f"Expected min_n <= max_n, but got min_n={lo}, max_n={hi}")
+        ordered_range(lo, hi)
         return st.builds(
-            self.family.instance, n=st.integers(lo, hi), index=st.integers(0, 3), seed=_SEEDS
+            self.family.instance, n=st.integers(lo, hi), index=st.integers(0, 3), seed=SEEDS
         )
 
     def views(self, z: OrderingInstance, *, rewrite: bool = True, reshuffle: bool = True,
@@ -68,7 +59,7 @@ class OrderingStrategies:
             rewritten: frozenset[int] = frozenset()
             if rewrite:
                 m = data(st.integers(1, links), label="rewrite_count")
-                seed = data(_SEEDS, label="rewrite_positions")
+                seed = data(SEEDS, label="rewrite_positions")
                 if seed == 0:
                     rewritten = frozenset(range(links - m, links))
                 else:
