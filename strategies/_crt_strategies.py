@@ -6,8 +6,11 @@ its smallest level, the "yes" cell (index 0) and seed 0.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import strategies as st
 
+from ._design_cases import DesignSpace
 from .reformulations import CATEGORIES, MAX_N, ReformulationInstance, Reformulations
 
 __all__ = ["ReformulationStrategies"]
@@ -32,3 +35,18 @@ class ReformulationStrategies:
     def presentations(self) -> st.SearchStrategy[str]:
         """Presentations that apply to the category, shrinking toward ``"original"``."""
         return st.sampled_from(self.family.presentations)
+
+    def case_space(self, *, min_n: int | None = None, max_n: int = MAX_N,
+                   presentations: Sequence[str] = ("original", "double_negation"),
+                   vocabularies: object = None) -> DesignSpace:
+        """Whole cases — level, index (its cell is ``index % 3``), seed — with the prompts the
+        design asks for them.
+
+        ``vocabularies`` is the ordering family's (a catalog to scan); it is accepted, so every
+        family's space is made the same way, and ignored. See :class:`~._design_cases.DesignSpace`.
+        """
+        lo = CATEGORIES[self.family.category][0] if min_n is None else min_n
+        self.family._check_n(lo, "min_n")
+        self.family._check_n(max_n, "max_n")
+        return DesignSpace(self.family, presentations=presentations, min_n=lo, max_n=max_n,
+                           pairs=3)

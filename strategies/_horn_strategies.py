@@ -6,9 +6,12 @@ level, a positive program (index 0) and seed 0, and a presentation toward ``"ori
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import strategies as st
 
 from ._bound import SEEDS, BoundStrategies, ordered_range
+from ._design_cases import DesignSpace
 from .horn import HORN_PRESENTATIONS, Horn, HornInstance
 
 __all__ = ["HornStrategies"]
@@ -31,3 +34,15 @@ class HornStrategies(BoundStrategies[Horn]):
     def presentations(self) -> st.SearchStrategy[str]:
         """Presentation names, shrinking toward ``"original"``."""
         return st.sampled_from(tuple(HORN_PRESENTATIONS))
+
+    def case_space(self, *, min_n: int | None = None, max_n: int = 32,
+                   presentations: Sequence[str] = ("original", "equivalent"),
+                   vocabularies: object = None) -> DesignSpace:
+        """Whole cases — level, index, seed — with the prompts the design asks for them.
+
+        ``vocabularies`` is the ordering family's (a catalog to scan); it is accepted, so every
+        family's space is made the same way, and ignored. See :class:`~._design_cases.DesignSpace`.
+        """
+        lo = self.family.min_n if min_n is None else self.family.check_n(min_n, "min_n")
+        hi = self.family.check_n(max_n, "max_n")
+        return DesignSpace(self.family, presentations=presentations, min_n=lo, max_n=hi, pairs=2)

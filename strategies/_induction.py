@@ -205,13 +205,13 @@ class RuleInduction(ABC):
         """``pairs`` tasks per level, each with every declared presentation's prompts."""
         presentations = self.presentations if presentations is None else presentations
         self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
-        items = []
-        for n in levels:
-            for index in range(pairs):
-                task = self.task(n, index, seed)
-                items.append(Item(task, self.prompts(task, presentations, n=n, index=index,
-                                                     seed=seed)))
-        return items
+        return [self.item(n, index, seed, presentations)
+                for n in levels for index in range(pairs)]
+
+    def item(self, n: int, index: int, seed: int, presentations: Sequence[str]) -> Item:
+        """Task ``index`` of level ``n`` with its prompts, as :meth:`design` asks it."""
+        task = self.task(n, index, seed)
+        return Item(task, self.prompts(task, presentations, n=n, index=index, seed=seed))
 
     def check_design(self, *, levels: object, pairs: object, seed: object,
                      presentations: object) -> None:

@@ -6,10 +6,13 @@ theory, the first transition (TRUE → FALSE) and seed 0, and a cell toward ``"b
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from hypothesis import strategies as st
 
 from ._bound import SEEDS, BoundStrategies, ordered_range
 from ._core import InvalidArgument
+from ._design_cases import DesignSpace
 from .intervention import IW_PRESENTATIONS, MIN_N, Intervention, IWInstance
 
 __all__ = ["InterventionStrategies"]
@@ -35,3 +38,16 @@ class InterventionStrategies(BoundStrategies[Intervention]):
     def presentations(self) -> st.SearchStrategy[str]:
         """Cell names, shrinking toward ``"base/TFU/generate"``."""
         return st.sampled_from(IW_PRESENTATIONS)
+
+    def case_space(self, *, min_n: int = MIN_N, max_n: int = 32,
+                   presentations: Sequence[str] = IW_PRESENTATIONS,
+                   vocabularies: object = None) -> DesignSpace:
+        """Whole clusters — level, index (its transition is ``index % 6``), seed — with the
+        prompts of the selected cells, as the design asks them.
+
+        ``vocabularies`` is the ordering family's (a catalog to scan); it is accepted, so every
+        family's space is made the same way, and ignored. See :class:`~._design_cases.DesignSpace`.
+        """
+        lo = self.family.check_n(min_n, "min_n")
+        hi = self.family.check_n(max_n, "max_n")
+        return DesignSpace(self.family, presentations=presentations, min_n=lo, max_n=hi, pairs=6)

@@ -20,7 +20,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ._core import InvalidArgument, Parsed, Prompt, compose, stream_rng
+from ._core import InvalidArgument, Item, Parsed, Prompt, compose, stream_rng
 from .ordering import (
     _ORIGINAL,
     _POSITIONS,
@@ -227,6 +227,10 @@ class CaseSpace:
             case = replace(case, rewrites=max(1, self.family.rewrite_count(z)),
                            positions=0 if last else s)
         return case if self.from_choices(self.choices(case)) == case else None
+
+    def from_item(self, item: Item) -> OrderingCase | None:
+        """The case of a design item (see :meth:`from_design`)."""
+        return self.from_design(item.instance)
 
     def with_n(self, case: OrderingCase, n: int) -> OrderingCase:
         """The same latent seed, layout seeds and rewrite count at size ``n``."""

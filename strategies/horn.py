@@ -230,12 +230,12 @@ class Horn:
     ) -> list[Item]:
         """``pairs`` instances per level (half positive, half near misses), every presentation."""
         self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
-        items = []
-        for n in levels:
-            for i in range(pairs):
-                z = self.instance(n, i, seed)
-                items.append(Item(z, tuple(self.prompt(z, p) for p in presentations)))
-        return items
+        return [self.item(n, i, seed, presentations) for n in levels for i in range(pairs)]
+
+    def item(self, n: int, index: int, seed: int, presentations: Sequence[str]) -> Item:
+        """Instance ``index`` of level ``n`` with its prompts, as :meth:`design` asks it."""
+        z = self.instance(n, index, seed)
+        return Item(z, tuple(self.prompt(z, p) for p in presentations))
 
     def check_design(self, *, levels: object, pairs: object, seed: object,
                      presentations: object) -> None:

@@ -222,12 +222,13 @@ class Intervention:
         """``pairs`` clusters per level (each transition ``pairs / 6`` times), selected cells."""
         self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
         cells = select_presentations(presentations)
-        items = []
-        for n in levels:
-            for i in range(pairs):
-                z = self.instance(n, i, seed)
-                items.append(Item(z, tuple(self.prompt(z, c) for c in cells)))
-        return items
+        return [self.item(n, i, seed, cells) for n in levels for i in range(pairs)]
+
+    def item(self, n: int, index: int, seed: int, presentations: Sequence[str]) -> Item:
+        """Cluster ``index`` of level ``n`` with the selected cells' prompts, as :meth:`design`
+        asks it."""
+        z = self.instance(n, index, seed)
+        return Item(z, tuple(self.prompt(z, c) for c in select_presentations(presentations)))
 
     def check_design(self, *, levels: object, pairs: object, seed: object,
                      presentations: object) -> None:

@@ -132,8 +132,8 @@ def _minimise(item: pytest.Item, run: Any,
         for k, (row_item, row) in enumerate(zip(evaluation.items, evaluation.observations))
         if not all(o.correct for o in row)
     )
-    starts = [c for c in (space.from_design(evaluation.items[k].instance)
-                          for _, k in failing[:_STARTS]) if c is not None]
+    starts = [c for c in (space.from_item(evaluation.items[k]) for _, k in failing[:_STARTS])
+              if c is not None]
     attempts = settings.attempts or spec.attempts
     asker = Asker(run.model, space.family, attempts=attempts,
                   budget=Budget(settings.calls, settings.seconds))
