@@ -220,6 +220,43 @@ def default_presentations(family: object) -> tuple[str, ...]:
     return tuple(getattr(family, "default_presentations", DEFAULT_PRESENTATIONS))
 
 
+def check_levels(levels: object, check_n: Any, expected: str) -> None:
+    """Raise :class:`InvalidArgument` unless ``levels`` is a non-empty list whose every entry
+    ``check_n(n, "levels[]")`` (the family's own size check) accepts; ``expected`` says what a
+    level is, e.g. ``"a non-empty list of chain lengths, e.g. [4, 8, 16]"``."""
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
+        raise InvalidArgument(f"Expected levels to be {expected}, but got levels={levels!r}")
+    for n in levels:
+        check_n(n, "levels[]")
+
+
+def check_pairs(pairs: object, multiple: int, expected: str, suggestion: int) -> None:
+    """Raise :class:`InvalidArgument` unless ``pairs`` is a positive multiple of ``multiple`` (the
+    family's balanced cells); ``expected`` says so in the family's words, ``suggestion`` is a fix."""
+    if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < multiple or (
+        pairs % multiple
+    ):
+        raise InvalidArgument(
+            f"Expected {expected}, but got pairs={pairs!r}; try pairs={suggestion}")
+
+
+def check_seed(seed: object) -> None:
+    """Raise :class:`InvalidArgument` unless ``seed`` is a non-negative integer."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidArgument(f"Expected a non-negative integer seed, but got seed={seed!r}")
+
+
+def check_word(name: str, value: object) -> None:
+    """Raise :class:`InvalidArgument` unless ``value`` is an integer in [0, 2**32) (a seed or
+    index that goes into :func:`stream_rng` as one 32-bit word)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
+        0 <= value < 2**32
+    ):
+        raise InvalidArgument(
+            f"Expected {name} to be an integer in [0, 2**32), but got {name}={value!r}"
+        )
+
+
 def check_sequence(name: str, value: object, *, item_type: type, empty_ok: bool = False) -> tuple:
     """Return ``value`` as a tuple of ``item_type`` or raise :class:`InvalidArgument` naming it."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):

@@ -28,7 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._core import InvalidArgument, Item, Parsed, Prompt, check_presentations, stream_rng
+from ._core import (
+    InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs, check_presentations,
+    check_seed, stream_rng,
+)
 
 if TYPE_CHECKING:
     from ._induction_strategies import InductionStrategies
@@ -217,16 +220,10 @@ class RuleInduction(ABC):
                      presentations: object) -> None:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
         lo, hi = self.levels
-        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
-            raise InvalidArgument(f"Expected levels to be a non-empty list of levels in "
-                                  f"[{lo}, {hi}] for {self.name}, but got levels={levels!r}")
-        for n in levels:
-            self.check_level(n, "levels[]")
-        if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 1:
-            raise InvalidArgument(f"Expected pairs (tasks per level) to be a positive integer, "
-                                  f"but got pairs={pairs!r}; try pairs=20")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise InvalidArgument(f"Expected a non-negative integer seed, but got seed={seed!r}")
+        check_levels(levels, self.check_level,
+                     f"a non-empty list of levels in [{lo}, {hi}] for {self.name}")
+        check_pairs(pairs, 1, "pairs (tasks per level) to be a positive integer", 20)
+        check_seed(seed)
         check_presentations(presentations, self._presentation)
 
     def _presentation(self, name: object) -> None:

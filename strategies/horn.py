@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._core import (
-    AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_presentations, compose,
-    parse_choice, stream_rng,
+    AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_levels, check_pairs,
+    check_presentations, check_word, compose, parse_choice, stream_rng,
 )
 from ._horn_programs import HornInstance, Rule, build_program, derive, pseudowords
 
@@ -160,8 +160,8 @@ class Horn:
     def instance(self, n: int, index: int, seed: int = 1) -> HornInstance:
         """Instance ``index`` of level ``n``: positive (gold yes) when ``index`` is even."""
         n = self.check_n(n)
-        _check_int("seed", seed)
-        _check_int("index", index)
+        check_word("seed", seed)
+        check_word("index", index)
         depth, distractors = self.sizes(n)
         facts, rules, goal, severed = build_program(
             stream_rng(seed, n, index, _PROGRAM), depth=depth, distractors=distractors,
@@ -240,19 +240,11 @@ class Horn:
     def check_design(self, *, levels: object, pairs: object, seed: object,
                      presentations: object) -> None:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
-        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
-            raise InvalidArgument(
-                f"Expected levels to be a non-empty list of sizes, e.g. [4, 8, 16, 32, 64, 128], "
-                f"but got levels={levels!r}"
-            )
-        for n in levels:
-            self.check_n(n, "levels[]")
-        if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 2 or pairs % 2:
-            raise InvalidArgument(
-                f"Expected pairs per level to be a positive even number (half positive programs, "
-                f"half near misses), but got pairs={pairs!r}; try pairs=200"
-            )
-        _check_int("seed", seed)
+        check_levels(levels, self.check_n,
+                     "a non-empty list of sizes, e.g. [4, 8, 16, 32, 64, 128]")
+        check_pairs(pairs, 2, "pairs per level to be a positive even number (half positive "
+                    "programs, half near misses)", 200)
+        check_word("seed", seed)
         check_presentations(presentations, _presentation)
 
     def parse(self, text: object) -> Parsed:
@@ -264,15 +256,6 @@ class Horn:
         from ._horn_strategies import HornStrategies
 
         return HornStrategies(self)
-
-
-def _check_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
-        0 <= value < 2**32
-    ):
-        raise InvalidArgument(
-            f"Expected {name} to be an integer in [0, 2**32), but got {name}={value!r}"
-        )
 
 
 def _presentation(name: object) -> tuple[Transform, ...]:

@@ -26,8 +26,10 @@ from functools import cached_property
 from itertools import permutations
 from typing import TYPE_CHECKING
 
-from ._core import AnswerMap, InvalidArgument, Item, Parsed, Prompt, stream_rng
-from .horn import _check_int  # the same seed and index checks as the Horn family
+from ._core import (
+    AnswerMap, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs, check_word,
+    stream_rng,
+)
 from ._iw_theory import (
     TRANSITIONS, Edit, Lit, SignedRule, Theory, apply_edit, build_cluster, check_cluster,
     label,
@@ -185,8 +187,8 @@ class Intervention:
     def instance(self, n: int, index: int, seed: int = 1) -> IWInstance:
         """Cluster ``index`` of level ``n``: transition ``TRANSITIONS[index % 6]``."""
         n = self.check_n(n)
-        _check_int("index", index)
-        _check_int("seed", seed)
+        check_word("index", index)
+        check_word("seed", seed)
         transition = TRANSITIONS[index % 6]
         rng = stream_rng(seed, n, index, _RENDER)
         query, base, target, sham = build_cluster(rng, n, transition)
@@ -233,19 +235,10 @@ class Intervention:
     def check_design(self, *, levels: object, pairs: object, seed: object,
                      presentations: object) -> None:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
-        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
-            raise InvalidArgument(
-                f"Expected levels to be a non-empty list of rule counts, e.g. [4, 8, 16, 32], "
-                f"but got levels={levels!r}"
-            )
-        for n in levels:
-            self.check_n(n, "levels[]")
-        if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 6 or pairs % 6:
-            raise InvalidArgument(
-                f"Expected pairs (clusters per level) to be a positive multiple of 6, one cluster "
-                f"per transition each round, but got pairs={pairs!r}; try pairs=60"
-            )
-        _check_int("seed", seed)
+        check_levels(levels, self.check_n, "a non-empty list of rule counts, e.g. [4, 8, 16, 32]")
+        check_pairs(pairs, 6, "pairs (clusters per level) to be a positive multiple of 6, one "
+                    "cluster per transition each round", 60)
+        check_word("seed", seed)
         select_presentations(presentations)
 
     def parse(self, text: object) -> Parsed:

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._core import (
-    AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_presentations, compose,
-    parse_choice, stream_rng,
+    AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_levels, check_pairs,
+    check_presentations, check_seed, compose, parse_choice, stream_rng,
 )
 from .names import first_names, random_names
 from .vocabularies import CATALOG, Vocabulary, vocabulary
@@ -252,7 +252,7 @@ class Ordering:
         """The latent instance ``index`` of level ``n`` for ``seed``; its cell is ``index % 4``."""
         n = self.check_n(n)
         k = self._n_distractors(n)
-        _check_seed(seed)
+        check_seed(seed)
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:
             raise InvalidArgument(f"Expected a non-negative integer index, but got index={index!r}")
         # Distractor entities come from their own stream, so adding them leaves the chain, its
@@ -428,9 +428,11 @@ class Ordering:
         self, *, levels: object, pairs: object, seed: object, presentations: object
     ) -> None:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
-        _check_levels(self, levels)
-        _check_pairs(pairs)
-        _check_seed(seed)
+        check_levels(levels, self.check_n,
+                     "a non-empty list of chain lengths, e.g. [4, 8, 16]")
+        check_pairs(pairs, 4, "pairs per level to be a positive multiple of 4 (the four "
+                    "balanced query cells)", 200)
+        check_seed(seed)
         check_presentations(presentations, _presentation)
 
     def parse(self, text: object) -> Parsed:
@@ -473,29 +475,6 @@ def _presentation(name: object) -> tuple[Transform, ...]:
         raise InvalidArgument(
             f"Unknown presentation {name!r}. Expected one of: {', '.join(PRESENTATIONS)}"
         ) from None
-
-
-def _check_levels(family: Ordering, levels: object) -> tuple[int, ...]:
-    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
-        raise InvalidArgument(
-            f"Expected levels to be a non-empty list of chain lengths, e.g. [4, 8, 16], "
-            f"but got levels={levels!r}"
-        )
-    return tuple(family.check_n(n, "levels[]") for n in levels)
-
-
-def _check_seed(seed: object) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InvalidArgument(f"Expected a non-negative integer seed, but got seed={seed!r}")
-
-
-def _check_pairs(pairs: object) -> int:
-    if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 4 or pairs % 4:
-        raise InvalidArgument(
-            f"Expected pairs per level to be a positive multiple of 4 (the four balanced query "
-            f"cells), but got pairs={pairs!r}; try pairs=200"
-        )
-    return pairs
 
 
 def catalog_families(**options: object) -> list[Ordering]:

@@ -29,7 +29,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._core import IDENTITY, AnswerMap, InvalidArgument, Item, Parsed, Prompt
+from ._core import (
+    IDENTITY, AnswerMap, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs,
+    check_seed,
+)
 from ._crt_lexicon import LEXICON, NOUNS
 from ._crt_logic import (
     ANSWERS,
@@ -256,18 +259,10 @@ class Reformulations:
     def check_design(self, *, levels: object, pairs: object, seed: object,
                      presentations: object) -> None:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
-        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
-            raise InvalidArgument(f"Expected levels to be a non-empty list of sizes, e.g. [1, 2, 4], "
-                                  f"but got levels={levels!r}")
-        for n in levels:
-            self._check_n(n, "levels[]")
-        if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < 3 or pairs % 3:
-            raise InvalidArgument(
-                f"Expected pairs per level to be a positive multiple of 3 (yes, no and cannot be "
-                f"determined, balanced), but got pairs={pairs!r}; try pairs=150"
-            )
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise InvalidArgument(f"Expected a non-negative integer seed, but got seed={seed!r}")
+        check_levels(levels, self._check_n, "a non-empty list of sizes, e.g. [1, 2, 4]")
+        check_pairs(pairs, 3, "pairs per level to be a positive multiple of 3 (yes, no and "
+                    "cannot be determined, balanced)", 150)
+        check_seed(seed)
         allowed = self.presentations
         if isinstance(presentations, (str, bytes)) or not isinstance(presentations, Sequence) or (
             not presentations
