@@ -9,10 +9,10 @@ when the run had N ≥ 2 attempts. A result without that key renders nothing.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_competence.report.cells import aligned, html_table, markdown_table, number
 from pytest_competence.report.svg import bullet_chart, esc, level_label
 
 __all__ = ["systematicity_html", "systematicity_lines", "systematicity_markdown"]
@@ -20,12 +20,6 @@ __all__ = ["systematicity_html", "systematicity_lines", "systematicity_markdown"
 PARTS = [("solve-any", "#bcd4ee"), ("fraction solved", "#5b8fc9"), ("solve-all", "#15365f")]
 _HEAD = ["", "tasks", "K", "any", "fraction", "all", "gap"]
 _VARIANCE_HEAD = ["", "tasks (defined)", "K", "N", "ρ_total", "ρ_within", "ρ_between"]
-
-
-def _num(value: Any) -> str:
-    if value is None or isinstance(value, bool) or not math.isfinite(value):
-        return "—"
-    return f"{value:.3f}"
 
 
 def _block(r: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -36,13 +30,13 @@ def _block(r: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def _rows(block: Mapping[str, Any], *, ci: bool) -> list[list[str]]:
     """Header, the original task, each isomorphism type, pooled: any/fraction/all/gap."""
     def cell(m: Mapping[str, Any], key: str) -> str:
-        text, interval = _num(m.get(key)), (m.get("ci") or {}).get(key)
+        text, interval = number(m.get(key)), (m.get("ci") or {}).get(key)
         return f"{text} [{interval[0]:.2f}, {interval[1]:.2f}]" if ci and interval else text
 
     rows = [list(_HEAD)]
     original = block.get("original")
     if original:
-        solved = _num(original["solved"])
+        solved = number(original["solved"])
         interval = original.get("ci")
         if ci and interval:
             solved += f" [{interval[0]:.2f}, {interval[1]:.2f}]"
@@ -60,15 +54,9 @@ def _variance_rows(block: Mapping[str, Any]) -> list[list[str]]:
     rows = [list(_VARIANCE_HEAD)]
     for name, v in (block.get("variance") or {}).items():
         rows.append([name, f"{v['tasks']} ({v['tasks_defined']})", str(v["variations"]),
-                     str(v["attempts"]), _num(v.get("rho_total")), _num(v.get("rho_within")),
-                     _num(v.get("rho_between"))])
+                     str(v["attempts"]), number(v.get("rho_total")), number(v.get("rho_within")),
+                     number(v.get("rho_between"))])
     return rows if len(rows) > 1 else []
-
-
-def _aligned(rows: list[list[str]], indent: str) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(row, widths))) for row in rows]
 
 
 def systematicity_lines(r: Mapping[str, Any]) -> list[str]:
@@ -77,18 +65,13 @@ def systematicity_lines(r: Mapping[str, Any]) -> list[str]:
     if block is None:
         return []
     lines = [f"    systematicity (seeds/002 §3.5; majority over {block['attempts']} attempt(s)):"]
-    lines += _aligned(_rows(block, ci=False), "      ")
+    lines += aligned(_rows(block, ci=False), "      ")
     variance = _variance_rows(block)
     if variance:
         lines.append("    variance decomposition (seeds/002 App. A; mean over tasks with "
                      "0 < p̂ < 1):")
-        lines += _aligned(variance, "      ")
+        lines += aligned(variance, "      ")
     return lines
-
-
-def _markdown_table(rows: list[list[str]]) -> list[str]:
-    return (["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-            + ["| " + " | ".join(row) + " |" for row in rows[1:]])
 
 
 def systematicity_markdown(r: Mapping[str, Any]) -> list[str]:
@@ -98,11 +81,11 @@ def systematicity_markdown(r: Mapping[str, Any]) -> list[str]:
         return []
     out = ["", f"Systematicity (seeds/002 §3.5), majority over {block['attempts']} "
                f"attempt(s); 95% task-bootstrap intervals (Wilson for the original):", ""]
-    out += _markdown_table(_rows(block, ci=True))
+    out += markdown_table(_rows(block, ci=True))
     variance = _variance_rows(block)
     if variance:
         out += ["", "Variance decomposition (seeds/002 App. A), mean over tasks with 0 < p̂ < 1:",
-                ""] + _markdown_table(variance)
+                ""] + markdown_table(variance)
     return out + [""]
 
 
@@ -125,13 +108,6 @@ def _named(block: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     return named
 
 
-def _table(rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{esc(c)}</th>" for c in rows[0])
-    body = "".join("<tr>" + "".join(f'<td{" class=l" if i == 0 else ""}>{esc(c)}</td>'
-                                    for i, c in enumerate(row)) + "</tr>" for row in rows[1:])
-    return f'<div class="wide"><table><tr>{head}</tr>{body}</table></div>'
-
-
 def systematicity_html(r: Mapping[str, Any]) -> str:
     """An HTML section: bullet charts (overall and per level), the table, the variance split."""
     block = _block(r)
@@ -151,10 +127,10 @@ def systematicity_html(r: Mapping[str, Any]) -> str:
             f"K variations per isomorphism type: solve-any, fraction solved, solve-all, averaged "
             f"over tasks; gap = any − all. Each pass is the majority over {block['attempts']} "
             f"attempt(s). Intervals: 95%, task bootstrap (Wilson for the original).</p>"
-            f'<div class="plots">{plots}</div>{_table(_rows(block, ci=True))}')
+            f'<div class="plots">{plots}</div>{html_table(_rows(block, ci=True))}')
     variance = _variance_rows(block)
     if variance:
         html += ("<h3>Variance decomposition (seeds/002 App. A)</h3><p class=muted>Normalised"
                  " by σ²_max = K/(K − 1)·p̂(1 − p̂); means over the tasks where 0 &lt; p̂ &lt; 1;"
-                 " ρ_between clipped at zero per task.</p>" + _table(variance))
+                 " ρ_between clipped at zero per task.</p>" + html_table(variance))
     return html

@@ -7,22 +7,17 @@ readout's validity, and per transition direction. A result without that key rend
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from html import escape
 from typing import Any
+
+from pytest_competence.report.cells import aligned, html_table, markdown_table, number
 
 __all__ = ["intervention_html", "intervention_lines", "intervention_markdown"]
 
 _RATES = (("base_accuracy", "base acc"), ("target_follow", "target-follow"),
           ("sham_stay", "sham-stay"), ("selective_response", "selective"),
           ("full_support", "full support"))
-
-
-def _num(value: Any) -> str:
-    if value is None or isinstance(value, bool) or not math.isfinite(value):
-        return "—"
-    return f"{value:.3f}"
 
 
 def _block(r: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -32,7 +27,7 @@ def _block(r: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 def _with_ci(block: Mapping[str, Any], key: str) -> str:
     triple = block.get("bootstrap", {}).get(key)
-    text = _num(block["rates"][key])
+    text = number(block["rates"][key])
     if triple and triple[1] is not None:
         text += f" [{triple[1]:.3f}, {triple[2]:.3f}]"
     return text
@@ -42,12 +37,12 @@ def _rows(block: Mapping[str, Any]) -> list[list[str]]:
     """Header, then a row per readout, level and transition: the five rates (and validity)."""
     rows = [["", *(label for _, label in _RATES), "validity"]]
     for name, rates in block["by_readout"].items():
-        rows.append([f"readout {name}", *(_num(rates[k]) for k, _ in _RATES),
-                     _num(rates["validity"])])
+        rows.append([f"readout {name}", *(number(rates[k]) for k, _ in _RATES),
+                     number(rates["validity"])])
     for name, rates in block.get("by_n", {}).items():
-        rows.append([f"n={name}", *(_num(rates[k]) for k, _ in _RATES), ""])
+        rows.append([f"n={name}", *(number(rates[k]) for k, _ in _RATES), ""])
     for name, rates in block["by_transition"].items():
-        rows.append([name, *(_num(rates[k]) for k, _ in _RATES), ""])
+        rows.append([name, *(number(rates[k]) for k, _ in _RATES), ""])
     return rows
 
 
@@ -61,11 +56,7 @@ def intervention_lines(r: Mapping[str, Any]) -> list[str]:
     block = _block(r)
     if block is None:
         return []
-    rows = _rows(block)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [f"    intervention: {_headline(block)}"]
-    lines += ["      " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
-    return lines
+    return [f"    intervention: {_headline(block)}", *aligned(_rows(block), "      ")]
 
 
 def intervention_markdown(r: Mapping[str, Any]) -> list[str]:
@@ -73,11 +64,8 @@ def intervention_markdown(r: Mapping[str, Any]) -> list[str]:
     block = _block(r)
     if block is None:
         return []
-    rows = _rows(block)
-    out = ["", f"Intervention worlds: {_headline(block)}.", "",
-           "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-    out += ["| " + " | ".join(row) + " |" for row in rows[1:]]
-    return out + [""]
+    return ["", f"Intervention worlds: {_headline(block)}.", "",
+            *markdown_table(_rows(block)), ""]
 
 
 def intervention_html(r: Mapping[str, Any]) -> str:
@@ -85,10 +73,6 @@ def intervention_html(r: Mapping[str, Any]) -> str:
     block = _block(r)
     if block is None:
         return ""
-    rows = _rows(block)
-    head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
-    body = "".join("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in row) + "</tr>"
-                   for row in rows[1:])
     return (f"<h3>Intervention worlds</h3><p>{escape(_headline(block))} (95% cluster-bootstrap "
             f"intervals; rates weighted equally across transitions)</p>"
-            f'<div class="wide"><table><tr>{head}</tr>{body}</table></div>')
+            f"{html_table(_rows(block))}")

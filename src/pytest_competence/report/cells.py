@@ -1,0 +1,45 @@
+"""Plain-text tables shared by the families' report sections: one row list, three renderings.
+
+A table is a list of rows of strings, the header first; :func:`aligned` writes it for the
+terminal, :func:`markdown_table` for the Markdown summary and :func:`html_table` (escaping
+every cell) for the HTML page. :func:`number` writes a figure the way every report does.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+from typing import Any
+
+__all__ = ["aligned", "html_table", "markdown_table", "number"]
+
+Rows = Sequence[Sequence[str]]
+
+
+def number(value: Any) -> str:
+    """Three decimals; ``—`` for a missing or non-finite figure (never ``None`` or ``nan``)."""
+    if value is None or isinstance(value, bool) or not math.isfinite(value):
+        return "—"
+    return f"{value:.3f}"
+
+
+def aligned(rows: Rows, indent: str) -> list[str]:
+    """Terminal lines: the first column left-aligned, the others right-aligned."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(row, widths))) for row in rows]
+
+
+def markdown_table(rows: Rows) -> list[str]:
+    """Markdown lines: the header, its rule, a line per row."""
+    return (["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+            + ["| " + " | ".join(row) + " |" for row in rows[1:]])
+
+
+def html_table(rows: Rows) -> str:
+    """An HTML table in a horizontally scrolling block; the first column is a label."""
+    head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
+    body = "".join("<tr>" + "".join(f'<td{" class=l" if i == 0 else ""}>{escape(c)}</td>'
+                                    for i, c in enumerate(row)) + "</tr>" for row in rows[1:])
+    return f'<div class="wide"><table><tr>{head}</tr>{body}</table></div>'
