@@ -46,22 +46,33 @@ def _family(name: str, options: str) -> RuleInduction | None:
     return None if cls is None else cls(**json.loads(options))
 
 
+def _options(prompt: Prompt) -> str:
+    return json.dumps(prompt.params.get("options") or {}, sort_keys=True)
+
+
 def _rebuild(prompt: Prompt) -> RuleInduction | None:
     """The family that wrote ``prompt``, rebuilt from its recorded options; else ``None``."""
     if "isomorphism" not in prompt.params:
         return None
-    options = json.dumps(prompt.params.get("options") or {}, sort_keys=True)
-    return _family(prompt.family, options)
+    return _family(prompt.family, _options(prompt))
+
+
+@lru_cache(maxsize=4096)
+def _shown(name: str, options: str, n: int, index: int, seed: int, presentation: str) -> Task:
+    """One shown task, built once: the N attempts of a prompt, and ``surface``'s many asks for
+    the original task, all need the same one."""
+    family = _family(name, options)
+    assert family is not None
+    return family.shown(n=n, index=index, seed=seed, presentation=presentation)
 
 
 def induction_task(prompt: Prompt, *, original: bool = False) -> Task | None:
     """The latent task ``prompt`` showed (or, with ``original``, the unvaried task it came from)."""
-    family = _rebuild(prompt)
-    if family is None:
+    if _rebuild(prompt) is None:
         return None
     p = prompt.params
     presentation = "original" if original else prompt.presentation
-    return family.shown(n=p["n"], index=p["index"], seed=p["seed"], presentation=presentation)
+    return _shown(prompt.family, _options(prompt), p["n"], p["index"], p["seed"], presentation)
 
 
 def _say(prompt: Prompt, task: Task) -> str:
