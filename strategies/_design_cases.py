@@ -21,6 +21,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from ._bound import ordered_range
 from ._core import InvalidArgument, Item, Parsed, Prompt
 
 __all__ = ["DesignCase", "DesignSpace"]
@@ -70,8 +71,7 @@ class DesignSpace:
 
     def __init__(self, family: Any, *, presentations: Sequence[str], min_n: int, max_n: int,
                  pairs: int = 1) -> None:
-        if min_n > max_n:
-            raise InvalidArgument(f"Expected min_n <= max_n, but got min_n={min_n}, max_n={max_n}")
+        ordered_range(min_n, max_n)
         if isinstance(presentations, str):
             presentations = (presentations,)
         family.check_design(levels=[min_n, max_n], pairs=pairs, seed=0,
