@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import permutations
 from typing import TYPE_CHECKING
 
@@ -135,6 +135,12 @@ def select_presentations(presentations: object) -> tuple[str, ...]:
             f"Expected presentations to be a non-empty list of WORLD/MAPPING/READOUT patterns such "
             f"as ['*/*/generate'], but got presentations={presentations!r}"
         )
+    if all(isinstance(p, str) for p in presentations):
+        return _selected(tuple(presentations))  # every item of a design asks again: memoised
+    return _select(tuple(presentations))  # raises, naming the pattern that is not one
+
+
+def _select(presentations: tuple[object, ...]) -> tuple[str, ...]:
     chosen: set[str] = set()
     for pattern in presentations:
         parts = pattern.split("/") if isinstance(pattern, str) else []
@@ -150,6 +156,9 @@ def select_presentations(presentations: object) -> tuple[str, ...]:
         chosen |= {name for name in IW_PRESENTATIONS
                    if all(p in ("*", q) for p, q in zip(parts, name.split("/")))}
     return tuple(name for name in IW_PRESENTATIONS if name in chosen)
+
+
+_selected = lru_cache(maxsize=64)(_select)
 
 
 class Intervention:
