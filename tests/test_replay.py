@@ -45,3 +45,40 @@ def test_a_saved_case_fails_a_checkpoint_whose_design_passes(pytester: pytest.Py
     ])
     # The ideal solver passes the design and the saved case alike.
     pytester.runpytest("--competence-model", "ref:ideal").assert_outcomes(passed=1)
+
+
+# -- model identity --------------------------------------------------------------------------------
+
+def test_a_model_identity_names_the_model_behind_the_name(tmp_path):
+    from pytest_competence.models import ModelWrapper, resolve_model
+    from pytest_competence.models.identity import model_identity
+
+    threshold = model_identity(resolve_model("ref:threshold?n=10"))
+    assert threshold == model_identity(resolve_model("ref:threshold?n=10"))
+    assert threshold != model_identity(resolve_model("ref:threshold?n=9"))
+    # An alias is renamed to what the user typed; its identity is still the target's.
+    aliased = resolve_model("qwen", {"qwen": "ref:threshold?n=10"})
+    assert aliased.name == "qwen" and model_identity(aliased) == threshold
+    assert model_identity(ModelWrapper(aliased)) == threshold  # the cache, the progress line
+    # A py: model is its source file: edited under the same spec, it is another model.
+    source = tmp_path / "checkpoint.py"
+    source.write_text("def answer(prompts):\n    return ['yes'] * len(prompts)\n")
+    before = model_identity(resolve_model(f"py:{source}:answer"))
+    source.write_text("def answer(prompts):\n    return ['no'] * len(prompts)\n")
+    after = model_identity(resolve_model(f"py:{source}:answer"))
+    assert None not in (before, after) and before != after
+    # An HTTP model is its served model name, endpoint and decoding.
+    served = model_identity(resolve_model("openai:qwen@http://localhost:9/v1"))
+    assert served == model_identity(resolve_model("openai:qwen@http://localhost:9/v1"))
+    assert served != model_identity(resolve_model("openai:qwen@http://localhost:9/v1?temperature=1"))
+
+
+def test_a_checkpoint_directory_identity_needs_no_weights(tmp_path):
+    from pytest_competence.models.hf import HFModel
+    from pytest_competence.models.identity import model_identity
+
+    (tmp_path / "model.safetensors").write_bytes(b"step 1000")
+    model = HFModel("hf:ckpt", tmp_path)
+    before = model_identity(model)
+    (tmp_path / "model.safetensors").write_bytes(b"step 2000 (retrained)")
+    assert model_identity(model) != before and model._runner is None
