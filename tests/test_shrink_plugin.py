@@ -30,7 +30,7 @@ def minimal_section(output: str) -> list[str]:
     """The lines of the first minimal-case block of a failure message, prompts left out."""
     lines = output.splitlines()
     start = next(i for i, line in enumerate(lines)
-                 if re.match(r"^  (minimal failing case|failing case)", line))
+                 if re.match(r"^  (minimal |smallest )?failing case", line))
     block = []
     for line in lines[start:]:
         if line.startswith(("=", "_")) or not line.startswith("  "):
@@ -140,7 +140,7 @@ def test_minimisation_can_be_turned_off_or_bounded(pytester: pytest.Pytester):
     off = text.split("test_off")[1].split("test_bounded")[0]
     assert "minimal failing case" not in off
     result.stdout.fnmatch_lines([
-        "  minimal failing case: n=*",
+        "  smallest failing case found within the budget (may not be minimal): n=*",
         "    Minimisation stopped at its budget (4 calls, 300 s): this is the smallest failing "
         "case found so far and may not be minimal; *Not saved (no writable example database).",
     ])

@@ -100,11 +100,12 @@ def replay_saved(item: pytest.Item, run: Any) -> str | None:
                             database=store.databases.description, identity=store.identity)
     item.stash[MINIMAL] = record
     replayed = record["replay"]
+    origin = f" ({_saved_by(replayed)})" if replayed["saved_for"] in _SAVED_FOR else ""
     return (
         f"Competence condition failed for model {run.model.name!r} on {spec.family!r}\n"
         f"  condition: {condition}\n"
         f"  every instance of the design passed, but a case saved in the example database by an "
-        f"earlier run fails: {replayed['summary']} ({_saved_by(replayed)})\n"
+        f"earlier run fails: {replayed['summary']}{origin}\n"
         f"{minimal_text(record, seconds=found.seconds)}"
     )
 
@@ -302,6 +303,14 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
+# Only a complete search, or a replayed case checked in this run, is called minimal.
+_HEADS = {
+    "not_reproduced": "failing case (did not reproduce)",
+    "budget": "smallest failing case found within the budget (may not be minimal)",
+    "unstable": "failing case (the minimised one did not reproduce)",
+}
+
+
 def minimal_text(r: dict[str, Any], *, seconds: float | None = None) -> str:
     """The lines a failure message shows for a minimal-case record.
 
@@ -311,8 +320,7 @@ def minimal_text(r: dict[str, Any], *, seconds: float | None = None) -> str:
         return f"  {r['verdict']}"
     calls = r["calls"]
     spent = ", ".join(f"{_PHASE_NAMES.get(k, k)} {v}" for k, v in calls.items() if k != "total")
-    head = ("failing case (did not reproduce)" if r["status"] == "not_reproduced"
-            else "minimal failing case")
+    head = _HEADS.get(r["status"], "minimal failing case")
     lines = [
         f"  {head}: {r['summary']}",
         f"    {_plural(calls['total'], 'model call')} ({spent}); {r['prompts_sent']} prompts"
