@@ -291,6 +291,40 @@ def test_a_checkpoint_failing_earlier_under_the_same_name_is_minimised_again(bef
         == [(second.case, True, "same")]
 
 
+def test_the_check_asks_earlier_vocabularies_with_the_boundary_in_one_call():
+    first_two = sorted(_unambiguous()[:2], key=[v.name for v in CATALOG].index)
+    family = Ordering(vocabulary=first_two[1])
+    space = family.strategies.case_space(max_n=16, vocabularies=True)
+    databases = CaseDatabases(InMemoryExampleDatabase())
+
+    def moved(vocabularies):  # noqa: ANN001, ANN202
+        store = CaseStore(databases, case_key("t.py::t[*]", space), "qwen", vocabularies)
+        return run(f"ref:threshold?n=5&vocabularies={vocabularies}", family, levels=(4, 8, 16),
+                   store=store)[0]
+
+    first = moved(first_two[1])
+    assert (first.case.n, first.case.vocabulary) == (6, first_two[1])
+    # The next checkpoint fails in the earlier vocabulary too: the check sees it, in its call.
+    second = moved(",".join(first_two))
+    checked = [(c.n, c.vocabulary, failed) for c, failed in second.replay.checked]
+    assert checked[0] == (5, first_two[1], False)
+    assert (6, first_two[0], True) in checked and second.calls["check"] == 1
+    assert (second.case.n, second.case.vocabulary) == (6, first_two[0]) and not second.proven
+
+
+def test_a_replayed_case_the_budget_leaves_unchecked_is_not_called_minimal():
+    databases = CaseDatabases(InMemoryExampleDatabase())
+    space = Ordering().strategies.case_space(max_n=64, vocabularies=True)
+    run("ref:threshold?n=9", store=_store(databases, space, "m"))
+    found, _, _ = run("ref:threshold?n=9", store=_store(databases, space, "m"),
+                      budget=Budget(calls=2))
+    assert found.source == "database" and found.replay.checked is None
+    assert not found.proven and not found.complete and found.exhausted
+    assert found.calls == {"replay": 1, "confirm": 1}
+    # Still saved as minimal: the next run, with a budget, checks it again.
+    assert [s.minimal for s in _store(databases, space, "m").load(space)] == [True]
+
+
 def test_an_unchanged_model_under_a_new_identity_is_checked_and_recorded_for_it():
     databases = CaseDatabases(InMemoryExampleDatabase())
     space = Ordering().strategies.case_space(max_n=64, vocabularies=True)

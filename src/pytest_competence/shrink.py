@@ -362,6 +362,11 @@ def _finish(out: Minimal, space: CaseSpace, store: Any) -> Minimal:
     if out.proven and replay is not None and replay.saved.recorded \
             and replay.saved_for != "earlier":
         return out
+    if replay is not None and out.case == replay.saved.case and not out.complete:
+        # Nothing was learnt about the saved case (the budget ended the search): it stays as it
+        # was saved, and the next run checks it again.
+        out.saved = store.databases.local is not None
+        return out
     replaces = None
     if replay is not None and replay.saved.minimal and out.case != replay.saved.case:
         replaces = replay.saved.case
