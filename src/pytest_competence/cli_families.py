@@ -111,6 +111,10 @@ def options_error(name: str) -> InvalidArgument:
 def generate_family(args: argparse.Namespace, out: TextIO, schema: str,
                     default_levels: list[int]) -> int:
     """Write the design the arguments describe; default grids become the family's own."""
+    if args.format == "hf":
+        from pytest_competence.training import write_rows
+
+        return write_rows(_designs(args, default_levels), out, seed=args.seed)
     count = 0
     for items in _designs(args, default_levels):
         for record in family_records(items, schema):
