@@ -137,3 +137,37 @@ def test_dataset_reads_rows_and_jsonl(tmp_path: Path):
     loaded = datasets.load_dataset("json", data_files=str(tmp_path / "rows.jsonl"),
                                    split="train")
     assert loaded.num_rows == 16 and loaded[0]["gold"] in ("yes", "no")
+
+
+GUARDED = """
+import pytest
+
+@pytest.mark.competence(levels=[4], pairs=4, seed=1_000_003, vocabulary="older_younger")
+def test_held_in(competence):
+    pass
+
+@pytest.mark.competence(levels=[4], pairs=4, seed=1_000_003, vocabulary="front_behind")
+def test_held_out(competence):
+    pass
+
+@pytest.mark.competence(levels=[4], pairs=4, vocabulary="older_younger")
+def test_evaluation_seed(competence):
+    pass
+"""
+
+
+def test_a_design_overlapping_a_declared_training_split_warns(pytester: pytest.Pytester):
+    pytester.makeini("[pytest]\ncompetence_trained_on = ordering:paper-heldin\n")
+    pytester.makepyfile(test_guarded=GUARDED)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model=ref:ideal")
+    result.assert_outcomes(passed=3, warnings=1)
+    result.stdout.fnmatch_lines(["*CompetenceTrainingOverlap: test_guarded.py::test_held_in*"
+                                 "(ordering:paper-heldin: seed 1000003 vocabulary=older_younger)*"])
+
+
+def test_an_unknown_training_split_is_a_usage_error(pytester: pytest.Pytester):
+    pytester.makeini("[pytest]\ncompetence_trained_on = ordering:nope\n")
+    pytester.makepyfile(test_guarded=GUARDED)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model=ref:ideal")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*competence_trained_on: Unknown split 'ordering:nope'*"])

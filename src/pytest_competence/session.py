@@ -12,6 +12,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
     from pytest_competence.profile import LevelProfile
     from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["RESULT", "RUN", "STATE", "CompetenceRun", "CompetenceSession"]
+__all__ = ["RESULT", "RUN", "STATE", "CompetenceRun", "CompetenceSession",
+           "CompetenceTrainingOverlap"]
 
 
 class CompetenceSession:
@@ -44,6 +46,8 @@ class CompetenceSession:
         self.markdown_path = config.getoption("competence_markdown")
         self.report_only = bool(config.getoption("competence_report_only"))
         self.gates = [g for g in config.getini("competence_require") if g.strip()]
+        self.trained_on_lines = [t for t in config.getini("competence_trained_on") if t.strip()]
+        self.trained_on: list[Any] = []  # the declared training splits, parsed at configure
         self.baseline = config.getoption("competence_baseline")
         self.baseline_document: dict[str, Any] | None = None  # an archive, loaded at configure
         self.alpha = float(config.getini("competence_alpha"))
@@ -101,6 +105,18 @@ class CompetenceSession:
         if spec.key not in self.designs:
             self.designs[spec.key] = spec.design()
         return self.designs[spec.key]
+
+    def training_overlaps(self, spec: CompetenceSpec) -> list[str]:
+        """The declared training splits ``spec``'s design shares instances with, described."""
+        if not self.trained_on:
+            return []
+        from pytest_competence.splits import overlap
+
+        design = self.design(spec)
+        params = dict(design[0].params) if design else {}
+        return [" ".join([f"{s}: seed {spec.seed}", *(f"{k}={params[k]}" for k in s.options
+                                                       if k in params)])
+                for s in self.trained_on if overlap(s, spec.family.name, params, spec.seed)]
 
     # -- results -----------------------------------------------------------------------------
 
@@ -202,6 +218,10 @@ RUN = pytest.StashKey["CompetenceRun"]()
 RESULT = pytest.StashKey[dict]()
 
 
+class CompetenceTrainingOverlap(UserWarning):
+    """A competence test evaluates a design that a declared training split covers."""
+
+
 class CompetenceRun:
     """The evaluation behind one competence test and one model; computed on first use.
 
@@ -251,6 +271,11 @@ class CompetenceRun:
         from pytest_competence.evaluate import InfrastructureError
 
         session = self._session
+        for where in session.training_overlaps(self.spec):
+            warnings.warn(CompetenceTrainingOverlap(
+                f"{self.test}: the design overlaps a training split declared in "
+                f"competence_trained_on ({where}): it measures held-in performance, not "
+                f"transfer"), stacklevel=1)
         if session.baseline_document is not None:
             from pytest_competence.gate import check_design
 
