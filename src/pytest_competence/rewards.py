@@ -53,6 +53,8 @@ __all__ = [
 EPSILON = 1e-4
 
 Method = Literal["grpo", "grpo-ig"]
+#: Rewards or advantages, one per sample: a list or a numpy array.
+Floats = Sequence[float] | np.ndarray
 METHODS = ("grpo", "grpo-ig")
 
 
@@ -148,7 +150,7 @@ def _groups(keys: Sequence[Hashable]) -> list[list[int]]:
     return list(members.values())
 
 
-def _rewards_array(rewards: Sequence[float], batch: Sequence[Sample]) -> np.ndarray:
+def _rewards_array(rewards: Floats, batch: Sequence[Sample]) -> np.ndarray:
     values = np.asarray(rewards, dtype=float)
     if values.shape != (len(batch),):
         raise InvalidArgument(f"Expected one reward per sample ({len(batch)}), got shape "
@@ -156,7 +158,7 @@ def _rewards_array(rewards: Sequence[float], batch: Sequence[Sample]) -> np.ndar
     return values
 
 
-def prompt_advantages(rewards: Sequence[float], batch: Sequence[Sample], *,
+def prompt_advantages(rewards: Floats, batch: Sequence[Sample], *,
                       epsilon: float = EPSILON, ddof: int = 1) -> np.ndarray:
     """Per-prompt normalised advantages ``(r_i − μ_p)/(σ_p + ε)`` (seeds/000 App. B.3, Eq. 5).
 
@@ -173,7 +175,7 @@ def prompt_advantages(rewards: Sequence[float], batch: Sequence[Sample], *,
     return out
 
 
-def instance_advantages(rewards: Sequence[float], batch: Sequence[Sample]) -> np.ndarray:
+def instance_advantages(rewards: Floats, batch: Sequence[Sample]) -> np.ndarray:
     """App. G's grpo-ig advantages: ``r_i`` minus the instance's mean reward, not scaled."""
     values = _rewards_array(rewards, batch)
     out = np.zeros_like(values)
@@ -182,14 +184,14 @@ def instance_advantages(rewards: Sequence[float], batch: Sequence[Sample]) -> np
     return out
 
 
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+def cosine(a: Floats, b: Floats) -> float:
     """The cosine between two advantage vectors; ``nan`` when either is zero (no update)."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     norms = float(np.linalg.norm(x) * np.linalg.norm(y))
     return float(x @ y / norms) if norms > 0 else float("nan")
 
 
-def nonzero_share(advantages: Sequence[float], keys: Sequence[Hashable]) -> float:
+def nonzero_share(advantages: Floats, keys: Sequence[Hashable]) -> float:
     """The share of groups (samples with one key) whose advantage is nonzero somewhere."""
     values = np.asarray(advantages, dtype=float)
     groups = _groups(keys)
