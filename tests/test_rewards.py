@@ -21,7 +21,13 @@ from pytest_competence.rewards import (
     samples,
     score,
 )
-from pytest_competence.strategies import AnswerMap, InvalidArgument, family
+from pytest_competence.strategies import (
+    FAMILIES,
+    AnswerMap,
+    InvalidArgument,
+    default_presentations,
+    family,
+)
 
 
 def batch(gold: str, answers: dict[str, list[str | None]], instance: str = "z") -> list[Sample]:
@@ -193,3 +199,29 @@ def test_trl_reward_checks_its_columns():
     with pytest.raises(InvalidArgument, match="weight=nan"):
         GRPOReward(family("ordering").parse, weight=float("nan"))
 
+
+
+def test_presentations_with_another_gold_are_not_compared():
+    # An edit that changes the oracle: "edited" has gold no while the original's is yes.
+    edited = [Sample("z", "original", "yes", "yes"), Sample("z", "original", "no", "yes"),
+              Sample("z", "edited", "no", "no"), Sample("z", "edited", "no", "no")]
+    assert agreement_rewards(edited, clip=False).tolist() == [1.0, 0.0, 1.0, 1.0]
+
+
+def _design(name: str):
+    f = family(name)
+    lo = getattr(f, "levels", (2, 2))[0]  # the rule-induction families declare their range
+    level = 4 if name == "intervention" else max(lo, 2)
+    return f, f.design(levels=[level], pairs=12, seed=1,  # 12: balanced over 2, 3, 4 or 6 cells
+                       presentations=list(default_presentations(f)))
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+@pytest.mark.parametrize("method", ["grpo", "grpo-ig"])
+def test_every_family_a_correct_model_earns_exactly_one(name, method):
+    """Every family's parser reads its golds back; an always-correct model gets no bonus."""
+    f, items = _design(name)
+    prompts = [p for item in items for p in item.prompts]
+    got = score(samples(f.parse, prompts, [[p.gold] * 2 for p in prompts]), method=method)
+    assert got.rewards.tolist() == [1.0] * 2 * len(prompts)
+    assert not got.advantages.any() and got.nonzero_share == 0

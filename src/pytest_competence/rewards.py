@@ -16,8 +16,11 @@ baseline without scaling, and ``r = correct + λ·(agree − chance)`` without t
 Beyond yes/no, ``chance`` is the probability that two answers drawn from the instance's parsed
 answers agree, ``Σ_k q_k²`` (for two answers exactly ``q² + (1 − q)²``), and answers are compared
 exactly, in the original presentation's frame: a presentation that declares an answer map (a
-negation flip, a relabelling) has its answers mapped back before they are compared. For the
-paper's ordering presentations every map is the identity and this is Eq. 4 as printed.
+negation flip, a relabelling) has its answers mapped back before they are compared, and only
+presentations whose golds then coincide are compared at all (an edit that changes the oracle,
+or a rule-induction variation with its own answer, is not a rewording of the same question).
+For the paper's ordering presentations every map is the identity, every gold the same, and
+this is Eq. 4 as printed.
 
 This module imports numpy only; :func:`grpo_reward` builds the callable TRL's ``GRPOTrainer``
 takes, and still imports nothing from TRL.
@@ -81,10 +84,16 @@ class Sample:
     @property
     def canonical(self) -> str | None:
         """The answer in the original presentation's frame (the declared answer map undone)."""
-        if self.answer is None:
-            return None
+        return None if self.answer is None else self._undo(self.answer)
+
+    @property
+    def canonical_gold(self) -> str:
+        """The gold in the original presentation's frame."""
+        return self._undo(self.gold)
+
+    def _undo(self, answer: str) -> str:
         inverse = {dst: src for src, dst in self.answer_map.pairs}
-        return inverse.get(self.answer, self.answer)
+        return inverse.get(answer, answer)
 
 
 def samples(parse: Callable[[str], Any], prompts: Sequence[Prompt],
@@ -116,13 +125,20 @@ def agreement_rewards(batch: Sequence[Sample], *, weight: float = 0.5,
     ``a_i`` counts the parsed answers on the instance's other presentations that match answer
     ``i``, over all parsed answers there; when there is none, agreement is undefined and the bonus
     is 0. Unparseable answers earn 0. Samples of one instance may come in any order.
+
+    Only presentations whose golds coincide in the original frame are compared (and make up
+    ``q_z``): a presentation whose answer changes in a way no answer map declares (an edit of
+    the instance, a rule-induction variation with its own answer) is its own group, and there
+    earns correctness only. For the paper's ordering presentations this is the whole instance.
     """
     weight = _check_weight(weight)
-    by_instance: dict[str, list[int]] = defaultdict(list)
+    # Answers are comparable across presentations whose golds coincide in the original frame:
+    # for the paper's ordering presentations, the whole instance.
+    comparable: dict[tuple[str, str], list[int]] = defaultdict(list)
     for index, sample in enumerate(batch):
-        by_instance[sample.instance_id].append(index)
+        comparable[(sample.instance_id, sample.canonical_gold)].append(index)
     out = np.zeros(len(batch))
-    for members in by_instance.values():
+    for members in comparable.values():
         parsed = [i for i in members if batch[i].answer is not None]
         if not parsed:
             continue
