@@ -111,6 +111,8 @@ def test_generate_format_hf_with_a_split(tmp_path: Path):
     horn = _generate(tmp_path, "horn", "--levels", "4", "--per-level", "4", "--format", "hf",
                      "--split", "train", "--seed", str(TRAIN_SEEDS.start + 5))
     assert all(f"seed={TRAIN_SEEDS.start + 5}/" in r["instance_id"] for r in horn)
+    default = _generate(tmp_path, "raven", "--levels", "1", "--per-level", "4", "--format", "hf")
+    assert all(f"seed={TRAIN_SEEDS.start}/" in r["instance_id"] for r in default)  # raven:train
     plain = _generate(tmp_path, "ordering", "--levels", "4", "--per-level", "4")
     assert plain[0]["schema"] == "pytest-competence/dataset/1"  # the audit records, unchanged
     assert plain[0]["params"]["vocabulary"] == "front_behind" and "seed=1/" in plain[0]["instance_id"]

@@ -103,7 +103,8 @@ def _parser() -> argparse.ArgumentParser:
                           "instance_id, presentation, …) with each instance's rows adjacent")
     gen.add_argument("--split", default=None, metavar="NAME",
                      help="A named split of the family (ordering: paper-heldin, paper-heldout; "
-                          "every family: train, eval): its seeds and vocabularies")
+                          "every family: train, eval): its seeds and vocabularies (default with "
+                          "--format hf: the family's training split)")
     gen.add_argument("-o", "--output", default="-", help="Output file (default: standard output)")
     rep = sub.add_parser("report", help="Recompute and re-render a results JSON, no model calls")
     rep.add_argument("results", help="A file written by pytest --competence-json")

@@ -149,8 +149,12 @@ def resolve_split(args: Any) -> None:
     """``competence generate --split NAME``: check the seed and fill in the split's vocabularies.
 
     Without ``--seed`` the design takes the split's first seed (1 without ``--split``); a seed
-    outside the split's range, or a vocabulary outside it, is an error.
+    outside the split's range, or a vocabulary outside it, is an error. Training rows
+    (``--format hf``) without ``--split`` come from the family's training split, so that they
+    never share an instance with an evaluation design by accident.
     """
+    if args.split is None and args.format == "hf":
+        args.split = split(args.family).name
     if args.split is None:
         args.seed = 1 if args.seed is None else args.seed
         args.vocabulary = args.vocabulary or ["front_behind"]
