@@ -110,6 +110,14 @@ def samples(parse: Callable[[str], Any], prompts: Sequence[Prompt],
             for p, texts in zip(prompts, completions) for text in texts]
 
 
+def _groups(keys: Sequence[Hashable]) -> list[list[int]]:
+    """The indices of each distinct key, in order of first appearance."""
+    members: dict[Hashable, list[int]] = defaultdict(list)
+    for index, key in enumerate(keys):
+        members[key].append(index)
+    return list(members.values())
+
+
 def _check_weight(weight: object) -> float:
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
         raise InvalidArgument(f"Expected a finite number for weight, got weight={weight!r}")
@@ -132,13 +140,8 @@ def agreement_rewards(batch: Sequence[Sample], *, weight: float = 0.5,
     earns correctness only. For the paper's ordering presentations this is the whole instance.
     """
     weight = _check_weight(weight)
-    # Answers are comparable across presentations whose golds coincide in the original frame:
-    # for the paper's ordering presentations, the whole instance.
-    comparable: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for index, sample in enumerate(batch):
-        comparable[(sample.instance_id, sample.canonical_gold)].append(index)
     out = np.zeros(len(batch))
-    for members in comparable.values():
+    for members in _groups([(s.instance_id, s.canonical_gold) for s in batch]):
         parsed = [i for i in members if batch[i].answer is not None]
         if not parsed:
             continue
@@ -157,13 +160,6 @@ def agreement_rewards(batch: Sequence[Sample], *, weight: float = 0.5,
                 bonus = max(0.0, agree - chance) if clip else agree - chance
             out[i] = float(batch[i].correct) + weight * bonus
     return out
-
-
-def _groups(keys: Sequence[Hashable]) -> list[list[int]]:
-    members: dict[Hashable, list[int]] = defaultdict(list)
-    for index, key in enumerate(keys):
-        members[key].append(index)
-    return list(members.values())
 
 
 def _rewards_array(rewards: Floats, batch: Sequence[Sample]) -> np.ndarray:
