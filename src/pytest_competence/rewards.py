@@ -279,7 +279,8 @@ class GRPOReward:
     The agreement bonus needs every sample of an instance in one call: order the rows with
     :func:`pytest_competence.training.grpo_order`, set ``shuffle_dataset=False`` and make the
     generation batch hold whole instances (``generation_batch_size`` a multiple of presentations ×
-    ``num_generations``). TRL forms its advantage groups per prompt: there, seeds/000 App. G shows
+    ``num_generations``; on several processes each calls the reward on its own share of the
+    batch, so each share must hold whole instances). TRL forms its advantage groups per prompt: there, seeds/000 App. G shows
     the bonus cannot change the advantages; ``method="grpo-ig"`` returns App. G's rewards, whose
     instance-grouped advantages (:func:`instance_advantages`) need a trainer that groups by
     instance. With ``log_metric`` from TRL the diagnostics of :class:`Scores` are logged.
