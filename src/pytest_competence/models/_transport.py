@@ -30,6 +30,8 @@ __all__ = ["BadResponse", "Call", "ModelCallError", "RetryPolicy", "post_all"]
 
 T = TypeVar("T")
 
+_CREDENTIAL_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
+
 
 class ModelCallError(RuntimeError):
     """A request that failed for good; the message says what the server or the network did."""
@@ -108,7 +110,8 @@ class _Job(Generic[T]):
     secrets: Sequence[str]
 
     def redact(self, text: str) -> str:
-        for secret in self.secrets:
+        # Longest first: a header value ("Bearer KEY") goes whole, not around its key.
+        for secret in sorted(self.secrets, key=len, reverse=True):
             if secret:
                 text = text.replace(secret, "[redacted]")
         return text
@@ -140,7 +143,8 @@ async def _one(client: httpx.AsyncClient, replicas: _Replicas, job: _Job[T], cal
                 except (ValueError, KeyError, IndexError, TypeError) as exc:
                     last = f"unreadable response from {url}: {exc}"
             else:
-                detail = response.text[:300].strip()
+                # Redact before the cut: a cut through an echoed key would hide it from redact().
+                detail = job.redact(response.text)[:300].strip()
                 last = f"HTTP {status} {response.reason_phrase} from {url}: {detail}"
                 if not (status in (408, 429) or status >= 500):
                     return ModelCallError(job.redact(f"{last} (not retried)"))
@@ -221,14 +225,16 @@ def post_all(
 ) -> Iterator[tuple[int, T | ModelCallError]]:
     """``(index, parse(body) or ModelCallError)`` for every call, in order of completion.
 
-    ``secrets`` are removed from every error message (a server may echo request headers).
+    ``secrets`` are removed from every error message (a server may echo request headers), and
+    so are the values of the credential headers (``Authorization``, ``api-key``, ``x-api-key``).
     Closing the iterator early cancels the requests still in flight.
     """
     if not calls:
         return
     out: queue.SimpleQueue[tuple[int, T | ModelCallError] | _Crash] = queue.SimpleQueue()
     runner = _Runner()
-    job = _Job(calls, parse, policy, timeout, tuple(secrets))
+    credentials = [v for k, v in headers.items() if k.lower() in _CREDENTIAL_HEADERS]
+    job = _Job(calls, parse, policy, timeout, (*secrets, *credentials))
 
     def run() -> None:
         try:
