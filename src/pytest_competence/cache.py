@@ -5,7 +5,9 @@ decides its answers (the HTTP, transformers and vLLM backends do; reference poli
 callables do not, since their code can change under the same name) — is wrapped in a
 :class:`CachedModel`. An answer's key is the SHA-256 of that identity, the system prompt, the
 prompt text and the attempt index, so sampled repeats are distinct and a rerun reuses every
-answer it already has. Only text answers are stored; an error is asked again next time.
+answer it already has. Only text answers are stored, whole (reports may shorten them; the cache
+never does), and exactly: one that UTF-8 cannot hold (a lone surrogate) is kept as a blob of
+its ``surrogatepass`` bytes. An error is asked again next time.
 
 The database is in WAL mode and every answer is its own transaction, so a run killed with
 ``kill -9`` keeps everything answered before the kill, and several xdist workers can write at
@@ -60,6 +62,20 @@ def cache_key(identity: str, prompt: Prompt) -> str:
     return digest.hexdigest()
 
 
+def _storable(answer: str) -> str | bytes:
+    """``answer`` as SQLite can take it: text, or, when UTF-8 cannot hold it (a lone
+    surrogate), its ``surrogatepass`` bytes as a blob, so the exact text comes back."""
+    try:
+        answer.encode("utf-8")
+    except UnicodeEncodeError:
+        return answer.encode("utf-8", "surrogatepass")
+    return answer
+
+
+def _text(stored: str | bytes) -> str:
+    return stored.decode("utf-8", "surrogatepass") if isinstance(stored, bytes) else stored
+
+
 class ResponseCache:
     """Answers by key in one SQLite file; the connection opens on first use."""
 
@@ -95,14 +111,14 @@ class ResponseCache:
             chunk = unique[start:start + 500]
             marks = ",".join("?" * len(chunk))
             rows = db.execute(f"SELECT key, answer FROM responses WHERE key IN ({marks})", chunk)
-            found.update(rows.fetchall())
+            found.update((key, _text(answer)) for key, answer in rows.fetchall())
         return found
 
     def put(self, key: str, answer: str, model: str) -> None:
         """Store one answer now (its own committed transaction)."""
         self._connect().execute(
             "INSERT OR REPLACE INTO responses (key, answer, model, created) VALUES (?, ?, ?, ?)",
-            (key, answer, model, time.time()),
+            (key, _storable(answer), model, time.time()),
         )
 
     def __len__(self) -> int:

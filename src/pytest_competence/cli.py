@@ -246,7 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.output == "-":
             count = generate(args, sys.stdout)
         else:
-            with open(args.output, "w", encoding="utf-8") as out:
+            from pytest_competence.files import atomic_writer
+
+            with atomic_writer(args.output) as out:
                 count = generate(args, out)
     except InvalidArgument as exc:
         parser.error(str(exc))

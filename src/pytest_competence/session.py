@@ -104,8 +104,10 @@ class CompetenceSession:
         """Write one test's prompt-level records to a part file; ``None`` if none is wanted."""
         if self.parts is None:
             return None
+        from pytest_competence.files import json_text, write_text_atomic
+
         name = hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".json"
-        (self.parts / name).write_text(json.dumps(rows), encoding="utf-8")
+        write_text_atomic(self.parts / name, json_text(rows))
         return name
 
     def configure_node(self, node: Any) -> None:

@@ -88,9 +88,11 @@ def write_outputs(
     markdown_path: str | None = None,
 ) -> list[tuple[str, str]]:
     """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set."""
+    from pytest_competence.files import json_text, write_text_atomic
+
     written = []
     if json_path:
-        Path(json_path).write_text(json.dumps(document, indent=1, ensure_ascii=False), "utf-8")
+        write_text_atomic(json_path, json_text(document, indent=1))
         written.append(("JSON", json_path))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if markdown_path or summary:
@@ -98,14 +100,14 @@ def write_outputs(
 
         text = render_markdown(document)
         if markdown_path:
-            Path(markdown_path).write_text(text, "utf-8")
+            write_text_atomic(markdown_path, text)
             written.append(("Markdown", markdown_path))
         if summary:
-            with open(summary, "a", encoding="utf-8") as out:
+            with open(summary, "a", encoding="utf-8", errors="backslashreplace") as out:
                 out.write(text)
     if html_path:
         from pytest_competence.report.html import render_html
 
-        Path(html_path).write_text(render_html(document), "utf-8")
+        write_text_atomic(html_path, render_html(document))
         written.append(("HTML", html_path))
     return written
