@@ -177,16 +177,19 @@ def failing_case(
 
 
 def observation_records(observations: Sequence[Observation]) -> list[dict[str, Any]]:
-    """One instance's observations as the plain records a failing case shows."""
+    """One instance's observations as the plain records a failing case shows (long answers cut,
+    see :func:`~pytest_competence.records.shown`)."""
+    from pytest_competence.records import shown
+
     return [
         {
             "presentation": o.prompt.presentation,
             "answer_map": dict(o.prompt.answer_map.pairs),
             "prompt": o.prompt.text,
-            "raw": o.raw,
+            "raw": shown(o.raw),
             "parsed": o.parsed.answer,
             "valid": o.valid,
-            "reason": o.parsed.reason,
+            "reason": shown(o.parsed.reason),
             "gold": o.prompt.gold,
             "correct": o.correct,
         }
