@@ -30,6 +30,9 @@ class CompetenceSession:
     """Model specs, loaded models, shared designs, and the results gathered for the reports."""
 
     def __init__(self, config: pytest.Config, specs: list[str], aliases: dict[str, str]) -> None:
+        from pytest_competence.settings import read_settings
+
+        self.settings = read_settings(config)  # a bad ini value or output path: UsageError now
         self.config = config
         self.specs = specs
         self.aliases = aliases
@@ -38,15 +41,15 @@ class CompetenceSession:
         self.results: list[dict[str, Any]] = []
         self.written: list[tuple[str, str]] = []
         self.document: dict[str, Any] | None = None
-        self.bootstrap = int(config.getini("competence_bootstrap"))
+        self.bootstrap = self.settings.bootstrap
         self.json_path = config.getoption("competence_json")
         self.html_path = config.getoption("competence_html")
         self.markdown_path = config.getoption("competence_markdown")
         self.report_only = bool(config.getoption("competence_report_only"))
-        self.gates = [g for g in config.getini("competence_require") if g.strip()]
+        self.gates = list(self.settings.gates)
         self.baseline = config.getoption("competence_baseline")
-        self.alpha = float(config.getini("competence_alpha"))
-        self.margin = float(config.getini("competence_regression_margin"))
+        self.alpha = self.settings.alpha
+        self.margin = self.settings.margin
         self.evaluations: dict[tuple, Evaluation] = {}
         worker = getattr(config, "workerinput", None)
         self.is_worker = worker is not None

@@ -43,12 +43,29 @@ def build_document(
 
 
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a results document, checking its schema."""
-    document = json.loads(Path(path).read_text("utf-8"))
+    """Read a results document, checking its schema and its shape.
+
+    Raises :class:`~pytest_competence.report.archive.NotAResultsDocument` (a ``ValueError``)
+    saying where the file stops being one; ``OSError`` when it cannot be read.
+    """
+    from pytest_competence.report.archive import NotAResultsDocument, check_shape
+
+    text = Path(path).read_text("utf-8", errors="surrogateescape")
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        hint = " (JSON Lines, one record a line: a dataset from competence generate?)" if (
+            "Extra data" in str(exc)) else ""
+        raise NotAResultsDocument(f"not a results document: {path}: not JSON, {exc}"
+                                  f"{hint}") from None
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         found = document.get("schema") if isinstance(document, dict) else type(document).__name__
-        raise ValueError(f"{path}: not a pytest-competence results file (schema {found!r}, "
-                         f"expected {SCHEMA!r})")
+        raise NotAResultsDocument(f"not a results document: {path}: schema {found!r}, "
+                                  f"expected {SCHEMA!r}")
+    try:
+        check_shape(document)
+    except NotAResultsDocument as exc:
+        raise NotAResultsDocument(f"not a results document: {path}: {exc}") from None
     return document
 
 
