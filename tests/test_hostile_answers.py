@@ -19,13 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_competence.analysis import analyze
+from plugin_helpers import scripted_document
 from pytest_competence.cache import ResponseCache
-from pytest_competence.conditions import failing_case
-from pytest_competence.evaluate import evaluate
-from pytest_competence.profile import profile
-from pytest_competence.records import SHOWN_CHARACTERS, records, shown
-from pytest_competence.report import build_document, load_document, recompute, write_outputs
+from pytest_competence.records import SHOWN_CHARACTERS, shown
+from pytest_competence.report import load_document, recompute, write_outputs
 from pytest_competence.spec import spec_from_marker
 
 SPEC = spec_from_marker((), {"levels": [4], "pairs": 4})
@@ -46,32 +43,6 @@ answers = st.lists(st.one_of(any_text, hostile, not_text), min_size=len(PROMPTS)
                    max_size=len(PROMPTS))
 
 
-class Scripted:
-    """A model that gives the drawn answers, in order."""
-
-    name = "py:scripted"
-
-    def __init__(self, given: list[object]) -> None:
-        self.given = given
-
-    def generate(self, prompts):
-        return list(self.given)
-
-
-def document_for(given: list[object]) -> dict:
-    evaluation = evaluate(SPEC.family, SPEC.design(), Scripted(given), 1)
-    result = analyze(evaluation, bootstrap=0, seed=SPEC.seed)
-    result.update(
-        test="test_hostile.py::test_x[*]", nodeid="test_hostile.py::test_x[py:scripted]",
-        outcome="failed", condition=str(SPEC.condition), condition_met=False, report_only=False,
-        gate=None, design={"levels": list(SPEC.levels), "pairs": SPEC.pairs, "seed": SPEC.seed,
-                           "require": SPEC.require, "gates": [], "attempts": 1},
-        failing_case=failing_case(SPEC.condition, evaluation, profile(evaluation)),
-        records=records(evaluation),
-    )
-    return build_document([json.loads(json.dumps(result))], models=["py:scripted"], bootstrap=0)
-
-
 def figures(document: dict) -> list[dict]:
     return [{k: v for k, v in r.items() if k not in ("records", "failing_case")}
             for r in document["results"]]
@@ -82,7 +53,7 @@ def figures(document: dict) -> list[dict]:
 @given(given=answers)
 def test_every_report_is_written_and_parses(tmp_path_factory, given):
     out = tmp_path_factory.mktemp("out")
-    document = document_for(given)
+    document = scripted_document(SPEC, given)
     paths = {"json_path": out / "r.json", "html_path": out / "r.html",
              "markdown_path": out / "r.md"}
     write_outputs(document, **{k: str(v) for k, v in paths.items()})
