@@ -10,6 +10,7 @@ in echoed bodies and in exception messages, and no piece of it survives.
 from __future__ import annotations
 
 import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +129,40 @@ def test_the_api_key_reaches_the_server_and_no_artifact(pytester, server, monkey
     for path in files:
         data = path.read_bytes().decode("utf-8", "replace")
         assert not leaked(data), path
+
+
+LEAKY_MODEL = '''
+import os
+
+def answer(prompts):
+    key = os.environ["COMPETENCE_TEST_KEY"]
+    out = []
+    for i, _ in enumerate(prompts):
+        if i % 3 == 0:
+            out.append(RuntimeError("x" * (i * 7 % 310) + "auth failed for " + key))
+        elif i % 3 == 1:
+            out.append("no, and the key is " + key)  # an answer echoing the key
+        else:
+            out.append("yes")
+    return out
+'''
+
+
+def test_no_report_holds_a_key_a_model_put_in_an_answer_or_exception(pytester, monkeypatch):
+    monkeypatch.setenv("COMPETENCE_TEST_KEY", KEY)
+    pytester.syspathinsert()
+    pytester.makepyfile(leaky_model=LEAKY_MODEL)
+    pytester.makepyfile(test_suite=SUITE)
+    pytester.makeini("[pytest]\ncompetence_api_key_env = COMPETENCE_TEST_KEY\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rA", "--competence-model",
+                                "py:leaky_model:answer", "--competence-json", "out.json",
+                                "--competence-html", "out.html", "--competence-markdown", "out.md",
+                                "--junitxml", "junit.xml")
+    result.assert_outcomes(failed=1)
+    output = "\n".join(result.outlines + result.errlines)
+    assert "auth failed for [redacted]" in output and not leaked(output)
+    document = json.loads((pytester.path / "out.json").read_text("utf-8"))
+    reasons = [r["reason"] or "" for r in document["results"][0]["records"]]
+    assert any("auth failed for [redacted]" in r for r in reasons)
+    for name in ("out.json", "out.html", "out.md", "junit.xml"):
+        assert not leaked((pytester.path / name).read_text("utf-8")), name

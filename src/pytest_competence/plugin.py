@@ -290,7 +290,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         raise from_body
     if message is not None:
         # The message is the whole story; the engine's frames would only hide it.
-        pytest.fail(message, pytrace=False)
+        pytest.fail(run._session.redact(message), pytrace=False)
     return result
 
 

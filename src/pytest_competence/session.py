@@ -101,6 +101,21 @@ class CompetenceSession:
             self.designs[spec.key] = spec.design()
         return self.designs[spec.key]
 
+    def secrets(self) -> list[str]:
+        """The API keys this run knows: the values of ``competence_api_key_env`` and of each
+        loaded model's ``key_env`` (see :mod:`~pytest_competence.redaction`)."""
+        from pytest_competence.redaction import run_secrets
+
+        names = [self.config.getini("competence_api_key_env"),
+                 *(getattr(m, "key_env", "") for m in self.models.values())]
+        return run_secrets(n for n in names if isinstance(n, str))
+
+    def redact(self, text: str) -> str:
+        """``text`` without any of :meth:`secrets` (for failure messages: terminal, JUnit)."""
+        from pytest_competence.redaction import redact
+
+        return redact(text, self.secrets())
+
     # -- results -----------------------------------------------------------------------------
 
     def write_records(self, nodeid: str, rows: list[dict[str, Any]]) -> str | None:
@@ -139,8 +154,12 @@ class CompetenceSession:
     def _write_reports(self) -> None:
         from pytest_competence.report import build_document, write_outputs
 
+        from pytest_competence.redaction import redact_all
+
         document = build_document(self.results, models=self.specs, records_dir=self.parts,
                                   bootstrap=self.bootstrap)
+        # Every key the run knows leaves the document before any report is rendered from it.
+        document = redact_all(document, self.secrets())
         self.document = document
         self.written = write_outputs(
             document, json_path=self.json_path, html_path=self.html_path,
@@ -255,7 +274,7 @@ class CompetenceRun:
             messages.append(regression_message(gate))
         self.condition_met = not messages
         if messages and not self._session.report_only:
-            raise CompetenceFailure("\n\n".join(messages))
+            raise CompetenceFailure(self._session.redact("\n\n".join(messages)))
 
     def result(self, nodeid: str, test: str) -> dict[str, Any]:
         """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""

@@ -25,6 +25,8 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
+from pytest_competence.redaction import redact
+
 __all__ = ["BadResponse", "Call", "ModelCallError", "RetryPolicy", "post_all"]
 
 
@@ -110,11 +112,7 @@ class _Job(Generic[T]):
     secrets: Sequence[str]
 
     def redact(self, text: str) -> str:
-        # Longest first: a header value ("Bearer KEY") goes whole, not around its key.
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            if secret:
-                text = text.replace(secret, "[redacted]")
-        return text
+        return redact(text, self.secrets)
 
 
 async def _one(client: httpx.AsyncClient, replicas: _Replicas, job: _Job[T], call: Call,
