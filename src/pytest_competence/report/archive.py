@@ -47,6 +47,7 @@ def check_shape(document: Mapping[str, Any]) -> None:
     """Raise :class:`NotAResultsDocument` at the first place ``document`` is malformed."""
     results = document.get("results")
     _need(results, list, "results", "a list of results")
+    assert isinstance(results, list)
     _need(document.get("models", []), list, "models", "a list of model specs")
     for i, result in enumerate(results):
         where = f"results[{i}]"
