@@ -166,3 +166,25 @@ def test_no_report_holds_a_key_a_model_put_in_an_answer_or_exception(pytester, m
     assert any("auth failed for [redacted]" in r for r in reasons)
     for name in ("out.json", "out.html", "out.md", "junit.xml"):
         assert not leaked((pytester.path / name).read_text("utf-8")), name
+
+
+class Echoing:
+    """An HTTP-like model (it has a cache identity) whose answers echo the key."""
+
+    name = "echoing"
+    cache_identity = "echoing/1"
+
+    def generate(self, prompts):
+        return [f"yes, {KEY}" for _ in prompts]
+
+
+def test_an_answer_echoing_the_key_is_cached_without_it(tmp_path):
+    from pytest_competence.cache import CachedModel, ResponseCache
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    model = CachedModel(Echoing(), cache, "rw", secrets=[KEY])
+    assert model.generate([_prompt()]) == ["yes, [redacted]"]
+    assert model.generate([_prompt()]) == ["yes, [redacted]"] and model.hits == 1
+    cache.close()
+    for path in tmp_path.iterdir():
+        assert not leaked(path.read_bytes().decode("utf-8", "replace")), path

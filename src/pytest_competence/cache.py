@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_competence.models import Model, ModelWrapper, as_they_come
+from pytest_competence.redaction import redact
 
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt
@@ -137,15 +138,18 @@ class CachedModel(ModelWrapper):
     """``model`` behind the cache: stored answers come back at once, new ones are stored.
 
     ``mode`` is ``"rw"`` (read and write), ``"read"`` (never store) or ``"write"`` (never reuse:
-    ask everything again and store the new answers). Other attributes are the wrapped model's.
+    ask everything again and store the new answers). ``secrets`` (API keys) are replaced by
+    ``[redacted]`` in every new answer, stored or not. Other attributes are the wrapped model's.
     """
 
-    def __init__(self, model: Model, cache: ResponseCache, mode: str = "rw") -> None:
+    def __init__(self, model: Model, cache: ResponseCache, mode: str = "rw",
+                 secrets: Sequence[str] = ()) -> None:
         if mode not in ("rw", "read", "write"):
             raise ValueError(f"Expected mode to be one of rw, read, write, but got mode={mode!r}")
         super().__init__(model)
         self.cache = cache
         self.mode = mode
+        self.secrets = tuple(secrets)  # API keys: an answer echoing one is stored without it
         self.hits = 0  # answers served from the cache by the last call
 
     def __repr__(self) -> str:
@@ -183,8 +187,11 @@ class CachedModel(ModelWrapper):
             return
         for j, answer in ask(self.model, [prompts[i] for i in missing]):
             i = missing[j]
-            if isinstance(answer, str) and self.mode != "read":
-                self.cache.put(keys[i], answer, self.model.name)
+            if isinstance(answer, str):
+                # The same text now and from the cache later: redacted in both.
+                answer = redact(answer, self.secrets)
+                if self.mode != "read":
+                    self.cache.put(keys[i], answer, self.model.name)
             yield i, answer
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:

@@ -104,11 +104,9 @@ class CompetenceSession:
     def secrets(self) -> list[str]:
         """The API keys this run knows: the values of ``competence_api_key_env`` and of each
         loaded model's ``key_env`` (see :mod:`~pytest_competence.redaction`)."""
-        from pytest_competence.redaction import run_secrets
+        from pytest_competence.wiring import api_keys
 
-        names = [self.config.getini("competence_api_key_env"),
-                 *(getattr(m, "key_env", "") for m in self.models.values())]
-        return run_secrets(n for n in names if isinstance(n, str))
+        return api_keys(self.config, *self.models.values())
 
     def redact(self, text: str) -> str:
         """``text`` without any of :meth:`secrets` (for failure messages: terminal, JUnit)."""
