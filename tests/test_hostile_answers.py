@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from plugin_helpers import scripted_document
 from pytest_competence.cache import ResponseCache
+from pytest_competence.files import atomic_writer, write_text_atomic
 from pytest_competence.records import SHOWN_CHARACTERS, shown
 from pytest_competence.report import load_document, recompute, write_outputs
 from pytest_competence.spec import spec_from_marker
@@ -83,6 +84,19 @@ def test_the_cache_gives_back_the_exact_answer(tmp_path_factory, text):
         assert cache.get_many(["k"]) == {"k": text}
     finally:
         cache.close()
+
+
+def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("old", "utf-8")
+    with pytest.raises(RuntimeError):
+        with atomic_writer(path) as out:
+            out.write("half of the new")
+            raise RuntimeError("killed mid-write")
+    assert path.read_text("utf-8") == "old" and list(tmp_path.iterdir()) == [path]
+    write_text_atomic(path, "new \ud800")
+    assert path.read_text("utf-8") == "new \\ud800"  # what UTF-8 cannot hold, escaped
+    assert list(tmp_path.iterdir()) == [path]
 
 
 def test_a_long_answer_is_cut_with_a_marker_and_short_ones_are_not():
