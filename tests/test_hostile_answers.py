@@ -124,16 +124,21 @@ def test_a_run_with_hostile_answers_writes_every_report(pytester: pytest.Pyteste
         @pytest.mark.competence(levels=[4, 8], pairs=8)
         def test_x(competence):
             pass
+
+        @pytest.mark.competence(levels=[4], pairs=8)
+        def test_y(competence):
+            pass
     """)
     pytester.makeini("[pytest]\ncompetence_shrink_calls = 0\n")
+    # Under xdist: a worker's results travel through execnet, which takes UTF-8 strings only.
     result = pytester.runpytest_subprocess(
-        "--competence-model", "py:hostile_model:answer", "--competence-json", "r.json",
+        "-n", "2", "--competence-model", "py:hostile_model:answer", "--competence-json", "r.json",
         "--competence-html", "r.html", "--competence-markdown", "r.md", "--junitxml", "j.xml")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(failed=2)
     output = "\n".join(result.outlines + result.errlines)
     assert "Traceback" not in output and "UnicodeEncodeError" not in output
     document = load_document(pytester.path / "r.json")
-    raws = [r["raw"] for r in document["results"][0]["records"]]
+    raws = [r["raw"] for result in document["results"] for r in result["records"]]
     assert "\ud800" in raws and "yes\x00" in raws
     assert any(r.endswith(f"… [{10**6 - SHOWN_CHARACTERS} more characters cut]") for r in raws)
     assert Path(pytester.path / "r.json").stat().st_size < 200_000

@@ -20,9 +20,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["atomic_writer", "json_text", "write_text_atomic"]
+__all__ = ["atomic_writer", "json_text", "utf8_safe", "write_text_atomic"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def utf8_safe(text: str | None) -> str | None:
+    """``text`` with what UTF-8 cannot hold written as a ``\\udXXX`` escape: for the few
+    strings that travel where every string must be UTF-8 (pytest-xdist's execnet refuses a lone
+    surrogate), such as a failing case's answers. Records keep the exact text (:func:`json_text`).
+    """
+    if text is None or not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def json_text(value: Any, *, indent: int | None = None) -> str:
