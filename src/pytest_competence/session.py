@@ -51,6 +51,7 @@ class CompetenceSession:
         self.max_error_rate = _error_rate(config.getini("competence_max_error_rate"))
         self.evaluations: dict[tuple, Evaluation] = {}
         self.skipped_no_model = 0  # competence tests skipped because no model was named
+        self.awaiting = 0  # competence tests whose requests went to a batch file
         self.errored: list[str] = []  # one line per test × model that ended in an error
         worker = getattr(config, "workerinput", None)
         self.is_worker = worker is not None
@@ -120,8 +121,10 @@ class CompetenceSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
-        if report.when == "setup" and report.skipped and _skipped_for_no_model(report):
+        if report.when == "setup" and _skipped_for(report, NO_MODEL):
             self.skipped_no_model += 1
+        if report.when == "setup" and _skipped_for(report, AWAITING):
+            self.awaiting += 1
         result = getattr(report, "competence", None)
         if result is None or report.when not in ("setup", "call"):
             return
@@ -160,6 +163,13 @@ class CompetenceSession:
                 f"competence: {self.skipped_no_model} competence test(s) skipped: no model was "
                 f"named; pass --competence-model=SPEC or set competence_default_model",
                 yellow=True)
+        if self.awaiting:
+            export = self.config.getoption("competence_batch_export")
+            terminalreporter.write_line(
+                f"competence: {self.awaiting} competence test(s) awaiting batch results: run "
+                f"{export} (e.g. vllm run-batch -i {export} -o results.jsonl --model MODEL), then "
+                f"'competence batch import results.jsonl' and run again without "
+                f"--competence-batch-export", yellow=True)
         if self.errored:
             terminalreporter.section("competence errors (infrastructure, not the model's answers)")
             for line in self.errored:
@@ -176,11 +186,12 @@ class CompetenceSession:
 
 
 NO_MODEL = "no competence model: pass --competence-model=SPEC (or set competence_default_model)"
+AWAITING = "awaiting batch results"
 
 
-def _skipped_for_no_model(report: pytest.TestReport) -> bool:
+def _skipped_for(report: pytest.TestReport, reason: str) -> bool:
     longrepr = report.longrepr
-    return isinstance(longrepr, tuple) and NO_MODEL in str(longrepr[-1])
+    return report.skipped and isinstance(longrepr, tuple) and reason in str(longrepr[-1])
 
 
 def _error_rate(value: object) -> float:

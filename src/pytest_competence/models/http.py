@@ -149,6 +149,12 @@ class OpenAIModel:
         body.update(override)
         return body
 
+    def batch_request(self, p: Prompt) -> dict[str, Any]:
+        """The OpenAI Batch input line of ``p`` (without its ``custom_id``): the exact body
+        :meth:`generate` would send (see :mod:`pytest_competence.batch`)."""
+        path = "/chat/completions" if self.mode == "chat" else "/completions"
+        return {"method": "POST", "url": f"/v1{path}", "body": self._body(p)}
+
     def _send(self, calls: Sequence[Call],
               parse: Callable[[Any], T]) -> Iterator[tuple[int, T | ModelCallError]]:
         from ._transport import post_all
