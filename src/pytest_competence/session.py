@@ -357,7 +357,8 @@ class CompetenceRun:
         from pytest_competence.conditions import failing_case
         from pytest_competence.records import records
 
-        result = analyze(self.evaluation, bootstrap=self._session.bootstrap, seed=self.spec.seed)
+        result = analyze(self.evaluation, bootstrap=self._session.bootstrap, seed=self.spec.seed,
+                         profiles=self.profiles)
         result.update(
             test=test,
             condition=str(self.condition),
@@ -369,7 +370,9 @@ class CompetenceRun:
                     "gates": [], "attempts": self.spec.attempts,
                     "fingerprint": self.fingerprint()},
             failing_case=failing_case(self.condition, self.evaluation, self.profiles),
-            records_file=self._session.write_records(nodeid, records(self.evaluation)),
+            # Prompt-level records only when a JSON report will hold them.
+            records_file=self._session.write_records(nodeid, records(self.evaluation))
+            if self._session.parts is not None else None,
         )
         errors = self.evaluation.errors()
         if errors:
