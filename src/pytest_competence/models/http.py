@@ -1,8 +1,10 @@
 """``openai:MODEL@BASE_URL[,URL…][?key=value&…]``: an OpenAI-compatible server as a model.
 
-Works with vLLM, SGLang, TGI, llama.cpp, Ollama and hosted OpenAI-compatible APIs. Without
-``@BASE_URL`` the model is served by ``https://api.openai.com/v1``; with several URLs (replicas of
-one model) each request goes to the replica with the fewest requests in flight. The API key is read
+Works with vLLM, SGLang, TGI, llama.cpp, Ollama, ``transformers serve`` and hosted
+OpenAI-compatible APIs. The base URL is required: prompts and the API key go where it says and
+nowhere else, so a hosted API is named in full (``openai:gpt-4o-mini@https://api.openai.com/v1``);
+a spec without one is a usage error. With several URLs (replicas of one model) each request goes
+to the replica with the fewest requests in flight. The API key is read
 from the environment variable named by ``key_env`` (default: the ``competence_api_key_env`` ini
 option, ``OPENAI_API_KEY``) at request time, and sent only in the ``Authorization`` header: it is
 never part of the model's name, repr, cache key or any error message.
@@ -45,9 +47,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["DEFAULT_BASE_URL", "PARAMS", "OpenAIModel", "openai_model"]
-
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+__all__ = ["PARAMS", "OpenAIModel", "openai_model"]
 
 #: What a spec may set; decoding parameters go into the cache key, the rest do not.
 PARAMS = (
@@ -89,7 +89,7 @@ def _base_urls(urls: str, spec: str) -> list[str]:
 
 
 def openai_model(rest: str, spec: str, settings: Mapping[str, str] | None = None) -> OpenAIModel:
-    """Build the model of ``openai:MODEL[@URL[,URL…]][?key=value&…]``."""
+    """Build the model of ``openai:MODEL@URL[,URL…][?key=value&…]``."""
     head, _, query = rest.partition("?")
     model, at, urls = head.partition("@")
     if not model.strip():
@@ -97,10 +97,16 @@ def openai_model(rest: str, spec: str, settings: Mapping[str, str] | None = None
             f"Malformed model spec {spec!r}; expected 'openai:MODEL@BASE_URL', e.g. "
             f"'openai:qwen@http://127.0.0.1:8000/v1'"
         )
+    if not at:
+        # No hosted default: a spec that forgot its URL must not send prompts and the key away.
+        raise ModelSpecError(
+            f"{spec!r} names no server; write its base URL out in full: "
+            f"'openai:{model.strip()}@http://127.0.0.1:8000/v1' for a local server, "
+            f"'openai:{model.strip()}@https://api.openai.com/v1' for OpenAI's API"
+        )
     params = parse_params(query, PARAMS, spec)
     key_env = params.pop("key_env", None) or (settings or {}).get("api_key_env") or "OPENAI_API_KEY"
-    return OpenAIModel(spec, model.strip(), _base_urls(urls, spec) if at else [DEFAULT_BASE_URL],
-                       key_env=key_env, **params)
+    return OpenAIModel(spec, model.strip(), _base_urls(urls, spec), key_env=key_env, **params)
 
 
 class OpenAIModel:
