@@ -204,6 +204,24 @@ def test_score_readout_without_logprobs_is_an_error_entry(server, prompts):
     assert all(isinstance(a, ModelCallError) for a in answers)
 
 
+@pytest.mark.parametrize(("mode", "how"), [
+    ("chat", "chat mode needs 'logprobs' and 'top_logprobs' support; vLLM: --max-logprobs"),
+    ("completions", "completions mode needs 'echo' with 'logprobs'"),
+])
+def test_a_server_without_logprobs_cannot_score_and_is_asked_once(server, prompts, mode, how):
+    server.control(faults=[{"kind": "nologprobs", "share": 1.0, "times": 10**6}])
+    answers = model(server, f"readout=score&mode={mode}").generate(prompts[:3])
+    assert all(isinstance(a, ModelCallError) for a in answers)
+    for a in answers:
+        assert str(a).startswith("the server returned no logprobs, so readout=score cannot rank "
+                                 "the answer space")
+        assert how in str(a) and "or use readout=generate" in str(a)
+        assert f"(from {server.url}/" in str(a) and str(a).endswith("; not retried)")
+    # Not retried: each request was sent once (completions mode: one per candidate).
+    assert all(len(entries) == 1 for entries in by_key(server.log()).values())
+    assert len(server.log()) == 3 * (1 if mode == "chat" else 2)
+
+
 @pytest.mark.parametrize(("spec", "message"), [
     ("openai:", "expected 'openai:MODEL@BASE_URL'"),
     # No hosted default: prompts and the key go only where the spec says.

@@ -19,7 +19,10 @@ Parameters (``?temperature=0&max_tokens=16``):
 ``seed``            sent as ``seed + attempt``: sampled repeats differ, and reproduce
 ``readout``         ``generate`` (default) or ``score``: answer with the most likely of the
                     prompt's answer space, from logprobs (``top_logprobs`` first-token
-                    alternatives in chat mode; exact echoed prompt logprobs in completions mode)
+                    alternatives in chat mode; exact echoed prompt logprobs in completions mode).
+                    A response without logprobs is final at once, not retried: the server
+                    cannot score (vLLM needs ``--max-logprobs`` of at least ``top_logprobs``;
+                    ``transformers serve`` returns none)
 ``concurrency``     requests in flight at once (default 32)
 ``timeout``         seconds per try (default 60); ``attempts`` tries per prompt (default 6) within
                     ``budget`` seconds (default 600), waits from ``backoff`` seconds (default 0.5)
@@ -247,16 +250,30 @@ def _same(token: str, candidate: str) -> bool:
     return token.strip().lower() == candidate.strip().lower()
 
 
+def _no_logprobs(how: str) -> Exception:
+    """Final, not retried: a server that answers without logprobs does so every time."""
+    from ._transport import FinalResponse
+
+    return FinalResponse(
+        f"the server returned no logprobs, so readout=score cannot rank the answer space; "
+        f"serve the model from a server that returns them ({how}), or use readout=generate"
+    )
+
+
 def _first_token_logprobs(data: Any) -> list[tuple[str, float]]:
-    first = data["choices"][0]["logprobs"]["content"][0]
-    return [(t["token"], float(t["logprob"])) for t in first["top_logprobs"]]
+    lp = data["choices"][0].get("logprobs")
+    tops = (lp.get("content") or [{}])[0].get("top_logprobs") if isinstance(lp, dict) else None
+    if not tops:
+        raise _no_logprobs("chat mode needs 'logprobs' and 'top_logprobs' support; vLLM: "
+                           "--max-logprobs at least top_logprobs, default 20")
+    return [(t["token"], float(t["logprob"])) for t in tops]
 
 
 def _echoed_tokens(data: Any) -> list[tuple[int, str, float | None]]:
     """``(offset, token, logprob)`` of an echoed completion; a missing field is a bad response."""
-    lp = data["choices"][0]["logprobs"]
-    if lp is None:
-        raise ValueError("no logprobs in the response")
+    lp = data["choices"][0].get("logprobs")
+    if not lp:
+        raise _no_logprobs("completions mode needs 'echo' with 'logprobs', as vLLM serves them")
     return list(zip(lp["text_offset"], lp["tokens"], lp["token_logprobs"], strict=True))
 
 
