@@ -205,7 +205,7 @@ def test_score_readout_without_logprobs_is_an_error_entry(server, prompts):
 
 
 @pytest.mark.parametrize(("mode", "how"), [
-    ("chat", "chat mode needs 'logprobs' and 'top_logprobs' support; vLLM: --max-logprobs"),
+    ("chat", "chat mode needs 'logprobs' with 'top_logprobs'; vLLM returns up to --max-logprobs"),
     ("completions", "completions mode needs 'echo' with 'logprobs'"),
 ])
 def test_a_server_without_logprobs_cannot_score_and_is_asked_once(server, prompts, mode, how):

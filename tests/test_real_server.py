@@ -167,7 +167,7 @@ def test_generated_answers_come_back_parsed_or_invalid(pytester, served, mode, e
 
 
 @pytest.mark.parametrize(("mode", "how"), [
-    ("chat", "chat mode needs 'logprobs' and 'top_logprobs' support"),
+    ("chat", "chat mode needs 'logprobs' with 'top_logprobs'"),
     ("completions", "completions mode needs 'echo' with 'logprobs'"),
 ])
 def test_score_readout_says_the_server_returned_no_logprobs(pytester, served, mode, how):

@@ -20,9 +20,9 @@ Parameters (``?temperature=0&max_tokens=16``):
 ``readout``         ``generate`` (default) or ``score``: answer with the most likely of the
                     prompt's answer space, from logprobs (``top_logprobs`` first-token
                     alternatives in chat mode; exact echoed prompt logprobs in completions mode).
-                    A response without logprobs is final at once, not retried: the server
-                    cannot score (vLLM needs ``--max-logprobs`` of at least ``top_logprobs``;
-                    ``transformers serve`` returns none)
+                    A response without logprobs is final at once, not retried: that server
+                    cannot score (``transformers serve`` returns none; vLLM returns up to
+                    ``--max-logprobs`` alternatives, default 20)
 ``concurrency``     requests in flight at once (default 32)
 ``timeout``         seconds per try (default 60); ``attempts`` tries per prompt (default 6) within
                     ``budget`` seconds (default 600), waits from ``backoff`` seconds (default 0.5)
@@ -262,10 +262,11 @@ def _no_logprobs(how: str) -> Exception:
 
 def _first_token_logprobs(data: Any) -> list[tuple[str, float]]:
     lp = data["choices"][0].get("logprobs")
-    tops = (lp.get("content") or [{}])[0].get("top_logprobs") if isinstance(lp, dict) else None
+    content = lp.get("content") if isinstance(lp, dict) else None
+    tops = content[0].get("top_logprobs") if content else None
     if not tops:
-        raise _no_logprobs("chat mode needs 'logprobs' and 'top_logprobs' support; vLLM: "
-                           "--max-logprobs at least top_logprobs, default 20")
+        raise _no_logprobs("chat mode needs 'logprobs' with 'top_logprobs'; vLLM returns up to "
+                           "--max-logprobs alternatives, default 20")
     return [(t["token"], float(t["logprob"])) for t in tops]
 
 
