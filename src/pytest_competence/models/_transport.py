@@ -27,7 +27,8 @@ import httpx
 
 from . import ModelCallError  # the transport's failures (re-exported)
 
-__all__ = ["BadResponse", "Breaker", "Call", "ModelCallError", "RetryPolicy", "post_all"]
+__all__ = ["BadResponse", "Breaker", "Call", "FinalResponse", "ModelCallError", "RetryPolicy",
+           "post_all"]
 
 
 T = TypeVar("T")
@@ -35,6 +36,13 @@ T = TypeVar("T")
 
 class BadResponse(ValueError):
     """A response body that is not what the API promises (raised by ``parse``; retried)."""
+
+
+class FinalResponse(BadResponse):
+    """A well-formed body that cannot serve the request however often it is sent (not retried).
+
+    Raised by ``parse``, e.g. when a server that returns no logprobs is asked to score.
+    """
 
 
 @dataclass(frozen=True)
@@ -178,6 +186,8 @@ async def _one(client: httpx.AsyncClient, replicas: _Replicas, job: _Job[T], cal
             if status == 200:
                 try:
                     return job.parse(json.loads(response.content))
+                except FinalResponse as exc:
+                    return ModelCallError(job.redact(f"{exc} (from {url}; not retried)"))
                 except (ValueError, KeyError, IndexError, TypeError) as exc:
                     last = f"unreadable response from {url}: {exc}"
             else:
