@@ -15,7 +15,8 @@ deterministic, correct answerer — and report logprobs on request. Control endp
   ``500``, ``503``, ``400`` (the body echoes the request headers, Authorization included; with
   ``pad``, a plain-text body of ``pad`` dots, the Authorization value, and 400 dots),
   ``timeout`` (answers only after ``sleep`` seconds), ``drop`` (closes the connection unanswered),
-  ``malformed`` (a 200 with a truncated JSON body), ``notext`` (a 200 with a null message).
+  ``malformed`` (a 200 with a truncated JSON body), ``notext`` (a 200 with a null message),
+  ``nologprobs`` (the answer without the logprobs asked for, as ``transformers serve`` replies).
 - ``POST /reset`` clears the request log and the per-body send counts.
 - ``GET /log`` returns the request log: per request, time, port, path, body hash ``key``, the send
   number ``n`` of that body, what was done (``ok`` or the fault) and the SHA-256 of the
@@ -180,6 +181,9 @@ class _Handler(BaseHTTPRequestHandler):
             message = {"role": "assistant", "content": None}
             self._send(200, json.dumps({"choices": [{"index": 0, "message": message,
                                                      "finish_reason": "length"}]}).encode())
+        elif kind == "nologprobs":
+            plain = {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs", "echo")}
+            self._send(200, json.dumps(_response(self.path, plain)).encode())
         else:
             if kind == "timeout":
                 time.sleep(float(fault.get("sleep", 5.0)))

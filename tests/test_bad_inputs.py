@@ -69,7 +69,7 @@ PYTEST_ROWS = [
         ini=("competence_alpha = 2",)),
     Row("margin-negative", "ini option competence_regression_margin = -1: expected an accuracy "
         "difference in [0, 1)", ini=("competence_regression_margin = -1",)),
-    Row("require-garbage", "ini option competence_require = garbage: Cannot read",
+    Row("require-garbage", "competence_require: Cannot read require='garbage'",
         ini=("competence_require = garbage",)),
     Row("cache-path-directory", "ini option competence_cache_path = ", ini=(
         "competence_cache_path = .",)),

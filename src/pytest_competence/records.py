@@ -53,6 +53,7 @@ def _record(o: Observation) -> dict[str, Any]:
         "parsed": o.parsed.answer,
         "valid": o.valid,
         "reason": shown(o.parsed.reason),
+        "error": shown(o.error),
         "gold": p.gold,
         "correct": o.correct,
         "answer_space": list(p.answer_space),
@@ -114,7 +115,8 @@ def evaluation_from_records(
             close()
             current = []
         attempts = tuple((a["raw"], Parsed(a["parsed"], a["reason"])) for a in r["attempts"])
-        current.append(Observation(prompt, r["raw"], Parsed(r["parsed"], r["reason"]), attempts))
+        current.append(Observation(prompt, r["raw"], Parsed(r["parsed"], r["reason"]), attempts,
+                                   r.get("error")))
     close()
     return Evaluation(model, ArchivedFamily(family, description, answer_space), tuple(items),
                       tuple(observations))

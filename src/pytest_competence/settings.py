@@ -69,16 +69,8 @@ def read_settings(config: pytest.Config) -> Settings:
     max_prompts = _number(config, "competence_max_prompts", int, lambda n: n >= 1,
                           "a positive whole number of prompts",
                           f"the default is {DEFAULT_MAX_PROMPTS}")
+    # Parsed at configure by the plugin (_check_run_settings), with the baseline.
     gates = tuple(g for g in config.getini("competence_require") if g.strip())
-    if gates:
-        from pytest_competence.conditions import Condition
-        from pytest_competence.strategies import InvalidArgument
-
-        for gate in gates:
-            try:
-                Condition().with_gates([gate])
-            except InvalidArgument as exc:
-                raise pytest.UsageError(f"ini option competence_require = {gate}: {exc}") from None
     _check_database(config)
     if str(config.getoption("competence_cache") or "rw") != "off":
         from pytest_competence.wiring import cache_path

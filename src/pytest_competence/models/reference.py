@@ -190,6 +190,7 @@ class ReferencePolicy:
     def __init__(self, name: str, answer: Callable[[Any], str]) -> None:
         # ``answer`` takes the prompt's text, or the whole Prompt when marked by reads_prompt().
         self.name = name
+        self.spec = name  # the spec it was built from, kept when an alias renames it
         self._answer = answer
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str]:
@@ -367,8 +368,10 @@ def reference_policy(rest: str, spec: str) -> ReferencePolicy:
         made = factory(**params)
         if hasattr(made, "generate"):  # a policy that reads a whole batch is a model already
             made.name = spec
-            return made
-        return ReferencePolicy(spec, made)
+        else:
+            made = ReferencePolicy(spec, made)
+        made.spec = spec  # kept when an alias renames it: part of its identity
+        return made
     except TypeError:
         raise ModelSpecError(
             f"{spec!r}: policy {name!r} does not take parameters {sorted(params)}"

@@ -46,7 +46,8 @@ def _matrix(results: list[Mapping[str, Any]], order: list[str]) -> list[str]:
     tests = list(dict.fromkeys(r["test"] for r in results))
     if len(models) < 2:
         return []
-    cell = {(r["test"], r["model"]): "pass" if _met(r) else "FAIL" for r in results}
+    cell = {(r["test"], r["model"]): "error" if r.get("outcome") == "error"
+            else "pass" if _met(r) else "FAIL" for r in results}
     rows = [["test", *models]] + [
         [t, *(cell.get((t, m), "—") for m in models)] for t in tests]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -59,6 +60,9 @@ def _gate(r: Mapping[str, Any]) -> list[str]:
     gate = r.get("gate")
     if not gate:
         return []
+    if gate.get("status") == "no baseline":
+        return [f"    against baseline {gate['baseline']}: no baseline (the archive has no result "
+                f"for this test; not gated)"]
     found = gate["regressions"]
     verdict = f"{len(found)} significant regression(s)" if found else "no significant regression"
     lines = [f"    against baseline {gate['baseline']}: {verdict} "
@@ -134,6 +138,9 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
     """Lines for ``pytest_terminal_summary`` from a results document."""
     lines: list[str] = []
     for r in document["results"]:
+        if r.get("outcome") == "error":  # no figures to show: the model was not really asked
+            lines.append(f"{r['nodeid']}  ERROR  {r['errors']['message']}")
+            continue
         if verbosity < 0:
             lines.append(f"{r['nodeid']}  {verdict(r)}  {_headline(r)}")
             continue
