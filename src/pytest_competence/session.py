@@ -51,7 +51,7 @@ class CompetenceSession:
         self.baseline_document: dict[str, Any] | None = None  # an archive, loaded at configure
         self.alpha = self.settings.alpha
         self.margin = self.settings.margin
-        self.max_error_rate = _error_rate(config.getini("competence_max_error_rate"))
+        self.max_error_rate = self.settings.max_error_rate
         self.evaluations: dict[tuple, Evaluation] = {}
         self.skipped_no_model = 0  # competence tests skipped because no model was named
         self.awaiting = 0  # competence tests whose requests went to a batch file
@@ -214,20 +214,6 @@ AWAITING = "awaiting batch results"
 def _skipped_for(report: pytest.TestReport, reason: str) -> bool:
     longrepr = report.longrepr
     return report.skipped and isinstance(longrepr, tuple) and reason in str(longrepr[-1])
-
-
-def _error_rate(value: object) -> float:
-    """The ``competence_max_error_rate`` ini option: a share in [0, 1)."""
-    try:
-        rate = float(str(value).strip())
-    except ValueError:
-        rate = -1.0
-    if not 0 <= rate < 1:
-        raise pytest.UsageError(
-            f"competence_max_error_rate: expected the share of prompts that may end in "
-            f"infrastructure errors, a number in [0, 1) such as 0 or 0.001, but got {value!r}"
-        )
-    return rate
 
 
 STATE = pytest.StashKey[CompetenceSession]()

@@ -39,6 +39,7 @@ class Settings:
     margin: float
     gates: tuple[str, ...]
     max_prompts: int
+    max_error_rate: float
 
 
 def _usage(option: str, value: object, expected: str, fix: str) -> pytest.UsageError:
@@ -82,7 +83,22 @@ def read_settings(config: pytest.Config) -> Settings:
             problem = output_path_problem("--" + option.replace("_", "-"), path)
             if problem:
                 raise pytest.UsageError(problem)
-    return Settings(bootstrap, alpha, margin, gates, max_prompts)
+    max_error_rate = _error_rate(config.getini("competence_max_error_rate"))
+    return Settings(bootstrap, alpha, margin, gates, max_prompts, max_error_rate)
+
+
+def _error_rate(value: object) -> float:
+    """The ``competence_max_error_rate`` ini option: a share in [0, 1)."""
+    try:
+        rate = float(str(value).strip())
+    except ValueError:
+        rate = -1.0
+    if not 0 <= rate < 1:
+        raise pytest.UsageError(
+            f"competence_max_error_rate: expected the share of prompts that may end in "
+            f"infrastructure errors, a number in [0, 1) such as 0 or 0.001, but got {value!r}"
+        )
+    return rate
 
 
 def check_prompt_count(count: int, limit: int, breakdown: str, raise_with: str) -> None:
