@@ -104,6 +104,19 @@ PYTEST_ROWS = [
         args=("--competence-model", "ref:nosuch")),
     Row("cache-choice", "argument --competence-cache: invalid choice: 'bad'",
         args=("--competence-cache=bad",)),
+    Row("blank-model", "--competence-model: got ' ', which names no model",
+        args=("--competence-model= ",)),
+    Row("no-model-required", "competence_require_model is set, but no model was named",
+        ini=("competence_require_model = true",)),
+    Row("no-model-skips", "", 0),
+    Row("openai-no-url", "'openai:gpt-4o-mini' names no server; write its base URL out in full",
+        args=("--competence-model=openai:gpt-4o-mini",)),
+    Row("baseline-missing", "--competence-baseline: no such file 'missing.json'",
+        args=("--competence-model=ref:ideal", "--competence-baseline=missing.json")),
+    Row("baseline-blank", "--competence-baseline: got an empty value",
+        args=("--competence-model=ref:ideal", "--competence-baseline= ")),
+    Row("batch-export-missing-dir", "--competence-batch-export: cannot write 'missing/r.jsonl'",
+        args=("--competence-model=ref:ideal", "--competence-batch-export=missing/r.jsonl")),
 ]
 
 
