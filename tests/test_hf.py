@@ -2,8 +2,9 @@
 
 No download: the tokenizer is a word-level ``tokenizers`` model trained here on a few ordering
 prompts and wrapped in ``PreTrainedTokenizerFast``; the model is a 2-layer Llama with random
-weights. Its answers are nonsense, which is fine: the tests check that batching, padding and
-scoring compute exactly what one prompt at a time would, not that the model is competent.
+weights (``tests/tiny_llama.py``). Its answers are nonsense, which is fine: the tests check that
+batching, padding and scoring compute exactly what one prompt at a time would, not that the model
+is competent.
 """
 
 from __future__ import annotations
@@ -27,11 +28,7 @@ tokenizers = pytest.importorskip("tokenizers")
 from pytest_competence.models import ModelSpecError, NoAnswer, resolve_model  # noqa: E402
 from pytest_competence.models._hf_batches import _device  # noqa: E402
 from pytest_competence.strategies import Ordering  # noqa: E402
-
-import tiny_llama  # noqa: E402
-
-TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+from tiny_llama import TEMPLATE, build  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -39,11 +36,6 @@ def prompts():
     family = Ordering(vocabulary="front_behind")
     items = family.design(levels=[4, 8], pairs=8, seed=1, presentations=["original", "equivalent"])
     return [p for item in items for p in item.prompts]
-
-
-def build(folder: Path, prompts, template: str | None = None) -> Path:
-    """The tiny Llama, its tokenizer trained on ``prompts`` as the backend renders them."""
-    return tiny_llama.build(folder, [f"{p.system}\n\n{p.text}" for p in prompts], template)
 
 
 @pytest.fixture(scope="session")

@@ -93,6 +93,19 @@ def test_errors_from_the_model_are_an_error_with_the_count_and_reason(pytester: 
     assert_no_internals(result.stdout.str())
 
 
+def test_errors_reach_the_reports_from_xdist_workers(pytester: pytest.Pytester):
+    pytest.importorskip("xdist")
+    pytester.syspathinsert()
+    pytester.makepyfile(flaky=ERRORING, test_x=SUITE, test_y=SUITE.replace("test_x", "test_y"))
+    result = pytester.runpytest_subprocess("-n", "2", "--competence-model", "py:flaky:answer",
+                                           "--competence-json=r.json", "--junitxml=j.xml")
+    result.assert_outcomes(errors=2)
+    document = json.loads((pytester.path / "r.json").read_text("utf-8"))
+    assert sorted(r["outcome"] for r in document["results"]) == ["error", "error"]
+    assert all(r["errors"]["count"] == 4 for r in document["results"])
+    assert len(ET.parse(pytester.path / "j.xml").getroot().findall(".//error")) == 2
+
+
 def test_an_error_rate_below_the_configured_share_counts_errors_as_invalid(
     pytester: pytest.Pytester,
 ):
@@ -231,7 +244,8 @@ GATED = """
     ('{"schema": "something-else"}', "ERROR: --competence-baseline: '*missing.json' is not a "
                                      "complete pytest-competence results document (*"),
     ('{"schema": "pytest-competence/results/1", "results": {}}', "ERROR: --competence-baseline: "
-     "'*missing.json' holds no per-test results with instances*"),
+     "'*missing.json' is not a complete * (not a results document: *results is dict, expected a "
+     "list of results)*"),
     ("", "ERROR: --competence-baseline: '*missing.json' is not a complete *"),
 ])
 def test_a_missing_or_broken_baseline_is_a_usage_error_before_any_model_call(

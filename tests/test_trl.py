@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -36,7 +37,9 @@ G = 4  # samples per prompt, as in seeds/000 App. B.3
 @pytest.mark.slow
 def test_grpo_trainer_runs_with_the_competence_reward(tmp_path: Path):
     records = grpo_order(rows("ordering", levels=[4], per_level=4, vocabulary="older_younger"))
-    checkpoint = tiny_llama.build(tmp_path / "tiny", [r["prompt"] for r in records])
+    # The tokenizer learns the words of the prompts as rendered ("system\n\nquestion").
+    prompts = [SimpleNamespace(system=r["system"], text=r["question"]) for r in records]
+    checkpoint = tiny_llama.build(tmp_path / "tiny", prompts)
     reward = GRPOReward(family("ordering").parse)
     calls: list[Counter] = []
 

@@ -25,7 +25,7 @@ from pytest_competence.strategies import Family, Item, Parsed, Prompt
 
 __all__ = [
     "CannotScore", "Evaluation", "InfrastructureError", "ModelProtocolError", "Observation", "ask_model", "evaluate",
-    "majority",
+    "majority", "sent_prompts",
 ]
 
 
@@ -172,16 +172,19 @@ def majority(prompt: Prompt, tries: Sequence[Observation]) -> Observation:
     return Observation(prompt, raw, Parsed(winner), attempts)
 
 
+def sent_prompts(items: Sequence[Item], attempts: int = 1) -> list[Prompt]:
+    """Every prompt the model is sent for ``items``: each presentation ``attempts`` times."""
+    return [replace(p, attempt=k) if k else p
+            for item in items for p in item.prompts for k in range(attempts)]
+
+
 def evaluate(family: Family, items: Sequence[Item], model: Model, attempts: int = 1) -> Evaluation:
     """Send every prompt of ``items`` to ``model`` in one batch and parse every answer.
 
     With ``attempts = N > 1`` each prompt is sent N times in the same batch (``Prompt.attempt``
     tells them apart) and the observation is the majority over the N parsed answers.
     """
-    prompts = [
-        replace(p, attempt=k) if k else p
-        for item in items for p in item.prompts for k in range(attempts)
-    ]
+    prompts = sent_prompts(items, attempts)
     start = time.perf_counter()
     answers = ask_model(model, prompts)
     seconds = time.perf_counter() - start

@@ -58,6 +58,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--competence-report-only", action="store_true", default=False,
                     dest="competence_report_only",
                     help="Evaluate and report every condition and gate, but do not fail tests")
+    group.addoption("--competence-batch-export", metavar="PATH", default=None,
+                    dest="competence_batch_export",
+                    help="Write the requests not yet in the response cache as OpenAI Batch input "
+                    "lines to PATH and skip the competence tests (then run them, e.g. with vllm "
+                    "run-batch, and 'competence batch import' the results)")
     group.addoption("--competence-audit", action="store_true", default=False,
                     dest="competence_audit",
                     help="Audit each competence suite against the reference policies instead of "
@@ -79,6 +84,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="2000",
         help="Paired-bootstrap resamples per test for the report intervals (default: 2000)",
     )
+    parser.addini("competence_max_prompts", default="2000000",
+                  help="Largest design a competence test may declare, in prompts (levels x "
+                  "pairs x presentations x attempts); larger ones are refused before any is "
+                  "generated (default: 2000000)")
     parser.addini("competence_shrink_calls", default="100",
                   help="Model calls a failing competence test may spend minimising its failing "
                   "case; 0 turns minimisation off (default: 100)")
@@ -174,6 +183,14 @@ def pytest_configure(config: pytest.Config) -> None:
             except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
                 raise pytest.UsageError(f"--competence-model: {exc}") from None
     _check_run_settings(config, state)
+    export = config.getoption("competence_batch_export")
+    if export and not state.is_worker:
+        try:  # a fresh file per run: the lines of an earlier export may be answered by now
+            open(export, "w").close()
+        except OSError as exc:
+            raise pytest.UsageError(f"--competence-batch-export: cannot write {export!r} "
+                                    f"({exc.strerror}); give a path in an existing, writable "
+                                    f"directory") from None
     config.stash[STATE] = state
     config.pluginmanager.register(state, "competence-session")
     if config.getoption("competence_audit"):
@@ -222,7 +239,9 @@ def _spec(item: pytest.Item | pytest.Function, marker: pytest.Mark,
     from pytest_competence.strategies import InvalidArgument
 
     try:
-        return spec_from_marker(marker.args, marker.kwargs, overrides)
+        spec = spec_from_marker(marker.args, marker.kwargs, overrides)
+        spec.check_size(item.config.stash[STATE].settings.max_prompts)
+        return spec
     except InvalidArgument as exc:
         message = f"{item.nodeid}: @pytest.mark.competence: {exc}"
     # Fail outside the except block: a chained InvalidArgument would repeat the message under
@@ -302,6 +321,9 @@ def competence(request: pytest.FixtureRequest,
     run = CompetenceRun(_spec(request.node, marker, overrides), competence_model,
                         request.config.stash[STATE], _test_id(request.node))
     request.node.stash[RUN] = run
+    export = request.config.getoption("competence_batch_export")
+    if export:
+        _export(run, export)
     _ask(request.node, run)
     yield run
     if run.replay_error is not None:  # the design passed; its saved cases could not be asked
@@ -333,6 +355,22 @@ def _ask(item: pytest.Item, run: CompetenceRun) -> None:
         message = (f"model {run.model.name!r} raised {type(exc).__name__}: {exc} "
                    f"(at {where_raised(exc)}) instead of answering; an infrastructure error, not an "
                    f"answer")
+    pytest.fail(run._session.redact(message), pytrace=False)  # a model may put the key in it
+
+
+def _export(run: CompetenceRun, path: str) -> None:
+    """Write the test's uncached requests as OpenAI Batch lines and skip it (see .batch)."""
+    from pytest_competence.batch import BatchError, export_requests
+    from pytest_competence.evaluate import sent_prompts
+    from pytest_competence.session import AWAITING
+
+    try:
+        count = export_requests(run.model, sent_prompts(run._session.design(run.spec),
+                                                        run.spec.attempts), path)
+    except BatchError as exc:
+        message = str(exc)
+    else:
+        pytest.skip(f"{AWAITING}: {count} new requests written to {path}")
     pytest.fail(message, pytrace=False)
 
 
@@ -396,7 +434,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         raise from_body
     if message is not None:
         # The message is the whole story; the engine's frames would only hide it.
-        pytest.fail(message, pytrace=False)
+        pytest.fail(run._session.redact(message), pytrace=False)
     return result
 
 
