@@ -14,8 +14,13 @@ from hypothesis import HealthCheck, settings
 
 # pytester restores sys.modules after each in-process run, so a module first imported inside one
 # is imported afresh by the next test — and numpy's C extensions refuse a second load ("cannot
-# load module more than once per process": numpy.fft through scipy.stats, datasets, trl). They
-# are imported here, once, before any test.
+# load module more than once per process": numpy.fft through scipy.stats, datasets, trl), as
+# does torch's operator registry (torch.distributed, through transformers' Llama). They are
+# imported here, once, before any test.
+try:
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM  # noqa: F401
+except ImportError:  # the optional backends are not installed: their tests skip
+    pass
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, derandomize=True,
