@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pytest_competence.profile import LevelProfile
     from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["RESULT", "RUN", "STATE", "CompetenceRun", "CompetenceSession"]
+__all__ = ["NOT_APPLICABLE", "RESULT", "RUN", "STATE", "CompetenceRun", "CompetenceSession"]
 
 
 class CompetenceSession:
@@ -36,6 +36,7 @@ class CompetenceSession:
         self.models: dict[str, Model] = {}
         self.designs: dict[tuple, list] = {}
         self.results: list[dict[str, Any]] = []
+        self.not_applicable: list[dict[str, Any]] = []  # test × model pairs skipped as n/a
         self.written: list[tuple[str, str]] = []
         self.document: dict[str, Any] | None = None
         self.bootstrap = int(config.getini("competence_bootstrap"))
@@ -114,6 +115,10 @@ class CompetenceSession:
             node.workerinput["competence_parts"] = str(self.parts)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        skipped = getattr(report, "competence_not_applicable", None)
+        if skipped is not None and not self.is_worker:
+            self.not_applicable.append(skipped)
+            return
         result = getattr(report, "competence", None)
         if report.when != "call" or result is None or self.is_worker:
             return
@@ -135,7 +140,7 @@ class CompetenceSession:
         from pytest_competence.report import build_document, write_outputs
 
         document = build_document(self.results, models=self.specs, records_dir=self.parts,
-                                  bootstrap=self.bootstrap)
+                                  bootstrap=self.bootstrap, not_applicable=self.not_applicable)
         self.document = document
         self.written = write_outputs(
             document, json_path=self.json_path, html_path=self.html_path,
@@ -157,6 +162,7 @@ class CompetenceSession:
 STATE = pytest.StashKey[CompetenceSession]()
 RUN = pytest.StashKey["CompetenceRun"]()
 RESULT = pytest.StashKey[dict]()
+NOT_APPLICABLE = pytest.StashKey[dict]()  # a test × model pair whose model cannot read the family
 
 
 class CompetenceRun:
