@@ -76,7 +76,7 @@ XDIST_MODELS = "ref:ideal,ref:endpoint,ref:threshold?n=5,ref:always-yes,ref:coin
 def test_xdist_matches_serial_run(pytester: pytest.Pytester):
     pytester.makepyfile(test_suite=XDIST_SUITE)
     # No example database: the second run would replay the first run's minimal cases.
-    args = ("-p", "no:cacheprovider", "-o", "competence_database=none", "-rA",
+    args = ("-p", "no:cacheprovider", "-o", "competence_database=none", "-rA", "-v",
             "--competence-model", XDIST_MODELS)
     serial = pytester.runpytest_subprocess(*args)
     parallel = pytester.runpytest_subprocess("-n", "2", *args)
