@@ -105,6 +105,7 @@ def test_html_and_markdown_have_the_matrix():
     assert "<h3>horn</h3>" in matrix and "<h3>ordering</h3>" in matrix
     assert "<td>n/a</td>" in matrix and "<td>FAIL</td>" in matrix and "<td>ERROR</td>" in matrix
     assert "n/a (they do not read horn prompts): <code>ref:endpoint</code>" in matrix
+    assert "; 2 test × model pairs n/a</p>" in page.split("<section id=matrix>")[0]
     text = render_markdown(_document())
     assert "### Which suite catches which model" in text and "#### horn" in text
     assert "| t.py::test_b[*] | ERROR | n/a |" in text

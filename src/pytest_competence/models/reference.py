@@ -42,6 +42,11 @@ rule-induction prompts (seeds/002) ``ideal`` answers as ``oracle`` does: from th
 interpreter, on the task regenerated from the prompt's design coordinates (the generators are
 checked separately, by independent solvers in ``tests/``). Every policy can also *score*
 candidates (the candidate-scoring readout): all probability on the answer it would generate.
+
+A policy reads the prompts of the families :data:`READS` names for it (its model's
+``families``; ``ideal``, the constant and the coin policies read every family's): the plugin skips
+it, as n/a, on other families' suites. ``ref:shortcuts`` on ``--competence-model`` stands for
+:data:`SHORTCUTS`, every family's shortcut policies.
 """
 
 from __future__ import annotations

@@ -351,6 +351,7 @@ def _header(document: Mapping[str, Any]) -> str:
     results = document.get("results") or []
     counts = {k: sum(r.get("outcome") == k for r in results) for k in ("passed", "failed")}
     caught = sum(verdict(r) == "FAIL (report only)" for r in results)
+    skipped = len(document.get("not_applicable") or [])
     index = _table(["", "test × model", "κ̄", "all correct", "first failing n"], [
         [_badge(r), f'<a href="#result-{i}"><code>{esc(r["nodeid"])}</code></a>',
          _num(r["summary"].get("kappa_bar")), _num(r["summary"].get("all_correct")),
@@ -363,7 +364,8 @@ def _header(document: Mapping[str, Any]) -> str:
             f"models {models} · {len(results)} result{'' if len(results) == 1 else 's'}: "
             f"{counts['passed']} passed, "
             f"{counts['failed']} failed"
-            f"{f' ({caught} fail the condition, reported only)' if caught else ''}</p>{index}<dl class=legend>{legend}</dl></section>")
+            f"{f' ({caught} fail the condition, reported only)' if caught else ''}"
+            f"{f'; {skipped} test × model pairs n/a' if skipped else ''}</p>{index}<dl class=legend>{legend}</dl></section>")
 
 
 def render_html(document: Mapping[str, Any]) -> str:
