@@ -216,7 +216,7 @@ def report(args: argparse.Namespace) -> int:
     from pytest_competence.report.terminal import summary_lines
 
     document = recompute(load_document(args.results), bootstrap=args.bootstrap)
-    for line in summary_lines(document):
+    for line in summary_lines(document, verbosity=1):  # everything, comparisons included
         print(line)
     written = write_outputs(document, json_path=args.json, html_path=args.html,
                             markdown_path=args.markdown)
