@@ -133,6 +133,8 @@ class Concepts(RuleInduction):
     Args:
         variations: ``K``, isomorphic variations per type and task (default 5).
         queries: new objects to classify per task, 1 to 8 (default 6).
+        balanced: draw half the queries wudsy (beyond the paper, whose uniform draws leave
+            30–40% of query sets all one label; rules that cannot be balanced are redrawn).
     """
 
     name = "concepts"
@@ -140,8 +142,12 @@ class Concepts(RuleInduction):
     levels = (1, 5)
     system = CONCEPTS_SYSTEM.format(n_query=6)  # the default; each instance fills in its own
 
-    def __init__(self, *, variations: int = 5, queries: int = 6) -> None:
+    def __init__(self, *, variations: int = 5, queries: int = 6, balanced: bool = False) -> None:
         super().__init__(variations=variations)
+        if not isinstance(balanced, bool):
+            raise InvalidArgument(f"Expected balanced to be True or False (half the queries "
+                                  f"wudsy), but got balanced={balanced!r}")
+        self.balanced = balanced
         if (isinstance(queries, bool) or not isinstance(queries, int)
                 or not 1 <= queries <= MAX_QUERIES):
             raise InvalidArgument(
@@ -153,7 +159,8 @@ class Concepts(RuleInduction):
 
     def options(self) -> dict[str, Any]:
         """The constructor keywords that rebuild this family."""
-        return {"variations": self.variations, "queries": self.queries}
+        return {"variations": self.variations, "queries": self.queries,
+                **({"balanced": True} if self.balanced else {})}
 
     def task(self, n: int, index: int, seed: int) -> Task:
         """Task ``index`` of level ``n``: rule, boundary-pair support, unseen queries, binding.
@@ -167,14 +174,19 @@ class Concepts(RuleInduction):
         for _ in range(_ATTEMPTS):
             rule = draw_rule(rng, n)
             support = build_support(rule, rng)
-            if support is not None and len(support) <= len(OBJECTS) - MAX_QUERIES:
+            if (support is not None and len(support) <= len(OBJECTS) - MAX_QUERIES
+                    and (not self.balanced or _balanceable(rule, support, self.queries))):
                 break
         else:  # pragma: no cover - every level accepts a draw within a handful of tries
             raise RuntimeError(f"no concept of length {n} found for seed={seed}, index={index}")
         shown = {x for x, _ in support}
         unseen = [x for x in OBJECTS if x not in shown]
-        picks = stream_rng(seed, n, index, _QUERY).choice(len(unseen), self.queries, replace=False)
-        query = tuple(unseen[i] for i in picks)
+        query_rng = stream_rng(seed, n, index, _QUERY)
+        if self.balanced:
+            query = _balanced(rule, unseen, self.queries, query_rng)
+        else:
+            picks = query_rng.choice(len(unseen), self.queries, replace=False)
+            query = tuple(unseen[i] for i in picks)
         features = stream_rng(seed, n, index, _BINDING).choice(len(_ORDER), 3, replace=False)
         return Task(rule=rule, support=support, query=query, answers=labels(rule, query),
                     context=tuple(_ORDER[i] for i in features))
@@ -227,5 +239,31 @@ class Concepts(RuleInduction):
         return expression(task.rule, task.context)
 
     def __repr__(self) -> str:
-        return f"Concepts(variations={self.variations}, queries={self.queries})"
+        extra = ", balanced=True" if self.balanced else ""
+        return f"Concepts(variations={self.variations}, queries={self.queries}{extra})"
+
+
+def _balanceable(rule: Rule, support: Sequence[tuple[Obj, bool]], k: int) -> bool:
+    """Whether the objects ``support`` leaves unseen hold ``⌈k/2⌉`` of each label."""
+    shown = {x for x, _ in support}
+    marks = labels(rule, [x for x in OBJECTS if x not in shown])
+    return min(sum(marks), len(marks) - sum(marks)) >= (k + 1) // 2
+
+
+def _balanced(rule: Rule, unseen: Sequence[Obj], k: int, rng: np.random.Generator) -> tuple[Obj, ...]:
+    """``k`` unseen objects, half of them wudsy (for odd ``k`` one more of a label drawn at
+    random), in random order.
+
+    Beyond the paper: with uniform draws 30–40% of query sets hold one label only, which the
+    constant answer "all true" / "all false" solves (``ref:concepts-constant``). Rules whose
+    boundary leaves too few unseen objects of a label are redrawn (:func:`_balanceable`), so a
+    balanced design's rules are not the paper's distribution of rules.
+    """
+    marks = labels(rule, unseen)
+    yes = [x for x, m in zip(unseen, marks) if m]
+    no = [x for x, m in zip(unseen, marks) if not m]
+    want_yes = (k + int(rng.integers(2))) // 2
+    chosen = [yes[i] for i in rng.choice(len(yes), want_yes, replace=False)] + [
+        no[i] for i in rng.choice(len(no), k - want_yes, replace=False)]
+    return tuple(chosen[i] for i in rng.permutation(k))
 

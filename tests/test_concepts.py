@@ -224,3 +224,31 @@ def test_bad_task_arguments():
 def test_bad_rebinding_names_the_argument(slots, values, context, name):
     with pytest.raises(InvalidArgument, match=name):
         rebind(FAMILY.task(2, 0, 1), slots, values, context)
+
+
+def test_balanced_query_sets_catch_the_constant_answer():
+    """Uniform query draws leave many sets all one label, which "all true"/"all false" solves;
+    balanced=True (beyond the paper) draws half of each, and the text still determines every
+    label (the independent reader re-derives them)."""
+    from pytest_competence.evaluate import evaluate as ask
+    from pytest_competence.models import resolve_model
+
+    def solved(fam: Concepts, value: str) -> float:
+        design = fam.design(levels=LEVELS, pairs=20, seed=1, presentations=["original"])
+        ev = ask(fam, design, resolve_model(f"ref:concepts-constant?value={value}"))
+        return sum(row[0].correct for row in ev.observations) / len(design)
+
+    assert solved(Concepts(), "true") + solved(Concepts(), "false") > 0.2
+    balanced = Concepts(balanced=True, queries=5)
+    assert solved(balanced, "true") == solved(balanced, "false") == 0.0
+    assert repr(balanced) == "Concepts(variations=5, queries=5, balanced=True)"
+    assert repr(Concepts(**balanced.options())) == repr(balanced)
+    for item in balanced.design(levels=LEVELS, pairs=6, seed=2):
+        for prompt in item.prompts:
+            gold = json.loads(prompt.gold)
+            assert sorted([gold.count(True), gold.count(False)]) == [2, 3]
+            params = prompt.params
+            shown = balanced.shown(n=params["n"], index=params["index"], seed=params["seed"],
+                                   presentation=prompt.presentation)
+            rule, concept = balanced.expression(shown), parse(prompt.text)
+            assert [evaluate(rule, concept, x) for x in concept.query] == gold

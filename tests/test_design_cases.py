@@ -200,13 +200,14 @@ def test_horn_failure_is_minimised_to_the_first_depth_past_the_bound(pytester: p
                           "distractors=8, cell=positive, gold yes, latent index=0 seed=0")
     assert any("n=5 fails, n=4 passes" in line for line in section)
     assert any("Saved to the example database" in line for line in section)
-    # The next run replays the saved case first and spends no shrinking call.
+    # The next run replays the saved case first and checks only its boundary, n = 4.
     result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model",
                                 "ref:horn-bounded?depth=4")
     result.stdout.fnmatch_lines([
         "  minimal failing case: horn n=5, *latent index=0 seed=0",
-        "    * model calls (database replay 1, asking again 1); *",
-        "    Replayed from the example database*",
+        "    3 model calls (database replay 1, minimality check 1, asking again 1); *",
+        "    Regression replayed from the example database (saved as minimal on * for this exact "
+        "model) and checked minimal for the model just asked: n=4 passes (1 call)*",
     ])
 
 

@@ -76,14 +76,20 @@ def test_an_archived_baseline_gates_a_later_run(pytester: pytest.Pytester):
     result = pytester.runpytest("--competence-model", WORSE, "--competence-baseline", str(archive))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"*Significant regression against baseline '{GOOD}'*"])
-    # Another design cannot be compared: the error says so instead of comparing other instances.
+    # Another design cannot be compared: a test error (not a failure of the model) names what
+    # differs, before the model is asked.
     _suite(pytester, extra=", seed=7")
     result = pytester.runpytest("--competence-model", WORSE, "--competence-baseline", str(archive))
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*ran on other instances (levels, pairs or seed differ)*"])
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*was archived from another design*; seed: archived 1, now 7. "
+                                 "Archive the baseline again*"])
 
 
-def test_configured_gates_apply_to_every_test(pytester: pytest.Pytester):
+def test_configured_condition_replaces_strict_for_tests_that_declare_none(
+    pytester: pytest.Pytester,
+):
+    """competence_require is the default condition: it replaces "strict" where a test declares
+    no require=, and a test's own require= wins outright."""
     pytester.makeini("""
         [pytest]
         competence_require =
@@ -92,16 +98,41 @@ def test_configured_gates_apply_to_every_test(pytester: pytest.Pytester):
     pytester.makepyfile(test_suite="""
         import pytest
 
+        @pytest.mark.competence(levels=[4, 8], pairs=20)
+        def test_default(competence):
+            pass
+
         @pytest.mark.competence(levels=[4, 8], pairs=20, require="coverage >= 0.99")
-        def test_gate(competence):
+        def test_own(competence):
             pass
     """)
-    result = pytester.runpytest("--competence-model", "ref:ideal,ref:always-yes")
-    result.assert_outcomes(passed=1, failed=1)
+    # ref:noisy is not strictly correct, but its κ̄ is high: the ini condition alone passes it.
+    result = pytester.runpytest("--competence-model", "ref:noisy?p=0.02&seed=1,ref:always-yes")
+    result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines([
-        "*condition: coverage >= 0.99 and kappa_bar >= 0.6",
+        "*test_default[[]ref:always-yes[]]*",
+        "*condition: kappa_bar >= 0.6",
         "*kappa_bar = undefined over the grid, required >= 0.6",
     ])
+    # With a "strict" line the strict condition stays and the floor is added.
+    pytester.makeini("""
+        [pytest]
+        competence_require =
+            strict
+            kappa_bar >= 0.6
+    """)
+    result = pytester.runpytest("--competence-model", "ref:noisy?p=0.02&seed=1")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*condition: strict: C_0 = … = C_K = 1 on every instance at "
+                                 "every level and kappa_bar >= 0.6"])
+
+
+def test_a_garbage_configured_condition_is_a_usage_error(pytester: pytest.Pytester):
+    pytester.makeini("[pytest]\ncompetence_require = garbage\n")
+    pytester.makepyfile(test_suite=SUITE.format(extra=""))
+    result = pytester.runpytest("--competence-model", "ref:ideal")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: competence_require: *'garbage'*"])
 
 
 def test_report_only_exits_zero_and_still_shows_what_failed(pytester: pytest.Pytester):

@@ -98,7 +98,7 @@ def test_the_health_check_still_guards_the_users_own_function_scoped_fixtures(
         def test_with_tmp_path(competence_model, tmp_path, case):
             assert_competent(competence_model, case)
     """)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model", "ref:ideal")
     result.assert_outcomes(failed=1)
     # tmp_path is not reset between examples: the check is left on, so Hypothesis fails the test
     # (naming the first function-scoped fixture it finds).

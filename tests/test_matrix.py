@@ -62,7 +62,8 @@ def _document() -> dict:
     ideal["outcome"] = "passed"
     caught = make_result("ref:endpoint", nodeid="t.py::test_a[ref:endpoint]")
     broken = make_result("ref:ideal", nodeid="t.py::test_b[ref:ideal]")
-    broken["outcome"] = "error"  # whatever outcome arrives is shown, never read as caught
+    broken["outcome"] = "error"  # an infrastructure error is shown as such, never as caught
+    broken["errors"] = {"message": "3 of 3 prompts unanswered: connection refused"}
     horn = dict(make_result("ref:ideal", nodeid="h.py::test_h[ref:ideal]"), outcome="passed",
                 family="Horn(depth=2)", family_name="horn")
     document = make_document([ideal, caught, broken, horn])
@@ -88,6 +89,9 @@ def test_one_model_has_no_matrix():
 
 def test_quiet_terminal_prints_the_matrices_and_points_to_the_details():
     lines = summary_lines(_document(), verbosity=-1)
+    assert lines[0] == ("t.py::test_b[ref:ideal]  ERROR  3 of 3 prompts unanswered: "
+                        "connection refused")
+    lines = lines[1:]
     assert lines[0].startswith("which suite catches which model")
     assert lines[1] == "  horn  (n/a, not reading horn prompts: 1 model)"
     assert lines[4] == "  ordering"

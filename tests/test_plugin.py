@@ -43,11 +43,36 @@ def test_models_run_once_each(pytester: pytest.Pytester):
     ])
 
 
-def test_default_model_is_ref_ideal(pytester: pytest.Pytester):
+def test_no_model_skips_with_the_reason_and_says_so(pytester: pytest.Pytester):
+    """No built-in default model: a run that names none tested nothing, and says so."""
+    pytester.makepyfile(test_x=SIMPLE, test_plain="def test_plain():\n    pass\n")
+    result = pytester.runpytest("-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines([
+        "competence: 1 competence test(s) skipped: no model was named; pass "
+        "--competence-model=SPEC or set competence_default_model",
+        "*SKIPPED*no competence model: pass --competence-model=SPEC*",
+    ])
+
+
+def test_no_model_is_a_usage_error_when_a_model_is_required(pytester: pytest.Pytester):
+    pytester.makeini("[pytest]\ncompetence_require_model = true\n")
     pytester.makepyfile(test_x=SIMPLE)
-    result = pytester.runpytest("-v")
-    result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines([esc("test_x.py::test_x[ref:ideal] PASSED*")])
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: competence_require_model is set, but no model was "
+                                 "named: pass --competence-model=SPEC*"])
+    assert pytester.runpytest("--competence-model", "ref:ideal").ret == 0
+
+
+@pytest.mark.parametrize("blank", ["", " ", ",", " , "])
+def test_a_blank_model_is_a_usage_error(pytester: pytest.Pytester, blank: str):
+    """An unset $MODEL in a workflow must not turn into a green run."""
+    pytester.makepyfile(test_x=SIMPLE)
+    result = pytester.runpytest(f"--competence-model={blank}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --competence-model: got {blank!r}, which names no "
+                                 f"model (an unset variable in a CI workflow?)*"])
 
 
 def test_default_model_from_ini(pytester: pytest.Pytester):
@@ -80,7 +105,7 @@ def test_marker_is_registered(pytester: pytest.Pytester):
 
 def test_strict_markers_accepts_the_marker(pytester: pytest.Pytester):
     pytester.makepyfile(test_x=SIMPLE)
-    result = pytester.runpytest("--strict-markers")
+    result = pytester.runpytest("--strict-markers", "--competence-model", "ref:ideal")
     result.assert_outcomes(passed=1)
 
 
@@ -152,7 +177,7 @@ MODEL_SPEC_CASES = [
     ("py:os:nonexistent", "*Model spec 'py:os:nonexistent': module 'os' has no attribute "
                           "'nonexistent'*"),
     ("py:no_such_module_here:f", "*cannot import module 'no_such_module_here'*check that it "
-                                 "is installed or on sys.path*"),
+                                 "is installed, in the rootdir or on sys.path*"),
     ("py:os:sep", "*'sep' is a str, not a callable taking a list of prompts*"),
     ("ref:nosuch", "*Unknown reference policy 'nosuch' in 'ref:nosuch'; expected one of "
                    "ideal, always-yes, always-no, coin, endpoint, forward-reader, "
@@ -277,7 +302,7 @@ def test_invalid_parametrized_override_fails_at_setup(pytester: pytest.Pytester)
         def test_bad(competence, vocabulary):
             pass
     """)
-    result = pytester.runpytest("-v")
+    result = pytester.runpytest("-v", "--competence-model", "ref:ideal")
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines([
         esc("*ERROR at setup of test_bad[ref:ideal-nope]*"),

@@ -49,7 +49,7 @@ def test_py_model_with_wrong_number_of_answers(pytester: pytest.Pytester):
     """)
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest("--competence-model", "py:shortmodel:answer")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)  # a broken model object, not a wrong model
     result.stdout.fnmatch_lines([
         "*model 'py:shortmodel:answer' returned 31 answers for 32 prompts; generate() must "
         "return exactly one answer (or exception) per prompt, in order",
@@ -62,7 +62,10 @@ def test_py_model_invalid_answers_are_recorded_with_reasons(pytester: pytest.Pyt
     pytester.makepyfile(weirdmodel=ideal_py("""
         def answer(prompts):
             # Four presentations per instance: presentation k always gets kind k.
-            kinds = [lambda p: None, lambda p: RuntimeError("boom"), lambda p: "maybe", _ideal]
+            from pytest_competence.models import NoAnswer
+
+            kinds = [lambda p: NoAnswer("only reasoning, no answer"), lambda p: "",
+                     lambda p: "maybe", _ideal]
             return [kinds[i % 4](p) for i, p in enumerate(prompts)]
     """))
     pytester.makepyfile(test_x="""
@@ -78,11 +81,10 @@ def test_py_model_invalid_answers_are_recorded_with_reasons(pytester: pytest.Pyt
     result.stdout.fnmatch_lines([
         "  first failing level: n=4: 8 of 8 instances fail (all-correct 0.0%)",
         "  failing instance ordering/seed=1/n=4/0:",
-        esc("    [original] gold=yes parsed=INVALID (model returned NoneType, not text) raw=None "
+        esc("    [original] gold=yes parsed=INVALID (only reasoning, no answer) raw=None "
             "→ WRONG"),
         "      prompt: There are 4 people *",
-        esc("    [equivalent] gold=yes parsed=INVALID (model error: RuntimeError: boom) raw=None "
-            "→ WRONG"),
+        esc("    [equivalent] gold=yes parsed=INVALID (") + "*" + esc(") raw='' → WRONG"),
         "      prompt: There are 4 people *",
         esc("    [reshuffle] gold=yes parsed=INVALID (none of ['no', 'yes'] in answer) "
             "raw='maybe' → WRONG"),
@@ -180,7 +182,7 @@ def test_body_reads_profiles_and_evaluation(pytester: pytest.Pytester):
         def test_extra_assertion_fails(competence):
             assert competence.profiles[0].all_correct < 1, "extra check in the body"
     """)
-    result = pytester.runpytest("-v")
+    result = pytester.runpytest("-v", "--competence-model", "ref:ideal")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines([
         esc("test_x.py::test_x[ref:ideal] PASSED*"),
@@ -305,7 +307,7 @@ def test_parametrized_design_keys_override_the_marker(pytester: pytest.Pytester)
             assert ev.items[0].id == f"ordering/seed={seed}/n=4/0"
             assert ev.presentations == tuple(presentations)
     """)
-    result = pytester.runpytest()
+    result = pytester.runpytest("--competence-model", "ref:ideal")
     result.assert_outcomes(passed=4)
 
 
@@ -318,5 +320,5 @@ def test_parametrized_levels_without_marker_levels(pytester: pytest.Pytester):
         def test_x(competence, levels):
             assert competence.spec.levels == tuple(levels)
     """)
-    result = pytester.runpytest()
+    result = pytester.runpytest("--competence-model", "ref:ideal")
     result.assert_outcomes(passed=2)

@@ -182,3 +182,28 @@ def test_the_aligned_reader_says_when_it_cannot_read(text: str) -> None:
 
     assert read_raven(text) is None
     assert RAVEN_POLICIES["raven-aligned"]()(text) == UNREADABLE
+
+
+def test_the_default_prompt_names_every_rule_exactly() -> None:
+    """Fig. 12's list omits distribute-three and the modulus; by default every rule a task can
+    use is stated exactly, so the text determines the answer (``verbatim=True`` keeps Fig. 12)."""
+    from pytest_competence.strategies.raven import SYSTEM
+
+    phrases = {"constant": "Constant: the same integer three times",
+               "progression": "+1, +2, -1 or -2 along the row",
+               "addition": "Modular addition: the third integer is the sum of the first two",
+               "subtraction": "the third integer is the first minus the second",
+               "minimum": "maximum/minimum of the first two", "maximum": "maximum/minimum",
+               "distribute-three": "once in every row and once in every column"}
+    text = system_prompt(2)
+    assert "modulo 10" in text
+    for rule in RULES:
+        assert phrases[rule.rstrip("+-12") if rule.startswith("progression") else rule] in text
+    assert system_prompt(2, verbatim=True) == SYSTEM.replace("n_features", "2")
+    assert "Distribution" not in system_prompt(2, verbatim=True)
+    fam = family("raven", verbatim=True)
+    assert repr(fam) == "Raven(variations=5, verbatim=True)"
+    assert fam.options() == {"variations": 5, "verbatim": True}
+    prompt = fam.design(levels=[2], pairs=1, seed=4)[0].prompts[0]
+    assert prompt.system == system_prompt(2, verbatim=True)
+

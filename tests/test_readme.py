@@ -43,12 +43,12 @@ def test_python_snippets_run(pytester: pytest.Pytester, body: str):
     if "def pytest_competence_profile" in body:
         pytester.makeconftest(body)
         pytester.makepyfile(test_suite=SUITE)
-        result = pytester.runpytest("-p", "no:cacheprovider")
+        result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model", "ref:ideal")
         result.assert_outcomes(passed=1)
         assert (pytester.path / "competence-results.jsonl").read_text().count("\n") == 1
         return
     pytester.makepyfile(test_snippet=body)
-    result = pytester.runpytest("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model", "ref:ideal")
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) >= 1 and not outcomes.get("failed") and not outcomes.get("errors")
 

@@ -243,7 +243,7 @@ def _store(databases: CaseDatabases, space, model: str) -> CaseStore:
     return CaseStore(databases, case_key("test_x.py::test_x[*]", space), model)
 
 
-def test_a_second_run_replays_the_minimal_case_and_spends_no_shrinking_calls():
+def test_a_second_run_replays_the_minimal_case_and_only_checks_its_boundary():
     databases = CaseDatabases(InMemoryExampleDatabase())
     space = Ordering().strategies.case_space(max_n=64, vocabularies=True)
     first, _, _ = run("ref:threshold?n=9", store=_store(databases, space, "ref:threshold?n=9"))
@@ -251,7 +251,112 @@ def test_a_second_run_replays_the_minimal_case_and_spends_no_shrinking_calls():
     second, model, _ = run("ref:threshold?n=9", store=_store(databases, space, "ref:threshold?n=9"))
     assert second.case == first.case and second.proven and second.source == "database"
     assert second.shrinking_calls == 0
-    assert second.calls == {"replay": 1, "confirm": 1} and len(model.batches) == 2
+    # One call checks the boundary: the same case one size down passes (the vocabulary is the
+    # catalog's first, so there is no earlier one to ask with it).
+    assert second.calls == {"replay": 1, "check": 1, "confirm": 1} and len(model.batches) == 3
+    assert [(c.n, failed) for c, failed in second.replay.checked] == [(9, False)]
+    assert second.replay.minimal and not second.saved  # already saved for this model
+
+
+def _moved(before: int, after: int, databases: CaseDatabases, name: str = "qwen"):
+    """Minimise ``ref:threshold?n=before``, then ``…n=after`` under one name: two checkpoints."""
+    space = Ordering().strategies.case_space(min_n=4, max_n=1024, vocabularies=True)
+    found = []
+    for limit in (before, after):
+        store = CaseStore(databases, case_key("test_x.py::test_x[*]", space), name,
+                          identity=f"threshold {limit}")
+        found.append(run(f"ref:threshold?n={limit}", levels=(1024,), min_n=4, store=store)[0])
+    return (*found, space)
+
+
+@pytest.mark.parametrize(("before", "after"), [(399, 256), (600, 4), (100, 99)])
+def test_a_checkpoint_failing_earlier_under_the_same_name_is_minimised_again(before, after):
+    databases = CaseDatabases(InMemoryExampleDatabase())
+    first, second, space = _moved(before, after, databases)
+    assert first.case.n == before + 1 and first.saved and first.complete
+    # The saved case still fails, but so does n - 1: a head start, not the answer.
+    assert second.source == "database" and not second.proven
+    assert second.replay.saved_for == "earlier" and not second.replay.minimal
+    assert [(c.n, failed) for c, failed in second.replay.checked] == [(before, True)]
+    assert second.case.n == after + 1 and second.complete and second.reproduced
+    # Within a fresh minimisation's cost: bisection below the saved n, plus the check.
+    fresh, _, _ = run(f"ref:threshold?n={after}", levels=(1024,), min_n=4)
+    assert fresh.case == second.case
+    assert second.boundary.calls <= math.ceil(math.log2(before - 4 + 1))
+    assert second.total_calls <= fresh.total_calls + 2  # the replay call and the check
+    # The smaller case replaces the saved one, as minimal for the new checkpoint.
+    saved = CaseStore(databases, case_key("test_x.py::test_x[*]", space), "qwen",
+                      identity=f"threshold {after}").load(space)
+    assert [(s.case, s.minimal, s.saved_for(f"threshold {after}")) for s in saved] \
+        == [(second.case, True, "same")]
+
+
+def test_the_check_asks_earlier_vocabularies_with_the_boundary_in_one_call():
+    first_two = sorted(_unambiguous()[:2], key=[v.name for v in CATALOG].index)
+    family = Ordering(vocabulary=first_two[1])
+    space = family.strategies.case_space(max_n=16, vocabularies=True)
+    databases = CaseDatabases(InMemoryExampleDatabase())
+
+    def moved(vocabularies):  # noqa: ANN001, ANN202
+        store = CaseStore(databases, case_key("t.py::t[*]", space), "qwen", vocabularies)
+        return run(f"ref:threshold?n=5&vocabularies={vocabularies}", family, levels=(4, 8, 16),
+                   store=store)[0]
+
+    first = moved(first_two[1])
+    assert (first.case.n, first.case.vocabulary) == (6, first_two[1])
+    # The next checkpoint fails in the earlier vocabulary too: the check sees it, in its call.
+    second = moved(",".join(first_two))
+    checked = [(c.n, c.vocabulary, failed) for c, failed in second.replay.checked]
+    assert checked[0] == (5, first_two[1], False)
+    assert (6, first_two[0], True) in checked and second.calls["check"] == 1
+    assert (second.case.n, second.case.vocabulary) == (6, first_two[0]) and not second.proven
+
+
+def test_a_replayed_case_the_budget_leaves_unchecked_is_not_called_minimal():
+    databases = CaseDatabases(InMemoryExampleDatabase())
+    space = Ordering().strategies.case_space(max_n=64, vocabularies=True)
+    run("ref:threshold?n=9", store=_store(databases, space, "m"))
+    found, _, _ = run("ref:threshold?n=9", store=_store(databases, space, "m"),
+                      budget=Budget(calls=2))
+    assert found.source == "database" and found.replay.checked is None
+    assert not found.proven and not found.complete and found.exhausted
+    assert found.calls == {"replay": 1, "confirm": 1}
+    # Still saved as minimal: the next run, with a budget, checks it again.
+    assert [s.minimal for s in _store(databases, space, "m").load(space)] == [True]
+
+
+def test_an_unchanged_model_under_a_new_identity_is_checked_and_recorded_for_it():
+    databases = CaseDatabases(InMemoryExampleDatabase())
+    space = Ordering().strategies.case_space(max_n=64, vocabularies=True)
+
+    def store(identity):  # noqa: ANN001, ANN202
+        return CaseStore(databases, case_key("t.py::t[*]", space), "qwen", identity)
+
+    first, _, _ = run("ref:threshold?n=9", store=store("a"))
+    same, _, _ = run("ref:threshold?n=9", store=store("a"))
+    assert same.proven and same.replay.saved_for == "same" and not same.saved
+    assert first.saved and same.replay.saved.saved_at.endswith(" UTC")
+    other, _, _ = run("ref:threshold?n=9", store=store("b"))
+    assert other.proven and other.replay.saved_for == "earlier" and other.saved
+    assert other.shrinking_calls == 0 and other.calls["check"] == 1
+    assert [s.identity for s in store("b").load(space)] == ["b"]
+
+
+def test_a_database_written_before_identities_loads_with_none():
+    from hypothesis.database import choices_to_bytes
+
+    local = InMemoryExampleDatabase()
+    space = Ordering().strategies.case_space(max_n=64, vocabularies=True)
+    store = _store(CaseDatabases(local), space, "m")
+    value = choices_to_bytes(space.choices(space.case(10)))
+    local.save(store.key, value)  # what earlier versions wrote: the case, and its minimal mark
+    local.save(store.minimal_key, value)
+    local.save(store.saved_key, b"not json")
+    (saved,) = store.load(space)
+    assert saved.case == space.case(10) and saved.minimal and saved.identity is None
+    assert saved.saved_for("abc") == "name"
+    found, _, _ = run("ref:threshold?n=9", store=store)
+    assert found.proven and found.replay.saved_for == "name" and found.saved
 
 
 def test_another_model_replays_the_saved_case_and_keeps_shrinking_from_it():

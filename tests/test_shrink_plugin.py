@@ -30,7 +30,7 @@ def minimal_section(output: str) -> list[str]:
     """The lines of the first minimal-case block of a failure message, prompts left out."""
     lines = output.splitlines()
     start = next(i for i, line in enumerate(lines)
-                 if re.match(r"^  (minimal failing case|failing case)", line))
+                 if re.match(r"^  (minimal |smallest )?failing case", line))
     block = []
     for line in lines[start:]:
         if line.startswith(("=", "_")) or not line.startswith("  "):
@@ -63,7 +63,9 @@ def test_failure_message_shows_the_minimal_case_and_the_calls_it_cost(pytester: 
     assert_no_internals(result.stdout.str())
 
 
-def test_a_second_run_replays_the_saved_case_first_with_no_shrinking(pytester: pytest.Pytester):
+def test_a_second_run_replays_the_saved_case_and_checks_only_its_boundary(
+    pytester: pytest.Pytester,
+):
     pytester.makepyfile(test_x=SUITE)
     args = ("--competence-model", "ref:threshold?n=11", "--competence-json", "out.json")
     pytester.runpytest(*args).assert_outcomes(failed=1)
@@ -72,15 +74,20 @@ def test_a_second_run_replays_the_saved_case_first_with_no_shrinking(pytester: p
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "  minimal failing case: n=12, vocabulary=front_behind, *",
-        "    2 model calls (database replay 1, asking again 1); 8 prompts, *",
-        "    Replayed from the example database, where a complete minimisation saved it as minimal "
-        "for this model; it still fails, so no shrinking calls were spent. *",
+        "    3 model calls (database replay 1, minimality check 1, asking again 1); 10 prompts, *",
+        "    Regression replayed from the example database (saved as minimal on * UTC for this "
+        "exact model) and checked minimal for the model just asked: n=11 passes (1 call), so no "
+        "shrinking calls were spent. *",
     ])
     second = json.loads((pytester.path / "out.json").read_text())
     before, after = (d["results"][0]["failing_case"]["minimal"] for d in (first, second))
     assert after["status"] == "replayed" and after["shrinking_calls"] == 0
-    assert after["calls"] == {"replay": 1, "confirm": 1, "total": 2}
+    assert after["calls"] == {"replay": 1, "check": 1, "confirm": 1, "total": 3}
     assert after["case"] == before["case"] and before["status"] == "minimal"
+    assert before["replay"] is None and before["model_identity"] == after["model_identity"]
+    assert after["replay"]["saved_for"] == "same" and after["replay"]["saved_as_minimal"]
+    assert after["replay"]["checked"] == [{"case": "n=11", "failed": False}]
+    assert after["replay"]["continued_to"] is None
 
 
 def failures(result: pytest.RunResult) -> str:
@@ -133,7 +140,7 @@ def test_minimisation_can_be_turned_off_or_bounded(pytester: pytest.Pytester):
     off = text.split("test_off")[1].split("test_bounded")[0]
     assert "minimal failing case" not in off
     result.stdout.fnmatch_lines([
-        "  minimal failing case: n=*",
+        "  smallest failing case found within the budget (may not be minimal): n=*",
         "    Minimisation stopped at its budget (4 calls, 300 s): this is the smallest failing "
         "case found so far and may not be minimal; *Not saved (no writable example database).",
     ])
@@ -266,6 +273,6 @@ def test_a_shared_read_only_database_is_replayed_and_left_alone(pytester: pytest
     result = pytester.runpytest(*model, "-o", "competence_database=pr-db",
                                 "-o", "competence_database_shared=main-db")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["    Replayed from the example database*"])
+    result.stdout.fnmatch_lines(["    Regression replayed from the example database*"])
     assert sorted(p.relative_to(pytester.path) for p in (pytester.path / "main-db").rglob("*")) \
         == shared

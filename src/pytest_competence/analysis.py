@@ -132,11 +132,15 @@ def _bootstrap(t: Mapping[str, np.ndarray], presentations: Sequence[str], B: int
     return out
 
 
-def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """Every figure of one evaluation, JSON-able: levels, summary, intervals, tests, instances."""
+def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
+            profiles: Sequence[LevelProfile] | None = None) -> dict[str, Any]:
+    """Every figure of one evaluation, JSON-able: levels, summary, intervals, tests, instances.
+
+    ``profiles`` are the evaluation's, when the caller has them already (else computed).
+    """
     presentations = list(evaluation.presentations)
     t = instance_table(evaluation)
-    profiles = profile(evaluation)
+    profiles = profile(evaluation) if profiles is None else profiles
     levels = [_level(p, t, presentations) for p in profiles]
     kappas = [lv.get("kappa") for lv in levels]
     summary: dict[str, Any] = {

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from pytest_competence.evaluate import (
     Evaluation,
+    InfrastructureError,
     Observation,
     _observe,
     ask_model,
@@ -99,9 +100,14 @@ class Asker:
         return self.spent + 1 + reserve > self.budget.calls or self.seconds >= self.budget.seconds
 
     def remember(self, evaluation: Evaluation) -> None:
-        """Take the answers of an evaluation, every attempt of it, as already asked."""
+        """Take the answers of an evaluation, every attempt of it, as already asked.
+
+        Infrastructure errors are not answers: those prompts are asked again when needed.
+        """
         for row in evaluation.observations:
             for o in row:
+                if o.error is not None:
+                    continue
                 if o.attempts:
                     for k, (raw, parsed) in enumerate(o.attempts):
                         self.memo[_key(replace(o.prompt, attempt=k))] = (raw, parsed)
@@ -148,8 +154,12 @@ class Asker:
             answers = ask_model(self.model, batch)  # one call per readout, as evaluate() does
             self.calls[self.phase] += 1
             self.prompts_sent += len(batch)
-            for (key, q), answer in zip(missing.items(), answers):
-                o = _observe(self.family, q, answer)  # type: ignore[arg-type]
+            observed = [_observe(self.family, q, answer)  # type: ignore[arg-type]
+                        for q, answer in zip(batch, answers)]
+            errors = [o for o in observed if o.error is not None]
+            if errors:  # an outage mid-search: stop, rather than take it for wrong answers
+                raise InfrastructureError(self.model.name, errors, len(batch))
+            for key, o in zip(missing, observed):
                 self.memo[key] = (o.raw, o.parsed)
         out: list[tuple[Observation, ...]] = []
         it = iter(sends)

@@ -40,6 +40,14 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 ) WITHOUT ROWID
 """
+# Keys written to an OpenAI Batch input file (pytest_competence.batch), awaiting their answers.
+_EXPORTED = """
+CREATE TABLE IF NOT EXISTS exported (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID
+"""
 
 
 def cache_key(identity: str, prompt: Prompt) -> str:
@@ -83,6 +91,7 @@ class ResponseCache:
             # power cut can take the last few, which the next run then asks for again.
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute(_SCHEMA)
+            db.execute(_EXPORTED)
             self._db = db
         return self._db
 
@@ -104,6 +113,20 @@ class ResponseCache:
             "INSERT OR REPLACE INTO responses (key, answer, model, created) VALUES (?, ?, ?, ?)",
             (key, answer, model, time.time()),
         )
+
+    def mark_exported(self, keys: Sequence[str], model: str) -> None:
+        """Remember ``keys`` as exported to a batch file for ``model`` (one transaction)."""
+        db, now = self._connect(), time.time()
+        db.execute("BEGIN")
+        db.executemany("INSERT OR REPLACE INTO exported (key, model, created) VALUES (?, ?, ?)",
+                       [(key, model, now) for key in keys])
+        db.execute("COMMIT")
+
+    def exported_model(self, key: str) -> str | None:
+        """The model a batch request with this key was exported for; ``None`` if never."""
+        row = self._connect().execute("SELECT model FROM exported WHERE key = ?", (key,))
+        found = row.fetchone()
+        return None if found is None else str(found[0])
 
     def __len__(self) -> int:
         return int(self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0])

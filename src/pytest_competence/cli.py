@@ -104,6 +104,14 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--json", help="Write the recomputed results document here")
     rep.add_argument("--bootstrap", type=int, default=None,
                      help="Bootstrap resamples (default: as recorded in the file)")
+    batch = sub.add_parser("batch", help="The OpenAI Batch path: import a batch run's answers")
+    batch_sub = batch.add_subparsers(dest="batch_command", required=True)
+    imp = batch_sub.add_parser("import", help="Store OpenAI Batch output lines in the response "
+                               "cache (requests exported by pytest --competence-batch-export)")
+    imp.add_argument("results", nargs="+", help="Batch output files (JSON Lines)")
+    imp.add_argument("--cache", default=".competence/cache.sqlite",
+                     help="The response cache file (default: .competence/cache.sqlite, as the "
+                     "competence_cache_path ini option)")
     plan = sub.add_parser("plan", help="Interval half-widths and detectable differences for a design")
     plan.add_argument("--pairs", type=int, default=200, help="Instances per level (default 200)")
     plan.add_argument("--levels", type=int, default=9, help="Number of levels (default 9)")
@@ -225,9 +233,35 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
+def batch_import(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pytest_competence.batch import import_results
+    from pytest_competence.cache import ResponseCache
+
+    if not Path(args.cache).is_file():
+        raise ValueError(f"no response cache at {args.cache!r}: export the requests first with "
+                         f"pytest --competence-batch-export, or pass --cache PATH")
+    cache = ResponseCache(args.cache)
+    try:
+        done = import_results(args.results, cache)
+    finally:
+        cache.close()
+    for line in done.lines():
+        print(line)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "batch":
+        from pytest_competence.batch import BatchError
+
+        try:
+            return batch_import(args)
+        except (OSError, ValueError, BatchError) as exc:
+            parser.error(f"batch import: {exc}")
     if args.command == "audit":
         from pytest_competence.audit.command import run as run_audit
 

@@ -73,8 +73,16 @@ class Condition:
         parts = ["strict: C_0 = … = C_K = 1 on every instance at every level"] if self.strict else []
         return " and ".join(parts + [str(t) for t in self.thresholds])
 
+    @property
+    def declared(self) -> str | list[str]:
+        """The condition as ``require=`` would declare it (:func:`parse_condition` reads it)."""
+        if not self.thresholds:
+            return "strict" if self.strict else []
+        return ["strict"] * self.strict + [str(t) for t in self.thresholds]
+
     def with_gates(self, gates: Sequence[str]) -> Condition:
-        """This condition and the configured gates (``competence_require`` ini lines)."""
+        """This condition and extra gates (archives written before ``competence_require``
+        replaced the default condition kept them apart)."""
         extra = tuple(_threshold(g) for g in gates if g.strip())
         return Condition(self.thresholds + extra, self.strict) if extra else self
 

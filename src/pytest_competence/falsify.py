@@ -16,6 +16,7 @@ import pytest
 from pytest_competence.asking import Asker, Budget
 from pytest_competence.casedb import CaseDatabases, CaseStore, case_key, open_databases
 from pytest_competence.conditions import describe_case, observation_records
+from pytest_competence.models.identity import model_identity
 from pytest_competence.shrink import Minimal, minimise
 from pytest_competence.shrink_hooks import ShrinkSettings, settings_for
 
@@ -28,6 +29,7 @@ _STARTS = 8  # failing design instances tried as starting points, smallest n fir
 _PHASE_NAMES = {
     "replay": "database replay", "start": "starting case", "boundary": "boundary search",
     "vocabulary": "vocabulary scan", "shrink": "Hypothesis shrinking", "confirm": "asking again",
+    "check": "minimality check",
 }
 
 
@@ -37,6 +39,14 @@ def _databases(config: pytest.Config) -> CaseDatabases:
             config.getini("competence_database"), config.getini("competence_database_shared"),
             config.rootpath)
     return config.stash[_DATABASES]
+
+
+def _store(item: pytest.Item, run: Any, space: Any) -> CaseStore:
+    """The test's cases (every model's), seen from this model: its name and identity."""
+    model_param = item.callspec.getparam("competence_model")  # type: ignore[attr-defined]
+    test = item.nodeid.replace(model_param, "*", 1)
+    return CaseStore(_databases(item.config), case_key(test, space), run.model.name,
+                     model_identity(run.model))
 
 
 def minimise_failure(item: pytest.Item, run: Any, message: str) -> str:
@@ -77,10 +87,7 @@ def replay_saved(item: pytest.Item, run: Any) -> str | None:
         return None
     space = make(max_n=max(spec.levels), presentations=spec.presentations,
                  vocabularies=settings.vocabulary)
-    databases = _databases(item.config)
-    model_param = item.callspec.getparam("competence_model")  # type: ignore[attr-defined]
-    store = CaseStore(databases, case_key(item.nodeid.replace(model_param, "*", 1), space),
-                      run.model.name)
+    store = _store(item, run, space)
     if not store.load(space):
         return None
     attempts = settings.attempts or spec.attempts
@@ -90,13 +97,16 @@ def replay_saved(item: pytest.Item, run: Any) -> str | None:
     if found is None or not found.reproduced:
         return None
     record = minimal_record(found, space, settings=settings, attempts=attempts,
-                            database=databases.description)
+                            database=store.databases.description, identity=store.identity)
     item.stash[MINIMAL] = record
+    replayed = record["replay"]
+    origin = f" ({_saved_by(replayed)})" if replayed["saved_for"] in _SAVED_FOR else ""
     return (
         f"Competence condition failed for model {run.model.name!r} on {spec.family!r}\n"
         f"  condition: {condition}\n"
         f"  every instance of the design passed, but a case saved in the example database by an "
-        f"earlier run fails: {record['summary']}\n{minimal_text(record, seconds=found.seconds)}"
+        f"earlier run fails: {replayed['summary']}{origin}\n"
+        f"{minimal_text(record, seconds=found.seconds)}"
     )
 
 
@@ -138,16 +148,13 @@ def _minimise(item: pytest.Item, run: Any,
     asker = Asker(run.model, space.family, attempts=attempts,
                   budget=Budget(settings.calls, settings.seconds))
     asker.remember(evaluation)
-    model_param = item.callspec.getparam("competence_model")  # type: ignore[attr-defined]
-    test = item.nodeid.replace(model_param, "*", 1)
-    databases = _databases(item.config)
-    store = CaseStore(databases, case_key(test, space), run.model.name)
+    store = _store(item, run, space)
     found = minimise(space, run.model, starts, attempts=attempts, asker=asker, store=store)
     if found is None:
         return {"status": "no_start", "verdict": "not minimised: no failing instance of the "
                 "design failed again as a case of the family's case space"}, None
     record = minimal_record(found, space, settings=settings, attempts=attempts,
-                            database=databases.description)
+                            database=store.databases.description, identity=store.identity)
     return record, found.seconds
 
 
@@ -161,9 +168,33 @@ def _status(m: Minimal) -> str:
     return "minimal" if m.complete else "unstable"
 
 
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """The fields of a case that differ from another's, as ``n=257, vocabulary=…``."""
+    return ", ".join(f"{k}={v}" for k, v in after.items() if before.get(k) != v) or "itself"
+
+
+def _replay_record(m: Minimal, space: Any) -> dict[str, Any] | None:
+    if m.replay is None:
+        return None
+    saved, checked = m.replay.saved, m.replay.checked
+    fields = saved.case.fields
+    return {
+        "summary": space.summary(saved.case),
+        "case": fields,
+        "saved_as_minimal": saved.minimal,
+        "saved_for": m.replay.saved_for,
+        "saved_at": saved.saved_at,
+        "identity": saved.identity,
+        "checked": None if checked is None else [
+            {"case": _changes(fields, c.fields), "failed": failed} for c, failed in checked],
+        "continued_to": None if m.case == saved.case else _changes(fields, m.case.fields),
+    }
+
+
 def minimal_record(m: Minimal, space: Any, *, settings: ShrinkSettings, attempts: int,
-                   database: str) -> dict[str, Any]:
-    """The minimal case as plain data (``failing_case.minimal`` in the results document)."""
+                   database: str, identity: str | None = None) -> dict[str, Any]:
+    """The minimal case as plain data (``failing_case.minimal`` in the results document);
+    ``identity`` is the model's (:func:`~.models.identity.model_identity`)."""
     status = _status(m)
     record: dict[str, Any] = {
         "status": status,
@@ -185,6 +216,8 @@ def minimal_record(m: Minimal, space: Any, *, settings: ShrinkSettings, attempts
         "budget": {"calls": settings.calls, "seconds": settings.seconds},
         "database": database,
         "saved": m.saved,
+        "model_identity": identity,
+        "replay": _replay_record(m, space),
         "notes": list(m.notes),
     }
     record["verdict"] = _verdict(record)
@@ -213,22 +246,69 @@ def _verdict(r: dict[str, Any]) -> str:
     again = f"Asked {times} more times{each}, it fails the same way every time."
     saved = (f" Saved to the example database {r['database']}; the next run replays it first."
              if r["saved"] else " Not saved (no writable example database).")
+    replayed = r["replay"]
     if r["status"] == "replayed":
-        return (f"Replayed from the example database, where a complete minimisation saved it as "
-                f"minimal for this model; it still fails, so no shrinking calls were spent. "
-                f"{again}")
+        checked = r["calls"].get("check", 0)
+        simpler = (", ".join(f"{c['case']} passes" for c in replayed["checked"])
+                   or "nothing is simpler in one step")
+        recorded = (" Recorded in the example database as minimal for this model."
+                    if r["saved"] else "")
+        return (f"Regression replayed from the example database ({_saved_by(replayed)}) and "
+                f"checked minimal for the model just asked: {simpler} "
+                f"({_plural(checked, 'call')}), so no shrinking calls were spent. "
+                f"{again}{recorded}")
+    head = "" if replayed is None else _continued(replayed, replaced=r["saved"]) + " "
     if r["status"] == "budget":
         b = r["budget"]
-        return (f"Minimisation stopped at its budget ({b['calls']} calls, {b['seconds']:g} s): "
-                f"this is the smallest failing case found so far and may not be minimal; raise "
-                f"@pytest.mark.competence_shrink(calls=...) or competence_shrink_calls to search "
-                f"further. {again}{saved}")
+        return (f"{head}Minimisation stopped at its budget ({b['calls']} calls, "
+                f"{b['seconds']:g} s): this is the smallest failing case found so far and may not "
+                f"be minimal; raise @pytest.mark.competence_shrink(calls=...) or "
+                f"competence_shrink_calls to search further. {again}{saved}")
     notes = " ".join(n[0].upper() + n[1:] + "." for n in r["notes"])
-    return f"{notes + ' ' if notes else ''}{again}{saved}"
+    return f"{head}{notes + ' ' if notes else ''}{again}{saved}"
+
+
+_SAVED_FOR = {
+    "same": "for this exact model",
+    "earlier": "for an earlier model under the same name",
+    "name": "under this model's name (for which model exactly was not recorded)",
+}
+
+
+def _saved_by(replayed: dict[str, Any]) -> str:
+    """Who saved a replayed case: ``saved as minimal on … for this exact model``."""
+    if replayed["saved_for"] not in _SAVED_FOR:
+        return "saved by an earlier run"
+    what = "saved as minimal" if replayed["saved_as_minimal"] else "saved"
+    when = f" on {replayed['saved_at']}" if replayed["saved_at"] else ""
+    return f"{what}{when} {_SAVED_FOR[replayed['saved_for']]}"
+
+
+def _continued(replayed: dict[str, Any], *, replaced: bool) -> str:
+    """How minimisation went on from a replayed case that was not (or no longer) minimal."""
+    failing = [c["case"] for c in replayed["checked"] or [] if c["failed"]]
+    head = f"Replayed from the example database ({_saved_by(replayed)}): it still fails"
+    if failing:
+        head += (f", but {' and '.join(failing)} fails too now, so it is not minimal for the "
+                 f"model just asked")
+    if replayed["continued_to"] is None:
+        return head + "."
+    head += f"; minimisation continued from it to {replayed['continued_to']}."
+    if replayed["saved_as_minimal"] and replaced:
+        head += " The smaller case replaces it in the example database."
+    return head
 
 
 def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+# Only a complete search, or a replayed case checked in this run, is called minimal.
+_HEADS = {
+    "not_reproduced": "failing case (did not reproduce)",
+    "budget": "smallest failing case found within the budget (may not be minimal)",
+    "unstable": "failing case (the minimised one did not reproduce)",
+}
 
 
 def minimal_text(r: dict[str, Any], *, seconds: float | None = None) -> str:
@@ -240,8 +320,7 @@ def minimal_text(r: dict[str, Any], *, seconds: float | None = None) -> str:
         return f"  {r['verdict']}"
     calls = r["calls"]
     spent = ", ".join(f"{_PHASE_NAMES.get(k, k)} {v}" for k, v in calls.items() if k != "total")
-    head = ("failing case (did not reproduce)" if r["status"] == "not_reproduced"
-            else "minimal failing case")
+    head = _HEADS.get(r["status"], "minimal failing case")
     lines = [
         f"  {head}: {r['summary']}",
         f"    {_plural(calls['total'], 'model call')} ({spent}); {r['prompts_sent']} prompts"

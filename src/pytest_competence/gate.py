@@ -9,6 +9,7 @@ bootstrap interval on the accuracy difference.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,20 +18,102 @@ import numpy as np
 
 from pytest_competence import stats
 
-__all__ = ["BaselineError", "baseline_from_document", "compare_with_baseline", "regression_message"]
+__all__ = [
+    "BaselineError", "baseline_from_document", "check_design", "compare_with_baseline",
+    "design_fingerprint", "load_baseline", "regression_message",
+]
 
 
 class BaselineError(ValueError):
-    """The baseline cannot be compared with this test (missing, or other instances)."""
+    """The baseline cannot be compared with this test (unreadable, or another design)."""
+
+
+#: Bumped whenever a family's wording changes in a way its repr does not show; part of the
+#: fingerprint, so an archive from before such a change is never compared as if equal.
+PROMPT_WORDING = 1
+
+
+def load_baseline(path: str | Path) -> dict[str, Any]:
+    """An archived results document to gate against; :class:`BaselineError` says why not.
+
+    Read once, when the run starts: a missing, unreadable, truncated or foreign file stops the
+    run before any model is asked.
+    """
+    from pytest_competence.report import load_document
+
+    fix = ("archive one with --competence-json on the released model, or drop "
+           "--competence-baseline for this run")
+    try:
+        document = load_document(path)
+    except FileNotFoundError:
+        raise BaselineError(f"--competence-baseline: no such file {str(path)!r}; {fix}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"--competence-baseline: cannot read {str(path)!r} "
+                            f"({type(exc).__name__}: {exc}); {fix}") from None
+    except ValueError as exc:  # json.JSONDecodeError, or another schema
+        raise BaselineError(f"--competence-baseline: {str(path)!r} is not a complete "
+                            f"pytest-competence results document ({exc}); {fix}") from None
+    results = document.get("results")
+    if not isinstance(results, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("test"), str)
+            and isinstance(r.get("instances"), dict) for r in results):
+        raise BaselineError(f"--competence-baseline: {str(path)!r} holds no per-test results "
+                            f"with instances; {fix}")
+    return document
+
+
+def design_fingerprint(spec: Any, items: Sequence[Any]) -> dict[str, Any]:
+    """What decides a design's prompts: family and options, grid, seed, presentations, attempts,
+    the wording version, and a hash of every prompt, its gold answer and its presentation."""
+    digest = hashlib.sha256()
+    for item in items:
+        for p in item.prompts:
+            for part in (item.id, p.presentation, p.system, p.text, p.gold, p.readout):
+                data = str(part).encode("utf-8", "surrogatepass")
+                digest.update(len(data).to_bytes(8, "big") + data)
+    return {"family": repr(spec.family), "levels": list(spec.levels), "pairs": spec.pairs,
+            "seed": spec.seed, "presentations": list(spec.presentations),
+            "attempts": spec.attempts, "wording": PROMPT_WORDING,
+            "prompts": digest.hexdigest()[:32]}
+
+
+def _archived(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The fingerprint of an archived result; older archives carry only some of its parts."""
+    design = result.get("design") or {}
+    if "fingerprint" in design:
+        return dict(design["fingerprint"])
+    return {"family": result.get("family"), "levels": design.get("levels"),
+            "pairs": design.get("pairs"), "seed": design.get("seed"),
+            "presentations": list((result.get("instances") or {}).get("correct", {})),
+            "attempts": design.get("attempts", 1)}
+
+
+def check_design(path: str, document: Mapping[str, Any], test: str,
+                 fingerprint: Mapping[str, Any]) -> None:
+    """Raise :class:`BaselineError` naming what differs when ``test`` was archived from another
+    design; a test the archive does not hold is left to the gate ("no baseline")."""
+    result = next((r for r in document["results"] if r["test"] == test), None)
+    if result is None:
+        return
+    archived = _archived(result)
+    differ = [f"{key}: archived {archived[key]!r}, now {fingerprint[key]!r}"
+              for key in fingerprint
+              if key != "prompts" and key in archived and archived[key] != fingerprint[key]]
+    if not differ and archived.get("prompts", fingerprint["prompts"]) != fingerprint["prompts"]:
+        differ = ["the prompts' text differs though the declaration is the same (the family's "
+                  "wording changed, e.g. another version of pytest-competence or of the family)"]
+    if differ:
+        raise BaselineError(
+            f"baseline {path}: {test} was archived from another design, so its instances cannot "
+            f"be matched; " + "; ".join(differ) + ". Archive the baseline again with this design "
+            f"(or restore the test's old design)")
 
 
 def baseline_from_document(
-    path: str | Path, test: str, ids: Sequence[str]
-) -> tuple[str, dict[str, np.ndarray]]:
-    """The baseline's name and per-presentation correctness for ``test`` from an archived run."""
-    from pytest_competence.report import load_document
-
-    document = load_document(path)
+    path: str, document: Mapping[str, Any], test: str, ids: Sequence[str]
+) -> tuple[str, dict[str, np.ndarray]] | None:
+    """The baseline's name and per-presentation correctness for ``test`` from an archived run;
+    ``None`` when the archive has no result for ``test`` (e.g. a test added since)."""
     for result in document["results"]:
         if result["test"] != test:
             continue
@@ -42,8 +125,7 @@ def baseline_from_document(
         correct = {name: np.frombuffer(bits.encode(), np.uint8) == ord("1")
                    for name, bits in result["instances"]["correct"].items()}
         return result["model"], correct
-    raise BaselineError(f"baseline {path} has no result for {test}; run the baseline on this "
-                        f"suite with --competence-json to archive one")
+    return None
 
 
 def compare_with_baseline(

@@ -7,6 +7,7 @@ engine (numpy, the families, the models) is imported when a competence test firs
 from __future__ import annotations
 
 from collections.abc import Generator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -53,18 +54,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)")
     group.addoption("--competence-baseline", metavar="SPEC_OR_JSON", default=None,
                     dest="competence_baseline",
-                    help="Fail a test only on a significant regression against this model (a "
-                    "spec or alias) or archived results (a --competence-json file)")
+                    help="Also fail a test on a significant regression against this model (a "
+                    "spec or alias) or archived results (a --competence-json file); the test's "
+                    "own condition still applies")
     group.addoption("--competence-report-only", action="store_true", default=False,
                     dest="competence_report_only",
                     help="Evaluate and report every condition and gate, but do not fail tests")
+    group.addoption("--competence-batch-export", metavar="PATH", default=None,
+                    dest="competence_batch_export",
+                    help="Write the requests not yet in the response cache as OpenAI Batch input "
+                    "lines to PATH and skip the competence tests (then run them, e.g. with vllm "
+                    "run-batch, and 'competence batch import' the results)")
     group.addoption("--competence-audit", action="store_true", default=False,
                     dest="competence_audit",
                     help="Audit each competence suite against the reference policies instead of "
                     "running models: which shortcuts it catches, which survive, and why")
     parser.addini("competence_require", type="linelist", default=[],
-                  help="Gates for every competence test, one per line, e.g. "
-                  "'robust_correct >= 0.95 for n <= 128' or 'kappa_bar >= 0.6'")
+                  help="The condition of every competence test that declares no require=, one "
+                  "line each, replacing the strict condition (add a 'strict' line to keep it), "
+                  "e.g. 'robust_correct >= 0.95 for n <= 128' or 'kappa_bar >= 0.6'")
     parser.addini("competence_alpha", default="0.05",
                   help="Significance level of the regression gate, after Holm (default: 0.05)")
     parser.addini("competence_regression_margin", default="0",
@@ -94,9 +102,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "competence_default_model",
-        default="ref:ideal",
-        help="Model used when no --competence-model is given (default: ref:ideal)",
+        default="",
+        help="Model used when no --competence-model is given (default: none; competence tests "
+        "are then skipped)",
     )
+    parser.addini("competence_require_model", type="bool", default=False,
+                  help="Make a run that names no model a usage error instead of skipping the "
+                  "competence tests (set it in CI; default: false)")
+    parser.addini("competence_max_error_rate", default="0",
+                  help="Share of a test's prompts that may end in infrastructure errors (server "
+                  "or model failures) before the test is an ERROR; below it they count as "
+                  "invalid answers (default: 0)")
     group.addoption("--competence-cache", choices=("rw", "read", "write", "off"), default="rw",
                     dest="competence_cache",
                     help="Response cache for HTTP, transformers and vLLM models: read and write "
@@ -115,10 +131,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.addinivalue_line("markers", SHRINK_MARKER_HELP)
     config.pluginmanager.register(ShrinkHooks(config), "competence-shrink")
-    raw = config.getoption("competence_models") or [config.getini("competence_default_model")]
     from pytest_competence.models import split_specs
 
+    given = config.getoption("competence_models")
+    for chunk in given:
+        if not split_specs(chunk):
+            raise pytest.UsageError(
+                f"--competence-model: got {chunk!r}, which names no model (an unset variable in "
+                f"a CI workflow?); pass a spec such as 'openai:MODEL@http://HOST:PORT/v1' or an "
+                f"alias from competence_models"
+            )
+    raw = given or [str(config.getini("competence_default_model"))]
     specs = [s for chunk in raw for s in split_specs(chunk)]
+    if not specs and config.getini("competence_require_model"):
+        raise pytest.UsageError(
+            "competence_require_model is set, but no model was named: pass --competence-model=SPEC "
+            "(or set competence_default_model)"
+        )
     aliases: dict[str, str] = {}
     lines = config.getini("competence_models")
     if lines:
@@ -147,6 +176,15 @@ def pytest_configure(config: pytest.Config) -> None:
                 state.models[spec] = state.resolve(spec)
             except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
                 raise pytest.UsageError(f"--competence-model: {exc}") from None
+    _check_run_settings(config, state)
+    export = config.getoption("competence_batch_export")
+    if export and not state.is_worker:
+        try:  # a fresh file per run: the lines of an earlier export may be answered by now
+            open(export, "w").close()
+        except OSError as exc:
+            raise pytest.UsageError(f"--competence-batch-export: cannot write {export!r} "
+                                    f"({exc.strerror}); give a path in an existing, writable "
+                                    f"directory") from None
     config.stash[STATE] = state
     config.pluginmanager.register(state, "competence-session")
     if config.getoption("competence_audit"):
@@ -155,6 +193,30 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(AuditPlugin(config), "competence-audit")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(_XdistHooks(state), "competence-xdist")
+
+
+def _check_run_settings(config: pytest.Config, state: CompetenceSession) -> None:
+    """Settings that would otherwise fail per test, after the models ran: usage errors now."""
+    if state.gates:
+        from pytest_competence.conditions import parse_condition
+        from pytest_competence.strategies import InvalidArgument
+
+        try:
+            parse_condition(state.gates)
+        except InvalidArgument as exc:
+            raise pytest.UsageError(f"competence_require: {exc}") from None
+    baseline = state.baseline
+    if baseline is not None and not baseline.strip():
+        raise pytest.UsageError("--competence-baseline: got an empty value; pass a model spec, "
+                                "an alias or an archived --competence-json file")
+    if baseline and baseline.endswith(".json"):
+        from pytest_competence.gate import BaselineError, load_baseline
+
+        path = Path(baseline)
+        try:
+            state.baseline_document = load_baseline(path)
+        except BaselineError as exc:
+            raise pytest.UsageError(str(exc)) from None
 
 
 def _spec(item: pytest.Item | pytest.Function, marker: pytest.Mark,
@@ -187,8 +249,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
         if "competence_model" in inspect.signature(metafunc.function).parameters:
             # A plain test (e.g. a Hypothesis one) that takes the model runs once per model too.
-            specs = metafunc.config.stash[STATE].specs
-            metafunc.parametrize("competence_model", specs, ids=specs, indirect=True)
+            _parametrize(metafunc)
         return
     if "competence" not in metafunc.fixturenames:
         pytest.fail(
@@ -205,8 +266,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         # Validate at collection, so errors name the argument before any model runs; a test
         # whose parameters complete the declaration is validated per parameter set at setup.
         _spec(metafunc.definition, marker)
+    _parametrize(metafunc)
+
+
+def _parametrize(metafunc: pytest.Metafunc) -> None:
+    """One test per model; with no model at all, one test skipped with the reason."""
+    from pytest_competence.session import NO_MODEL
+
     specs = metafunc.config.stash[STATE].specs
-    metafunc.parametrize("competence_model", specs, ids=specs, indirect=True)
+    if specs:
+        metafunc.parametrize("competence_model", specs, ids=specs, indirect=True)
+    else:
+        metafunc.parametrize("competence_model", [pytest.param(None, marks=pytest.mark.skip(
+            reason=NO_MODEL))], ids=["no-model"], indirect=True)
 
 
 @pytest.fixture
@@ -220,7 +292,8 @@ def competence_model(request: pytest.FixtureRequest) -> Model:
 
 
 @pytest.fixture
-def competence(request: pytest.FixtureRequest, competence_model: Model) -> CompetenceRun:
+def competence(request: pytest.FixtureRequest,
+               competence_model: Model) -> Generator[CompetenceRun, None, None]:
     """The competence evaluation of this test's design under this test's model."""
     marker = request.node.get_closest_marker("competence")
     if marker is None:
@@ -244,7 +317,62 @@ def competence(request: pytest.FixtureRequest, competence_model: Model) -> Compe
     run = CompetenceRun(spec, competence_model, request.config.stash[STATE],
                         _test_id(request.node))
     request.node.stash[RUN] = run
-    return run
+    export = request.config.getoption("competence_batch_export")
+    if export:
+        _export(run, export)
+    _ask(request.node, run)
+    yield run
+    if run.replay_error is not None:  # the design passed; its saved cases could not be asked
+        pytest.fail(f"saved cases not replayed: {run.replay_error}", pytrace=False)
+
+
+def _ask(item: pytest.Item, run: CompetenceRun) -> None:
+    """Evaluate at setup: an outage, a broken model object or a foreign baseline is the test's
+    ERROR (pytest's setup error), never a FAILED verdict on the model."""
+    from pytest_competence.evaluate import InfrastructureError, ModelProtocolError
+    from pytest_competence.gate import BaselineError
+
+    try:
+        run.prepare()
+        return
+    except InfrastructureError as exc:
+        if run.evaluated:  # shown as an error in every report
+            item.stash[RESULT] = data = run.result(item.nodeid, run.test)
+            item.user_properties.extend(_junit_properties(data))
+        message = f"{exc}\n  {_reasons(exc)}" if len(exc.reasons) > 1 else str(exc)
+    except (ModelProtocolError, BaselineError) as exc:
+        message = str(exc)
+    except (KeyboardInterrupt, SystemExit) as exc:
+        pytest.exit(f"model {run.model.name!r} raised {type(exc).__name__}"
+                    f"{': ' + str(exc) if str(exc) else ''}; stopping the run", returncode=2)
+    except Exception as exc:  # the model object raised instead of answering
+        from pytest_competence.models import where_raised
+
+        message = (f"model {run.model.name!r} raised {type(exc).__name__}: {exc} "
+                   f"(at {where_raised(exc)}) instead of answering; an infrastructure error, not an "
+                   f"answer")
+    pytest.fail(message, pytrace=False)
+
+
+def _export(run: CompetenceRun, path: str) -> None:
+    """Write the test's uncached requests as OpenAI Batch lines and skip it (see .batch)."""
+    from pytest_competence.batch import BatchError, export_requests
+    from pytest_competence.evaluate import sent_prompts
+    from pytest_competence.session import AWAITING
+
+    try:
+        count = export_requests(run.model, sent_prompts(run._session.design(run.spec),
+                                                        run.spec.attempts), path)
+    except BatchError as exc:
+        message = str(exc)
+    else:
+        pytest.skip(f"{AWAITING}: {count} new requests written to {path}")
+    pytest.fail(message, pytrace=False)
+
+
+def _reasons(exc: Any) -> str:
+    return "reasons: " + "; ".join(f"{count} × {reason}" for reason, count
+                                   in exc.reasons.most_common(3))
 
 
 def _test_id(item: pytest.Item) -> str:
@@ -282,9 +410,13 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
 
                 message = minimise_failure(pyfuncitem, run, message)
         if message is None and not run._session.report_only:
+            from pytest_competence.evaluate import InfrastructureError
             from pytest_competence.falsify import replay_saved
 
-            message = replay_saved(pyfuncitem, run)
+            try:
+                message = replay_saved(pyfuncitem, run)
+            except InfrastructureError as exc:
+                run.replay_error = str(exc)  # the fixture's teardown reports it as an error
     if run.evaluated:
         data = run.result(pyfuncitem.nodeid, run.test)
         if message is not None:
@@ -314,6 +446,12 @@ def _junit_properties(result: dict[str, Any]) -> list[tuple[str, object]]:
         props.append((f"competence_accuracy[{name}]", value))
     failing = [lv["n"] for lv in result["levels"] if lv["all_correct"] < 1]
     props.append(("competence_first_failing_n", failing[0] if failing else None))
+    gate = result.get("gate")
+    if gate:
+        props.append(("competence_gate", gate.get("status")
+                      or ("regression" if gate["regressions"] else "no significant regression")))
+    if result.get("errors"):
+        props.append(("competence_errors", result["errors"]["message"]))
     return props
 
 
@@ -323,11 +461,11 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     # JSON-able attributes travel with the report to the xdist controller.
-    if call.when == "call":
+    if call.when == "call" or (call.when == "setup" and report.failed):
         data = item.stash.get(RESULT, None)
         if data is not None:
             report.competence = data  # type: ignore[attr-defined]
-    elif call.when == "setup":
+    if call.when == "setup":
         skipped = item.stash.get(NOT_APPLICABLE, None)
         if skipped is not None:
             report.competence_not_applicable = skipped  # type: ignore[attr-defined]

@@ -37,6 +37,7 @@ def _record(o: Observation) -> dict[str, Any]:
         "parsed": o.parsed.answer,
         "valid": o.valid,
         "reason": o.parsed.reason,
+        "error": o.error,
         "gold": p.gold,
         "correct": o.correct,
         "answer_space": list(p.answer_space),
@@ -97,7 +98,8 @@ def evaluation_from_records(
             close()
             current = []
         attempts = tuple((a["raw"], Parsed(a["parsed"], a["reason"])) for a in r["attempts"])
-        current.append(Observation(prompt, r["raw"], Parsed(r["parsed"], r["reason"]), attempts))
+        current.append(Observation(prompt, r["raw"], Parsed(r["parsed"], r["reason"]), attempts,
+                                   r.get("error")))
     close()
     return Evaluation(model, ArchivedFamily(family, description, answer_space), tuple(items),
                       tuple(observations))

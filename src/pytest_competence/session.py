@@ -46,9 +46,14 @@ class CompetenceSession:
         self.report_only = bool(config.getoption("competence_report_only"))
         self.gates = [g for g in config.getini("competence_require") if g.strip()]
         self.baseline = config.getoption("competence_baseline")
+        self.baseline_document: dict[str, Any] | None = None  # an archive, loaded at configure
         self.alpha = float(config.getini("competence_alpha"))
         self.margin = float(config.getini("competence_regression_margin"))
+        self.max_error_rate = _error_rate(config.getini("competence_max_error_rate"))
         self.evaluations: dict[tuple, Evaluation] = {}
+        self.skipped_no_model = 0  # competence tests skipped because no model was named
+        self.awaiting = 0  # competence tests whose requests went to a batch file
+        self.errored: list[str] = []  # one line per test × model that ended in an error
         worker = getattr(config, "workerinput", None)
         self.is_worker = worker is not None
         self.parts: Path | None = None
@@ -115,14 +120,24 @@ class CompetenceSession:
             node.workerinput["competence_parts"] = str(self.parts)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return
         skipped = getattr(report, "competence_not_applicable", None)
-        if skipped is not None and not self.is_worker:
+        if skipped is not None:
             self.not_applicable.append(skipped)
             return
+        if report.when == "setup" and _skipped_for(report, NO_MODEL):
+            self.skipped_no_model += 1
+        if report.when == "setup" and _skipped_for(report, AWAITING):
+            self.awaiting += 1
         result = getattr(report, "competence", None)
-        if report.when != "call" or result is None or self.is_worker:
+        if result is None or report.when not in ("setup", "call"):
             return
-        result = dict(result, nodeid=report.nodeid, outcome=report.outcome)
+        # A result on a setup report is an evaluation that ended in infrastructure errors.
+        outcome = "error" if report.when == "setup" else report.outcome
+        result = dict(result, nodeid=report.nodeid, outcome=outcome)
+        if outcome == "error":
+            self.errored.append(f"{report.nodeid}: {result['errors']['message']}")
         self.results.append(result)
         self.config.hook.pytest_competence_profile(config=self.config, result=result)
 
@@ -148,6 +163,22 @@ class CompetenceSession:
         )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.skipped_no_model:
+            terminalreporter.write_line(
+                f"competence: {self.skipped_no_model} competence test(s) skipped: no model was "
+                f"named; pass --competence-model=SPEC or set competence_default_model",
+                yellow=True)
+        if self.awaiting:
+            export = self.config.getoption("competence_batch_export")
+            terminalreporter.write_line(
+                f"competence: {self.awaiting} competence test(s) awaiting batch results: run "
+                f"{export} (e.g. vllm run-batch -i {export} -o results.jsonl --model MODEL), then "
+                f"'competence batch import results.jsonl' and run again without "
+                f"--competence-batch-export", yellow=True)
+        if self.errored:
+            terminalreporter.section("competence errors (infrastructure, not the model's answers)")
+            for line in self.errored:
+                terminalreporter.write_line(line, red=True)
         if self.document is None:
             return
         from pytest_competence.report.terminal import summary_lines
@@ -157,6 +188,29 @@ class CompetenceSession:
             terminalreporter.write_line(line)
         for what, path in self.written:
             terminalreporter.write_line(f"competence {what}: {path}")
+
+
+NO_MODEL = "no competence model: pass --competence-model=SPEC (or set competence_default_model)"
+AWAITING = "awaiting batch results"
+
+
+def _skipped_for(report: pytest.TestReport, reason: str) -> bool:
+    longrepr = report.longrepr
+    return report.skipped and isinstance(longrepr, tuple) and reason in str(longrepr[-1])
+
+
+def _error_rate(value: object) -> float:
+    """The ``competence_max_error_rate`` ini option: a share in [0, 1)."""
+    try:
+        rate = float(str(value).strip())
+    except ValueError:
+        rate = -1.0
+    if not 0 <= rate < 1:
+        raise pytest.UsageError(
+            f"competence_max_error_rate: expected the share of prompts that may end in "
+            f"infrastructure errors, a number in [0, 1) such as 0 or 0.001, but got {value!r}"
+        )
+    return rate
 
 
 STATE = pytest.StashKey[CompetenceSession]()
@@ -179,12 +233,17 @@ class CompetenceRun:
         self.model = model
         self.test = test
         self._session = session
-        self.condition = spec.condition.with_gates(session.gates)
+        from pytest_competence.conditions import parse_condition
+
+        # competence_require is the condition of every test that declares no require= of its own
+        self.condition = (spec.condition if spec.require_declared or not session.gates
+                          else parse_condition(session.gates))
         self._evaluation: Evaluation | None = None
         self._profiles: list[LevelProfile] | None = None
         self._gate: dict[str, Any] | None | bool = False
         self.checked = False
         self.condition_met: bool | None = None
+        self.replay_error: str | None = None
 
     @property
     def evaluation(self) -> Evaluation:
@@ -196,6 +255,41 @@ class CompetenceRun:
     def evaluated(self) -> bool:
         """Whether the model has answered (the evaluation exists)."""
         return self._evaluation is not None
+
+    def prepare(self) -> None:
+        """Check the baseline's design, then ask the model (and a baseline model) now.
+
+        Called by the ``competence`` fixture, so that an outage is a *setup error* of the test —
+        pytest's ERROR, never FAILED. Raises :class:`~pytest_competence.gate.BaselineError` for
+        an archived baseline of another design (before any model call) and
+        :class:`~pytest_competence.evaluate.InfrastructureError` when more than
+        ``competence_max_error_rate`` of the prompts ended in infrastructure errors.
+        """
+        from pytest_competence.evaluate import InfrastructureError
+
+        session = self._session
+        if session.baseline_document is not None:
+            from pytest_competence.gate import check_design
+
+            check_design(session.baseline, session.baseline_document, self.test,
+                         self.fingerprint())
+        evaluations = [self.evaluation]
+        baseline = session.baseline
+        if baseline and session.baseline_document is None:
+            model = session.model(baseline)
+            if model.name != self.model.name:
+                evaluations.append(session.evaluate(self.spec, model))
+        for evaluation in evaluations:
+            errors = evaluation.errors()
+            total = sum(len(row) for row in evaluation.observations) * self.spec.attempts
+            if errors and len(errors) > session.max_error_rate * total:
+                raise InfrastructureError(evaluation.model, errors, total)
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What makes this test's design: compared with an archived baseline's before gating."""
+        from pytest_competence.gate import design_fingerprint
+
+        return design_fingerprint(self.spec, self._session.design(self.spec))
 
     @property
     def profiles(self) -> list[LevelProfile]:
@@ -221,9 +315,14 @@ class CompetenceRun:
 
         table = instance_table(self.evaluation)
         presentations = list(self.evaluation.presentations)
-        if baseline.endswith(".json"):
+        document = self._session.baseline_document
+        if document is not None:
             ids = [item.id for item in self.evaluation.items]
-            name, correct = baseline_from_document(baseline, self.test, ids)
+            found = baseline_from_document(baseline, document, self.test, ids)
+            if found is None:  # a test the archive does not know, e.g. added since
+                return {"baseline": baseline, "status": "no baseline", "comparisons": [],
+                        "regressions": []}
+            name, correct = found
         else:
             model = self._session.model(baseline)
             if model.name == self.model.name:
@@ -264,7 +363,8 @@ class CompetenceRun:
         from pytest_competence.conditions import failing_case
         from pytest_competence.records import records
 
-        result = analyze(self.evaluation, bootstrap=self._session.bootstrap, seed=self.spec.seed)
+        result = analyze(self.evaluation, bootstrap=self._session.bootstrap, seed=self.spec.seed,
+                         profiles=self.profiles)
         result.update(
             test=test,
             condition=str(self.condition),
@@ -272,11 +372,22 @@ class CompetenceRun:
             report_only=self._session.report_only,
             gate=self.gate if self.checked else None,
             design={"levels": list(self.spec.levels), "pairs": self.spec.pairs,
-                    "seed": self.spec.seed, "require": self.spec.require,
-                    "gates": self._session.gates, "attempts": self.spec.attempts},
+                    "seed": self.spec.seed, "require": self.condition.declared,
+                    "gates": [], "attempts": self.spec.attempts,
+                    "fingerprint": self.fingerprint()},
             failing_case=failing_case(self.condition, self.evaluation, self.profiles),
-            records_file=self._session.write_records(nodeid, records(self.evaluation)),
+            # Prompt-level records only when a JSON report will hold them.
+            records_file=self._session.write_records(nodeid, records(self.evaluation))
+            if self._session.parts is not None else None,
         )
+        errors = self.evaluation.errors()
+        if errors:
+            from pytest_competence.evaluate import InfrastructureError
+
+            exc = InfrastructureError(self.evaluation.model, errors,
+                                      sum(len(row) for row in self.evaluation.observations))
+            result["errors"] = {"count": exc.count, "prompts": exc.total, "message": str(exc),
+                                "reasons": [[r, c] for r, c in exc.reasons.most_common(5)]}
         # Plain JSON types only: the result crosses to the xdist controller through execnet,
         # which refuses numpy scalars, and must equal what an archive reloads.
         return json.loads(json.dumps(result))

@@ -3,19 +3,24 @@
 A case fails when some presentation of it is answered wrong (invalid answers count wrong). From a
 failing case — one the design found, or one an earlier run saved — :func:`minimise`
 
-1. replays the cases saved for this test in the example database, all in one call; a saved case
-   that still fails and was saved as minimal for this model is the answer, with no shrinking;
+1. replays the cases saved for this test in the example database, all in one call, and starts
+   from the smallest that still fails;
 2. asks the starting case again, :data:`AGAIN` times with fresh attempts (one call): a failure
    that does not give the same verdicts every time is reported as not reproducing, and nothing
    is shrunk — a greedy model answers a prompt the same way every time, and with ``attempts=N``
    the strict majority of N sends must come back the same;
-3. searches the size axis by bisection for the starting latent seed — the smallest failing ``n``
+3. checks a replayed case that a complete minimisation saved as minimal under this model's name
+   against the model asked now — the name may stay while the model behind it changes
+   (:func:`check_minimal`, one call: ``n − 1`` and every earlier vocabulary). When all of them
+   pass the case is minimal, with no shrinking; otherwise it is a head start, and the steps
+   below continue from the smallest that failed (and the smaller result replaces it);
+4. searches the size axis by bisection for the starting latent seed — the smallest failing ``n``
    in ⌈log₂(range)⌉ calls when failure grows with ``n`` (:func:`boundary_search`);
-4. asks every earlier catalog vocabulary in one call and keeps the first that fails;
-5. lets Hypothesis's shrinker minimise every choice of the case from there (the rewrite count
+5. asks every earlier catalog vocabulary in one call and keeps the first that fails;
+6. lets Hypothesis's shrinker minimise every choice of the case from there (the rewrite count
    toward one, layouts toward chain order, the latent instance toward index and seed 0, ``n``
    and the vocabulary again);
-6. asks the result again the same way, and saves it when the failure reproduces.
+7. asks the result again the same way, and saves it when the failure reproduces.
 
 Every step is one batched call; every prompt is remembered (:class:`~.asking.Asker`), so Hypothesis
 revisiting a case costs nothing. A budget of calls and seconds bounds the whole; when it runs out
@@ -26,17 +31,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pytest_competence.asking import Asker, Budget, verdicts
+from pytest_competence.casedb import SavedCase
 from pytest_competence.evaluate import Observation
 from pytest_competence.models import Model
 from pytest_competence.strategies import Prompt
 
-__all__ = ["Boundary", "Budget", "CaseSpace", "Minimal", "boundary_search", "minimise"]
+__all__ = ["Boundary", "Budget", "CaseSpace", "Minimal", "Replay", "boundary_search",
+           "check_minimal", "minimise"]
 
-PHASES = ("replay", "start", "boundary", "vocabulary", "shrink", "confirm")
+PHASES = ("replay", "start", "check", "boundary", "vocabulary", "shrink", "confirm")
 AGAIN = 3  # fresh re-asks of a failing case, in one call, that must all give the same verdicts
 
 
@@ -82,6 +89,25 @@ class Boundary:
                 "trail": [list(t) for t in self.trail]}
 
 
+@dataclass(frozen=True)
+class Replay:
+    """The saved case a minimisation started from, and what this run found about it.
+
+    ``saved_for`` is :meth:`.SavedCase.saved_for` seen from the model asked; ``checked`` holds
+    the one-step-simpler cases :func:`check_minimal` asked and whether each failed (``None``:
+    not checked — the case was not saved as minimal, or the budget refused the call).
+    """
+
+    saved: SavedCase
+    saved_for: str
+    checked: tuple[tuple[Any, bool], ...] | None = None
+
+    @property
+    def minimal(self) -> bool:
+        """Checked in this run: every one-step-simpler case passed."""
+        return self.checked is not None and not any(failed for _, failed in self.checked)
+
+
 @dataclass
 class Minimal:
     """The outcome of :func:`minimise`: the case, its answers, and what it cost.
@@ -101,10 +127,11 @@ class Minimal:
     seconds: float
     boundary: Boundary | None = None
     again: tuple[tuple[Observation, ...], ...] = ()  # each fresh re-ask of the case
-    proven: bool = False  # replayed as minimal from the database: no shrinking was needed
+    proven: bool = False  # replayed, and checked minimal for the model asked: no shrinking
     exhausted: bool = False  # the budget refused a step
     saved: bool = False
     notes: list[str] = field(default_factory=list)
+    replay: Replay | None = None  # the saved case it started from, when it did
 
     @property
     def total_calls(self) -> int:
@@ -224,17 +251,16 @@ def minimise(
     Returns ``None`` when no start fails (or the budget allows none to be asked).
     """
     asker = asker or Asker(model, space.family, attempts=attempts, budget=budget)
-    start, start_obs, source, proven = None, None, "design", False
+    start, start_obs, saved_start = None, None, None
     if store is not None:
         saved = store.load(space)
         if saved:
             asker.phase = "replay"
-            replayed = asker.ask([space.prompts(c) for c, _ in saved], reserve=1) or []
-            failing = [(space.sort_key(c), c, o, m)
-                       for (c, m), o in zip(saved, replayed) if fails(o)]
+            replayed = asker.ask([space.prompts(s.case) for s in saved], reserve=1) or []
+            failing = [(s, o) for s, o in zip(saved, replayed) if fails(o)]
             if failing:
-                _, start, start_obs, proven = min(failing, key=lambda t: t[0])
-                source = "database"
+                saved_start, start_obs = min(failing, key=lambda t: space.sort_key(t[0].case))
+                start = saved_start.case
     if start is None:
         asker.phase = "start"
         for case in starts:
@@ -246,6 +272,9 @@ def minimise(
                 break
     if start is None or start_obs is None:
         return None
+    source = "design" if saved_start is None else "database"
+    replay = None if saved_start is None else Replay(
+        saved_start, saved_start.saved_for(getattr(store, "identity", None)))
 
     def again(case: Any) -> tuple[tuple[Observation, ...], ...]:
         asker.phase = "confirm"
@@ -258,18 +287,22 @@ def minimise(
         return Minimal(case, obs, same(obs, repeat), source=source,
                        calls={p: asker.calls.get(p, 0) for p in PHASES if asker.calls.get(p)},
                        prompts=asker.prompts_sent, seconds=asker.seconds, again=repeat,
-                       exhausted=asker.refused > 0, **kw)
+                       exhausted=asker.refused > 0, replay=replay, **kw)
 
     first_again = again(start)
     if not same(start_obs, first_again):
         return result(start, start_obs, first_again, complete=False)
-    if proven:
-        return result(start, start_obs, first_again, complete=True, proven=True)
     search = _Search(space, asker, start, start_obs)
+    if replay is not None and replay.saved.minimal:
+        # Saved as minimal under this name, perhaps for another model than the one asked now.
+        replay = check_minimal(search, replay)
+        if replay.minimal:
+            out = result(start, start_obs, first_again, complete=True, proven=True)
+            return _finish(out, space, store)
     found_boundary = None
     if boundary:
         asker.phase = "boundary"
-        case, obs, found_boundary = boundary_search(space, asker, start, start_obs)
+        case, obs, found_boundary = boundary_search(space, asker, search.best, search.best_obs)
         search.offer(case, obs)
     if vocabularies:
         earlier = space.earlier_vocabularies(search.best)
@@ -297,8 +330,45 @@ def minimise(
     return _finish(out, space, store)
 
 
+def check_minimal(search: _Search, replay: Replay) -> Replay:
+    """Ask the cases one step simpler than ``search.best`` in one call: ``n − 1`` (the boundary)
+    and every earlier catalog vocabulary — the shrink directions that take one batched call.
+
+    A failing one becomes ``search.best``: the head start minimisation continues from. Returns
+    ``replay`` with what was asked and whether each failed (unchanged when the budget refused).
+    """
+    space, asker, case = search.space, search.asker, search.best
+    simpler = [space.with_n(case, case.n - 1)] if case.n > space.min_n else []
+    simpler += space.earlier_vocabularies(case)
+    asker.phase = "check"
+    got = asker.ask([space.prompts(c) for c in simpler], reserve=1) if simpler else []
+    if got is None:
+        return replay
+    for c, obs in zip(simpler, got):
+        search.offer(c, obs)
+    return replace(replay, checked=tuple((c, fails(obs)) for c, obs in zip(simpler, got)))
+
+
 def _finish(out: Minimal, space: CaseSpace, store: Any) -> Minimal:
-    """Save a reproduced, newly found case; a complete search saves it as minimal."""
-    if store is not None and out.reproduced and not out.proven:
-        out.saved = store.save(space, out.case, proven=out.complete)
+    """Save a reproduced case with the model's identity; a complete search saves it as minimal.
+
+    A replayed case checked minimal is saved again only to record the model it now holds for
+    (it was saved for an earlier model under this name, or before identities were recorded).
+    A case this name had saved as minimal and that minimisation went below is replaced.
+    """
+    if store is None or not out.reproduced:
+        return out
+    replay = out.replay
+    if out.proven and replay is not None and replay.saved.recorded \
+            and replay.saved_for != "earlier":
+        return out
+    if replay is not None and out.case == replay.saved.case and not out.complete:
+        # Nothing was learnt about the saved case (the budget ended the search): it stays as it
+        # was saved, and the next run checks it again.
+        out.saved = store.databases.local is not None
+        return out
+    replaces = None
+    if replay is not None and replay.saved.minimal and out.case != replay.saved.case:
+        replaces = replay.saved.case
+    out.saved = store.save(space, out.case, proven=out.complete, replaces=replaces)
     return out

@@ -59,6 +59,7 @@ class CompetenceSpec:
     require: object = "strict"  # as declared, so an archive can rebuild the condition
     attempts: int = 1  # sends per prompt; the observation is their majority (seeds/002 §3.6)
     regression_margin: float | None = None  # the gate's margin; None: the ini default
+    require_declared: bool = False  # require= on the marker; else competence_require applies
 
     def design(self) -> list[Item]:
         return self.family.design(
@@ -91,6 +92,7 @@ def spec_from_marker(
     kwargs.update(overrides or {})
     fam = kwargs.pop("family", "ordering")
     declared = "presentations" in kwargs
+    require_declared = "require" in kwargs
     design = {k: kwargs.pop(k, _DEFAULTS.get(k)) for k in DESIGN_KEYS}
     if design["levels"] is None:
         raise InvalidArgument(
@@ -140,4 +142,4 @@ def spec_from_marker(
     presentations = tuple(presentations)
     key = (key_family, levels, design["pairs"], design["seed"], presentations)
     return CompetenceSpec(instance, levels, design["pairs"], design["seed"], presentations,
-                          condition, key, design["require"], attempts, margin)
+                          condition, key, design["require"], attempts, margin, require_declared)

@@ -26,7 +26,8 @@ CACHE = pytest.StashKey["ResponseCache"]()
 
 def backend_settings(config: pytest.Config) -> dict[str, str]:
     """Run-wide settings handed to model loaders (see ``resolve_model``)."""
-    return {"api_key_env": str(config.getini("competence_api_key_env")).strip() or "OPENAI_API_KEY"}
+    return {"api_key_env": str(config.getini("competence_api_key_env")).strip() or "OPENAI_API_KEY",
+            "rootdir": str(config.rootpath)}
 
 
 def cache_mode(config: pytest.Config) -> str:

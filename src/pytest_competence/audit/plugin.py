@@ -91,7 +91,8 @@ class AuditPlugin:
             dropped.append(item)  # it would call a model: the audit calls none
             if marker is None:  # e.g. a Hypothesis test taking competence_model: nothing to audit
                 continue
-            model = callspec.params["competence_model"]
+            # The model's test id; "no-model" when none was named (the audit needs none).
+            model = callspec.params["competence_model"] or "no-model"
             name = item.name.replace(model, "audit", 1)
             if name in seen:
                 continue

@@ -27,8 +27,11 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "Loader",
     "Model",
+    "ModelCallError",
+    "ModelProtocolError",
     "ModelSpecError",
     "ModelWrapper",
+    "NoAnswer",
     "SCHEMES",
     "ScoringModel",
     "as_they_come",
@@ -36,6 +39,7 @@ __all__ = [
     "reads_family",
     "resolve_model",
     "split_specs",
+    "where_raised",
 ]
 
 
@@ -68,6 +72,30 @@ class ScoringModel(Model, Protocol):
     def score(
         self, prompts: Sequence[Prompt], candidates: Sequence[str]
     ) -> Sequence[Mapping[str, float] | BaseException]: ...
+
+
+class NoAnswer(Exception):
+    """The model was reached and answered, but with nothing to read: an explicit *invalid*
+    observation with this reason, like unparseable text (e.g. a reasoning model that spent every
+    token before the answer, or scores that tie). Any other exception in a model's batch is an
+    *infrastructure error*: a server or model that failed, never a wrong answer."""
+
+
+class ModelCallError(RuntimeError):
+    """A request or call that failed for good (after its retries): an infrastructure error whose
+    message says what the server or the network did."""
+
+
+class ModelProtocolError(RuntimeError):
+    """The model broke the batch contract: not one answer per prompt, in order, as text."""
+
+
+def where_raised(exc: BaseException) -> str:
+    """``file:line`` of the innermost frame of ``exc``'s traceback: where a model failed."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return "an unknown place" if tb is None else f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
 
 
 class ModelWrapper:
@@ -125,7 +153,7 @@ class ModelSpecError(ValueError):
 
 #: ``loader(rest, spec, settings) -> Model``: ``rest`` is the spec after ``scheme:``, ``spec`` the
 #: whole spec (for messages and the model's name), ``settings`` run-wide options such as
-#: ``api_key_env`` (the ``competence_api_key_env`` ini option).
+#: ``api_key_env`` (the ``competence_api_key_env`` ini option) and ``rootdir``.
 Loader = Callable[[str, str, Mapping[str, str]], Model]
 
 #: Entry-point group through which other packages add schemes.
@@ -141,7 +169,7 @@ def _reference(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
 def _python(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
     from .python import python_model
 
-    return python_model(rest, spec)
+    return python_model(rest, spec, settings.get("rootdir"))
 
 
 def _openai(rest: str, spec: str, settings: Mapping[str, str]) -> Model:

@@ -17,6 +17,8 @@ from typing import Any
 
 from pytest_competence.strategies import Prompt
 
+from . import NoAnswer
+
 __all__ = ["Runner", "Weights"]
 
 
@@ -150,10 +152,11 @@ class Runner:
             return
         yield from zip(batch, results)
 
-    def _too_long(self, length: int, extra: int) -> RuntimeError | None:
+    def _too_long(self, length: int, extra: int) -> NoAnswer | None:
+        # The model's own limit, like a wrong answer at that size: invalid, not an outage.
         if self.context and length + extra > self.context:
-            return RuntimeError(f"the prompt has {length} tokens; with {extra} more it exceeds "
-                                f"the model's context of {self.context}")
+            return NoAnswer(f"the prompt has {length} tokens; with {extra} more it exceeds "
+                            f"the model's context of {self.context}")
         return None
 
     # -- generation --------------------------------------------------------------------------------

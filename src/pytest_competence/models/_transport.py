@@ -25,14 +25,12 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-__all__ = ["BadResponse", "Call", "ModelCallError", "RetryPolicy", "post_all"]
+from . import ModelCallError  # the transport's failures (re-exported)
+
+__all__ = ["BadResponse", "Breaker", "Call", "ModelCallError", "RetryPolicy", "post_all"]
 
 
 T = TypeVar("T")
-
-
-class ModelCallError(RuntimeError):
-    """A request that failed for good; the message says what the server or the network did."""
 
 
 class BadResponse(ValueError):
@@ -99,6 +97,43 @@ class _Replicas:
         return best
 
 
+class Breaker:
+    """Stops sending to a server that is not there: fail fast instead of retrying for minutes.
+
+    A replica is *down* after ``least`` connection failures in a row (refused, DNS, TLS, connect
+    timeout) spanning at least ``after`` seconds, with no response in between. While every
+    replica is down the breaker is *open*: each request gets one try and no retries, so a
+    suite against a port with nothing listening ends within seconds; any response closes it
+    again. Kept by the model across its batches, so the next test does not wait again.
+    """
+
+    def __init__(self, replicas: int, *, after: float = 5.0, least: int = 3) -> None:
+        self.after, self.least = after, least
+        self.first: list[float | None] = [None] * replicas
+        self.count = [0] * replicas
+        self.last = ""
+
+    def failed(self, replica: int, reason: str) -> None:
+        if self.first[replica] is None:
+            self.first[replica] = time.monotonic()
+        self.count[replica] += 1
+        self.last = reason
+
+    def reached(self, replica: int) -> None:
+        self.first[replica], self.count[replica] = None, 0
+
+    @property
+    def open(self) -> bool:
+        now = time.monotonic()
+        return all(first is not None and count >= self.least and now - first >= self.after
+                   for first, count in zip(self.first, self.count))
+
+    def reason(self) -> str:
+        return (f"the server cannot be reached: every replica failed to connect {self.least}+ "
+                f"times in a row over {self.after:g}+ s, so no request is retried any more "
+                f"(last: {self.last}); start the server or fix the URL")
+
+
 @dataclass
 class _Job(Generic[T]):
     calls: Sequence[Call]
@@ -106,6 +141,7 @@ class _Job(Generic[T]):
     policy: RetryPolicy
     timeout: float
     secrets: Sequence[str]
+    breaker: Breaker
 
     def redact(self, text: str) -> str:
         for secret in self.secrets:
@@ -132,7 +168,12 @@ async def _one(client: httpx.AsyncClient, replicas: _Replicas, job: _Job[T], cal
             return ModelCallError(job.redact(f"cannot send to {url}: {type(exc).__name__}: {exc}"))
         except httpx.RequestError as exc:  # network, timeouts, a body that cannot be decoded
             last = f"{type(exc).__name__}" + (f": {exc}" if str(exc) else "") + f" from {url}"
+            if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+                job.breaker.failed(used, last)
+                if job.breaker.open:
+                    return ModelCallError(job.redact(job.breaker.reason()))
         else:
+            job.breaker.reached(used)
             status = response.status_code
             if status == 200:
                 try:
@@ -150,6 +191,9 @@ async def _one(client: httpx.AsyncClient, replicas: _Replicas, job: _Job[T], cal
         if tried == job.policy.attempts:
             break
         pause = job.policy.wait(tried, wait_for, rng)
+        await asyncio.sleep(0)  # let the other requests report what they found
+        if job.breaker.open:
+            return ModelCallError(job.redact(job.breaker.reason()))
         spent = time.monotonic() - start
         if spent + pause >= job.policy.budget:
             return ModelCallError(job.redact(
@@ -217,18 +261,20 @@ class _Crash:
 def post_all(
     calls: Sequence[Call], parse: Callable[[Any], T], *, urls: Sequence[str],
     headers: Mapping[str, str], concurrency: int, timeout: float, policy: RetryPolicy,
-    secrets: Sequence[str] = (),
+    secrets: Sequence[str] = (), breaker: Breaker | None = None,
 ) -> Iterator[tuple[int, T | ModelCallError]]:
     """``(index, parse(body) or ModelCallError)`` for every call, in order of completion.
 
     ``secrets`` are removed from every error message (a server may echo request headers).
+    ``breaker`` (one per model, over ``urls`` in this order) ends the retries against a server
+    that refuses every connection; a new one per call when not given.
     Closing the iterator early cancels the requests still in flight.
     """
     if not calls:
         return
     out: queue.SimpleQueue[tuple[int, T | ModelCallError] | _Crash] = queue.SimpleQueue()
     runner = _Runner()
-    job = _Job(calls, parse, policy, timeout, tuple(secrets))
+    job = _Job(calls, parse, policy, timeout, tuple(secrets), breaker or Breaker(len(urls)))
 
     def run() -> None:
         try:

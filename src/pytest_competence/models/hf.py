@@ -143,6 +143,15 @@ class HFModel:
                            "decoding": self.decoding, "readout": self.readout,
                            "chat_template": self.use_template}, sort_keys=True)
 
+    @property
+    def competence_identity(self) -> str:
+        """The checkpoint's files and the decoding settings, without loading the weights (see
+        :func:`~pytest_competence.models.identity.model_identity`)."""
+        return json.dumps({"backend": "hf", "path": str(self.path),
+                           "files": _fingerprint(self.path), "dtype": self.requested["dtype"],
+                           "decoding": self.decoding, "readout": self.readout,
+                           "chat_template": self.use_template}, sort_keys=True)
+
     def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, Answer]]:
         """``(index, answer or exception)`` batch by batch, as each batch finishes."""
         if self.readout == "score":

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 from pytest_competence.strategies import Prompt
 
-from . import ModelSpecError
+from . import ModelSpecError, NoAnswer
 from ._params import Param, choice, number, parse_params, text, whole
 from .readout import Answer, Scores, best_candidate, group_by_space, in_order, logsumexp
 
@@ -111,7 +111,7 @@ class OpenAIModel:
                  seed: int | None = None, concurrency: int = 32, timeout: float = 60.0,
                  attempts: int = 6, budget: float = 600.0, backoff: float = 0.5,
                  **decoding: Any) -> None:
-        from ._transport import RetryPolicy
+        from ._transport import Breaker, RetryPolicy
 
         self.name = name
         self.model = model
@@ -120,6 +120,7 @@ class OpenAIModel:
         self.decoding = {k: list(v) if k == "stop" else v for k, v in decoding.items()}
         self.concurrency, self.timeout, self.key_env = concurrency, timeout, key_env
         self.policy = RetryPolicy(attempts=attempts, budget=budget, backoff=backoff)
+        self.breaker = Breaker(len(self.base_urls))  # across batches: a dead server stays dead
         #: Everything that decides the answers, and nothing else (no key, no tuning knobs).
         self.cache_identity = json.dumps(
             {"backend": "openai", "model": model, "base_urls": sorted(self.base_urls),
@@ -148,6 +149,12 @@ class OpenAIModel:
         body.update(override)
         return body
 
+    def batch_request(self, p: Prompt) -> dict[str, Any]:
+        """The OpenAI Batch input line of ``p`` (without its ``custom_id``): the exact body
+        :meth:`generate` would send (see :mod:`pytest_competence.batch`)."""
+        path = "/chat/completions" if self.mode == "chat" else "/completions"
+        return {"method": "POST", "url": f"/v1{path}", "body": self._body(p)}
+
     def _send(self, calls: Sequence[Call],
               parse: Callable[[Any], T]) -> Iterator[tuple[int, T | ModelCallError]]:
         from ._transport import post_all
@@ -156,16 +163,14 @@ class OpenAIModel:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         return post_all(calls, parse, urls=self.base_urls, headers=headers,
                         concurrency=self.concurrency, timeout=self.timeout, policy=self.policy,
-                        secrets=[key] if key else [])
+                        secrets=[key] if key else [], breaker=self.breaker)
 
     def _answer_text(self, data: Any) -> str | BaseException:
-        from ._transport import ModelCallError
-
         first = data["choices"][0]
         content = first["message"].get("content") if self.mode == "chat" else first["text"]
-        if content is None:
-            return ModelCallError(f"the response has no answer text "
-                                  f"(finish_reason={first.get('finish_reason')!r})")
+        if content is None:  # e.g. a reasoning model that spent every token before answering
+            return NoAnswer(f"the response has no answer text "
+                            f"(finish_reason={first.get('finish_reason')!r})")
         if not isinstance(content, str):
             raise TypeError(f"answer text is a {type(content).__name__}")
         return content

@@ -12,6 +12,8 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
+from . import ModelProtocolError, NoAnswer
+
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt
 
@@ -32,8 +34,8 @@ Scores = dict[str, float]
 T = TypeVar("T")
 
 
-class ReadoutError(RuntimeError):
-    """Scores that name no single best candidate (all unknown, or a tie)."""
+class ReadoutError(NoAnswer):
+    """Scores that name no single best candidate (all unknown, or a tie): an invalid answer."""
 
 
 def logsumexp(values: Iterable[float]) -> float:
@@ -60,19 +62,20 @@ def best_candidate(scores: Mapping[str, float]) -> str | ReadoutError:
 def in_order(pairs: Iterable[tuple[int, T]], count: int, name: str) -> list[T]:
     """The answers of a stream of ``(index, answer)`` pairs, as a list in prompt order.
 
-    Raises ``RuntimeError`` when an index is missing, repeated or out of range: a backend bug
-    must not pass for an answer.
+    Raises :class:`ModelProtocolError` when an index is missing, repeated or out of range: a
+    backend bug must not pass for an answer.
     """
     slots: list[Any] = [_MISSING] * count
     for i, answer in pairs:
         if not 0 <= i < count or slots[i] is not _MISSING:
-            raise RuntimeError(f"model {name!r} answered prompt {i} of {count} twice or out "
-                               f"of range")
+            raise ModelProtocolError(
+                f"model {name!r} answered prompt {i} of {count} twice or out of range; a "
+                f"stream() must yield each prompt's index exactly once")
         slots[i] = answer
     missing = [i for i, a in enumerate(slots) if a is _MISSING]
     if missing:
-        raise RuntimeError(f"model {name!r} never answered {len(missing)} of {count} prompts "
-                           f"(first: {missing[0]})")
+        raise ModelProtocolError(f"model {name!r} never answered {len(missing)} of {count} "
+                                 f"prompts (first: {missing[0]})")
     return slots
 
 

@@ -197,6 +197,7 @@ class ReferencePolicy:
                  families: tuple[str, ...] | None = None) -> None:
         # ``answer`` takes the prompt's text, or the whole Prompt when marked by reads_prompt().
         self.name = name
+        self.spec = name  # the spec it was built from, kept when an alias renames it
         self._answer = answer
         self.families = families  # the families whose prompts it reads; None: every family's
 
@@ -349,6 +350,7 @@ READS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(PROGRAMS_POLICIES, ("programs",)),
     **dict.fromkeys(RAVEN_POLICIES, ("raven",)),
     **dict.fromkeys(INDUCTION_POLICIES, tuple(induction_families())),
+    "concepts-constant": ("concepts",),
 }
 
 #: What ``--competence-model=ref:shortcuts`` runs: each family's shortcut policies, family by
@@ -358,7 +360,7 @@ SHORTCUTS = (
     "ref:horn-if-then", "ref:horn-goal-rule", "ref:horn-bounded?depth=4",
     "ref:crt-ignore-negation", "ref:crt-hedge",
     "ref:iw-stuck", "ref:iw-jumpy", "ref:iw-letter?letter=A",
-    "ref:programs-copy-nearest", "ref:raven-aligned", "ref:surface",
+    "ref:programs-copy-nearest", "ref:raven-aligned", "ref:concepts-constant", "ref:surface",
 )
 
 
@@ -402,9 +404,11 @@ def reference_policy(rest: str, spec: str) -> ReferencePolicy:
         made = factory(**params)
         if hasattr(made, "generate"):  # a policy that reads a whole batch is a model already
             made.name = spec
-            made.families = READS.get(name)
-            return made
-        return ReferencePolicy(spec, made, READS.get(name))
+        else:
+            made = ReferencePolicy(spec, made)
+        made.spec = spec  # kept when an alias renames it: part of its identity
+        made.families = READS.get(name)
+        return made
     except TypeError:
         raise ModelSpecError(
             f"{spec!r}: policy {name!r} does not take parameters {sorted(params)}"

@@ -16,6 +16,9 @@ independent solver that reads the rendered text (``tests/<family>_solver.py``).
                        isomorphism type the ORIGINAL task's answers — a learner tied to the
                        surface symbols it was shown first: a systematicity gap on those types,
                        none on reordering.
+``concepts-constant``  Boolean concepts: every new object the same label (``value=true``,
+                       the default, or ``false``) — the shortcut that solves every query set
+                       of one label; ``concepts(balanced=True)`` designs catch it.
 ``induction-sampled``  the oracle on each attempt with probability ``p`` (default 0.6), else
                        the wrong answer ``[]``; the draw is fixed by ``seed``, the prompt text
                        and the attempt number, so attempts differ and reruns agree (the
@@ -123,10 +126,25 @@ def _sampled(p: str = "0.6", seed: str = "0") -> Answer:
     return answer
 
 
+def _constant(value: str = "true") -> Answer:
+    if value not in ("true", "false"):
+        from . import ModelSpecError
+
+        raise ModelSpecError(f"ref:concepts-constant: expected value=true or value=false, but "
+                             f"got value={value!r}")
+
+    def answer(prompt: Prompt) -> str:
+        task = induction_task(prompt) if prompt.family == "concepts" else None
+        return _other(prompt) if task is None else f"Answer: [{', '.join([value] * len(task.query))}]"
+
+    return answer
+
+
 #: Policy name → factory taking the spec's parameters; merged into ``reference.POLICIES``.
 #: Each answer takes the whole :class:`Prompt` (see ``reference.reads_prompt``).
 INDUCTION_POLICIES: dict[str, Callable[..., Answer]] = {
     "oracle": _oracle,
     "surface": _surface,
+    "concepts-constant": _constant,
     "induction-sampled": _sampled,
 }

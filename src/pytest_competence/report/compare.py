@@ -34,7 +34,8 @@ def compare_models(
     rank = {name: i for i, name in enumerate(order)}
     by_test: dict[str, list[Mapping[str, Any]]] = {}
     for r in results:
-        by_test.setdefault(r["test"], []).append(r)
+        if r.get("outcome") != "error":  # an outage is no model to compare
+            by_test.setdefault(r["test"], []).append(r)
     blocks = []
     for test, group in sorted(by_test.items()):
         group = sorted(group, key=lambda r: (rank.get(r["model"], len(rank)), r["model"]))

@@ -89,7 +89,10 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                    if case else "✅ holds at every level")]
         out += _minimal((case or {}).get("minimal"))
         gate = r.get("gate")
-        if gate:
+        if gate and gate.get("status") == "no baseline":
+            out.append(f"- Regression gate against `{_cell(gate['baseline'])}`: ⚪ no baseline "
+                       f"(the archive has no result for this test; not gated)")
+        elif gate:
             found = gate["regressions"]
             out.append(
                 f"- Regression gate against `{_cell(gate['baseline'])}` (Holm α {gate['alpha']:g}, "

@@ -56,6 +56,9 @@ def _gate(r: Mapping[str, Any]) -> list[str]:
     gate = r.get("gate")
     if not gate:
         return []
+    if gate.get("status") == "no baseline":
+        return [f"    against baseline {gate['baseline']}: no baseline (the archive has no result "
+                f"for this test; not gated)"]
     found = gate["regressions"]
     verdict = f"{len(found)} significant regression(s)" if found else "no significant regression"
     lines = [f"    against baseline {gate['baseline']}: {verdict} "
@@ -138,6 +141,9 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
     matrix = _matrix(document)
     lines: list[str] = []
     for r in document["results"]:
+        if r.get("outcome") == "error":  # no figures to show: the model was not really asked
+            lines.append(f"{r['nodeid']}  ERROR  {r['errors']['message']}")
+            continue
         if verbosity < 0:
             if not matrix:
                 lines.append(f"{r['nodeid']}  {verdict(r)}  {_headline(r)}")
