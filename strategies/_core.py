@@ -221,13 +221,19 @@ def default_presentations(family: object) -> tuple[str, ...]:
 
 
 def check_levels(levels: object, check_n: Any, expected: str) -> None:
-    """Raise :class:`InvalidArgument` unless ``levels`` is a non-empty list whose every entry
-    ``check_n(n, "levels[]")`` (the family's own size check) accepts; ``expected`` says what a
-    level is, e.g. ``"a non-empty list of chain lengths, e.g. [4, 8, 16]"``."""
+    """Raise :class:`InvalidArgument` unless ``levels`` is a non-empty list of distinct entries
+    that ``check_n(n, "levels[]")`` (the family's own size check) accepts; ``expected`` says
+    what a level is, e.g. ``"a non-empty list of chain lengths, e.g. [4, 8, 16]"``."""
     if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence) or not levels:
         raise InvalidArgument(f"Expected levels to be {expected}, but got levels={levels!r}")
     for n in levels:
         check_n(n, "levels[]")
+    repeated = sorted({n for n in levels if list(levels).count(n) > 1})
+    if repeated:
+        raise InvalidArgument(
+            f"Expected levels to name each size once, but got levels={list(levels)!r} "
+            f"({', '.join(map(str, repeated))} repeated); list each level once"
+        )
 
 
 def check_pairs(pairs: object, multiple: int, expected: str, suggestion: int) -> None:

@@ -74,7 +74,7 @@ class DesignSpace:
         ordered_range(min_n, max_n)
         if isinstance(presentations, str):
             presentations = (presentations,)
-        family.check_design(levels=[min_n, max_n], pairs=pairs, seed=0,
+        family.check_design(levels=list(dict.fromkeys([min_n, max_n])), pairs=pairs, seed=0,
                             presentations=presentations)
         self.family = family
         self.presentations = tuple(presentations)

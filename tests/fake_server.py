@@ -12,9 +12,11 @@ deterministic, correct answerer — and report logprobs on request. Control endp
 - ``POST /control`` ``{"latency": s, "faults": [{"kind": K, "share": f, "times": n, …}]}``:
   a request whose body hashes into a fault's share of ``[0, 1)`` gets that fault on its first
   ``times`` sends (identical bodies count together). Kinds: ``429`` (``retry_after``), ``408``,
-  ``500``, ``503``, ``400`` (the body echoes the request headers, Authorization included),
+  ``500``, ``503``, ``400`` (the body echoes the request headers, Authorization included; with
+  ``pad``, a plain-text body of ``pad`` dots, the Authorization value, and 400 dots),
   ``timeout`` (answers only after ``sleep`` seconds), ``drop`` (closes the connection unanswered),
-  ``malformed`` (a 200 with a truncated JSON body), ``notext`` (a 200 with a null message).
+  ``malformed`` (a 200 with a truncated JSON body), ``notext`` (a 200 with a null message),
+  ``nologprobs`` (the answer without the logprobs asked for, as ``transformers serve`` replies).
 - ``POST /reset`` clears the request log and the per-body send counts.
 - ``GET /log`` returns the request log: per request, time, port, path, body hash ``key``, the send
   number ``n`` of that body, what was done (``ok`` or the fault) and the SHA-256 of the
@@ -162,6 +164,10 @@ class _Handler(BaseHTTPRequestHandler):
             headers = {"Retry-After": str(fault["retry_after"])} if "retry_after" in fault else {}
             self._send(int(kind), json.dumps({"error": {"message": f"injected {kind}"}}).encode(),
                        headers)
+        elif kind == "400" and "pad" in fault:
+            # The Authorization value at a chosen offset of a plain-text body (`pad` dots before).
+            auth = self.headers.get("Authorization") or ""
+            self._send(400, ("." * int(fault["pad"]) + auth + "." * 400).encode())
         elif kind == "400":
             echo = {"error": {"message": "bad request", "headers": dict(self.headers.items())}}
             self._send(400, json.dumps(echo).encode())
@@ -175,6 +181,9 @@ class _Handler(BaseHTTPRequestHandler):
             message = {"role": "assistant", "content": None}
             self._send(200, json.dumps({"choices": [{"index": 0, "message": message,
                                                      "finish_reason": "length"}]}).encode())
+        elif kind == "nologprobs":
+            plain = {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs", "echo")}
+            self._send(200, json.dumps(_response(self.path, plain)).encode())
         else:
             if kind == "timeout":
                 time.sleep(float(fault.get("sleep", 5.0)))

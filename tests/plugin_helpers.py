@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 
@@ -81,3 +82,38 @@ def run_example(pytester, example: str, models: str, *args: str):  # noqa: ANN00
     suite = Path(__file__).resolve().parent.parent / "examples" / f"{example}.py"
     pytester.makepyfile(**{f"{example}_suite": suite.read_text()})
     return pytester.runpytest("-p", "no:cacheprovider", "--competence-model", models, *args)
+
+
+class Scripted:
+    """A model that gives the answers it was made with, in order (``py:scripted``)."""
+
+    name = "py:scripted"
+
+    def __init__(self, given: list[object]) -> None:
+        self.given = given
+
+    def generate(self, prompts):
+        return list(self.given)
+
+
+def scripted_document(spec, given: list[object]) -> dict:
+    """The results document of a model that gave ``given`` (in order) on ``spec``'s design, as
+    the plugin builds it, without a pytest run."""
+    from pytest_competence.analysis import analyze
+    from pytest_competence.conditions import failing_case
+    from pytest_competence.evaluate import evaluate
+    from pytest_competence.profile import profile
+    from pytest_competence.records import records
+    from pytest_competence.report import build_document
+
+    evaluation = evaluate(spec.family, spec.design(), Scripted(given), 1)
+    result = analyze(evaluation, bootstrap=0, seed=spec.seed)
+    result.update(
+        test="test_hostile.py::test_x[*]", nodeid="test_hostile.py::test_x[py:scripted]",
+        outcome="failed", condition=str(spec.condition), condition_met=False, report_only=False,
+        gate=None, design={"levels": list(spec.levels), "pairs": spec.pairs, "seed": spec.seed,
+                           "require": spec.require, "gates": [], "attempts": 1},
+        failing_case=failing_case(spec.condition, evaluation, profile(evaluation)),
+        records=records(evaluation),
+    )
+    return build_document([json.loads(json.dumps(result))], models=["py:scripted"], bootstrap=0)

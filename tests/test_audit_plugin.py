@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -94,7 +95,9 @@ def test_audit_under_xdist_and_from_the_command_line(pytester: pytest.Pytester):
     result.assert_outcomes(passed=3, warnings=3)
     result.stdout.fnmatch_lines(["*= competence audit =*", "  survive: ref:endpoint, *",
                                  "2 suites audited *"])
-    cli = pytester.run("competence", "audit", "test_suites.py", "--json", "c.json")
+    # Through this interpreter: the `competence` script need not be on PATH.
+    cli = pytester.run(sys.executable, "-m", "pytest_competence.cli", "audit", "test_suites.py",
+                       "--json", "c.json")
     assert cli.ret == 0
     doc = json.loads((pytester.path / "c.json").read_text("utf-8"))
     assert [a["mutation_score"] for a in doc["audits"]] == [7 / 9, 8 / 9]

@@ -2,8 +2,9 @@
 
 No download: the tokenizer is a word-level ``tokenizers`` model trained here on a few ordering
 prompts and wrapped in ``PreTrainedTokenizerFast``; the model is a 2-layer Llama with random
-weights. Its answers are nonsense, which is fine: the tests check that batching, padding and
-scoring compute exactly what one prompt at a time would, not that the model is competent.
+weights (``tests/tiny_llama.py``). Its answers are nonsense, which is fine: the tests check that
+batching, padding and scoring compute exactly what one prompt at a time would, not that the model
+is competent.
 """
 
 from __future__ import annotations
@@ -27,9 +28,7 @@ tokenizers = pytest.importorskip("tokenizers")
 from pytest_competence.models import ModelSpecError, NoAnswer, resolve_model  # noqa: E402
 from pytest_competence.models._hf_batches import _device  # noqa: E402
 from pytest_competence.strategies import Ordering  # noqa: E402
-
-TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+from tiny_llama import TEMPLATE, build  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -37,30 +36,6 @@ def prompts():
     family = Ordering(vocabulary="front_behind")
     items = family.design(levels=[4, 8], pairs=8, seed=1, presentations=["original", "equivalent"])
     return [p for item in items for p in item.prompts]
-
-
-def build(folder: Path, prompts, template: str | None = None) -> Path:
-    """A word-level tokenizer trained on ``prompts`` and a random 2-layer Llama, saved."""
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    texts = [f"{p.system}\n\n{p.text}" for p in prompts] + ["yes no Yes No maybe"]
-    words = Tokenizer(models.WordLevel(unk_token="[UNK]"))
-    words.pre_tokenizer = pre_tokenizers.Whitespace()
-    specials = ["[PAD]", "[UNK]", "[BOS]", "[EOS]", "<|system|>", "<|user|>", "<|assistant|>"]
-    words.train_from_iterator(texts, trainers.WordLevelTrainer(special_tokens=specials))
-    tok = PreTrainedTokenizerFast(tokenizer_object=words, unk_token="[UNK]", pad_token="[PAD]",
-                                  bos_token="[BOS]", eos_token="[EOS]")
-    if template:
-        tok.chat_template = template
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
-                         max_position_embeddings=512, pad_token_id=tok.pad_token_id,
-                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return folder
 
 
 @pytest.fixture(scope="session")

@@ -204,8 +204,32 @@ def test_score_readout_without_logprobs_is_an_error_entry(server, prompts):
     assert all(isinstance(a, ModelCallError) for a in answers)
 
 
+@pytest.mark.parametrize(("mode", "how"), [
+    ("chat", "chat mode needs 'logprobs' with 'top_logprobs'; vLLM returns up to --max-logprobs"),
+    ("completions", "completions mode needs 'echo' with 'logprobs'"),
+])
+def test_a_server_without_logprobs_cannot_score_and_is_asked_once(server, prompts, mode, how):
+    server.control(faults=[{"kind": "nologprobs", "share": 1.0, "times": 10**6}])
+    answers = model(server, f"readout=score&mode={mode}").generate(prompts[:3])
+    assert all(isinstance(a, ModelCallError) for a in answers)
+    for a in answers:
+        assert str(a).startswith("the server returned no logprobs, so readout=score cannot rank "
+                                 "the answer space")
+        assert how in str(a) and "or use readout=generate" in str(a)
+        assert f"(from {server.url}/" in str(a) and str(a).endswith("; not retried)")
+    # Not retried: each request was sent once (completions mode: one per candidate).
+    assert all(len(entries) == 1 for entries in by_key(server.log()).values())
+    assert len(server.log()) == 3 * (1 if mode == "chat" else 2)
+
+
 @pytest.mark.parametrize(("spec", "message"), [
     ("openai:", "expected 'openai:MODEL@BASE_URL'"),
+    # No hosted default: prompts and the key go only where the spec says.
+    ("openai:gpt-4o-mini", "'openai:gpt-4o-mini' names no server; write its base URL out in full: "
+                           "'openai:gpt-4o-mini@http://127.0.0.1:8000/v1' for a local server, "
+                           "'openai:gpt-4o-mini@https://api.openai.com/v1' for OpenAI's API"),
+    ("openai:m?temperature=0", "names no server"),
+    ("openai:m@", "expected base URLs such as http://127.0.0.1:8000/v1, but got ''"),
     ("openai:m@ftp://x", "expected base URLs such as http://127.0.0.1:8000/v1"),
     ("openai:m@http://user:pw@host/v1", "may not carry credentials"),
     ("openai:m@http://h/v1?temperature=hot", "expected temperature to be a number >= 0 and <= 2, "
@@ -222,7 +246,7 @@ def test_bad_specs_say_what_to_fix(spec, message):
 
 
 def test_spec_defaults_and_key_env():
-    m = resolve_model("openai:gpt-4o-mini")
+    m = resolve_model("openai:gpt-4o-mini@https://api.openai.com/v1")
     assert m.base_urls == ["https://api.openai.com/v1"] and m.key_env == "OPENAI_API_KEY"
     m = resolve_model("openai:m@http://h:1/v1/", settings={"api_key_env": "MY_KEY"})
     assert m.base_urls == ["http://h:1/v1"] and m.key_env == "MY_KEY"

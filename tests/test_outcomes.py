@@ -244,7 +244,8 @@ GATED = """
     ('{"schema": "something-else"}', "ERROR: --competence-baseline: '*missing.json' is not a "
                                      "complete pytest-competence results document (*"),
     ('{"schema": "pytest-competence/results/1", "results": {}}', "ERROR: --competence-baseline: "
-     "'*missing.json' holds no per-test results with instances*"),
+     "'*missing.json' is not a complete * (not a results document: *results is dict, expected a "
+     "list of results)*"),
     ("", "ERROR: --competence-baseline: '*missing.json' is not a complete *"),
 ])
 def test_a_missing_or_broken_baseline_is_a_usage_error_before_any_model_call(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 
 import pytest
 
@@ -260,7 +261,8 @@ def test_reports_carry_the_minimal_case(pytester: pytest.Pytester):
     assert "<h3>First failing case of the design</h3>" in html
     assert "<h3>Minimal failing case</h3>" in html and "n=12, vocabulary=front_behind" in html
     # Re-rendering the archive keeps the record: minimisation cannot be recomputed from records.
-    out = pytester.run("competence", "report", "out.json", "--markdown", "again.md")
+    out = pytester.run(sys.executable, "-m", "pytest_competence.cli", "report", "out.json",
+                       "--markdown", "again.md")
     assert out.ret == 0
     assert "n=12, vocabulary=front_behind" in (pytester.path / "again.md").read_text()
 

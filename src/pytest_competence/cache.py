@@ -5,7 +5,9 @@ decides its answers (the HTTP, transformers and vLLM backends do; reference poli
 callables do not, since their code can change under the same name) — is wrapped in a
 :class:`CachedModel`. An answer's key is the SHA-256 of that identity, the system prompt, the
 prompt text and the attempt index, so sampled repeats are distinct and a rerun reuses every
-answer it already has. Only text answers are stored; an error is asked again next time.
+answer it already has. Only text answers are stored, whole (reports may shorten them; the cache
+never does), and exactly: one that UTF-8 cannot hold (a lone surrogate) is kept as a blob of
+its ``surrogatepass`` bytes. An error is asked again next time.
 
 The database is in WAL mode and every answer is its own transaction, so a run killed with
 ``kill -9`` keeps everything answered before the kill, and several xdist workers can write at
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_competence.models import Model, ModelWrapper, as_they_come
+from pytest_competence.redaction import redact
 
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt
@@ -68,6 +71,20 @@ def cache_key(identity: str, prompt: Prompt) -> str:
     return digest.hexdigest()
 
 
+def _storable(answer: str) -> str | bytes:
+    """``answer`` as SQLite can take it: text, or, when UTF-8 cannot hold it (a lone
+    surrogate), its ``surrogatepass`` bytes as a blob, so the exact text comes back."""
+    try:
+        answer.encode("utf-8")
+    except UnicodeEncodeError:
+        return answer.encode("utf-8", "surrogatepass")
+    return answer
+
+
+def _text(stored: str | bytes) -> str:
+    return stored.decode("utf-8", "surrogatepass") if isinstance(stored, bytes) else stored
+
+
 class ResponseCache:
     """Answers by key in one SQLite file; the connection opens on first use."""
 
@@ -104,14 +121,14 @@ class ResponseCache:
             chunk = unique[start:start + 500]
             marks = ",".join("?" * len(chunk))
             rows = db.execute(f"SELECT key, answer FROM responses WHERE key IN ({marks})", chunk)
-            found.update(rows.fetchall())
+            found.update((key, _text(answer)) for key, answer in rows.fetchall())
         return found
 
     def put(self, key: str, answer: str, model: str) -> None:
         """Store one answer now (its own committed transaction)."""
         self._connect().execute(
             "INSERT OR REPLACE INTO responses (key, answer, model, created) VALUES (?, ?, ?, ?)",
-            (key, answer, model, time.time()),
+            (key, _storable(answer), model, time.time()),
         )
 
     def mark_exported(self, keys: Sequence[str], model: str) -> None:
@@ -144,15 +161,18 @@ class CachedModel(ModelWrapper):
     """``model`` behind the cache: stored answers come back at once, new ones are stored.
 
     ``mode`` is ``"rw"`` (read and write), ``"read"`` (never store) or ``"write"`` (never reuse:
-    ask everything again and store the new answers). Other attributes are the wrapped model's.
+    ask everything again and store the new answers). ``secrets`` (API keys) are replaced by
+    ``[redacted]`` in every new answer, stored or not. Other attributes are the wrapped model's.
     """
 
-    def __init__(self, model: Model, cache: ResponseCache, mode: str = "rw") -> None:
+    def __init__(self, model: Model, cache: ResponseCache, mode: str = "rw",
+                 secrets: Sequence[str] = ()) -> None:
         if mode not in ("rw", "read", "write"):
             raise ValueError(f"Expected mode to be one of rw, read, write, but got mode={mode!r}")
         super().__init__(model)
         self.cache = cache
         self.mode = mode
+        self.secrets = tuple(secrets)  # API keys: an answer echoing one is stored without it
         self.hits = 0  # answers served from the cache by the last call
 
     def __repr__(self) -> str:
@@ -190,8 +210,11 @@ class CachedModel(ModelWrapper):
             return
         for j, answer in ask(self.model, [prompts[i] for i in missing]):
             i = missing[j]
-            if isinstance(answer, str) and self.mode != "read":
-                self.cache.put(keys[i], answer, self.model.name)
+            if isinstance(answer, str):
+                # The same text now and from the cache later: redacted in both.
+                answer = redact(answer, self.secrets)
+                if self.mode != "read":
+                    self.cache.put(keys[i], answer, self.model.name)
             yield i, answer
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:

@@ -27,7 +27,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CaseDatabases", "CaseStore", "SavedCase", "case_key", "open_databases"]
+__all__ = ["CaseDatabases", "CaseStore", "SavedCase", "case_key", "github_location",
+           "open_databases"]
 
 _PREFIX = b"pytest-competence/cases/1/"
 REPLAY_LIMIT = 64  # the smallest cases replayed per test; all of them go in one call
@@ -85,19 +86,25 @@ def open_databases(local: str, shared: Sequence[str], root: Path) -> CaseDatabas
     return CaseDatabases(writable, tuple(readers), description)
 
 
-def _github(entry: str) -> Any:
-    from hypothesis.database import GitHubArtifactDatabase
-
+def github_location(entry: str) -> tuple[str, str, str | None]:
+    """``(owner, repo, artifact or None)`` of a ``github:OWNER/REPO[/ARTIFACT]`` entry;
+    ``ValueError`` naming the option and the fix when it is malformed."""
     where = entry.removeprefix("github:").strip("/").split("/")
-    if len(where) not in (2, 3) or not all(where):
+    if len(where) not in (2, 3) or not all(w.strip() for w in where):
         raise ValueError(
             f"competence_database_shared: cannot read {entry!r}; write "
             f"'github:OWNER/REPO' or 'github:OWNER/REPO/ARTIFACT', e.g. "
             f"'github:my-org/my-model/competence-cases'"
         )
-    owner, repo = where[0], where[1]
-    if len(where) == 3:
-        return GitHubArtifactDatabase(owner, repo, artifact_name=where[2])
+    return where[0], where[1], where[2] if len(where) == 3 else None
+
+
+def _github(entry: str) -> Any:
+    from hypothesis.database import GitHubArtifactDatabase
+
+    owner, repo, artifact = github_location(entry)
+    if artifact is not None:
+        return GitHubArtifactDatabase(owner, repo, artifact_name=artifact)
     return GitHubArtifactDatabase(owner, repo)
 
 

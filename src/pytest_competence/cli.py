@@ -23,7 +23,9 @@ from pytest_competence.strategies import (
     default_presentations,
 )
 
-__all__ = ["main", "records"]
+from pytest_competence.settings import DEFAULT_MAX_PROMPTS, output_path_problem
+
+__all__ = ["checked_design", "main", "records"]
 
 SCHEMA = "pytest-competence/dataset/1"
 BASE_GRID = "4,8,16,32,64,128,256,512,1024"
@@ -97,6 +99,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="intervention and rule-induction families: a constructor option, "
                           "repeatable (e.g. programs: hint=True; grammar: extra_support=8)")
     gen.add_argument("-o", "--output", default="-", help="Output file (default: standard output)")
+    gen.add_argument("--max-prompts", type=int, default=DEFAULT_MAX_PROMPTS,
+                     help=f"Refuse designs of more prompts than this, levels x pairs x "
+                          f"presentations (default {DEFAULT_MAX_PROMPTS})")
     rep = sub.add_parser("report", help="Recompute and re-render a results JSON, no model calls")
     rep.add_argument("results", help="A file written by pytest --competence-json")
     rep.add_argument("--html", help="Write the HTML report here")
@@ -195,6 +200,23 @@ def records(family: Ordering, items: Sequence[Item]) -> Iterator[dict[str, Any]]
     )
 
 
+def checked_design(family: Any, args: argparse.Namespace, written: int, *, levels: Sequence[int],
+                   pairs: int, presentations: Sequence[str]) -> list[Item]:
+    """``family``'s design at ``args.seed``, once its size (with the ``written`` prompts before
+    it) is known to be within ``--max-prompts``; :class:`InvalidArgument` otherwise."""
+    from pytest_competence.settings import check_prompt_count
+
+    check = getattr(family, "check_design", None)
+    if check is not None:  # a bad argument is named before the size is counted from it
+        check(levels=levels, pairs=pairs, seed=args.seed, presentations=presentations)
+    count = len(levels) * pairs * len(presentations)
+    check_prompt_count(written + count, args.max_prompts,
+                       f"{len(levels)} level(s) x pairs={pairs} x {len(presentations)} "
+                       f"presentation(s)" + (f", after {written:,} already written"
+                                            if written else ""), "--max-prompts")
+    return family.design(levels=levels, pairs=pairs, seed=args.seed, presentations=presentations)
+
+
 def generate(args: argparse.Namespace, out: TextIO) -> int:
     if args.family != "ordering":
         from pytest_competence.cli_families import generate_family
@@ -211,8 +233,8 @@ def generate(args: argparse.Namespace, out: TextIO) -> int:
             vocabulary=name, protocol=args.protocol, names=args.names,
             names_line=args.names_line, distractors=args.distractors, distance=args.distance,
         )
-        items = family.design(levels=args.levels, pairs=args.pairs, seed=args.seed,
-                              presentations=args.presentations or default_presentations(family))
+        items = checked_design(family, args, count, levels=args.levels, pairs=args.pairs,
+                               presentations=args.presentations or default_presentations(family))
         for record in records(family, items):
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
@@ -220,16 +242,32 @@ def generate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def report(args: argparse.Namespace) -> int:
+    """Recompute and re-render an archive; 1 when its figures disagree with its records."""
     from pytest_competence.report import load_document, recompute, write_outputs
+    from pytest_competence.report.archive import disagreements, unrecomputed
     from pytest_competence.report.terminal import summary_lines
 
-    document = recompute(load_document(args.results), bootstrap=args.bootstrap)
+    archived = load_document(args.results)
+    document = recompute(archived, bootstrap=args.bootstrap)
     for line in summary_lines(document, verbosity=1):  # everything, comparisons included
         print(line)
     written = write_outputs(document, json_path=args.json, html_path=args.html,
                             markdown_path=args.markdown)
     for what, path in written:
         print(f"competence {what}: {path}")
+    for name in unrecomputed(archived):
+        print(f"competence report: {name}: no records, figures kept as archived (not "
+              f"recomputed)", file=sys.stderr)
+    if args.bootstrap is None:  # another number of resamples changes the intervals, rightly
+        differ = disagreements(archived, document)
+        for line in differ[:20]:
+            print(f"competence report: figure disagrees with the records: {line}",
+                  file=sys.stderr)
+        if differ:
+            print(f"competence report: {len(differ)} archived figure(s) differ from what the "
+                  f"records give (edited figures or removed records?); the reports written "
+                  f"hold the recomputed ones", file=sys.stderr)
+            return 1
     return 0
 
 
@@ -272,15 +310,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as exc:
             parser.error(f"plan: {exc}")
     if args.command == "report":
+        for option in ("html", "markdown", "json"):
+            problem = getattr(args, option) and output_path_problem(
+                f"--{option}", getattr(args, option))
+            if problem:
+                parser.error(f"report: {problem}")
         try:
             return report(args)
-        except (OSError, ValueError, KeyError) as exc:
-            parser.error(f"report: {exc}")
+        except (OSError, ValueError) as exc:  # NotAResultsDocument is a ValueError
+            print(f"competence report: {exc}", file=sys.stderr)
+            return 2
+        except (KeyError, TypeError, AttributeError) as exc:  # a shape check_shape lets pass
+            print(f"competence report: not a results document: {args.results}: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
+    problem = args.output != "-" and output_path_problem("-o", args.output)
+    if problem:
+        parser.error(problem)
     try:
         if args.output == "-":
             count = generate(args, sys.stdout)
         else:
-            with open(args.output, "w", encoding="utf-8") as out:
+            from pytest_competence.files import atomic_writer
+
+            with atomic_writer(args.output) as out:
                 count = generate(args, out)
     except InvalidArgument as exc:
         parser.error(str(exc))

@@ -67,38 +67,40 @@ def family_records(items: Sequence[Item], schema: str) -> Iterator[dict[str, Any
     return prompt_records(items, schema, _meta)
 
 
-def _designs(args: argparse.Namespace, default_levels: list[int]) -> Iterator[list[Item]]:
+def _designs(args: argparse.Namespace,
+             default_levels: list[int]) -> Iterator[tuple[Any, dict[str, Any]]]:
+    """``(family, design arguments)`` for each design the arguments describe (seed aside)."""
     induction = induction_families().get(args.family)
     if induction is not None:
         rules = make_family(args.family, **{"variations": args.variations, **dict(args.options)})
         assert isinstance(rules, induction)
         lo, hi = rules.levels
         levels = list(range(lo, hi + 1)) if args.levels == default_levels else args.levels
-        yield rules.design(levels=levels, pairs=args.pairs, seed=args.seed,
-                           presentations=args.presentations or default_presentations(rules))
+        yield rules, dict(levels=levels, pairs=args.pairs,
+                          presentations=args.presentations or default_presentations(rules))
         return
     if args.options and args.family != "intervention":
         raise options_error(args.family)
     if args.family == "horn":
         horn = Horn(vary=args.vary, depth=args.depth, distractors=args.distractor_rules)
         levels = HORN_GRID if args.levels == default_levels else args.levels
-        yield horn.design(levels=levels, pairs=args.pairs, seed=args.seed,
-                          presentations=args.presentations or default_presentations(horn))
+        yield horn, dict(levels=levels, pairs=args.pairs,
+                         presentations=args.presentations or default_presentations(horn))
         return
     if args.family == "intervention":
         levels = INTERVENTION_GRID if args.levels == default_levels else args.levels
         pairs = 60 if args.pairs == 200 else args.pairs  # 200 (the default) is not a multiple of 6
         worlds = make_family("intervention", **dict(args.options))
-        yield worlds.design(levels=levels, pairs=pairs, seed=args.seed,
-                            presentations=args.presentations or default_presentations(worlds))
+        yield worlds, dict(levels=levels, pairs=pairs,
+                           presentations=args.presentations or default_presentations(worlds))
         return
     categories = list(CATEGORIES) if args.category == ["all"] else args.category
     for category in categories:
         family = Reformulations(category=category, prompt=args.prompt)
         levels = ([n for n in REFORMULATION_GRID if n >= CATEGORIES[category][0]]
                   if args.levels == default_levels else args.levels)
-        yield family.design(levels=levels, pairs=args.pairs, seed=args.seed,
-                            presentations=args.presentations or default_presentations(family))
+        yield family, dict(levels=levels, pairs=args.pairs,
+                           presentations=args.presentations or default_presentations(family))
 
 
 def options_error(name: str) -> InvalidArgument:
@@ -111,8 +113,11 @@ def options_error(name: str) -> InvalidArgument:
 def generate_family(args: argparse.Namespace, out: TextIO, schema: str,
                     default_levels: list[int]) -> int:
     """Write the design the arguments describe; default grids become the family's own."""
+    from pytest_competence.cli import checked_design
+
     count = 0
-    for items in _designs(args, default_levels):
+    for family, design in _designs(args, default_levels):
+        items = checked_design(family, args, count, **design)
         for record in family_records(items, schema):
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1

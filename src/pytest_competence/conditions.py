@@ -185,16 +185,21 @@ def failing_case(
 
 
 def observation_records(observations: Sequence[Observation]) -> list[dict[str, Any]]:
-    """One instance's observations as the plain records a failing case shows."""
+    """One instance's observations as the plain records a failing case shows: long answers cut
+    (:func:`~pytest_competence.records.shown`), lone surrogates escaped (the case travels from
+    xdist workers, which take UTF-8 only; the records keep the exact text)."""
+    from pytest_competence.files import utf8_safe
+    from pytest_competence.records import shown
+
     return [
         {
             "presentation": o.prompt.presentation,
             "answer_map": dict(o.prompt.answer_map.pairs),
             "prompt": o.prompt.text,
-            "raw": o.raw,
+            "raw": utf8_safe(shown(o.raw)),
             "parsed": o.parsed.answer,
             "valid": o.valid,
-            "reason": o.parsed.reason,
+            "reason": utf8_safe(shown(o.parsed.reason)),
             "gold": o.prompt.gold,
             "correct": o.correct,
         }

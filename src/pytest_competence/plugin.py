@@ -82,6 +82,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="2000",
         help="Paired-bootstrap resamples per test for the report intervals (default: 2000)",
     )
+    parser.addini("competence_max_prompts", default="2000000",
+                  help="Largest design a competence test may declare, in prompts (levels x "
+                  "pairs x presentations x attempts); larger ones are refused before any is "
+                  "generated (default: 2000000)")
     parser.addini("competence_shrink_calls", default="100",
                   help="Model calls a failing competence test may spend minimising its failing "
                   "case; 0 turns minimisation off (default: 100)")
@@ -225,7 +229,9 @@ def _spec(item: pytest.Item | pytest.Function, marker: pytest.Mark,
     from pytest_competence.strategies import InvalidArgument
 
     try:
-        return spec_from_marker(marker.args, marker.kwargs, overrides)
+        spec = spec_from_marker(marker.args, marker.kwargs, overrides)
+        spec.check_size(item.config.stash[STATE].settings.max_prompts)
+        return spec
     except InvalidArgument as exc:
         message = f"{item.nodeid}: @pytest.mark.competence: {exc}"
     # Fail outside the except block: a chained InvalidArgument would repeat the message under
@@ -351,7 +357,7 @@ def _ask(item: pytest.Item, run: CompetenceRun) -> None:
         message = (f"model {run.model.name!r} raised {type(exc).__name__}: {exc} "
                    f"(at {where_raised(exc)}) instead of answering; an infrastructure error, not an "
                    f"answer")
-    pytest.fail(message, pytrace=False)
+    pytest.fail(run._session.redact(message), pytrace=False)  # a model may put the key in it
 
 
 def _export(run: CompetenceRun, path: str) -> None:
@@ -430,7 +436,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         raise from_body
     if message is not None:
         # The message is the whole story; the engine's frames would only hide it.
-        pytest.fail(message, pytrace=False)
+        pytest.fail(run._session.redact(message), pytrace=False)
     return result
 
 

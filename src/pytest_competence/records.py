@@ -14,7 +14,23 @@ from typing import Any
 from pytest_competence.evaluate import Evaluation, Observation
 from pytest_competence.strategies import AnswerMap, Item, Parsed, Prompt
 
-__all__ = ["ArchivedFamily", "evaluation_from_records", "prompt_sha256", "records"]
+__all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "evaluation_from_records", "prompt_sha256",
+           "records", "shown"]
+
+#: Characters of an answer (or an error reason) that records, failing cases and reports keep; a
+#: longer one ends with a marker saying how many were cut. The response cache keeps it whole.
+SHOWN_CHARACTERS = 2000
+
+
+def shown(text: str | None) -> str | None:
+    """``text`` as the reports keep it: at most :data:`SHOWN_CHARACTERS` characters and a
+    marker ``… [N more characters cut]`` when it was longer.
+
+    Only raw text is cut: figures come from the parsed answers, which are recorded whole.
+    """
+    if text is None or len(text) <= SHOWN_CHARACTERS:
+        return text
+    return f"{text[:SHOWN_CHARACTERS]}… [{len(text) - SHOWN_CHARACTERS} more characters cut]"
 
 
 def prompt_sha256(prompt: Prompt) -> str:
@@ -33,16 +49,17 @@ def _record(o: Observation) -> dict[str, Any]:
         "prompt_sha256": prompt_sha256(p),
         "system": p.system,
         "prompt": p.text,
-        "raw": o.raw,
+        "raw": shown(o.raw),
         "parsed": o.parsed.answer,
         "valid": o.valid,
-        "reason": o.parsed.reason,
-        "error": o.error,
+        "reason": shown(o.parsed.reason),
+        "error": shown(o.error),
         "gold": p.gold,
         "correct": o.correct,
         "answer_space": list(p.answer_space),
         "attempts": [
-            {"raw": raw, "parsed": parsed.answer, "valid": parsed.valid, "reason": parsed.reason}
+            {"raw": shown(raw), "parsed": parsed.answer, "valid": parsed.valid,
+             "reason": shown(parsed.reason)}
             for raw, parsed in o.attempts
         ],
     }

@@ -30,6 +30,9 @@ class CompetenceSession:
     """Model specs, loaded models, shared designs, and the results gathered for the reports."""
 
     def __init__(self, config: pytest.Config, specs: list[str], aliases: dict[str, str]) -> None:
+        from pytest_competence.settings import read_settings
+
+        self.settings = read_settings(config)  # a bad ini value or output path: UsageError now
         self.config = config
         self.specs = specs
         self.aliases = aliases
@@ -39,17 +42,17 @@ class CompetenceSession:
         self.not_applicable: list[dict[str, Any]] = []  # test × model pairs skipped as n/a
         self.written: list[tuple[str, str]] = []
         self.document: dict[str, Any] | None = None
-        self.bootstrap = int(config.getini("competence_bootstrap"))
+        self.bootstrap = self.settings.bootstrap
         self.json_path = config.getoption("competence_json")
         self.html_path = config.getoption("competence_html")
         self.markdown_path = config.getoption("competence_markdown")
         self.report_only = bool(config.getoption("competence_report_only"))
-        self.gates = [g for g in config.getini("competence_require") if g.strip()]
+        self.gates = list(self.settings.gates)
         self.baseline = config.getoption("competence_baseline")
         self.baseline_document: dict[str, Any] | None = None  # an archive, loaded at configure
-        self.alpha = float(config.getini("competence_alpha"))
-        self.margin = float(config.getini("competence_regression_margin"))
-        self.max_error_rate = _error_rate(config.getini("competence_max_error_rate"))
+        self.alpha = self.settings.alpha
+        self.margin = self.settings.margin
+        self.max_error_rate = self.settings.max_error_rate
         self.evaluations: dict[tuple, Evaluation] = {}
         self.skipped_no_model = 0  # competence tests skipped because no model was named
         self.awaiting = 0  # competence tests whose requests went to a batch file
@@ -104,14 +107,29 @@ class CompetenceSession:
             self.designs[spec.key] = spec.design()
         return self.designs[spec.key]
 
+    def secrets(self) -> list[str]:
+        """The API keys this run knows: the values of ``competence_api_key_env`` and of each
+        loaded model's ``key_env`` (see :mod:`~pytest_competence.redaction`)."""
+        from pytest_competence.wiring import api_keys
+
+        return api_keys(self.config, *self.models.values())
+
+    def redact(self, text: str) -> str:
+        """``text`` without any of :meth:`secrets` (for failure messages: terminal, JUnit)."""
+        from pytest_competence.redaction import redact
+
+        return redact(text, self.secrets())
+
     # -- results -----------------------------------------------------------------------------
 
     def write_records(self, nodeid: str, rows: list[dict[str, Any]]) -> str | None:
         """Write one test's prompt-level records to a part file; ``None`` if none is wanted."""
         if self.parts is None:
             return None
+        from pytest_competence.files import json_text, write_text_atomic
+
         name = hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".json"
-        (self.parts / name).write_text(json.dumps(rows), encoding="utf-8")
+        write_text_atomic(self.parts / name, json_text(rows))
         return name
 
     def configure_node(self, node: Any) -> None:
@@ -137,7 +155,7 @@ class CompetenceSession:
         outcome = "error" if report.when == "setup" else report.outcome
         result = dict(result, nodeid=report.nodeid, outcome=outcome)
         if outcome == "error":
-            self.errored.append(f"{report.nodeid}: {result['errors']['message']}")
+            self.errored.append(self.redact(f"{report.nodeid}: {result['errors']['message']}"))
         self.results.append(result)
         self.config.hook.pytest_competence_profile(config=self.config, result=result)
 
@@ -154,8 +172,12 @@ class CompetenceSession:
     def _write_reports(self) -> None:
         from pytest_competence.report import build_document, write_outputs
 
+        from pytest_competence.redaction import redact_all
+
         document = build_document(self.results, models=self.specs, records_dir=self.parts,
                                   bootstrap=self.bootstrap, not_applicable=self.not_applicable)
+        # Every key the run knows leaves the document before any report is rendered from it.
+        document = redact_all(document, self.secrets())
         self.document = document
         self.written = write_outputs(
             document, json_path=self.json_path, html_path=self.html_path,
@@ -197,20 +219,6 @@ AWAITING = "awaiting batch results"
 def _skipped_for(report: pytest.TestReport, reason: str) -> bool:
     longrepr = report.longrepr
     return report.skipped and isinstance(longrepr, tuple) and reason in str(longrepr[-1])
-
-
-def _error_rate(value: object) -> float:
-    """The ``competence_max_error_rate`` ini option: a share in [0, 1)."""
-    try:
-        rate = float(str(value).strip())
-    except ValueError:
-        rate = -1.0
-    if not 0 <= rate < 1:
-        raise pytest.UsageError(
-            f"competence_max_error_rate: expected the share of prompts that may end in "
-            f"infrastructure errors, a number in [0, 1) such as 0 or 0.001, but got {value!r}"
-        )
-    return rate
 
 
 STATE = pytest.StashKey[CompetenceSession]()
@@ -355,7 +363,7 @@ class CompetenceRun:
             messages.append(regression_message(gate))
         self.condition_met = not messages
         if messages and not self._session.report_only:
-            raise CompetenceFailure("\n\n".join(messages))
+            raise CompetenceFailure(self._session.redact("\n\n".join(messages)))
 
     def result(self, nodeid: str, test: str) -> dict[str, Any]:
         """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""
@@ -390,4 +398,7 @@ class CompetenceRun:
                                 "reasons": [[r, c] for r, c in exc.reasons.most_common(5)]}
         # Plain JSON types only: the result crosses to the xdist controller through execnet,
         # which refuses numpy scalars, and must equal what an archive reloads.
-        return json.loads(json.dumps(result))
+        # No API key in it: it becomes JUnit properties and travels to the controller.
+        from pytest_competence.redaction import redact_all
+
+        return redact_all(json.loads(json.dumps(result)), self._session.secrets())

@@ -61,6 +61,20 @@ class CompetenceSpec:
     regression_margin: float | None = None  # the gate's margin; None: the ini default
     require_declared: bool = False  # require= on the marker; else competence_require applies
 
+    @property
+    def prompt_count(self) -> int:
+        """Prompts the design asks: levels × pairs × presentations × attempts."""
+        return len(self.levels) * self.pairs * len(self.presentations) * self.attempts
+
+    def check_size(self, limit: int) -> None:
+        """Raise :class:`InvalidArgument` when the design asks more than ``limit`` prompts."""
+        from pytest_competence.settings import check_prompt_count
+
+        check_prompt_count(self.prompt_count, limit, (
+            f"{len(self.levels)} level(s) x pairs={self.pairs} x {len(self.presentations)} "
+            f"presentation(s) x attempts={self.attempts}"),
+            "competence_max_prompts in the ini file")
+
     def design(self) -> list[Item]:
         return self.family.design(
             levels=self.levels, pairs=self.pairs, seed=self.seed, presentations=self.presentations
@@ -118,6 +132,14 @@ def spec_from_marker(
         presentations = default_presentations(instance)
     if isinstance(presentations, str):
         presentations = (presentations,)
+    if isinstance(presentations, (list, tuple)):
+        repeated = sorted({p for p in presentations if presentations.count(p) > 1}, key=str)
+        if repeated:
+            raise InvalidArgument(
+                f"Expected presentations to name each presentation once, but got "
+                f"presentations={list(presentations)!r} ({', '.join(map(repr, repeated))} "
+                f"repeated); a repeat asks the same prompt twice, use attempts= for repeats"
+            )
     check = getattr(instance, "check_design", None)
     if check is not None:
         check(levels=design["levels"], pairs=design["pairs"], seed=design["seed"],

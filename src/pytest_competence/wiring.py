@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pytest_competence.cache import ResponseCache
     from pytest_competence.models import Model
 
-__all__ = ["CACHE", "backend_settings", "cache_mode", "cache_path", "wire"]
+__all__ = ["CACHE", "api_keys", "backend_settings", "cache_mode", "cache_path", "wire"]
 
 #: The run's response cache, opened on first use and closed when the run ends.
 CACHE = pytest.StashKey["ResponseCache"]()
@@ -28,6 +28,16 @@ def backend_settings(config: pytest.Config) -> dict[str, str]:
     """Run-wide settings handed to model loaders (see ``resolve_model``)."""
     return {"api_key_env": str(config.getini("competence_api_key_env")).strip() or "OPENAI_API_KEY",
             "rootdir": str(config.rootpath)}
+
+
+def api_keys(config: pytest.Config, *models: object) -> list[str]:
+    """The API keys a run knows, to redact: the values of ``competence_api_key_env`` and of
+    each model's ``key_env``."""
+    from pytest_competence.redaction import run_secrets
+
+    names = [config.getini("competence_api_key_env"),
+             *(getattr(m, "key_env", "") for m in models)]
+    return run_secrets(n for n in names if isinstance(n, str))
 
 
 def cache_mode(config: pytest.Config) -> str:
@@ -58,7 +68,7 @@ def wire(config: pytest.Config, model: Model) -> Model:
     if mode != "off" and inspect.getattr_static(model, "cache_identity", None) is not None:
         from pytest_competence.cache import CachedModel
 
-        model = CachedModel(model, _cache(config), mode)
+        model = CachedModel(model, _cache(config), mode, secrets=api_keys(config, model))
     if callable(getattr(model, "stream", None)):
         from pytest_competence.progress import ProgressModel
 

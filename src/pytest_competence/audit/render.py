@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from html import escape
-from pathlib import Path
 from typing import Any
+
+from pytest_competence.files import write_text_atomic
 
 __all__ = ["AUDIT_SCHEMA", "audit_document", "audit_html", "write_audit"]
 
@@ -92,9 +93,9 @@ def write_audit(document: Mapping[str, Any], *, json_path: str | None = None,
     """Write the document and/or the page; returns ``(what, path)`` for each file written."""
     written = []
     if json_path:
-        Path(json_path).write_text(json.dumps(document, indent=1) + "\n", "utf-8")
+        write_text_atomic(json_path, json.dumps(document, indent=1) + "\n")
         written.append(("audit JSON", json_path))
     if html_path:
-        Path(html_path).write_text(audit_html(document), "utf-8")
+        write_text_atomic(html_path, audit_html(document))
         written.append(("audit HTML", html_path))
     return written

@@ -25,16 +25,28 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
+from pytest_competence.redaction import redact
+
 from . import ModelCallError  # the transport's failures (re-exported)
 
-__all__ = ["BadResponse", "Breaker", "Call", "ModelCallError", "RetryPolicy", "post_all"]
+__all__ = ["BadResponse", "Breaker", "Call", "FinalResponse", "ModelCallError", "RetryPolicy",
+           "post_all"]
 
 
 T = TypeVar("T")
 
+_CREDENTIAL_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
+
 
 class BadResponse(ValueError):
     """A response body that is not what the API promises (raised by ``parse``; retried)."""
+
+
+class FinalResponse(BadResponse):
+    """A well-formed body that cannot serve the request however often it is sent (not retried).
+
+    Raised by ``parse``, e.g. when a server that returns no logprobs is asked to score.
+    """
 
 
 @dataclass(frozen=True)
@@ -144,10 +156,7 @@ class _Job(Generic[T]):
     breaker: Breaker
 
     def redact(self, text: str) -> str:
-        for secret in self.secrets:
-            if secret:
-                text = text.replace(secret, "[redacted]")
-        return text
+        return redact(text, self.secrets)
 
 
 async def _one(client: httpx.AsyncClient, replicas: _Replicas, job: _Job[T], call: Call,
@@ -178,10 +187,13 @@ async def _one(client: httpx.AsyncClient, replicas: _Replicas, job: _Job[T], cal
             if status == 200:
                 try:
                     return job.parse(json.loads(response.content))
+                except FinalResponse as exc:
+                    return ModelCallError(job.redact(f"{exc} (from {url}; not retried)"))
                 except (ValueError, KeyError, IndexError, TypeError) as exc:
                     last = f"unreadable response from {url}: {exc}"
             else:
-                detail = response.text[:300].strip()
+                # Redact before the cut: a cut through an echoed key would hide it from redact().
+                detail = job.redact(response.text)[:300].strip()
                 last = f"HTTP {status} {response.reason_phrase} from {url}: {detail}"
                 if not (status in (408, 429) or status >= 500):
                     return ModelCallError(job.redact(f"{last} (not retried)"))
@@ -265,7 +277,8 @@ def post_all(
 ) -> Iterator[tuple[int, T | ModelCallError]]:
     """``(index, parse(body) or ModelCallError)`` for every call, in order of completion.
 
-    ``secrets`` are removed from every error message (a server may echo request headers).
+    ``secrets`` are removed from every error message (a server may echo request headers), and
+    so are the values of the credential headers (``Authorization``, ``api-key``, ``x-api-key``).
     ``breaker`` (one per model, over ``urls`` in this order) ends the retries against a server
     that refuses every connection; a new one per call when not given.
     Closing the iterator early cancels the requests still in flight.
@@ -274,7 +287,9 @@ def post_all(
         return
     out: queue.SimpleQueue[tuple[int, T | ModelCallError] | _Crash] = queue.SimpleQueue()
     runner = _Runner()
-    job = _Job(calls, parse, policy, timeout, tuple(secrets), breaker or Breaker(len(urls)))
+    credentials = [v for k, v in headers.items() if k.lower() in _CREDENTIAL_HEADERS]
+    job = _Job(calls, parse, policy, timeout, (*secrets, *credentials),
+               breaker or Breaker(len(urls)))
 
     def run() -> None:
         try:

@@ -1,8 +1,10 @@
 """``openai:MODEL@BASE_URL[,URL…][?key=value&…]``: an OpenAI-compatible server as a model.
 
-Works with vLLM, SGLang, TGI, llama.cpp, Ollama and hosted OpenAI-compatible APIs. Without
-``@BASE_URL`` the model is served by ``https://api.openai.com/v1``; with several URLs (replicas of
-one model) each request goes to the replica with the fewest requests in flight. The API key is read
+Works with vLLM, SGLang, TGI, llama.cpp, Ollama, ``transformers serve`` and hosted
+OpenAI-compatible APIs. The base URL is required: prompts and the API key go where it says and
+nowhere else, so a hosted API is named in full (``openai:gpt-4o-mini@https://api.openai.com/v1``);
+a spec without one is a usage error. With several URLs (replicas of one model) each request goes
+to the replica with the fewest requests in flight. The API key is read
 from the environment variable named by ``key_env`` (default: the ``competence_api_key_env`` ini
 option, ``OPENAI_API_KEY``) at request time, and sent only in the ``Authorization`` header: it is
 never part of the model's name, repr, cache key or any error message.
@@ -17,7 +19,10 @@ Parameters (``?temperature=0&max_tokens=16``):
 ``seed``            sent as ``seed + attempt``: sampled repeats differ, and reproduce
 ``readout``         ``generate`` (default) or ``score``: answer with the most likely of the
                     prompt's answer space, from logprobs (``top_logprobs`` first-token
-                    alternatives in chat mode; exact echoed prompt logprobs in completions mode)
+                    alternatives in chat mode; exact echoed prompt logprobs in completions mode).
+                    A response without logprobs is final at once, not retried: that server
+                    cannot score (``transformers serve`` returns none; vLLM returns up to
+                    ``--max-logprobs`` alternatives, default 20)
 ``concurrency``     requests in flight at once (default 32)
 ``timeout``         seconds per try (default 60); ``attempts`` tries per prompt (default 6) within
                     ``budget`` seconds (default 600), waits from ``backoff`` seconds (default 0.5)
@@ -45,9 +50,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["DEFAULT_BASE_URL", "PARAMS", "OpenAIModel", "openai_model"]
-
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+__all__ = ["PARAMS", "OpenAIModel", "openai_model"]
 
 #: What a spec may set; decoding parameters go into the cache key, the rest do not.
 PARAMS = (
@@ -89,7 +92,7 @@ def _base_urls(urls: str, spec: str) -> list[str]:
 
 
 def openai_model(rest: str, spec: str, settings: Mapping[str, str] | None = None) -> OpenAIModel:
-    """Build the model of ``openai:MODEL[@URL[,URL…]][?key=value&…]``."""
+    """Build the model of ``openai:MODEL@URL[,URL…][?key=value&…]``."""
     head, _, query = rest.partition("?")
     model, at, urls = head.partition("@")
     if not model.strip():
@@ -97,10 +100,16 @@ def openai_model(rest: str, spec: str, settings: Mapping[str, str] | None = None
             f"Malformed model spec {spec!r}; expected 'openai:MODEL@BASE_URL', e.g. "
             f"'openai:qwen@http://127.0.0.1:8000/v1'"
         )
+    if not at:
+        # No hosted default: a spec that forgot its URL must not send prompts and the key away.
+        raise ModelSpecError(
+            f"{spec!r} names no server; write its base URL out in full: "
+            f"'openai:{model.strip()}@http://127.0.0.1:8000/v1' for a local server, "
+            f"'openai:{model.strip()}@https://api.openai.com/v1' for OpenAI's API"
+        )
     params = parse_params(query, PARAMS, spec)
     key_env = params.pop("key_env", None) or (settings or {}).get("api_key_env") or "OPENAI_API_KEY"
-    return OpenAIModel(spec, model.strip(), _base_urls(urls, spec) if at else [DEFAULT_BASE_URL],
-                       key_env=key_env, **params)
+    return OpenAIModel(spec, model.strip(), _base_urls(urls, spec), key_env=key_env, **params)
 
 
 class OpenAIModel:
@@ -246,16 +255,31 @@ def _same(token: str, candidate: str) -> bool:
     return token.strip().lower() == candidate.strip().lower()
 
 
+def _no_logprobs(how: str) -> Exception:
+    """Final, not retried: a server that answers without logprobs does so every time."""
+    from ._transport import FinalResponse
+
+    return FinalResponse(
+        f"the server returned no logprobs, so readout=score cannot rank the answer space; "
+        f"serve the model from a server that returns them ({how}), or use readout=generate"
+    )
+
+
 def _first_token_logprobs(data: Any) -> list[tuple[str, float]]:
-    first = data["choices"][0]["logprobs"]["content"][0]
-    return [(t["token"], float(t["logprob"])) for t in first["top_logprobs"]]
+    lp = data["choices"][0].get("logprobs")
+    content = lp.get("content") if isinstance(lp, dict) else None
+    tops = content[0].get("top_logprobs") if content else None
+    if not tops:
+        raise _no_logprobs("chat mode needs 'logprobs' with 'top_logprobs'; vLLM returns up to "
+                           "--max-logprobs alternatives, default 20")
+    return [(t["token"], float(t["logprob"])) for t in tops]
 
 
 def _echoed_tokens(data: Any) -> list[tuple[int, str, float | None]]:
     """``(offset, token, logprob)`` of an echoed completion; a missing field is a bad response."""
-    lp = data["choices"][0]["logprobs"]
-    if lp is None:
-        raise ValueError("no logprobs in the response")
+    lp = data["choices"][0].get("logprobs")
+    if not lp:
+        raise _no_logprobs("completions mode needs 'echo' with 'logprobs', as vLLM serves them")
     return list(zip(lp["text_offset"], lp["tokens"], lp["token_logprobs"], strict=True))
 
 

@@ -46,12 +46,29 @@ def build_document(
 
 
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a results document, checking its schema."""
-    document = json.loads(Path(path).read_text("utf-8"))
+    """Read a results document, checking its schema and its shape.
+
+    Raises :class:`~pytest_competence.report.archive.NotAResultsDocument` (a ``ValueError``)
+    saying where the file stops being one; ``OSError`` when it cannot be read.
+    """
+    from pytest_competence.report.archive import NotAResultsDocument, check_shape
+
+    text = Path(path).read_text("utf-8", errors="surrogateescape")
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        hint = " (JSON Lines, one record a line: a dataset from competence generate?)" if (
+            "Extra data" in str(exc)) else ""
+        raise NotAResultsDocument(f"not a results document: {path}: not JSON, {exc}"
+                                  f"{hint}") from None
     if not isinstance(document, dict) or document.get("schema") != SCHEMA:
         found = document.get("schema") if isinstance(document, dict) else type(document).__name__
-        raise ValueError(f"{path}: not a pytest-competence results file (schema {found!r}, "
-                         f"expected {SCHEMA!r})")
+        raise NotAResultsDocument(f"not a results document: {path}: schema {found!r}, "
+                                  f"expected {SCHEMA!r}")
+    try:
+        check_shape(document)
+    except NotAResultsDocument as exc:
+        raise NotAResultsDocument(f"not a results document: {path}: {exc}") from None
     return document
 
 
@@ -92,9 +109,11 @@ def write_outputs(
     markdown_path: str | None = None,
 ) -> list[tuple[str, str]]:
     """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set."""
+    from pytest_competence.files import json_text, write_text_atomic
+
     written = []
     if json_path:
-        Path(json_path).write_text(json.dumps(document, indent=1, ensure_ascii=False), "utf-8")
+        write_text_atomic(json_path, json_text(document, indent=1))
         written.append(("JSON", json_path))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if markdown_path or summary:
@@ -102,14 +121,14 @@ def write_outputs(
 
         text = render_markdown(document)
         if markdown_path:
-            Path(markdown_path).write_text(text, "utf-8")
+            write_text_atomic(markdown_path, text)
             written.append(("Markdown", markdown_path))
         if summary:
-            with open(summary, "a", encoding="utf-8") as out:
+            with open(summary, "a", encoding="utf-8", errors="backslashreplace") as out:
                 out.write(text)
     if html_path:
         from pytest_competence.report.html import render_html
 
-        Path(html_path).write_text(render_html(document), "utf-8")
+        write_text_atomic(html_path, render_html(document))
         written.append(("HTML", html_path))
     return written

@@ -1,0 +1,176 @@
+"""The run-wide settings from ini options and report paths, each checked once at configure time.
+
+:func:`read_settings` reads every competence ini option that shapes a run and raises one
+``pytest.UsageError`` line naming the option, the value, what it takes and how to fix it —
+before any model is loaded or asked. (The ``competence_shrink_*`` options are checked at the
+same moment by :class:`~pytest_competence.shrink_hooks.ShrinkHooks`, which owns them.)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+__all__ = ["DEFAULT_MAX_PROMPTS", "Settings", "check_prompt_count", "output_path_problem",
+           "read_settings"]
+
+#: The largest design a test may declare (levels × pairs × presentations × attempts) unless
+#: the ``competence_max_prompts`` ini option raises it: about a day of a fast HTTP endpoint.
+DEFAULT_MAX_PROMPTS = 2_000_000
+DEFAULT_DATABASE = ".hypothesis/examples"
+DEFAULT_CACHE = ".competence/cache.sqlite"
+
+T = TypeVar("T", int, float)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated run-wide settings."""
+
+    bootstrap: int
+    alpha: float
+    margin: float
+    gates: tuple[str, ...]
+    max_prompts: int
+    max_error_rate: float
+
+
+def _usage(option: str, value: object, expected: str, fix: str) -> pytest.UsageError:
+    return pytest.UsageError(f"ini option {option} = {value!s}: expected {expected}; {fix}")
+
+
+def _number(config: pytest.Config, option: str, kind: Callable[[str], T],
+            ok: Callable[[T], bool], expected: str, fix: str) -> T:
+    raw = str(config.getini(option)).strip()
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise _usage(option, raw, expected, fix) from None
+    if not ok(value):
+        raise _usage(option, raw, expected, fix)
+    return value
+
+
+def read_settings(config: pytest.Config) -> Settings:
+    """The settings of this run; ``pytest.UsageError`` on the first bad value."""
+    bootstrap = _number(config, "competence_bootstrap", int, lambda b: b >= 0,
+                        "a whole number of resamples >= 0", "the default is 2000")
+    alpha = _number(config, "competence_alpha", float, lambda a: 0 < a < 1,
+                    "a significance level in (0, 1)", "e.g. competence_alpha = 0.05")
+    margin = _number(config, "competence_regression_margin", float,
+                     lambda m: math.isfinite(m) and 0 <= m < 1,
+                     "an accuracy difference in [0, 1)", "e.g. competence_regression_margin = 0.02")
+    max_prompts = _number(config, "competence_max_prompts", int, lambda n: n >= 1,
+                          "a positive whole number of prompts",
+                          f"the default is {DEFAULT_MAX_PROMPTS}")
+    # Parsed at configure by the plugin (_check_run_settings), with the baseline.
+    gates = tuple(g for g in config.getini("competence_require") if g.strip())
+    _check_database(config)
+    if str(config.getoption("competence_cache") or "rw") != "off":
+        from pytest_competence.wiring import cache_path
+
+        _check_cache(config, cache_path(config))
+    for option in ("competence_json", "competence_html", "competence_markdown"):
+        path = config.getoption(option)
+        if path:
+            problem = output_path_problem("--" + option.replace("_", "-"), path)
+            if problem:
+                raise pytest.UsageError(problem)
+    max_error_rate = _error_rate(config.getini("competence_max_error_rate"))
+    return Settings(bootstrap, alpha, margin, gates, max_prompts, max_error_rate)
+
+
+def _error_rate(value: object) -> float:
+    """The ``competence_max_error_rate`` ini option: a share in [0, 1)."""
+    try:
+        rate = float(str(value).strip())
+    except ValueError:
+        rate = -1.0
+    if not 0 <= rate < 1:
+        raise pytest.UsageError(
+            f"competence_max_error_rate: expected the share of prompts that may end in "
+            f"infrastructure errors, a number in [0, 1) such as 0 or 0.001, but got {value!r}"
+        )
+    return rate
+
+
+def check_prompt_count(count: int, limit: int, breakdown: str, raise_with: str) -> None:
+    """``InvalidArgument`` when a design of ``count`` prompts (``breakdown`` says how they
+    multiply) is over ``limit``; ``raise_with`` names the setting that raises the limit."""
+    if count > limit:
+        from pytest_competence.strategies import InvalidArgument
+
+        raise InvalidArgument(
+            f"the design asks {count:,} prompts ({breakdown}), over the limit of {limit:,}; "
+            f"use fewer pairs or levels, or raise {raise_with}"
+        )
+
+
+def output_path_problem(option: str, path: str | os.PathLike[str]) -> str | None:
+    """Why no file can be written at ``path`` (a directory, or in a missing folder), as one
+    line naming ``option``; ``None`` when it can."""
+    target = Path(path)
+    if target.is_dir():
+        return f"{option} {path}: is a directory; give a file name, e.g. {target / 'results'}"
+    if not target.parent.is_dir():
+        return (f"{option} {path}: the directory {target.parent} does not exist; create it "
+                f"first or write elsewhere")
+    return None
+
+
+def _writable_dir(folder: Path) -> str | None:
+    """Why files cannot be written in ``folder`` (created if missing), or ``None``."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
+
+
+def _explicit(config: pytest.Config, option: str, default: str) -> str | None:
+    """The option's value when it differs from the default (set by the user), else ``None``."""
+    value = str(config.getini(option)).strip()
+    return value if value != default else None
+
+
+def _check_cache(config: pytest.Config, path: Path) -> None:
+    if _explicit(config, "competence_cache_path", DEFAULT_CACHE) is None:
+        return  # the default is made on first use, by models that have a cache
+    if path.is_dir():
+        raise _usage("competence_cache_path", path, "a file, not a directory",
+                     f"e.g. competence_cache_path = {path / 'cache.sqlite'}")
+    why = _writable_dir(path.parent)
+    if why:
+        raise _usage("competence_cache_path", path, "a file in a writable directory",
+                     f"cannot write in {path.parent} ({why}); choose another path or run with "
+                     f"--competence-cache=off")
+
+
+def _check_database(config: pytest.Config) -> None:
+    local = _explicit(config, "competence_database", DEFAULT_DATABASE)
+    if local is not None and local.lower() not in ("", "none", "off"):
+        path = Path(local) if Path(local).is_absolute() else config.rootpath / local
+        if path.exists() and not path.is_dir():
+            raise _usage("competence_database", local, "a directory", "not a file")
+        why = _writable_dir(path)
+        if why:
+            raise _usage("competence_database", local, "a writable directory",
+                         f"cannot write in {path} ({why}); choose another directory, or 'none' "
+                         f"to save nothing")
+    from pytest_competence.casedb import github_location
+
+    for entry in config.getini("competence_database_shared"):
+        if entry.strip().startswith("github:"):
+            try:
+                github_location(entry.strip())
+            except ValueError as exc:
+                raise pytest.UsageError(f"ini option {exc}") from None

@@ -1,0 +1,242 @@
+"""Every bad input is one clean error: the exit code, the first words that name the fix, no traceback.
+
+One table per entry point. A pytest row is a marker declaration, ini lines and command-line
+arguments, run in-process with ``pytester`` (the ``ref:`` model answers with no cost); a CLI
+row is ``python -m pytest_competence.cli`` arguments on prepared files, in a subprocess. Rows
+that already gave clean errors before issue #15 are here too, so they stay that way.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+import pytest
+
+from plugin_helpers import scripted_document
+from pytest_competence.spec import spec_from_marker
+
+USAGE, INTERRUPTED = pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERRUPTED
+
+
+@dataclass(frozen=True)
+class Row:
+    """One bad (or, with exit 0, just-acceptable) pytest invocation."""
+
+    id: str
+    expected: str  # a substring of the error line
+    exit: int = USAGE
+    marker: str = "levels=[4, 8], pairs=8"
+    ini: tuple[str, ...] = ()
+    args: tuple[str, ...] = ()
+
+
+PYTEST_ROWS = [
+    # -- the design: refused at collection, before anything is generated
+    Row("pairs-1e9", "the design asks 2,000,000,000 prompts (1 level(s) x pairs=1000000000 x 2 "
+        "presentation(s) x attempts=1), over the limit of 2,000,000; use fewer pairs or levels, "
+        "or raise competence_max_prompts", INTERRUPTED, marker="levels=[4], pairs=10**9"),
+    Row("max-prompts-lowered", "the design asks 32 prompts", INTERRUPTED,
+        ini=("competence_max_prompts = 31",)),
+    Row("max-prompts-at-the-size", "", 0, ini=("competence_max_prompts = 32",)),
+    Row("repeated-levels", "Expected levels to name each size once, but got levels=[4, 4]",
+        INTERRUPTED, marker="levels=[4, 4], pairs=8"),
+    Row("repeated-presentations", "Expected presentations to name each presentation once, but "
+        "got presentations=['original', 'original']", INTERRUPTED,
+        marker="levels=[4], pairs=8, presentations=['original', 'original']"),
+    Row("no-levels", "@pytest.mark.competence needs levels=", INTERRUPTED, marker="pairs=8"),
+    Row("pairs-not-multiple", "but got pairs=10; try pairs=200", INTERRUPTED,
+        marker="levels=[4], pairs=10"),
+    Row("unknown-family", "Unknown family='nope'", INTERRUPTED,
+        marker="family='nope', levels=[4], pairs=8"),
+    Row("unknown-presentation", "Unknown presentation 'nope'", INTERRUPTED,
+        marker="levels=[4], pairs=8, presentations=['nope']"),
+    Row("attempts-zero", "Expected attempts to be a positive integer", INTERRUPTED,
+        marker="levels=[4], pairs=8, attempts=0"),
+    Row("marker-require", "Cannot read require='garbage'", INTERRUPTED,
+        marker="levels=[4], pairs=8, require='garbage'"),
+    # -- ini options: a usage error at configure time, before any model
+    Row("bootstrap-text", "ini option competence_bootstrap = abc: expected a whole number of "
+        "resamples >= 0", ini=("competence_bootstrap = abc",)),
+    Row("bootstrap-negative", "ini option competence_bootstrap = -5: expected",
+        ini=("competence_bootstrap = -5",)),
+    Row("alpha-text", "ini option competence_alpha = abc: expected a significance level in "
+        "(0, 1)", ini=("competence_alpha = abc",)),
+    Row("alpha-two", "ini option competence_alpha = 2: expected a significance level in (0, 1)",
+        ini=("competence_alpha = 2",)),
+    Row("margin-negative", "ini option competence_regression_margin = -1: expected an accuracy "
+        "difference in [0, 1)", ini=("competence_regression_margin = -1",)),
+    Row("require-garbage", "competence_require: Cannot read require='garbage'",
+        ini=("competence_require = garbage",)),
+    Row("cache-path-directory", "ini option competence_cache_path = ", ini=(
+        "competence_cache_path = .",)),
+    Row("cache-path-unwritable", "ini option competence_cache_path = /proc/nope/cache.sqlite: "
+        "expected a file in a writable directory", ini=(
+            "competence_cache_path = /proc/nope/cache.sqlite",)),
+    Row("database-unwritable", "ini option competence_database = /proc/nope: expected a "
+        "writable directory", ini=("competence_database = /proc/nope",)),
+    Row("database-shared-github", "competence_database_shared: cannot read 'github:'; write "
+        "'github:OWNER/REPO'", ini=("competence_database_shared = github:",)),
+    Row("database-shared-github-owner", "cannot read 'github:only-owner'",
+        ini=("competence_database_shared = github:only-owner",)),
+    Row("shrink-calls", "Expected competence_shrink_calls to be an integer >= 0",
+        ini=("competence_shrink_calls = many",)),
+    Row("shrink-seconds", "Expected competence_shrink_seconds to be a positive number",
+        ini=("competence_shrink_seconds = -1",)),
+    Row("max-prompts-zero", "ini option competence_max_prompts = 0: expected a positive whole "
+        "number", ini=("competence_max_prompts = 0",)),
+    Row("max-error-rate", "competence_max_error_rate: expected the share of prompts that may "
+        "end in infrastructure errors", ini=("competence_max_error_rate = 1",)),
+    Row("alias-line", "competence_models", ini=("competence_models = =",)),
+    # -- command-line options
+    Row("json-missing-dir", "--competence-json missing/out.json: the directory missing does not "
+        "exist", args=("--competence-json", "missing/out.json")),
+    Row("html-missing-dir", "--competence-html missing/out.html: the directory missing",
+        args=("--competence-html", "missing/out.html")),
+    Row("markdown-is-dir", "--competence-markdown .: is a directory",
+        args=("--competence-markdown", ".")),
+    Row("unknown-model", "--competence-model: unknown model 'nosuch'",
+        args=("--competence-model", "nosuch")),
+    Row("unknown-policy", "--competence-model: Unknown reference policy 'nosuch'",
+        args=("--competence-model", "ref:nosuch")),
+    Row("cache-choice", "argument --competence-cache: invalid choice: 'bad'",
+        args=("--competence-cache=bad",)),
+    Row("blank-model", "--competence-model: got ' ', which names no model",
+        args=("--competence-model= ",)),
+    Row("no-model-required", "competence_require_model is set, but no model was named",
+        ini=("competence_require_model = true",)),
+    Row("no-model-skips", "", 0),
+    Row("openai-no-url", "'openai:gpt-4o-mini' names no server; write its base URL out in full",
+        args=("--competence-model=openai:gpt-4o-mini",)),
+    Row("baseline-missing", "--competence-baseline: no such file 'missing.json'",
+        args=("--competence-model=ref:ideal", "--competence-baseline=missing.json")),
+    Row("baseline-blank", "--competence-baseline: got an empty value",
+        args=("--competence-model=ref:ideal", "--competence-baseline= ")),
+    Row("batch-export-missing-dir", "--competence-batch-export: cannot write 'missing/r.jsonl'",
+        args=("--competence-model=ref:ideal", "--competence-batch-export=missing/r.jsonl")),
+]
+
+
+@pytest.mark.parametrize("row", PYTEST_ROWS, ids=[r.id for r in PYTEST_ROWS])
+def test_pytest_input(pytester: pytest.Pytester, row: Row):
+    pytester.makepyfile(test_x=f"""
+        import pytest
+
+        @pytest.mark.competence({row.marker})
+        def test_x(competence):
+            pass
+    """)
+    pytester.makeini("[pytest]\n" + "\n".join(row.ini) + "\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", *row.args)
+    output = "\n".join(result.outlines + result.errlines)
+    assert result.ret == row.exit, output
+    assert "Traceback" not in output, output
+    if row.expected:
+        lines = [line for line in output.splitlines() if row.expected in line]
+        assert lines, f"{row.expected!r} not in:\n{output}"
+    if row.exit == USAGE:  # stopped before any model answered: nothing collected, nothing run
+        assert "competence profiles" not in output
+
+
+# -- the competence command -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CliRow:
+    id: str
+    args: tuple[str, ...]  # {file} is replaced with the path of the prepared file
+    expected: str
+    exit: int = 2
+    file: str = ""  # which prepared file, see prepared()
+    extra: tuple[str, ...] = field(default=())
+
+
+def _edited(document: dict, how: str) -> object:
+    doc = copy.deepcopy(document)
+    result = doc["results"][0]
+    if how == "record-null":
+        result["records"][0] = None
+    elif how == "results-dict":
+        doc["results"] = {"test_x": result}
+    elif how == "no-gold":
+        del result["records"][3]["gold"]
+    elif how == "result-null":
+        doc["results"][0] = None
+    elif how == "figure-edited":
+        result["summary"]["all_correct"] = 0.123
+    elif how == "records-removed":
+        del result["records"][:2]
+    return doc
+
+
+CLI_ROWS = [
+    CliRow("generate-pairs-1e9", ("generate", "ordering", "--per-level", "1000000000"),
+           "the design asks 18,000,000,000 prompts (9 level(s) x pairs=1000000000 x 2 "
+           "presentation(s)), over the limit of 2,000,000; use fewer pairs or levels, or raise "
+           "--max-prompts"),
+    CliRow("generate-max-prompts", ("generate", "horn", "--levels", "4", "--per-level", "8",
+                                    "--max-prompts", "15"), "the design asks 16 prompts"),
+    CliRow("generate-missing-dir", ("generate", "horn", "-o", "missing/x.jsonl"),
+           "-o missing/x.jsonl: the directory missing does not exist"),
+    CliRow("generate-repeated-levels", ("generate", "ordering", "--levels", "4,4"),
+           "Expected levels to name each size once"),
+    CliRow("generate-bad-levels", ("generate", "ordering", "--levels", "a,b"),
+           "argument --levels: expected comma-separated integers, got 'a,b'"),
+    CliRow("plan-zero-pairs", ("plan", "--pairs", "0"), "--pairs and --levels must be at least 1"),
+    CliRow("report-missing-file", ("report", "nothing.json"), "competence report: "),
+    CliRow("report-jsonl", ("report", "{file}"), "not a results document: ", file="jsonl"),
+    CliRow("report-record-null", ("report", "{file}"),
+           "results[0].records[0] is null, expected an object", file="record-null"),
+    CliRow("report-results-dict", ("report", "{file}"),
+           "results is dict, expected a list of results", file="results-dict"),
+    CliRow("report-no-gold", ("report", "{file}"), "results[0].records[3] has no 'gold'",
+           file="no-gold"),
+    CliRow("report-result-null", ("report", "{file}"), "results[0] is null", file="result-null"),
+    CliRow("report-other-schema", ("report", "{file}"), "schema 'something/else'",
+           file="other-schema"),
+    CliRow("report-figure-edited", ("report", "{file}"), "summary.all_correct: archived 0.123",
+           exit=1, file="figure-edited"),
+    CliRow("report-records-removed", ("report", "{file}"),
+           "archived figure(s) differ from what the records give", exit=1,
+           file="records-removed"),
+    CliRow("report-missing-dir", ("report", "{file}", "--html", "missing/r.html"),
+           "--html missing/r.html: the directory missing does not exist", file="good"),
+    CliRow("report-good", ("report", "{file}"), "", exit=0, file="good"),
+]
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory):
+    """The files the CLI rows read: a good results document and its damaged copies."""
+    folder = tmp_path_factory.mktemp("cli")
+    spec = spec_from_marker((), {"levels": [4, 8], "pairs": 4})
+    n = sum(len(item.prompts) for item in spec.design())
+    document = scripted_document(spec, (["yes", "no", "maybe"] * n)[:n])
+    files = {"good": document, "other-schema": {"schema": "something/else"}}
+    for how in ("record-null", "results-dict", "no-gold", "result-null", "figure-edited",
+                "records-removed"):
+        files[how] = _edited(document, how)
+    paths = {}
+    for name, doc in files.items():
+        paths[name] = folder / f"{name}.json"
+        paths[name].write_text(json.dumps(doc), "utf-8")
+    paths["jsonl"] = folder / "data.jsonl"
+    paths["jsonl"].write_text('{"schema": "pytest-competence/dataset/1"}\n{"prompt": "p"}\n')
+    return folder, paths
+
+
+@pytest.mark.parametrize("row", CLI_ROWS, ids=[r.id for r in CLI_ROWS])
+def test_cli_input(prepared, row: CliRow):
+    folder, paths = prepared
+    args = [a.replace("{file}", str(paths.get(row.file, ""))) for a in row.args]
+    done = subprocess.run([sys.executable, "-m", "pytest_competence.cli", *args], cwd=folder,
+                          capture_output=True, text=True, timeout=120)
+    output = done.stdout + done.stderr
+    assert done.returncode == row.exit, output
+    assert "Traceback" not in output, output
+    assert row.expected in done.stderr, done.stderr
+    if row.exit == 2 and row.id.startswith("report") and "missing-dir" not in row.id:
+        assert len(done.stderr.splitlines()) == 1, done.stderr  # one line, no usage banner

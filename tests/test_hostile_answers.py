@@ -1,0 +1,147 @@
+"""Whatever a model answers, every report is written, parses, and keeps the answer recoverable.
+
+Hypothesis draws the answers — any text (lone surrogates, NUL and control characters included),
+a 1 MB string, markup, objects that are not text, exceptions — and the report builders run on
+them directly (no pytest run per example): the JSON document (``json.loads`` gives back what the
+records promise), the HTML page (parses as XML-ish text with no live ``<script``), the Markdown
+summary, and the response cache (the exact text comes back). One end-to-end run adds JUnit XML
+and the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from plugin_helpers import scripted_document
+from pytest_competence.cache import ResponseCache
+from pytest_competence.files import atomic_writer, write_text_atomic
+from pytest_competence.records import SHOWN_CHARACTERS, shown
+from pytest_competence.report import load_document, recompute, write_outputs
+from pytest_competence.spec import spec_from_marker
+
+SPEC = spec_from_marker((), {"levels": [4], "pairs": 4})
+PROMPTS = [p for item in SPEC.design() for p in item.prompts]
+MEGABYTE = "yes " + "\ud800\x00<script>alert(1)</script>" * (2**20 // 32)
+
+#: Text UTF-8 can and cannot hold: every code point, surrogates and controls included.
+any_text = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()),
+                   max_size=40)
+hostile = st.sampled_from([
+    "\ud800", "\udfff yes", "\x00", "yes\x00", "\x1b[31mno", "</pre><script>alert(1)</script>",
+    "]]><!--", "```\n| a | b |", MEGABYTE, "Answer: yes" * 300,
+])
+not_text = st.sampled_from([None, 42, b"yes", {"answer": "yes"}, ["no"],
+                            RuntimeError("boom <script>alert(1)</script> \ud800"),
+                            ValueError("x" * 5000)])
+answers = st.lists(st.one_of(any_text, hostile, not_text), min_size=len(PROMPTS),
+                   max_size=len(PROMPTS))
+
+
+def figures(document: dict) -> list[dict]:
+    return [{k: v for k, v in r.items() if k not in ("records", "failing_case")}
+            for r in document["results"]]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                  HealthCheck.data_too_large])
+@given(given=answers)
+def test_every_report_is_written_and_parses(tmp_path_factory, given):
+    out = tmp_path_factory.mktemp("out")
+    document = scripted_document(SPEC, given)
+    paths = {"json_path": out / "r.json", "html_path": out / "r.html",
+             "markdown_path": out / "r.md"}
+    write_outputs(document, **{k: str(v) for k, v in paths.items()})
+    for path in paths.values():
+        path.read_bytes().decode("utf-8")  # valid UTF-8, whatever the answers held
+    archived = load_document(paths["json_path"])
+    for record, answer in zip(archived["results"][0]["records"], given):
+        if isinstance(answer, str):
+            assert record["raw"] == shown(answer)  # exactly, surrogates and NULs included
+            assert len(record["raw"]) <= SHOWN_CHARACTERS + 40
+        else:
+            assert record["raw"] is None and record["valid"] is False
+        assert record["reason"] is None or len(record["reason"]) <= SHOWN_CHARACTERS + 40
+    # Cutting raw text changes no figure: competence report recomputes the same ones.
+    assert figures(recompute(archived, bootstrap=0)) == figures(archived)
+    page = paths["html_path"].read_text("utf-8")
+    assert not re.search(r"<script", page, re.IGNORECASE)
+    assert not re.search(r"<(iframe|object|embed)\b|\son\w+\s*=", page, re.IGNORECASE)
+
+
+@settings(max_examples=25, deadline=None)
+@given(text=st.one_of(any_text, hostile))
+def test_the_cache_gives_back_the_exact_answer(tmp_path_factory, text):
+    cache = ResponseCache(tmp_path_factory.mktemp("cache") / "cache.sqlite")
+    try:
+        cache.put("k", text, "m")
+        assert cache.get_many(["k"]) == {"k": text}
+    finally:
+        cache.close()
+
+
+def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("old", "utf-8")
+    with pytest.raises(RuntimeError):
+        with atomic_writer(path) as out:
+            out.write("half of the new")
+            raise RuntimeError("killed mid-write")
+    assert path.read_text("utf-8") == "old" and list(tmp_path.iterdir()) == [path]
+    write_text_atomic(path, "new \ud800")
+    assert path.read_text("utf-8") == "new \\ud800"  # what UTF-8 cannot hold, escaped
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_a_long_answer_is_cut_with_a_marker_and_short_ones_are_not():
+    assert shown("y" * SHOWN_CHARACTERS) == "y" * SHOWN_CHARACTERS
+    assert shown("y" * (SHOWN_CHARACTERS + 5)) == (
+        "y" * SHOWN_CHARACTERS + "… [5 more characters cut]")
+    assert shown(None) is None
+
+
+HOSTILE_MODEL = '''
+ANSWERS = ["\\ud800", "yes\\x00", "</pre><script>alert(1)</script>", "]]>", "y" * 10**6]
+
+def answer(prompts):
+    return [ANSWERS[i % len(ANSWERS)] for i, _ in enumerate(prompts)]
+'''
+
+
+@pytest.mark.slow
+def test_a_run_with_hostile_answers_writes_every_report(pytester: pytest.Pytester):
+    pytester.syspathinsert()
+    pytester.makepyfile(hostile_model=HOSTILE_MODEL)
+    pytester.makepyfile(test_x="""
+        import pytest
+
+        @pytest.mark.competence(levels=[4, 8], pairs=8)
+        def test_x(competence):
+            pass
+
+        @pytest.mark.competence(levels=[4], pairs=8)
+        def test_y(competence):
+            pass
+    """)
+    pytester.makeini("[pytest]\ncompetence_shrink_calls = 0\n")
+    # Under xdist: a worker's results travel through execnet, which takes UTF-8 strings only.
+    result = pytester.runpytest_subprocess(
+        "-n", "2", "--competence-model", "py:hostile_model:answer", "--competence-json", "r.json",
+        "--competence-html", "r.html", "--competence-markdown", "r.md", "--junitxml", "j.xml")
+    result.assert_outcomes(failed=2)
+    output = "\n".join(result.outlines + result.errlines)
+    assert "Traceback" not in output and "UnicodeEncodeError" not in output
+    document = load_document(pytester.path / "r.json")
+    raws = [r["raw"] for result in document["results"] for r in result["records"]]
+    assert "\ud800" in raws and "yes\x00" in raws
+    assert any(r.endswith(f"… [{10**6 - SHOWN_CHARACTERS} more characters cut]") for r in raws)
+    assert Path(pytester.path / "r.json").stat().st_size < 200_000
+    ET.parse(pytester.path / "j.xml")
+    assert "<script" not in (pytester.path / "r.html").read_text("utf-8")
+    (pytester.path / "r.md").read_text("utf-8")

@@ -1,0 +1,42 @@
+"""A tiny causal LM with random weights, made on the spot: no download, seconds on a CPU.
+
+The tokenizer is a word-level ``tokenizers`` model trained on the given prompts and wrapped in
+``PreTrainedTokenizerFast``; the model is a 2-layer Llama. Its answers are nonsense: the tests
+that use it check plumbing (batching, scoring, serving), not competence. Needs torch,
+transformers and tokenizers; callers ``pytest.importorskip`` them first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["TEMPLATE", "build"]
+
+#: A minimal chat template (``transformers serve`` and chat-mode tests need one).
+TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"
+            "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def build(folder: Path, prompts, template: str | None = None) -> Path:
+    """A word-level tokenizer trained on ``prompts`` and a random 2-layer Llama, saved."""
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    texts = [f"{p.system}\n\n{p.text}" for p in prompts] + ["yes no Yes No maybe"]
+    words = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    specials = ["[PAD]", "[UNK]", "[BOS]", "[EOS]", "<|system|>", "<|user|>", "<|assistant|>"]
+    words.train_from_iterator(texts, trainers.WordLevelTrainer(special_tokens=specials))
+    tok = PreTrainedTokenizerFast(tokenizer_object=words, unk_token="[UNK]", pad_token="[PAD]",
+                                  bos_token="[BOS]", eos_token="[EOS]")
+    if template:
+        tok.chat_template = template
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                         max_position_embeddings=512, pad_token_id=tok.pad_token_id,
+                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
