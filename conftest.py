@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import os
 
+import numpy.fft  # noqa: F401
+import numpy.linalg  # noqa: F401
+import scipy.stats  # noqa: F401
 from hypothesis import HealthCheck, settings
+
+# pytester restores sys.modules after each in-process run, so a module first imported inside one
+# is imported afresh by the next test — and numpy's C extensions refuse a second load ("cannot
+# load module more than once per process": numpy.fft through scipy.stats, datasets, trl). They
+# are imported here, once, before any test.
 
 settings.register_profile(
     "ci", max_examples=60, deadline=None, derandomize=True,

@@ -297,8 +297,10 @@ def test_plugin_import_does_not_load_backends():
     import subprocess
     import sys
 
-    code = ("import sys, pytest_competence.plugin, pytest_competence.models;"
-            "print(sorted(m for m in ('httpx', 'torch', 'transformers', 'vllm', 'sqlite3')"
-            " if m in sys.modules))")
+    # The training helpers (rewards, training rows) are as light as the plugin: no trl, no datasets.
+    code = ("import sys, pytest_competence.plugin, pytest_competence.models,"
+            " pytest_competence.rewards, pytest_competence.training;"
+            "print(sorted(m for m in ('httpx', 'torch', 'transformers', 'vllm', 'sqlite3', 'trl',"
+            " 'datasets') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from pytest_competence.splits import TRAIN_SEEDS
 from pytest_competence.strategies import CATALOG, Ordering
 from pytest_competence.strategies.names import first_names
 from tokenizers import Tokenizer, models, pre_tokenizers
@@ -30,8 +31,9 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 SPECIALS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
 ANSWERS = ("yes", "no")
-#: Evaluation designs use small seeds (the plugin's default is 1); training draws from far away.
-TRAIN_SEED_BASE = 1_000_000
+#: Evaluation designs use small seeds (the plugin's default is 1); training draws from far away,
+#: from the seeds of the training splits (pytest_competence.splits).
+TRAIN_SEED_BASE = TRAIN_SEEDS.start
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

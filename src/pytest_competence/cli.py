@@ -67,9 +67,11 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"Chain lengths, comma-separated (default {BASE_GRID})")
     gen.add_argument("--per-level", type=int, default=200, dest="pairs",
                      help="Instances per level, a multiple of 4 (default 200)")
-    gen.add_argument("--seed", type=int, default=1, help="Design seed (default 1)")
-    gen.add_argument("--vocabulary", type=_names, default=["front_behind"],
-                     help="Vocabulary names, comma-separated, or 'all' for the 31-relation catalog")
+    gen.add_argument("--seed", type=int, default=None,
+                     help="Design seed (default 1; with --split, the split's first seed)")
+    gen.add_argument("--vocabulary", type=_names, default=None,
+                     help="Vocabulary names, comma-separated, or 'all' for the 31-relation catalog "
+                          "(default front_behind; with --split, the split's vocabularies)")
     gen.add_argument("--protocol", choices=["P", "L"], default="P", help="Rewrite protocol")
     gen.add_argument("--presentations", type=_names, default=None,
                      help=f"Comma-separated (default: the family's own; for ordering "
@@ -98,6 +100,13 @@ def _parser() -> argparse.ArgumentParser:
                      metavar="KEY=VALUE",
                      help="intervention and rule-induction families: a constructor option, "
                           "repeatable (e.g. programs: hint=True; grammar: extra_support=8)")
+    gen.add_argument("--format", choices=["jsonl", "hf"], default="jsonl",
+                     help="jsonl: audit records; hf: training rows (prompt, system, gold, "
+                          "instance_id, presentation, …) with each instance's rows adjacent")
+    gen.add_argument("--split", default=None, metavar="NAME",
+                     help="A named split of the family (ordering: paper-heldin, paper-heldout; "
+                          "every family: train, eval): its seeds and vocabularies (default with "
+                          "--format hf: the family's training split)")
     gen.add_argument("-o", "--output", default="-", help="Output file (default: standard output)")
     gen.add_argument("--max-prompts", type=int, default=DEFAULT_MAX_PROMPTS,
                      help=f"Refuse designs of more prompts than this, levels x pairs x "
@@ -218,6 +227,9 @@ def checked_design(family: Any, args: argparse.Namespace, written: int, *, level
 
 
 def generate(args: argparse.Namespace, out: TextIO) -> int:
+    from pytest_competence.training import ORDERING_TRAINING_PRESENTATIONS, resolve_split
+
+    resolve_split(args)
     if args.family != "ordering":
         from pytest_competence.cli_families import generate_family
 
@@ -227,18 +239,32 @@ def generate(args: argparse.Namespace, out: TextIO) -> int:
 
         raise options_error("ordering")
     vocabularies = [v.name for v in CATALOG] if args.vocabulary == ["all"] else args.vocabulary
+    if args.format == "hf":
+        from pytest_competence.training import write_rows
+
+        args.presentations = args.presentations or list(ORDERING_TRAINING_PRESENTATIONS)
+        designs = (items for _, items in _ordering_designs(args, vocabularies))
+        return write_rows(designs, out, seed=args.seed)
     count = 0
+    for family, items in _ordering_designs(args, vocabularies):
+        for record in records(family, items):
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def _ordering_designs(args: argparse.Namespace,
+                      vocabularies: list[str]) -> Iterator[tuple[Ordering, list[Item]]]:
+    written = 0  # prompts of the designs before, counted against --max-prompts
     for name in vocabularies:
         family = Ordering(
             vocabulary=name, protocol=args.protocol, names=args.names,
             names_line=args.names_line, distractors=args.distractors, distance=args.distance,
         )
-        items = checked_design(family, args, count, levels=args.levels, pairs=args.pairs,
+        items = checked_design(family, args, written, levels=args.levels, pairs=args.pairs,
                                presentations=args.presentations or default_presentations(family))
-        for record in records(family, items):
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            count += 1
-    return count
+        written += sum(len(item.prompts) for item in items)
+        yield family, items
 
 
 def report(args: argparse.Namespace) -> int:

@@ -113,12 +113,25 @@ def options_error(name: str) -> InvalidArgument:
 def generate_family(args: argparse.Namespace, out: TextIO, schema: str,
                     default_levels: list[int]) -> int:
     """Write the design the arguments describe; default grids become the family's own."""
-    from pytest_competence.cli import checked_design
+    designs = _checked_designs(args, default_levels)
+    if args.format == "hf":
+        from pytest_competence.training import write_rows
 
+        return write_rows(designs, out, seed=args.seed)
     count = 0
-    for family, design in _designs(args, default_levels):
-        items = checked_design(family, args, count, **design)
+    for items in designs:
         for record in family_records(items, schema):
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
     return count
+
+
+def _checked_designs(args: argparse.Namespace, default_levels: list[int]) -> Iterator[list[Item]]:
+    """Each design, once its size (with the prompts before it) is within ``--max-prompts``."""
+    from pytest_competence.cli import checked_design
+
+    written = 0
+    for family, design in _designs(args, default_levels):
+        items = checked_design(family, args, written, **design)
+        written += sum(len(item.prompts) for item in items)
+        yield items

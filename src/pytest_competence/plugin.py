@@ -73,6 +73,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="The condition of every competence test that declares no require=, one "
                   "line each, replacing the strict condition (add a 'strict' line to keep it), "
                   "e.g. 'robust_correct >= 0.95 for n <= 128' or 'kappa_bar >= 0.6'")
+    parser.addini("competence_trained_on", type="linelist", default=[],
+                  help="Splits the models under test were trained on, one per line "
+                  "(FAMILY:NAME, e.g. ordering:paper-heldin): a test whose design overlaps one "
+                  "warns")
     parser.addini("competence_alpha", default="0.05",
                   help="Significance level of the regression gate, after Holm (default: 0.05)")
     parser.addini("competence_regression_margin", default="0",
@@ -209,6 +213,14 @@ def _check_run_settings(config: pytest.Config, state: CompetenceSession) -> None
             parse_condition(state.gates)
         except InvalidArgument as exc:
             raise pytest.UsageError(f"competence_require: {exc}") from None
+    if state.trained_on_lines:
+        from pytest_competence.splits import split
+        from pytest_competence.strategies import InvalidArgument
+
+        try:
+            state.trained_on = [split(line.strip()) for line in state.trained_on_lines]
+        except InvalidArgument as exc:
+            raise pytest.UsageError(f"competence_trained_on: {exc}") from None
     baseline = state.baseline
     if baseline is not None and not baseline.strip():
         raise pytest.UsageError("--competence-baseline: got an empty value; pass a model spec, "

@@ -12,6 +12,7 @@ import hashlib
 import json
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
     from pytest_competence.profile import LevelProfile
     from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["NOT_APPLICABLE", "RESULT", "RUN", "STATE", "CompetenceRun", "CompetenceSession"]
+__all__ = ["NOT_APPLICABLE", "RESULT", "RUN", "STATE", "CompetenceRun", "CompetenceSession",
+           "CompetenceTrainingOverlap"]
 
 
 class CompetenceSession:
@@ -48,6 +50,8 @@ class CompetenceSession:
         self.markdown_path = config.getoption("competence_markdown")
         self.report_only = bool(config.getoption("competence_report_only"))
         self.gates = list(self.settings.gates)
+        self.trained_on_lines = [t for t in config.getini("competence_trained_on") if t.strip()]
+        self.trained_on: list[Any] = []  # the declared training splits, parsed at configure
         self.baseline = config.getoption("competence_baseline")
         self.baseline_document: dict[str, Any] | None = None  # an archive, loaded at configure
         self.alpha = self.settings.alpha
@@ -119,6 +123,18 @@ class CompetenceSession:
         from pytest_competence.redaction import redact
 
         return redact(text, self.secrets())
+
+    def training_overlaps(self, spec: CompetenceSpec) -> list[str]:
+        """The declared training splits ``spec``'s design shares instances with, described."""
+        if not self.trained_on:
+            return []
+        from pytest_competence.splits import overlap
+
+        design = self.design(spec)
+        params = dict(design[0].params) if design else {}
+        return [" ".join([f"{s}: seed {spec.seed}", *(f"{k}={params[k]}" for k in s.options
+                                                       if k in params)])
+                for s in self.trained_on if overlap(s, spec.family.name, params, spec.seed)]
 
     # -- results -----------------------------------------------------------------------------
 
@@ -227,6 +243,10 @@ RESULT = pytest.StashKey[dict]()
 NOT_APPLICABLE = pytest.StashKey[dict]()  # a test × model pair whose model cannot read the family
 
 
+class CompetenceTrainingOverlap(UserWarning):
+    """A competence test evaluates a design that a declared training split covers."""
+
+
 class CompetenceRun:
     """The evaluation behind one competence test and one model; computed on first use.
 
@@ -276,6 +296,11 @@ class CompetenceRun:
         from pytest_competence.evaluate import InfrastructureError
 
         session = self._session
+        for where in session.training_overlaps(self.spec):
+            warnings.warn(CompetenceTrainingOverlap(
+                f"{self.test}: the design overlaps a training split declared in "
+                f"competence_trained_on ({where}): it measures held-in performance, not "
+                f"transfer"), stacklevel=1)
         if session.baseline_document is not None:
             from pytest_competence.gate import check_design
 

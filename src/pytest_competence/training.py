@@ -1,0 +1,174 @@
+"""Training data from a family: GRPO-ready rows, the paper's batch order, a ``datasets.Dataset``.
+
+seeds/000 App. B.3 trains GRPO on batches that hold every presentation of one instance, ``G = 4``
+samples each. :func:`rows` renders a split's design as one row per prompt with the columns TRL
+and :class:`~pytest_competence.rewards.GRPOReward` read; :func:`grpo_order` orders rows so that
+each instance's presentations are adjacent (instances shuffled, seeded); :func:`dataset` returns
+a ``datasets.Dataset`` (the ``train`` extra). Without ``datasets``, write the rows as JSON Lines
+(``competence generate … --format hf``) and load them with ``datasets.load_dataset("json", …)``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from pytest_competence.splits import Split, split
+from pytest_competence.strategies import InvalidArgument, Item, Prompt, default_presentations
+from pytest_competence.strategies import family as make_family
+
+__all__ = [
+    "ORDERING_TRAINING_PRESENTATIONS", "dataset", "grpo_order", "resolve_split", "row", "rows",
+    "write_rows",
+]
+
+#: seeds/000 App. B.3 trains on "original, rewritten, reshuffled, fully rewritten"; the nearest
+#: presentations of this generator (``equivalent`` reshuffles and rewrites m of the n − 1 premises;
+#: none rewrites every premise).
+ORDERING_TRAINING_PRESENTATIONS = ("original", "rewrite", "reshuffle", "equivalent")
+
+
+def _instance_key(prompt: Prompt) -> str:
+    # Ordering renders one latent instance in every vocabulary under one id; the rendered
+    # instances differ, and agreement must not be pooled across them.
+    vocabulary = prompt.params.get("vocabulary")
+    return prompt.instance_id if vocabulary is None else f"{prompt.instance_id}/{vocabulary}"
+
+
+def row(prompt: Prompt, *, conversational: bool = False) -> dict[str, Any]:
+    """One prompt as a training row.
+
+    ``prompt`` is the system prompt and the prompt text as one string (standard format) or the
+    two as chat messages (conversational format); ``system`` and ``question`` keep them apart.
+    ``instance_id`` is unique per rendered instance; ``answer_map`` lists ``[from, to]`` pairs.
+    """
+    text: Any = (
+        [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.text}]
+        if conversational else f"{prompt.system}\n\n{prompt.text}"
+    )
+    return {
+        "prompt": text,
+        "system": prompt.system,
+        "question": prompt.text,
+        "gold": prompt.gold,
+        "instance_id": _instance_key(prompt),
+        "presentation": prompt.presentation,
+        "answer_space": list(prompt.answer_space),
+        "answer_map": [list(pair) for pair in prompt.answer_map.pairs],
+        "family": prompt.family,
+        "params": dict(prompt.params),
+    }
+
+
+def _items(family_name: str, chosen: Split, *, levels: Sequence[int], per_level: int,
+           index: int, presentations: Sequence[str] | None,
+           options: dict[str, Any]) -> Iterator[list[Item]]:
+    seed = chosen.seed(index)
+    held = {k: v for k, v in chosen.options.items() if k not in options}
+    for key, values in chosen.options.items():
+        for value in ([options[key]] if key in options else []):
+            if not chosen.covers(key, value):
+                raise InvalidArgument(f"{key}={value!r} is outside split {chosen}: expected one "
+                                      f"of {list(values)}")
+    # One design per combination of held-out option values (for ordering: per vocabulary).
+    combos: list[dict[str, Any]] = [{}]
+    for key, values in held.items():
+        combos = [{**c, key: v} for c in combos for v in values]
+    for combo in combos:
+        fam = make_family(family_name, **options, **combo)
+        chosen_presentations = presentations or (
+            ORDERING_TRAINING_PRESENTATIONS if family_name == "ordering"
+            else default_presentations(fam))
+        yield fam.design(levels=list(levels), pairs=per_level, seed=seed,
+                         presentations=list(chosen_presentations))
+
+
+def rows(family: str, *, split_name: str | None = None, levels: Sequence[int],
+         per_level: int, index: int = 0, presentations: Sequence[str] | None = None,
+         conversational: bool = False, **options: Any) -> list[dict[str, Any]]:
+    """Rows of ``family``'s design on a split (default: its training split), in design order.
+
+    The seed is the split's ``index``-th (training splits start at 1,000,000, away from every
+    evaluation seed); ``options`` go to the family, and a held-out option (ordering's
+    ``vocabulary``) not given takes every value of the split in turn. Ordering uses the four
+    presentations of seeds/000 App. B.3 (:data:`ORDERING_TRAINING_PRESENTATIONS`) by default.
+    """
+    chosen = split(f"{family}:{split_name}" if split_name else family)
+    if chosen.family != family:
+        raise InvalidArgument(f"Split {chosen} is not a split of family={family!r}")
+    out: list[dict[str, Any]] = []
+    for items in _items(family, chosen, levels=levels, per_level=per_level, index=index,
+                        presentations=presentations, options=dict(options)):
+        out += [row(p, conversational=conversational) for item in items for p in item.prompts]
+    return out
+
+
+def grpo_order(records: Iterable[dict[str, Any]], *, seed: int = 0) -> list[dict[str, Any]]:
+    """``records`` with each instance's rows adjacent and instances in a seeded random order.
+
+    This is seeds/000 App. B.3's batching as an ordering of rows: with TRL's
+    ``shuffle_dataset=False`` and a generation batch of ``k × presentations × num_generations``
+    completions, every batch holds ``k`` whole instances. Within an instance, rows keep their
+    order (the original presentation first).
+    """
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(str(record["instance_id"]), []).append(record)
+    order = sorted(groups)
+    random.Random(seed).shuffle(order)
+    return [r for key in order for r in groups[key]]
+
+
+def dataset(records: Sequence[dict[str, Any]]) -> Any:
+    """``records`` as a ``datasets.Dataset`` (``pip install pytest-competence[train]``)."""
+    try:
+        import datasets
+    except ImportError:
+        raise ImportError("dataset() needs the datasets package: pip install "
+                          "pytest-competence[train], or write JSON Lines with competence "
+                          "generate --format hf") from None
+    return datasets.Dataset.from_list(list(records))
+
+
+def write_rows(designs: Iterable[Sequence[Item]], out: Any, *, seed: int) -> int:
+    """Write ``designs`` as training rows (JSON Lines) in :func:`grpo_order`; the row count.
+
+    ``datasets.load_dataset("json", data_files=PATH)`` reads the file back as a ``Dataset``.
+    """
+    import json
+
+    ordered = grpo_order((row(p) for items in designs for item in items for p in item.prompts),
+                         seed=seed)
+    for record in ordered:
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return len(ordered)
+
+
+def resolve_split(args: Any) -> None:
+    """``competence generate --split NAME``: check the seed and fill in the split's vocabularies.
+
+    Without ``--seed`` the design takes the split's first seed (1 without ``--split``); a seed
+    outside the split's range, or a vocabulary outside it, is an error. Training rows
+    (``--format hf``) without ``--split`` come from the family's training split, so that they
+    never share an instance with an evaluation design by accident.
+    """
+    if args.split is None and args.format == "hf":
+        args.split = split(args.family).name
+    if args.split is None:
+        args.seed = 1 if args.seed is None else args.seed
+        args.vocabulary = args.vocabulary or ["front_behind"]
+        return
+    chosen = split(f"{args.family}:{args.split}")
+    args.seed = chosen.seeds.start if args.seed is None else args.seed
+    if args.seed not in chosen.seeds:
+        raise InvalidArgument(f"--seed {args.seed} is outside split {chosen} (seeds "
+                              f"{chosen.seeds.start}..{chosen.seeds.stop - 1})")
+    held = list(chosen.options.get("vocabulary", ()))
+    if args.family == "ordering" and held:
+        if args.vocabulary in (None, ["all"]):
+            args.vocabulary = held
+        outside = [v for v in args.vocabulary if v not in held]
+        if outside:
+            raise InvalidArgument(f"--vocabulary {','.join(outside)} is outside split {chosen}")
+    args.vocabulary = args.vocabulary or ["front_behind"]
