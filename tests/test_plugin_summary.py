@@ -23,11 +23,14 @@ def test_profiles_section_has_a_row_per_level(pytester: pytest.Pytester, verbosi
     result = pytester.runpytest(*verbosity, "--competence-model", "ref:ideal,ref:threshold?n=8")
     result.assert_outcomes(passed=1, failed=1)
     section = profile_section(result.stdout.str())
-    if "-q" in verbosity:  # one line per test × model, then the comparison
-        assert section[0].startswith("test_x.py::test_x[ref:ideal]  PASS  all-correct 1.000")
-        assert section[1].startswith(
-            "test_x.py::test_x[ref:threshold?n=8]  FAILED  all-correct 0.667")
-        assert section[1].endswith("first failing n: 16")
+    if "-q" in verbosity:  # the matrix, a cell per test × model; one model: a line each
+        assert section[0].startswith("which suite catches which model")
+        assert section[1] == "  ordering"
+        assert section[3].split() == ["test_x.py::test_x[*]", "pass", "FAIL"]
+        alone = pytester.runpytest("-q", "--competence-model", "ref:threshold?n=8")
+        (line,) = profile_section(alone.stdout.str())
+        assert line.startswith("test_x.py::test_x[ref:threshold?n=8]  FAILED  all-correct 0.667")
+        assert line.endswith("first failing n: 16")
         return
     headers = [i for i, line in enumerate(section) if line.split()[:2] == ["n", "pairs"]]
     assert section[headers[0]].split() == [
@@ -76,7 +79,7 @@ XDIST_MODELS = "ref:ideal,ref:endpoint,ref:threshold?n=5,ref:always-yes,ref:coin
 def test_xdist_matches_serial_run(pytester: pytest.Pytester):
     pytester.makepyfile(test_suite=XDIST_SUITE)
     # No example database: the second run would replay the first run's minimal cases.
-    args = ("-p", "no:cacheprovider", "-o", "competence_database=none", "-rA",
+    args = ("-p", "no:cacheprovider", "-o", "competence_database=none", "-rA", "-v",
             "--competence-model", XDIST_MODELS)
     serial = pytester.runpytest_subprocess(*args)
     parallel = pytester.runpytest_subprocess("-n", "2", *args)

@@ -134,12 +134,37 @@ def test_profile_hook_sees_every_result(pytester: pytest.Pytester, xdist):
 
 def test_quiet_terminal_summary_is_one_line_per_result(pytester: pytest.Pytester):
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest("-q", "--competence-model", "ref:ideal,ref:always-yes")
+    result = pytester.runpytest("-q", "--competence-model", "ref:ideal")
     result.stdout.fnmatch_lines([
         "*= competence profiles =*",
-        "test_suite.py::test_front[[]ref:always-yes[]]  FAILED  all-correct 0.500  κ̄ *",
         "test_suite.py::test_front[[]ref:ideal[]]  PASS  all-correct 1.000  κ̄ *",
+        "test_suite.py::test_interior[[]ref:ideal[]]  PASS  all-correct 1.000  κ̄ *",
+    ])
+
+
+def test_quiet_terminal_summary_of_several_models_is_the_matrix(pytester: pytest.Pytester):
+    """Under -q a run of several models prints its matrix, one cell per test × model, and says
+    where the profiles and comparisons are; the comparisons themselves need -v."""
+    pytester.makepyfile(test_suite=SUITE)
+    args = ("-p", "no:cacheprovider", "--competence-model", "ref:ideal,ref:always-yes")
+    result = pytester.runpytest("-q", *args)
+    result.stdout.fnmatch_lines([
+        "*= competence profiles =*",
+        "which suite catches which model*",
+        "  ordering",
+        "    test  *ref:ideal  ref:always-yes",
+        "    test_suite.py::test_front[[]*[]]  *pass  *FAIL",
+        "    test_suite.py::test_interior[[]*[]]  *pass  *FAIL",
+        "each test × model's profile: without -q; model comparisons*with -v*",
+    ])
+    section = result.stdout.str().split("competence profiles")[1]
+    assert "all-correct" not in section and "Δacc" not in section
+    verbose = pytester.runpytest("-v", *args)
+    verbose.stdout.fnmatch_lines([
+        "test_suite.py::test_front[[]ref:always-yes[]]  FAILED  (strict*",
+        "which suite catches which model*",
         "test_suite.py::test_front[[]*[]]: models against ref:ideal*",
+        "    ref:always-yes [[]original[]]: Δacc *",
     ])
 
 

@@ -193,6 +193,7 @@ def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
     return {
         "model": evaluation.model,
         "family": repr(evaluation.family),
+        "family_name": getattr(evaluation.family, "name", ""),
         "presentations": presentations,
         "levels": levels,
         "summary": summary,

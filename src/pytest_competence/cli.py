@@ -275,7 +275,7 @@ def report(args: argparse.Namespace) -> int:
 
     archived = load_document(args.results)
     document = recompute(archived, bootstrap=args.bootstrap)
-    for line in summary_lines(document):
+    for line in summary_lines(document, verbosity=1):  # everything, comparisons included
         print(line)
     written = write_outputs(document, json_path=args.json, html_path=args.html,
                             markdown_path=args.markdown)

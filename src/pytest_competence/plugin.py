@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_competence.session import RESULT, RUN, STATE, CompetenceRun, CompetenceSession
+from pytest_competence.session import (
+    NOT_APPLICABLE, RESULT, RUN, STATE, CompetenceRun, CompetenceSession,
+)
 
 if TYPE_CHECKING:
     from pytest_competence.models import Model
@@ -318,8 +320,20 @@ def competence(request: pytest.FixtureRequest,
     params = getattr(getattr(request.node, "callspec", None), "params", {})
     names = _overridable(marker)
     overrides = {k: v for k, v in params.items() if k in names}
-    run = CompetenceRun(_spec(request.node, marker, overrides), competence_model,
-                        request.config.stash[STATE], _test_id(request.node))
+    spec = _spec(request.node, marker, overrides)
+    from pytest_competence.models import reads_family
+
+    family = spec.family.name
+    if not reads_family(competence_model, family):
+        # Not a failure: the model was never meant for these prompts (a shortcut of another
+        # family). The reports show the pair as n/a, never as caught.
+        reason = f"{competence_model.name} does not read {family} prompts"
+        request.node.stash[NOT_APPLICABLE] = {
+            "nodeid": request.node.nodeid, "test": _test_id(request.node),
+            "model": competence_model.name, "family": family, "reason": reason}
+        pytest.skip(reason)
+    run = CompetenceRun(spec, competence_model, request.config.stash[STATE],
+                        _test_id(request.node))
     request.node.stash[RUN] = run
     export = request.config.getoption("competence_batch_export")
     if export:
@@ -464,11 +478,15 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
+    # JSON-able attributes travel with the report to the xdist controller.
     if call.when == "call" or (call.when == "setup" and report.failed):
         data = item.stash.get(RESULT, None)
         if data is not None:
-            # A JSON-able attribute travels with the report to the xdist controller.
             report.competence = data  # type: ignore[attr-defined]
+    if call.when == "setup":
+        skipped = item.stash.get(NOT_APPLICABLE, None)
+        if skipped is not None:
+            report.competence_not_applicable = skipped  # type: ignore[attr-defined]
     return report
 
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pytest_competence.profile import LevelProfile
     from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["RESULT", "RUN", "STATE", "CompetenceRun", "CompetenceSession",
+__all__ = ["NOT_APPLICABLE", "RESULT", "RUN", "STATE", "CompetenceRun", "CompetenceSession",
            "CompetenceTrainingOverlap"]
 
 
@@ -41,6 +41,7 @@ class CompetenceSession:
         self.models: dict[str, Model] = {}
         self.designs: dict[tuple, list] = {}
         self.results: list[dict[str, Any]] = []
+        self.not_applicable: list[dict[str, Any]] = []  # test × model pairs skipped as n/a
         self.written: list[tuple[str, str]] = []
         self.document: dict[str, Any] | None = None
         self.bootstrap = self.settings.bootstrap
@@ -155,6 +156,10 @@ class CompetenceSession:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
+        skipped = getattr(report, "competence_not_applicable", None)
+        if skipped is not None:
+            self.not_applicable.append(skipped)
+            return
         if report.when == "setup" and _skipped_for(report, NO_MODEL):
             self.skipped_no_model += 1
         if report.when == "setup" and _skipped_for(report, AWAITING):
@@ -186,7 +191,7 @@ class CompetenceSession:
         from pytest_competence.redaction import redact_all
 
         document = build_document(self.results, models=self.specs, records_dir=self.parts,
-                                  bootstrap=self.bootstrap)
+                                  bootstrap=self.bootstrap, not_applicable=self.not_applicable)
         # Every key the run knows leaves the document before any report is rendered from it.
         document = redact_all(document, self.secrets())
         self.document = document
@@ -235,6 +240,7 @@ def _skipped_for(report: pytest.TestReport, reason: str) -> bool:
 STATE = pytest.StashKey[CompetenceSession]()
 RUN = pytest.StashKey["CompetenceRun"]()
 RESULT = pytest.StashKey[dict]()
+NOT_APPLICABLE = pytest.StashKey[dict]()  # a test × model pair whose model cannot read the family
 
 
 class CompetenceTrainingOverlap(UserWarning):

@@ -36,6 +36,7 @@ __all__ = [
     "ScoringModel",
     "as_they_come",
     "parse_aliases",
+    "reads_family",
     "resolve_model",
     "split_specs",
     "where_raised",
@@ -48,6 +49,10 @@ class Model(Protocol):
 
     An entry is the raw answer text, or an :class:`Exception` for a prompt that could not be
     answered — recorded as an invalid observation with its reason, never dropped.
+
+    A model may also have a ``families`` attribute: the names of the families whose prompts it
+    reads (a family's shortcut policy reads that family's only). Without one, or with ``None``,
+    it reads every family's; see :func:`reads_family`.
     """
 
     name: str
@@ -132,6 +137,16 @@ def as_they_come(
         yield from enumerate(model.generate(prompts))
 
 
+def reads_family(model: Model, family: str) -> bool:
+    """Whether ``model`` reads prompts of the family called ``family``.
+
+    A test × model pair where it does not is *not applicable*: the plugin skips it, and the
+    reports show it as ``n/a`` — never as a model the suite caught.
+    """
+    families = getattr(model, "families", None)
+    return families is None or family in families
+
+
 class ModelSpecError(ValueError):
     """A ``--competence-model`` spec that cannot be resolved; the message says how to fix it."""
 
@@ -198,12 +213,17 @@ def _plugged_in(scheme: str) -> Loader | None:
 
 def split_specs(text: str) -> list[str]:
     """Comma-separated specs; a piece starting with ``http://`` or ``https://`` is another base
-    URL of the spec before it (``openai:m@http://a/v1,http://b/v1`` is one spec)."""
+    URL of the spec before it (``openai:m@http://a/v1,http://b/v1`` is one spec), and
+    ``ref:shortcuts`` stands for every family's shortcut policies (``reference.SHORTCUTS``)."""
     specs: list[str] = []
     for piece in text.split(","):
         piece = piece.strip()
         if specs and piece.startswith(("http://", "https://")):
             specs[-1] += "," + piece
+        elif piece == "ref:shortcuts":
+            from .reference import SHORTCUTS
+
+            specs.extend(SHORTCUTS)
         elif piece:
             specs.append(piece)
     return specs

@@ -42,6 +42,11 @@ rule-induction prompts (seeds/002) ``ideal`` answers as ``oracle`` does: from th
 interpreter, on the task regenerated from the prompt's design coordinates (the generators are
 checked separately, by independent solvers in ``tests/``). Every policy can also *score*
 candidates (the candidate-scoring readout): all probability on the answer it would generate.
+
+A policy reads the prompts of the families :data:`READS` names for it (its model's
+``families``; ``ideal``, the constant and the coin policies read every family's): the plugin skips
+it, as n/a, on other families' suites. ``ref:shortcuts`` on ``--competence-model`` stands for
+:data:`SHORTCUTS`, every family's shortcut policies.
 """
 
 from __future__ import annotations
@@ -55,6 +60,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from pytest_competence.strategies import CATALOG, Prompt
+from pytest_competence.systematicity import induction_families
 
 from . import ModelSpecError
 from .reference_crt import CRT_POLICIES, crt_ideal
@@ -64,8 +70,8 @@ from .reference_iw import IW_POLICIES, iw_ideal, point_mass
 from .reference_programs import PROGRAMS_POLICIES
 from .reference_raven import RAVEN_POLICIES
 
-__all__ = ["POLICIES", "OrderingText", "ReferencePolicy", "ideal_answer", "read_ordering",
-           "reads_prompt", "reference_policy"]
+__all__ = ["POLICIES", "READS", "SHORTCUTS", "OrderingText", "ReferencePolicy", "ideal_answer",
+           "read_ordering", "reads_prompt", "reference_policy"]
 
 UNREADABLE = "I cannot read this prompt."
 
@@ -187,11 +193,13 @@ def _names_order(t: OrderingText) -> str:
 class ReferencePolicy:
     """A reference policy as a model: reads each prompt's text and answers it."""
 
-    def __init__(self, name: str, answer: Callable[[Any], str]) -> None:
+    def __init__(self, name: str, answer: Callable[[Any], str],
+                 families: tuple[str, ...] | None = None) -> None:
         # ``answer`` takes the prompt's text, or the whole Prompt when marked by reads_prompt().
         self.name = name
         self.spec = name  # the spec it was built from, kept when an alias renames it
         self._answer = answer
+        self.families = families  # the families whose prompts it reads; None: every family's
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str]:
         whole = getattr(self._answer, "reads_prompt", False)
@@ -331,6 +339,31 @@ POLICIES: dict[str, Callable[..., Any]] = {
 }
 
 
+#: The families whose prompts each policy reads (its model's ``families``); a policy not listed
+#: — ``ideal``, the constant and coin policies — reads every family's prompts.
+READS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("endpoint", "forward-reader", "names-order", "threshold", "noisy", "sampled"),
+                    ("ordering",)),
+    **dict.fromkeys(HORN_POLICIES, ("horn",)),
+    **dict.fromkeys(CRT_POLICIES, ("reformulations",)),
+    **dict.fromkeys(IW_POLICIES, ("intervention",)),
+    **dict.fromkeys(PROGRAMS_POLICIES, ("programs",)),
+    **dict.fromkeys(RAVEN_POLICIES, ("raven",)),
+    **dict.fromkeys(INDUCTION_POLICIES, tuple(induction_families())),
+    "concepts-constant": ("concepts",),
+}
+
+#: What ``--competence-model=ref:shortcuts`` runs: each family's shortcut policies, family by
+#: family. Each is skipped (``n/a``) on the suites of families whose prompts it does not read.
+SHORTCUTS = (
+    "ref:endpoint", "ref:forward-reader", "ref:names-order", "ref:threshold?n=64",
+    "ref:horn-if-then", "ref:horn-goal-rule", "ref:horn-bounded?depth=4",
+    "ref:crt-ignore-negation", "ref:crt-hedge",
+    "ref:iw-stuck", "ref:iw-jumpy", "ref:iw-letter?letter=A",
+    "ref:programs-copy-nearest", "ref:raven-aligned", "ref:concepts-constant", "ref:surface",
+)
+
+
 def _any_family(ordering: Callable[[str], str]) -> Callable[[Prompt | str], str]:
     """The ideal policy: Horn by forward chaining, reformulations by truth table, intervention
     worlds by signed forward chaining, rule induction (given the whole prompt) by the family's
@@ -356,6 +389,9 @@ def reference_policy(rest: str, spec: str) -> ReferencePolicy:
     """Build ``ref:NAME[?key=value&…]``; unknown names and parameters list what exists."""
     name, _, query = rest.partition("?")
     factory = POLICIES.get(name)
+    if name == "shortcuts":
+        raise ModelSpecError(f"{spec!r} names several policies ({', '.join(SHORTCUTS)}); give it "
+                             f"to --competence-model, which runs each of them")
     if factory is None:
         raise ModelSpecError(
             f"Unknown reference policy {name!r} in {spec!r}; expected one of "
@@ -371,6 +407,7 @@ def reference_policy(rest: str, spec: str) -> ReferencePolicy:
         else:
             made = ReferencePolicy(spec, made)
         made.spec = spec  # kept when an alias renames it: part of its identity
+        made.families = READS.get(name)
         return made
     except TypeError:
         raise ModelSpecError(

@@ -157,6 +157,7 @@ class BatchPolicy:
 
     def __init__(self, rule: Callable[[_Memory, IWText], str] | None, letter: str = "A") -> None:
         self.name = "ref"
+        self.families: tuple[str, ...] | None = ("intervention",)
         self._rule = rule
         self._letter = letter
 

@@ -22,8 +22,10 @@ __all__ = ["SCHEMA", "build_document", "load_document", "recompute", "write_outp
 def build_document(
     results: Sequence[dict[str, Any]], *, models: Sequence[str] = (),
     records_dir: Path | None = None, bootstrap: int = 2000,
+    not_applicable: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The results document: every result (with its records, when kept) and the comparisons."""
+    """The results document: every result (with its records, when kept), the comparisons, and
+    the test × model pairs skipped because the model does not read the test's family."""
     from pytest_competence.report.compare import compare_models
 
     ordered = []
@@ -38,6 +40,7 @@ def build_document(
         "plugin_version": __version__,
         "models": list(models),
         "results": ordered,
+        "not_applicable": sorted(not_applicable, key=lambda r: r["nodeid"]),
         "comparisons": compare_models(ordered, models, bootstrap=bootstrap),
     }
 
@@ -96,7 +99,8 @@ def recompute(document: dict[str, Any], *, bootstrap: int | None = None) -> dict
         results.append(r)
     first = next((c["bootstrap"]["B"] for c in document.get("comparisons", [])), 2000)
     rebuilt = build_document(results, models=document.get("models", []),
-                             bootstrap=bootstrap if bootstrap is not None else first)
+                             bootstrap=bootstrap if bootstrap is not None else first,
+                             not_applicable=document.get("not_applicable", []))
     return rebuilt
 
 

@@ -16,7 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_competence.report.bullets import systematicity_html
+from pytest_competence.report.cells import html_table
 from pytest_competence.report.intervention import intervention_html
+from pytest_competence.report.matrix import family_matrices
 from pytest_competence.report.svg import SHOWN_PRESENTATIONS, esc, result_plots
 from pytest_competence.report.terminal import verdict
 
@@ -328,10 +330,28 @@ def _comparisons(blocks: Sequence[Mapping[str, Any]]) -> str:
     return "".join(out) + "</section>"
 
 
+def _matrix(document: Mapping[str, Any]) -> str:
+    """Which suite catches which model, one table per family; n/a models named under it."""
+    matrices = family_matrices(document)
+    if not matrices:
+        return ""
+    out = ["<section id=matrix><h2>Which suite catches which model</h2><p class=muted>The "
+           "condition and gates per test × model: FAIL means the suite caught the model; n/a "
+           "means the model does not read the family's prompts (skipped, never caught).</p>"]
+    for m in matrices:
+        out.append(f"<h3>{esc(m.family)}</h3>{html_table(m.rows)}")
+        if m.not_applicable:
+            out.append(f"<p class=muted>n/a (they do not read {esc(m.family)} prompts): "
+                       + ", ".join(f"<code>{esc(name)}</code>" for name in m.not_applicable)
+                       + "</p>")
+    return "".join(out) + "</section>"
+
+
 def _header(document: Mapping[str, Any]) -> str:
     results = document.get("results") or []
     counts = {k: sum(r.get("outcome") == k for r in results) for k in ("passed", "failed")}
     caught = sum(verdict(r) == "FAIL (report only)" for r in results)
+    skipped = len(document.get("not_applicable") or [])
     index = _table(["", "test × model", "κ̄", "all correct", "first failing n"], [
         [_badge(r), f'<a href="#result-{i}"><code>{esc(r["nodeid"])}</code></a>',
          _num(r["summary"].get("kappa_bar")), _num(r["summary"].get("all_correct")),
@@ -344,11 +364,13 @@ def _header(document: Mapping[str, Any]) -> str:
             f"models {models} · {len(results)} result{'' if len(results) == 1 else 's'}: "
             f"{counts['passed']} passed, "
             f"{counts['failed']} failed"
-            f"{f' ({caught} fail the condition, reported only)' if caught else ''}</p>{index}<dl class=legend>{legend}</dl></section>")
+            f"{f' ({caught} fail the condition, reported only)' if caught else ''}"
+            f"{f'; {skipped} test × model pairs n/a' if skipped else ''}</p>{index}<dl class=legend>{legend}</dl></section>")
 
 
 def render_html(document: Mapping[str, Any]) -> str:
-    """The whole report as one HTML page: header, one section per result, comparisons."""
+    """The whole report as one HTML page: header, the matrix of which suite catches which
+    model, one section per result, comparisons."""
     results = document.get("results") or []
     body = "".join(_result(i, r) for i, r in enumerate(results))
     return (
@@ -357,6 +379,6 @@ def render_html(document: Mapping[str, Any]) -> str:
         "style-src 'unsafe-inline'\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>pytest-competence report</title><style>{CSS}</style></head><body>"
-        f"{_header(document)}{body}{_comparisons(document.get('comparisons') or [])}"
+        f"{_header(document)}{_matrix(document)}{body}{_comparisons(document.get('comparisons') or [])}"
         "</body></html>\n"
     )

@@ -6,7 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_competence.report.bullets import systematicity_markdown
+from pytest_competence.report.cells import markdown_table
 from pytest_competence.report.intervention import intervention_markdown
+from pytest_competence.report.matrix import family_matrices
 
 __all__ = ["render_markdown"]
 
@@ -39,8 +41,20 @@ def _minimal(m: Mapping[str, Any] | None) -> list[str]:
 
 
 def render_markdown(document: Mapping[str, Any]) -> str:
-    """One section per test × model with its verdict and per-level profile, then comparisons."""
+    """The matrix of which suite catches which model, one section per test × model with its
+    verdict and per-level profile, then comparisons."""
     out = ["## Competence profiles", ""]
+    matrices = family_matrices(document)
+    if matrices:
+        out += ["### Which suite catches which model", "",
+                "FAIL: the suite caught the model; n/a: the model does not read the family's "
+                "prompts (skipped, never caught).", ""]
+    for m in matrices:
+        out += [f"#### {_cell(m.family)}", "",
+                *markdown_table([[_cell(c) for c in row] for row in m.rows]), ""]
+        if m.not_applicable:
+            out += [f"n/a (they do not read {_cell(m.family)} prompts): "
+                    + ", ".join(f"`{_cell(name)}`" for name in m.not_applicable), ""]
     for r in document["results"]:
         met = r.get("condition_met")
         if r.get("report_only") and r.get("outcome") == "passed":

@@ -9,7 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_competence.report.bullets import systematicity_lines
+from pytest_competence.report.cells import aligned
 from pytest_competence.report.intervention import intervention_lines
+from pytest_competence.report.matrix import family_matrices
 from pytest_competence.report.svg import SHOWN_PRESENTATIONS
 
 __all__ = ["summary_lines", "verdict"]
@@ -34,25 +36,19 @@ def verdict(r: Mapping[str, Any]) -> str:
     return "PASS" if r.get("outcome") == "passed" else str(r.get("outcome", "?")).upper()
 
 
-def _met(r: Mapping[str, Any]) -> bool:
-    met = r.get("condition_met")
-    return r.get("outcome") == "passed" if met is None else bool(met)
-
-
-def _matrix(results: list[Mapping[str, Any]], order: list[str]) -> list[str]:
-    """Which suite catches which model: tests as rows, models as columns (given order first)."""
-    models = list(dict.fromkeys([m for m in order if any(r["model"] == m for r in results)]
-                                + [r["model"] for r in results]))
-    tests = list(dict.fromkeys(r["test"] for r in results))
-    if len(models) < 2:
+def _matrix(document: Mapping[str, Any]) -> list[str]:
+    """Which suite catches which model, one table per family (see :mod:`.matrix`)."""
+    matrices = family_matrices(document)
+    if not matrices:
         return []
-    cell = {(r["test"], r["model"]): "error" if r.get("outcome") == "error"
-            else "pass" if _met(r) else "FAIL" for r in results}
-    rows = [["test", *models]] + [
-        [t, *(cell.get((t, m), "—") for m in models)] for t in tests]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["which suite catches which model (the condition and gates, per test × model):"]
-    lines += ["    " + "  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines = ["which suite catches which model (the condition and gates, per test × model; "
+             "FAIL: caught; n/a: the model does not read the family's prompts):"]
+    for m in matrices:
+        skipped = len(m.not_applicable)
+        lines.append(f"  {m.family}" + (f"  (n/a, not reading {m.family} prompts: {skipped} "
+                                         f"model{'' if skipped == 1 else 's'})" if skipped
+                                         else ""))
+        lines.extend(aligned(m.rows, "    "))
     return lines
 
 
@@ -135,14 +131,22 @@ def _table(r: Mapping[str, Any]) -> list[str]:
 
 
 def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[str]:
-    """Lines for ``pytest_terminal_summary`` from a results document."""
+    """Lines for ``pytest_terminal_summary`` from a results document.
+
+    ``-q`` (verbosity < 0): the per-family matrices when two or more models ran, else one line
+    per test × model. Default: every test × model's profile table, then the matrices. ``-v``:
+    also each model compared with the first (McNemar, bootstrap Δ accuracy), which the HTML and
+    JSON reports always hold.
+    """
+    matrix = _matrix(document)
     lines: list[str] = []
     for r in document["results"]:
         if r.get("outcome") == "error":  # no figures to show: the model was not really asked
             lines.append(f"{r['nodeid']}  ERROR  {r['errors']['message']}")
             continue
         if verbosity < 0:
-            lines.append(f"{r['nodeid']}  {verdict(r)}  {_headline(r)}")
+            if not matrix:
+                lines.append(f"{r['nodeid']}  {verdict(r)}  {_headline(r)}")
             continue
         lines.append(f"{r['nodeid']}  {verdict(r)}  ({r['condition']})")
         lines.append(f"    {_headline(r)}")
@@ -151,8 +155,17 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
         lines.extend(systematicity_lines(r))
         lines.extend(_gate(r))
         lines.extend(_minimal(r))
-    lines.extend(_matrix(list(document["results"]), list(document.get("models", []))))
-    for block in document.get("comparisons", []):
+    lines.extend(matrix)
+    comparisons = document.get("comparisons", [])
+    if matrix and verbosity < 0:
+        lines.append("each test × model's profile: without -q; model comparisons (McNemar, "
+                     "bootstrap Δ accuracy): with -v; both in the HTML and JSON reports")
+    elif comparisons and verbosity < 1:
+        lines.append(f"model comparisons against {comparisons[0]['reference']} (McNemar, "
+                     f"bootstrap Δ accuracy): with -v, and in the HTML and JSON reports")
+    if verbosity < 1:
+        return lines
+    for block in comparisons:
         lines.append(f"{block['test']}: models against {block['reference']} "
                      f"(McNemar on all prompts, Holm across models)")
         names = list(dict.fromkeys(row["presentation"] for row in block["mcnemar"]))

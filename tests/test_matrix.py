@@ -1,0 +1,175 @@
+"""Which suite catches which model: n/a pairs, per-family matrices in every report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_report_html import make_document, make_result
+
+from pytest_competence.models import ModelSpecError, reads_family, resolve_model, split_specs
+from pytest_competence.models.reference import POLICIES, READS, SHORTCUTS
+from pytest_competence.report.html import render_html
+from pytest_competence.report.markdown import render_markdown
+from pytest_competence.report.matrix import family_matrices
+from pytest_competence.report.terminal import summary_lines
+from pytest_competence.strategies import FAMILIES
+
+# -- which families a model reads -----------------------------------------------------------------
+
+
+def test_every_shortcut_reads_its_own_family_only():
+    assert set(READS) <= set(POLICIES)
+    assert all(set(families) <= set(FAMILIES) for families in READS.values())
+    assert READS["endpoint"] == ("ordering",) and READS["horn-if-then"] == ("horn",)
+    assert READS["surface"] == ("programs", "raven", "concepts", "grammar")
+    for general in ("ideal", "always-yes", "always-no", "coin"):
+        assert reads_family(resolve_model(f"ref:{general}"), "horn")
+    assert not reads_family(resolve_model("ref:threshold?n=4"), "horn")
+    assert reads_family(resolve_model("ref:iw-letter?letter=B"), "intervention")
+    assert not reads_family(resolve_model("ref:iw-stuck"), "ordering")
+
+
+def test_a_model_without_families_reads_every_family():
+    class Plain:
+        name = "plain"
+
+        def generate(self, prompts):
+            return ["yes" for _ in prompts]
+
+    assert reads_family(Plain(), "horn") and reads_family(Plain(), "anything")
+
+
+def test_shortcuts_stands_for_every_family_s_shortcut_policies():
+    specs = split_specs("ref:ideal,ref:shortcuts")
+    assert specs == ["ref:ideal", *SHORTCUTS]
+    read = {f for spec in SHORTCUTS for f in resolve_model(spec).families}
+    assert read == set(FAMILIES)  # every family has a shortcut among them
+    with pytest.raises(ModelSpecError, match="names several policies.*--competence-model"):
+        resolve_model("ref:shortcuts")
+
+
+# -- the matrix -----------------------------------------------------------------------------------
+
+
+def _na(nodeid: str, model: str, family: str = "horn") -> dict:
+    return {"nodeid": nodeid, "test": nodeid.replace(f"[{model}]", "[*]"), "model": model,
+            "family": family, "reason": f"{model} does not read {family} prompts"}
+
+
+def _document() -> dict:
+    ideal = make_result("ref:ideal", nodeid="t.py::test_a[ref:ideal]")
+    ideal["outcome"] = "passed"
+    caught = make_result("ref:endpoint", nodeid="t.py::test_a[ref:endpoint]")
+    broken = make_result("ref:ideal", nodeid="t.py::test_b[ref:ideal]")
+    broken["outcome"] = "error"  # an infrastructure error is shown as such, never as caught
+    broken["errors"] = {"message": "3 of 3 prompts unanswered: connection refused"}
+    horn = dict(make_result("ref:ideal", nodeid="h.py::test_h[ref:ideal]"), outcome="passed",
+                family="Horn(depth=2)", family_name="horn")
+    document = make_document([ideal, caught, broken, horn])
+    document["models"] = ["ref:ideal", "ref:endpoint"]
+    document["not_applicable"] = [_na("h.py::test_h[ref:endpoint]", "ref:endpoint"),
+                                  _na("t.py::test_b[ref:endpoint]", "ref:endpoint", "ordering")]
+    return document
+
+
+def test_family_matrices_group_tests_by_family_and_show_each_cell():
+    horn, ordering = family_matrices(_document())
+    assert horn.family == "horn" and horn.not_applicable == ("ref:endpoint",)
+    assert horn.rows == [["test", "ref:ideal"], ["h.py::test_h[*]", "pass"]]
+    assert ordering.family == "ordering" and ordering.not_applicable == ()
+    assert ordering.rows == [["test", "ref:ideal", "ref:endpoint"],
+                             ["t.py::test_a[*]", "pass", "FAIL"],
+                             ["t.py::test_b[*]", "ERROR", "n/a"]]
+
+
+def test_one_model_has_no_matrix():
+    assert family_matrices(make_document([make_result("ref:ideal")])) == []
+
+
+def test_quiet_terminal_prints_the_matrices_and_points_to_the_details():
+    lines = summary_lines(_document(), verbosity=-1)
+    assert lines[0] == ("t.py::test_b[ref:ideal]  ERROR  3 of 3 prompts unanswered: "
+                        "connection refused")
+    lines = lines[1:]
+    assert lines[0].startswith("which suite catches which model")
+    assert lines[1] == "  horn  (n/a, not reading horn prompts: 1 model)"
+    assert lines[4] == "  ordering"
+    assert [line.split() for line in lines[5:8]] == [
+        ["test", "ref:ideal", "ref:endpoint"], ["t.py::test_a[*]", "pass", "FAIL"],
+        ["t.py::test_b[*]", "ERROR", "n/a"]]
+    assert lines[-1].startswith("each test × model's profile: without -q")
+    assert not any("Δacc" in line for line in lines)
+    assert any("Δacc" in line for line in summary_lines(_document(), verbosity=1))
+
+
+def test_html_and_markdown_have_the_matrix():
+    page = render_html(_document())
+    matrix = page.split("<h2>Which suite catches which model</h2>")[1].split("</section>")[0]
+    assert "<h3>horn</h3>" in matrix and "<h3>ordering</h3>" in matrix
+    assert "<td>n/a</td>" in matrix and "<td>FAIL</td>" in matrix and "<td>ERROR</td>" in matrix
+    assert "n/a (they do not read horn prompts): <code>ref:endpoint</code>" in matrix
+    assert "; 2 test × model pairs n/a</p>" in page.split("<section id=matrix>")[0]
+    text = render_markdown(_document())
+    assert "### Which suite catches which model" in text and "#### horn" in text
+    assert "| t.py::test_b[*] | ERROR | n/a |" in text
+    assert "n/a (they do not read horn prompts): `ref:endpoint`" in text
+
+
+# -- end to end -----------------------------------------------------------------------------------
+
+SUITE = """
+    import pytest
+
+    @pytest.mark.competence(levels=[4, 8], pairs=8)
+    def test_order(competence):
+        pass
+
+    @pytest.mark.competence(family="horn", levels=[2, 3], pairs=8)
+    def test_horn(competence):
+        pass
+"""
+
+ONLY_HORN = """
+    class OnlyHorn:
+        families = ("horn",)
+
+        def generate(self, prompts):
+            return ["yes" for _ in prompts]
+
+    only_horn = OnlyHorn()
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_policy_of_another_family_is_skipped_as_not_applicable(pytester: pytest.Pytester,
+                                                                 xdist: list[str]):
+    pytester.makepyfile(test_suite=SUITE, only_horn_model=ONLY_HORN)
+    out = pytester.path / "results.json"
+    result = pytester.runpytest_subprocess(
+        *xdist, "-p", "no:cacheprovider", "-rs", "-o", "competence_database=none",
+        "--competence-json", str(out),
+        "--competence-model", "ref:ideal,ref:endpoint,ref:horn-if-then,py:only_horn_model:only_horn")
+    # endpoint is caught on neither suite, horn-if-then on the Horn suite, only-horn on Horn.
+    result.assert_outcomes(passed=2 + 1, failed=2, skipped=3)
+    result.stdout.fnmatch_lines_random([
+        "SKIPPED [[]1[]] *ref:endpoint does not read horn prompts",
+        "SKIPPED [[]1[]] *ref:horn-if-then does not read ordering prompts",
+        "SKIPPED [[]1[]] *py:only_horn_model:only_horn does not read ordering prompts",
+    ])
+    result.stdout.fnmatch_lines([
+        "which suite catches which model*",
+        "  horn  (n/a, not reading horn prompts: 1 model)",
+        "    test  *ref:ideal  ref:horn-if-then  py:only_horn_model:only_horn",
+        "    test_suite.py::test_horn[[]*[]]  *pass  *FAIL  *FAIL",
+        "  ordering  (n/a, not reading ordering prompts: 2 models)",
+        "    test  *ref:ideal  ref:endpoint",
+        "    test_suite.py::test_order[[]*[]]  *pass  *pass",
+    ])
+    document = json.loads(out.read_text("utf-8"))
+    assert sorted((r["model"], r["family"]) for r in document["not_applicable"]) == [
+        ("py:only_horn_model:only_horn", "ordering"), ("ref:endpoint", "horn"),
+        ("ref:horn-if-then", "ordering")]
+    assert len(document["results"]) == 5  # a skipped pair is never a result, nor compared
+    assert all(m in {"ref:ideal", "ref:endpoint"} for c in document["comparisons"]
+               if c["test"].endswith("test_order[*]") for m in [c["reference"], *c["models"]])
