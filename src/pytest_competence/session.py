@@ -43,6 +43,7 @@ class CompetenceSession:
         self.html_path = config.getoption("competence_html")
         self.markdown_path = config.getoption("competence_markdown")
         self.report_only = bool(config.getoption("competence_report_only"))
+        self.diagnose = bool(config.getoption("competence_diagnose"))
         self.gates = [g for g in config.getini("competence_require") if g.strip()]
         self.baseline = config.getoption("competence_baseline")
         self.baseline_document: dict[str, Any] | None = None  # an archive, loaded at configure
@@ -360,6 +361,10 @@ class CompetenceRun:
             failing_case=failing_case(self.condition, self.evaluation, self.profiles),
             records_file=self._session.write_records(nodeid, records(self.evaluation)),
         )
+        if self._session.diagnose and not self.evaluation.errors():
+            from pytest_competence.audit.diagnose import diagnose
+
+            result["diagnosis"] = diagnose(self.evaluation, seed=self.spec.seed)
         errors = self.evaluation.errors()
         if errors:
             from pytest_competence.evaluate import InfrastructureError

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_competence.report.bullets import systematicity_markdown
+from pytest_competence.report.diagnosis import diagnosis_markdown
 from pytest_competence.report.intervention import intervention_markdown
 
 __all__ = ["render_markdown"]
@@ -69,6 +70,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             )
         out += intervention_markdown(r)
         out += systematicity_markdown(r)
+        out += diagnosis_markdown(r)
         case = r.get("failing_case")
         out += ["", f"- Condition ({_cell(r['condition'])}): "
                 + (f"❌ first failing level n={case['level']}: {_cell(case['what'])}"

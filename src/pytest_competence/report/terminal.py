@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_competence.report.bullets import systematicity_lines
+from pytest_competence.report.diagnosis import diagnosis_lines
 from pytest_competence.report.intervention import intervention_lines
 from pytest_competence.report.svg import SHOWN_PRESENTATIONS
 
@@ -143,12 +144,14 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
             continue
         if verbosity < 0:
             lines.append(f"{r['nodeid']}  {verdict(r)}  {_headline(r)}")
+            lines.extend(diagnosis_lines(r)[:1])
             continue
         lines.append(f"{r['nodeid']}  {verdict(r)}  ({r['condition']})")
         lines.append(f"    {_headline(r)}")
         lines.extend(_table(r))
         lines.extend(intervention_lines(r))
         lines.extend(systematicity_lines(r))
+        lines.extend(diagnosis_lines(r))
         lines.extend(_gate(r))
         lines.extend(_minimal(r))
     lines.extend(_matrix(list(document["results"]), list(document.get("models", []))))
