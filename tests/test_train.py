@@ -25,7 +25,8 @@ from pytest_competence.strategies import Ordering  # noqa: E402
 SCRIPT = Path(__file__).resolve().parents[1] / "train" / "train_ordering.py"
 ARGS = ["--steps", "4", "--batch-size", "8", "--layers", "1", "--d-model", "32", "--max-n", "4",
         "--seed", "7", "--lr", "0.001", "--device", "cpu", "--log-every", "2",
-        "--vocabularies", "front_behind", "older_younger"]
+        "--vocabularies", "front_behind", "older_younger", "--presentations", "original",
+        "--min-n", "3", "--heads", "2", "--eval-every", "2"]
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +49,14 @@ def test_the_script_trains_logs_and_records_its_run(trained):
                                                                                        32, 4)
     assert hp["lr"] == 0.001 and hp["vocabularies"] == ["front_behind", "older_younger"]
     assert record["wall_time_s"] > 0 and record["hardware"]["device"] == "cpu"
+    assert hp["presentations"] == ["original"] and (hp["min_n"], hp["heads"]) == (3, 2)
+    # The learning curve: greedy accuracy on a fixed evaluation set, original and equivalent.
+    curve = record["learning_curve"]
+    assert [point["step"] for point in curve] == [2, 4] and record["steps_run"] == 4
+    assert set(curve[-1]["accuracy"]) == {f"{v}/n={n}/{p}" for v in ("front_behind",
+                                                                      "older_younger")
+                                          for n in (3, 4) for p in ("original", "equivalent")}
+    assert all(0 <= a <= 1 for a in curve[-1]["accuracy"].values())
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in
                                                                       out.iterdir()}
 
