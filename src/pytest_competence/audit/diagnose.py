@@ -40,6 +40,7 @@ FAMILY_ZOOS: dict[str, tuple[str, ...]] = {
 
 MODEL = "the model"  # its name among the policies of the class computation
 _SEPARATION_PAIRS = 6  # candidate pairs reported, closest first
+_CHUNK = 64  # prompts per round of the zoo (below the reading cache of the ordering policies)
 
 
 def family_zoo(family: str, levels: Sequence[int]) -> dict[str, Any]:
@@ -98,8 +99,11 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
     # The model's answers per prompt: one per attempt (a deterministic model has one).
     model = [[parse(raw, o.prompt) for raw, _ in o.attempts] if o.attempts
              else [o.parsed.answer] for o in observed]
-    policy = {name: [parse(a, p) for a, p in zip(m.generate(prompts), prompts)]
-              for name, m in zoo.items()}
+    policy: dict[str, list[str | None]] = {name: [] for name in zoo}
+    for start in range(0, len(prompts), _CHUNK):  # every policy on a chunk: one reading each
+        chunk = prompts[start:start + _CHUNK]
+        for name, m in zoo.items():
+            policy[name] += [parse(a, p) for a, p in zip(m.generate(chunk), chunk)]
 
     def agreement(name: str, keep: Sequence[int]) -> dict[str, Any]:
         hits = sum(a == policy[name][k] for k in keep for a in model[k])
