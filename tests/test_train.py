@@ -84,3 +84,17 @@ def test_the_checkpoint_answers_through_the_hf_backend_deterministically(trained
         assert parsed.answer in ("yes", "no") or (parsed.answer is None and parsed.reason)
     again = resolve_model(f"hf:{out}?max_new_tokens=3&batch_size=1")
     assert again.generate(prompts[:4]) == first[:4]
+
+
+@pytest.mark.slow
+def test_a_seed_gives_the_same_weights_on_the_cpu(trained, tmp_path):
+    out, _ = trained
+    again = tmp_path / "again"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(again), *ARGS],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
+    first, second = (json.loads((d / "training.json").read_text()) for d in (out, again))
+    assert first["learning_curve"] == [{**p, "wall_time_s": q["wall_time_s"]}
+                                       for p, q in zip(second["learning_curve"],
+                                                       first["learning_curve"])]

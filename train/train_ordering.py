@@ -58,7 +58,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "set, keep it in the learning curve and save the checkpoint (0: never)")
     p.add_argument("--max-minutes", type=float, default=0.0,
                    help="stop after this much wall time (0: no limit); training.json records "
-                        "the steps run, and --steps with that count repeats the run exactly")
+                        "the steps run, and --stop-at with that count repeats the run exactly")
+    p.add_argument("--stop-at", type=int, default=0,
+                   help="stop after this many steps (0: --steps); the learning-rate schedule "
+                        "still follows --steps")
     return p.parse_args(argv)
 
 
@@ -209,7 +212,7 @@ def main(argv: list[str] | None = None) -> dict:
             "seed": args.seed,
             "train_seed_base": TRAIN_SEED_BASE,
             "hyperparameters": {k: v for k, v in vars(args).items()
-                                if k not in ("out", "log_every", "max_minutes")},
+                                if k not in ("out", "log_every", "max_minutes", "stop_at")},
             "steps_run": steps_run,
             "parameters": params,
             "final_loss": sum(window) / len(window) if window else None,
@@ -247,7 +250,8 @@ def main(argv: list[str] | None = None) -> dict:
             print(f"step {step:>6}  loss {sum(window) / len(window):.4f}  {rate:.1f} steps/s",
                   flush=True)
             last = now
-        out_of_time = args.max_minutes and time.perf_counter() - start > 60 * args.max_minutes
+        out_of_time = (args.max_minutes and time.perf_counter() - start > 60 * args.max_minutes
+                       or step == args.stop_at)
         if evaluation and (step % args.eval_every == 0 or step == args.steps or out_of_time):
             accuracy = greedy_accuracy(model, tok, evaluation, device)
             wall = time.perf_counter() - start
@@ -260,8 +264,8 @@ def main(argv: list[str] | None = None) -> dict:
                 f"{k} {v:.2f}" for k, v in accuracy.items()), flush=True)
             save(step, wall)
         if out_of_time:
-            print(f"stopping after {step} steps: --max-minutes {args.max_minutes} reached",
-                  flush=True)
+            print(f"stopping after {step} steps (--max-minutes {args.max_minutes}, "
+                  f"--stop-at {args.stop_at})", flush=True)
             break
     wall = time.perf_counter() - start
     model.eval()
