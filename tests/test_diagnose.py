@@ -93,6 +93,7 @@ def test_a_mixture_is_matched_level_by_level():
     rates = {p: a["rate"] for p, a in zip(split["policies"], split["agreement"])}
     # Where the two differ, the mixture sides with the solver at n = 5, the shortcut at n = 8.
     assert 0 < rates["ref:ideal"] < 1 and rates["ref:ideal"] + rates["ref:forward-reader"] == 1
+    assert d["verdict"].endswith("; equivalent n=5 ref:ideal (+3), n=8 ref:forward-reader")
 
 
 def test_a_sampled_model_gets_agreement_with_an_interval():

@@ -217,4 +217,26 @@ def verdict(doc: Mapping[str, Any]) -> str:
             (a, b), (ra, rb) = s["policies"], s["agreement"]
             parts.append(f"on the {s['prompts']} prompts where {a} and {b} differ, it answers "
                          f"like {a} on {_pct(ra['rate'])} and like {b} on {_pct(rb['rate'])}")
+    runs = _level_runs(doc["by_level"])
+    if len({label for _, spans in runs for _, _, label in spans}) > 1:
+        parts.append("best match per level: " + "; ".join(
+            f"{presentation} " + ", ".join(f"n={lo}" + (f"–{hi}" if hi != lo else "") + f" {label}"
+                                           for lo, hi, label in spans)
+            for presentation, spans in runs))
     return "; ".join(parts)
+
+
+def _level_runs(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[tuple[Any, Any, str]]]]:
+    """Per presentation, consecutive levels with the same best-matching policies, as
+    ``(first n, last n, label)``; a label names the first policy and how many tie with it."""
+    out: dict[str, list[tuple[Any, Any, str]]] = {}
+    for lv in sorted(rows, key=lambda r: (r["presentation"] != "original", str(r["presentation"]),
+                                          r["n"] if isinstance(r["n"], int) else 0)):
+        best = lv["best"]
+        label = best[0] + (f" (+{len(best) - 1})" if len(best) > 1 else "")
+        spans = out.setdefault(lv["presentation"], [])
+        if spans and spans[-1][2] == label:
+            spans[-1] = (spans[-1][0], lv["n"], label)
+        else:
+            spans.append((lv["n"], lv["n"], label))
+    return list(out.items())
