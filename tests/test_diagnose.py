@@ -116,9 +116,12 @@ def test_endpoints(competence):
 """
 
 
-def test_the_option_reports_the_diagnosis_in_terminal_json_and_html(pytester: pytest.Pytester):
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_the_option_reports_the_diagnosis_in_terminal_json_and_html(pytester: pytest.Pytester,
+                                                                    workers: list[str]):
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest("--competence-model=ref:endpoint,ref:forward-reader",
+    run = pytester.runpytest_subprocess if workers else pytester.runpytest
+    result = run(*workers, "--competence-model=ref:endpoint,ref:forward-reader",
                                 "--competence-diagnose", "--competence-report-only",
                                 "--competence-json=r.json", "--competence-html=r.html")
     result.assert_outcomes(passed=2)
