@@ -97,7 +97,7 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
     zoo = dict(zoo) if zoo is not None else family_zoo(family_name, levels)
     parse = _parser(evaluation)
     # The model's answers per prompt: one per attempt (a deterministic model has one).
-    model = [[parse(raw, o.prompt) for raw, _ in o.attempts] if o.attempts
+    model = [[parsed.answer for _, parsed in o.attempts] if o.attempts
              else [o.parsed.answer] for o in observed]
     policy: dict[str, list[str | None]] = {name: [] for name in zoo}
     for start in range(0, len(prompts), _CHUNK):  # every policy on a chunk: one reading each
@@ -122,9 +122,11 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
                          "agreement": rates, "best": [p for p, r in rates.items() if r == top]})
 
     # Equivalence classes over cells: a prompt's response is the set of answers it got.
-    cells = list(dict.fromkeys(_cell(p) for p in prompts))
-    where = {c: [k for k, p in enumerate(prompts) if _cell(p) == c] for c in cells}
-    responses = {name: [tuple((a,) for k in where[c] for a in [answers[k]]) for c in cells]
+    where: dict[tuple[Hashable, ...], list[int]] = {}
+    for k, p in enumerate(prompts):
+        where.setdefault(_cell(p), []).append(k)
+    cells = list(where)
+    responses = {name: [tuple((answers[k],) for k in where[c]) for c in cells]
                  for name, answers in policy.items()}
     responses[MODEL] = [tuple(tuple(sorted(set(model[k]), key=str)) for k in where[c])
                         for c in cells]
