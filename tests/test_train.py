@@ -25,7 +25,8 @@ from pytest_competence.strategies import Ordering  # noqa: E402
 SCRIPT = Path(__file__).resolve().parents[1] / "train" / "train_ordering.py"
 ARGS = ["--steps", "4", "--batch-size", "8", "--layers", "1", "--d-model", "32", "--max-n", "4",
         "--seed", "7", "--lr", "0.001", "--device", "cpu", "--log-every", "2",
-        "--vocabularies", "front_behind", "older_younger"]
+        "--vocabularies", "front_behind", "older_younger", "--presentations", "original",
+        "--min-n", "3", "--heads", "2", "--eval-every", "2"]
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +49,14 @@ def test_the_script_trains_logs_and_records_its_run(trained):
                                                                                        32, 4)
     assert hp["lr"] == 0.001 and hp["vocabularies"] == ["front_behind", "older_younger"]
     assert record["wall_time_s"] > 0 and record["hardware"]["device"] == "cpu"
+    assert hp["presentations"] == ["original"] and (hp["min_n"], hp["heads"]) == (3, 2)
+    # The learning curve: greedy accuracy on a fixed evaluation set, original and equivalent.
+    curve = record["learning_curve"]
+    assert [point["step"] for point in curve] == [2, 4] and record["steps_run"] == 4
+    assert set(curve[-1]["accuracy"]) == {f"{v}/n={n}/{p}" for v in ("front_behind",
+                                                                      "older_younger")
+                                          for n in (3, 4) for p in ("original", "equivalent")}
+    assert all(0 <= a <= 1 for a in curve[-1]["accuracy"].values())
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in
                                                                       out.iterdir()}
 
@@ -75,3 +84,17 @@ def test_the_checkpoint_answers_through_the_hf_backend_deterministically(trained
         assert parsed.answer in ("yes", "no") or (parsed.answer is None and parsed.reason)
     again = resolve_model(f"hf:{out}?max_new_tokens=3&batch_size=1")
     assert again.generate(prompts[:4]) == first[:4]
+
+
+@pytest.mark.slow
+def test_a_seed_gives_the_same_weights_on_the_cpu(trained, tmp_path):
+    out, _ = trained
+    again = tmp_path / "again"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(again), *ARGS],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
+    first, second = (json.loads((d / "training.json").read_text()) for d in (out, again))
+    assert first["learning_curve"] == [{**p, "wall_time_s": q["wall_time_s"]}
+                                       for p, q in zip(second["learning_curve"],
+                                                       first["learning_curve"])]

@@ -69,6 +69,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     dest="competence_audit",
                     help="Audit each competence suite against the reference policies instead of "
                     "running models: which shortcuts it catches, which survive, and why")
+    group.addoption("--competence-diagnose", action="store_true", default=False,
+                    dest="competence_diagnose",
+                    help="Compare each model's answers with every reference policy of the "
+                    "family on the same prompts: which shortcut it answers like, and the cells "
+                    "that would tell the closest apart")
     parser.addini("competence_require", type="linelist", default=[],
                   help="The condition of every competence test that declares no require=, one "
                   "line each, replacing the strict condition (add a 'strict' line to keep it), "

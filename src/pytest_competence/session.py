@@ -52,6 +52,7 @@ class CompetenceSession:
         self.gates = list(self.settings.gates)
         self.trained_on_lines = [t for t in config.getini("competence_trained_on") if t.strip()]
         self.trained_on: list[Any] = []  # the declared training splits, parsed at configure
+        self.diagnose = bool(config.getoption("competence_diagnose"))
         self.baseline = config.getoption("competence_baseline")
         self.baseline_document: dict[str, Any] | None = None  # an archive, loaded at configure
         self.alpha = self.settings.alpha
@@ -413,6 +414,10 @@ class CompetenceRun:
             records_file=self._session.write_records(nodeid, records(self.evaluation))
             if self._session.parts is not None else None,
         )
+        if self._session.diagnose and not self.evaluation.errors():
+            from pytest_competence.audit.diagnose import diagnose
+
+            result["diagnosis"] = diagnose(self.evaluation, seed=self.spec.seed)
         errors = self.evaluation.errors()
         if errors:
             from pytest_competence.evaluate import InfrastructureError

@@ -25,7 +25,8 @@ from typing import Any
 from .api import audit
 from .ordering import ordering_universe, reference_zoo
 
-__all__ = ["AUDIT_PAIRS", "audit_spec", "summary_lines"]
+__all__ = ["AUDIT_PAIRS", "audit_spec", "candidate_universe", "summary_lines",
+           "witness"]
 
 AUDIT_PAIRS = 8
 _POOL = 2500
@@ -35,21 +36,21 @@ def _second_vocabulary(name: str) -> str:
     return "left_right" if name != "left_right" else "front_behind"
 
 
-def audit_spec(spec: Any, *, pairs: int = AUDIT_PAIRS) -> dict[str, Any]:
-    """The audit of a :class:`~pytest_competence.spec.CompetenceSpec`, as a JSON-able dict."""
-    from pytest_competence.strategies import Ordering
+def candidate_universe(family: Any, policies: Any, *, levels: Any, presentations: Any,
+                       pairs: int, seed: int) -> Any:
+    """``policies`` over a declared ordering design widened by the candidate components.
 
-    family = spec.family
-    if not isinstance(family, Ordering):
-        return {"family": repr(family), "auditable": False,
-                "note": "only the ordering family has an audit universe so far"}
-    levels: dict[int, str | None] = {n: f"n={n}" for n in spec.levels}
-    larger = 2 * max(spec.levels)
+    Declared levels and presentations are the components ``n=…`` and ``presentation=…``; the
+    candidates are those of the module docstring. Returns an
+    :class:`~.ordering.OrderingUniverse`.
+    """
+    levels_: dict[int, str | None] = {n: f"n={n}" for n in levels}
+    larger = 2 * max(levels)
     if larger + family._n_distractors(larger) <= _POOL or family.names == "random":
-        levels[larger] = f"larger n (n={larger})"
-    presentations: dict[str, str | None] = {p: f"presentation={p}" for p in spec.presentations}
-    if "equivalent" not in presentations:
-        presentations["equivalent"] = "converse rewording"
+        levels_[larger] = f"larger n (n={larger})"
+    presentations_: dict[str, str | None] = {p: f"presentation={p}" for p in presentations}
+    if "equivalent" not in presentations_:
+        presentations_["equivalent"] = "converse rewording"
     queries: dict[int | None, str | None] = {family.distance: None}
     if family.distance is None:
         queries[2] = "interior queries (distance=2)"
@@ -60,12 +61,24 @@ def audit_spec(spec: Any, *, pairs: int = AUDIT_PAIRS) -> dict[str, Any]:
     names_lines: dict[str, str | None] = {family.names_line: None}
     if family.names_line == "chain":
         names_lines["shuffled"] = "shuffled names line"
-    models, estimand = reference_zoo(spec.levels)
-    universe = ordering_universe(
-        family, models, levels=levels, presentations=presentations, queries=queries,
-        vocabularies=vocabularies, names_lines=names_lines, pairs=min(pairs, spec.pairs),
-        seed=spec.seed,
+    return ordering_universe(
+        family, policies, levels=levels_, presentations=presentations_, queries=queries,
+        vocabularies=vocabularies, names_lines=names_lines, pairs=pairs, seed=seed,
     )
+
+
+def audit_spec(spec: Any, *, pairs: int = AUDIT_PAIRS) -> dict[str, Any]:
+    """The audit of a :class:`~pytest_competence.spec.CompetenceSpec`, as a JSON-able dict."""
+    from pytest_competence.strategies import Ordering
+
+    family = spec.family
+    if not isinstance(family, Ordering):
+        return {"family": repr(family), "auditable": False,
+                "note": "only the ordering family has an audit universe so far"}
+    models, estimand = reference_zoo(spec.levels)
+    universe = candidate_universe(family, models, levels=spec.levels,
+                                  presentations=spec.presentations,
+                                  pairs=min(pairs, spec.pairs), seed=spec.seed)
     obs, comps = universe.observations, universe.components
     declared = [c for c in comps.names if c.startswith(("n=", "presentation="))]
     declared_cells = [c for c in comps.support(declared) if c in obs.index]
@@ -76,16 +89,8 @@ def audit_spec(spec: Any, *, pairs: int = AUDIT_PAIRS) -> dict[str, Any]:
     mask = obs.mask(declared_cells)
     survivors = []
     for p in shortcuts:
-        d = obs.differ(ideal, p)
-        if not d & mask:
-            witnesses = obs.cells_of(d)
-            best = min(witnesses, key=lambda c: (len(comps.requires[c] - set(declared)),
-                                                 universe.costs[c])) if witnesses else None
-            survivors.append({
-                "policy": p,
-                "witness": None if best is None else str(best),
-                "needs": [] if best is None else sorted(comps.requires[best] - set(declared)),
-            })
+        if not obs.differ(ideal, p) & mask:
+            survivors.append({"policy": p, **witness(universe, ideal, p, declared)})
     caught = [p for p in shortcuts if obs.differ(ideal, p) & mask]
     candidates = [c for c in comps.names if c not in declared]
     lattice_rows = []
@@ -117,6 +122,18 @@ def audit_spec(spec: Any, *, pairs: int = AUDIT_PAIRS) -> dict[str, Any]:
         "minimum_support": doc["minimum_support"],
         "minimum_cost_support": doc["minimum_cost_support"],
     }
+
+
+def witness(universe: Any, first: str, second: str, declared: list[str]) -> dict[str, Any]:
+    """The cell of ``universe`` that separates two policies with the fewest components added to
+    ``declared`` (then the fewest prompt characters): ``{"witness": cell, "needs": [...]}``,
+    ``{"witness": None, "needs": []}`` when they agree on every cell."""
+    obs, comps = universe.observations, universe.components
+    cells = obs.cells_of(obs.differ(first, second))
+    if not cells:
+        return {"witness": None, "needs": []}
+    best = min(cells, key=lambda c: (len(comps.requires[c] - set(declared)), universe.costs[c]))
+    return {"witness": str(best), "needs": sorted(comps.requires[best] - set(declared))}
 
 
 def _declared_leave_one_out(obs: Any, estimand: dict[str, int], comps: Any,

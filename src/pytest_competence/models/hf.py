@@ -1,7 +1,8 @@
 """``hf:PATH_OR_ID[?key=value&…]`` — a transformers causal LM loaded in this process.
 
-``PATH_OR_ID`` is a saved checkpoint's directory, or a Hugging Face hub id that is already in the
-local cache (``HF_HUB_CACHE``, else ``HF_HOME/hub``, else ``~/.cache/huggingface/hub``): nothing is
+``PATH_OR_ID`` is a saved checkpoint's directory, a checkpoint shipped with the package
+(``pytest-competence/learned-ordering``, trained on the CPU here: ``train/train_ordering.py``), or
+a Hugging Face hub id that is already in the local cache (``HF_HUB_CACHE``, else ``HF_HOME/hub``, else ``~/.cache/huggingface/hub``): nothing is
 ever downloaded, and a model that is in neither place is a usage error saying so. Tokenizer and
 weights load once, on first use, on CUDA when available (bf16; under ``pytest -n N`` worker ``gwK``
 takes GPU ``K mod count``) else on the CPU (float32). The tokenizer's chat template renders the
@@ -67,9 +68,18 @@ def hub_cache() -> Path:
     return Path(home).expanduser() / "hub"
 
 
+#: Checkpoints trained in this project and shipped with the package, by the name ``hf:`` takes
+#: (a local directory of the same name wins). ``training.json`` in each records how it was made.
+SHIPPED = {"pytest-competence/learned-ordering": "learned-ordering"}
+SHIPPED_DIR = Path(__file__).parent / "shipped"
+
+
 def locate(name: str, spec: str) -> Path:
-    """The checkpoint directory of ``name``: a local directory, or a snapshot in the hub cache."""
+    """The checkpoint directory of ``name``: a local directory, a checkpoint shipped with the
+    package (:data:`SHIPPED`), or a snapshot in the hub cache."""
     path = Path(name).expanduser()
+    if not path.is_dir() and name in SHIPPED:
+        path = SHIPPED_DIR / SHIPPED[name]
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise ModelSpecError(f"{spec!r}: {str(path)!r} has no config.json; expected the "

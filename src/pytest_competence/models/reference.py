@@ -110,6 +110,7 @@ def _between(template: str) -> str:
     return template.split("{a}")[1].split("{b}")[0]
 
 
+@lru_cache(maxsize=256)  # a zoo of policies reads each prompt in turn (audit, diagnosis)
 def read_ordering(text: str) -> OrderingText | None:
     """Parse an ordering prompt (App. B.1 format) from its text alone; ``None`` if unreadable."""
     try:
@@ -162,6 +163,7 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
+@lru_cache(maxsize=256)  # the ideal, noisy and every threshold policy ask it of one reading
 def _ideal(t: OrderingText) -> str:
     return _yes(_reaches(t.facts, *t.query))
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from pytest_competence.report.bullets import systematicity_markdown
 from pytest_competence.report.cells import markdown_table
+from pytest_competence.report.diagnosis import diagnosis_markdown
 from pytest_competence.report.intervention import intervention_markdown
 from pytest_competence.report.matrix import family_matrices
 
@@ -83,6 +84,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             )
         out += intervention_markdown(r)
         out += systematicity_markdown(r)
+        out += diagnosis_markdown(r)
         case = r.get("failing_case")
         out += ["", f"- Condition ({_cell(r['condition'])}): "
                 + (f"❌ first failing level n={case['level']}: {_cell(case['what'])}"

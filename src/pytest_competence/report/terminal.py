@@ -10,6 +10,7 @@ from typing import Any
 
 from pytest_competence.report.bullets import systematicity_lines
 from pytest_competence.report.cells import aligned
+from pytest_competence.report.diagnosis import diagnosis_lines
 from pytest_competence.report.intervention import intervention_lines
 from pytest_competence.report.matrix import family_matrices
 from pytest_competence.report.svg import SHOWN_PRESENTATIONS
@@ -147,12 +148,14 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
         if verbosity < 0:
             if not matrix:
                 lines.append(f"{r['nodeid']}  {verdict(r)}  {_headline(r)}")
+                lines.extend(diagnosis_lines(r)[:1])
             continue
         lines.append(f"{r['nodeid']}  {verdict(r)}  ({r['condition']})")
         lines.append(f"    {_headline(r)}")
         lines.extend(_table(r))
         lines.extend(intervention_lines(r))
         lines.extend(systematicity_lines(r))
+        lines.extend(diagnosis_lines(r))
         lines.extend(_gate(r))
         lines.extend(_minimal(r))
     lines.extend(matrix)

@@ -1,0 +1,244 @@
+"""Which shortcut did a model learn? Its answers against every reference policy of its family.
+
+The audit asks which policies a *design* can tell apart; the diagnosis asks which of them a
+*model* answers like, on the prompts it was actually asked. Every reference policy of the family
+answers the same prompts (policies read prompt text: no model call); both sides are read by the
+family's parser (an invalid answer is its own answer, ``None``), and:
+
+* **agreement** of the model with each policy, overall and per level × presentation, with a 95%
+  Wilson interval over every answer (every attempt of a sampled model);
+* **indistinguishable**: the policies whose answer equals the model's on every prompt (and every
+  attempt) of the design — the model's equivalence class among the policies, the audit's notion
+  (:meth:`~.core.Observations.classes`) applied to observed answers;
+* **closest**: the policies' own classes on the design, ranked by agreement; the candidates are the
+  indistinguishable policies, else the best class and every class whose interval reaches the
+  best's (at least two classes);
+* **separations** between the candidate classes: on the prompts where two of them differ, which one
+  the model answers like; and, for candidates the design cannot separate (they answer alike on
+  every prompt), the cell to add to the suite that would (:func:`~.suite.witness`; ordering only,
+  from the audit's candidate components).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+from pytest_competence.stats import wilson_interval
+
+from .core import Observations
+
+__all__ = ["FAMILY_ZOOS", "diagnose", "family_zoo"]
+
+#: Family name → the reference policies (specs) it is diagnosed against, beside the per-level
+#: ones of ordering (:func:`~.ordering.reference_zoo`).
+FAMILY_ZOOS: dict[str, tuple[str, ...]] = {
+    "horn": ("ref:ideal", "ref:always-yes", "ref:always-no", "ref:horn-if-then",
+             "ref:horn-goal-rule", "ref:horn-bounded?depth=4"),
+    "reformulations": ("ref:ideal", "ref:crt-ignore-negation", "ref:crt-hedge"),
+}
+
+MODEL = "the model"  # its name among the policies of the class computation
+_SEPARATION_PAIRS = 6  # candidate pairs reported, closest first
+_CHUNK = 64  # prompts per round of the zoo (below the reading cache of the ordering policies)
+
+
+def family_zoo(family: str, levels: Sequence[int]) -> dict[str, Any]:
+    """The reference policies of a family as models: ordering's audit zoo (one threshold
+    policy per level), :data:`FAMILY_ZOOS`, or the ideal and constant policies."""
+    from pytest_competence.models.reference import reference_policy
+
+    from .ordering import reference_zoo
+
+    if family == "ordering":
+        return reference_zoo(levels)[0]
+    specs = FAMILY_ZOOS.get(family, ("ref:ideal", "ref:always-yes", "ref:always-no"))
+    return {s: reference_policy(s.removeprefix("ref:"), s) for s in specs}
+
+
+def _parser(evaluation: Any) -> Any:
+    from pytest_competence.strategies._core import parse_choice
+
+    def parse(text: str | None, prompt: Any) -> str | None:
+        if text is None:
+            return None
+        try:
+            return evaluation.family.parse(text).answer
+        except TypeError:  # an archived family: its prompts carry their answer space
+            return parse_choice(text, prompt.answer_space).answer
+
+    return parse
+
+
+def _cell(prompt: Any) -> tuple[Hashable, ...]:
+    p = prompt.params
+    return (p.get("n"), prompt.presentation, *(f"{k}={p[k]}" for k in
+                                               ("cell", "vocabulary", "query", "names_line")
+                                               if k in p))
+
+
+def _rate(agree: int, total: int) -> dict[str, Any]:
+    low, high = wilson_interval(agree, total) if total else (None, None)
+    return {"agree": agree, "total": total, "rate": agree / total if total else None,
+            "ci": [low, high]}
+
+
+def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int = 1,
+             universe_pairs: int = 8) -> dict[str, Any]:
+    """The diagnosis of one evaluation (see the module docstring), as a JSON-able dict.
+
+    ``zoo`` (policy name → model answering ``generate(prompts)``) defaults to
+    :func:`family_zoo`; ``seed`` is the design's, for the cells to add (ordering only).
+    """
+    prompts = [o.prompt for row in evaluation.observations for o in row]
+    observed = [o for row in evaluation.observations for o in row]
+    levels = sorted({p.params.get("n") for p in prompts if p.params.get("n") is not None})
+    family_name = getattr(evaluation.family, "name", "")
+    zoo = dict(zoo) if zoo is not None else family_zoo(family_name, levels)
+    parse = _parser(evaluation)
+    # The model's answers per prompt: one per attempt (a deterministic model has one).
+    model = [[parsed.answer for _, parsed in o.attempts] if o.attempts
+             else [o.parsed.answer] for o in observed]
+    policy: dict[str, list[str | None]] = {name: [] for name in zoo}
+    for start in range(0, len(prompts), _CHUNK):  # every policy on a chunk: one reading each
+        chunk = prompts[start:start + _CHUNK]
+        for name, m in zoo.items():
+            policy[name] += [parse(a, p) for a, p in zip(m.generate(chunk), chunk)]
+
+    def agreement(name: str, keep: Sequence[int]) -> dict[str, Any]:
+        hits = sum(a == policy[name][k] for k in keep for a in model[k])
+        return _rate(hits, sum(len(model[k]) for k in keep))
+
+    everything = range(len(prompts))
+    overall = {name: agreement(name, everything) for name in zoo}
+    groups: dict[tuple[Any, str], list[int]] = {}
+    for k, p in enumerate(prompts):
+        groups.setdefault((p.params.get("n"), p.presentation), []).append(k)
+    by_level = []
+    for (n, presentation), keep in groups.items():
+        rates = {name: agreement(name, keep)["rate"] for name in zoo}
+        top = max(rates.values())
+        by_level.append({"n": n, "presentation": presentation, "prompts": len(keep),
+                         "agreement": rates, "best": [p for p, r in rates.items() if r == top]})
+
+    # Equivalence classes over cells: a prompt's response is the set of answers it got.
+    where: dict[tuple[Hashable, ...], list[int]] = {}
+    for k, p in enumerate(prompts):
+        where.setdefault(_cell(p), []).append(k)
+    cells = list(where)
+    responses = {name: [tuple((answers[k],) for k in where[c]) for c in cells]
+                 for name, answers in policy.items()}
+    responses[MODEL] = [tuple(tuple(sorted(set(model[k]), key=str)) for k in where[c])
+                        for c in cells]
+    obs = Observations(cells, responses)
+    everywhere = (1 << len(cells)) - 1
+    classes = obs.classes(everywhere)
+    mine = next(c for c in classes if MODEL in c)
+    indistinguishable = [p for p in mine if p != MODEL]
+    design_classes = Observations(cells, {n: responses[n] for n in zoo}).classes(everywhere)
+    ranked = sorted(design_classes, key=lambda c: -overall[c[0]]["rate"])
+    if indistinguishable:
+        candidates = [c for c in ranked if c[0] in indistinguishable]
+    else:
+        best_low = overall[ranked[0][0]]["ci"][0]
+        candidates = [c for c in ranked if overall[c[0]]["ci"][1] >= best_low][:4]
+        candidates = candidates if len(candidates) > 1 else ranked[:2]
+    separations = []
+    for i, a in enumerate(candidates):
+        for b in candidates[i + 1:]:
+            keep = [k for k in everything if policy[a[0]][k] != policy[b[0]][k]]
+            separations.append({"policies": [a[0], b[0]], "prompts": len(keep),
+                                "agreement": [agreement(a[0], keep), agreement(b[0], keep)]})
+    separations = separations[:_SEPARATION_PAIRS]
+    to_add = _cells_to_add(evaluation, [c for c in candidates if len(c) > 1], levels, seed,
+                           universe_pairs)
+    doc = {
+        "model": evaluation.model,
+        "family": family_name,
+        "policies": list(zoo),
+        "prompts": len(prompts),
+        "answers": sum(map(len, model)),
+        "agreement": overall,
+        "by_level": by_level,
+        "indistinguishable": indistinguishable,
+        "design_classes": [list(c) for c in design_classes],
+        "closest": [{"policies": list(c), **overall[c[0]]} for c in ranked],
+        "candidates": [list(c) for c in candidates],
+        "separations": separations,
+        "to_add": to_add,
+    }
+    doc["verdict"] = verdict(doc)
+    return doc
+
+
+def _cells_to_add(evaluation: Any, tied: Sequence[Sequence[str]], levels: Sequence[int],
+                  seed: int, pairs: int) -> list[dict[str, Any]]:
+    """For policies the design cannot separate, the cheapest cell of the audit's candidate
+    components that would (ordering only: the other families have no audit universe yet)."""
+    from pytest_competence.strategies import Ordering
+
+    family = evaluation.family
+    if not tied or not isinstance(family, Ordering) or not levels:
+        return []
+    from .ordering import reference_zoo
+    from .suite import candidate_universe, witness
+
+    names = sorted({p for c in tied for p in c})
+    zoo = {k: v for k, v in reference_zoo(levels)[0].items() if k in names}
+    if len(zoo) < len(names):  # a user's zoo: its policies are not the audit's
+        return []
+    presentations = list(evaluation.presentations)
+    universe = candidate_universe(family, zoo, levels=levels, presentations=presentations,
+                                  pairs=pairs, seed=seed)
+    declared = [c for c in universe.components.names if c.startswith(("n=", "presentation="))]
+    out = []
+    for c in tied:
+        for i, a in enumerate(c):
+            for b in c[i + 1:]:
+                out.append({"policies": [a, b], **witness(universe, a, b, declared)})
+    return out
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{100 * x:.1f}%"
+
+
+def verdict(doc: Mapping[str, Any]) -> str:
+    """One sentence: what the model answers like on this design."""
+    best = doc["closest"][0]
+    lead = (f"answers like {' = '.join(best['policies'])} on {_pct(best['rate'])} of "
+            f"{best['total']} answers [{_pct(best['ci'][0])}, {_pct(best['ci'][1])}]")
+    if doc["indistinguishable"]:
+        text = (f"indistinguishable on this design from {', '.join(doc['indistinguishable'])}"
+                f" (every answer equal)")
+        needs = sorted({n for t in doc["to_add"] for n in t["needs"]})
+        return text + (f"; to tell them apart add: {', '.join(needs)}" if needs else "")
+    parts = [lead]
+    for s in doc["separations"][:1]:
+        if s["prompts"]:
+            (a, b), (ra, rb) = s["policies"], s["agreement"]
+            parts.append(f"on the {s['prompts']} prompts where {a} and {b} differ, it answers "
+                         f"like {a} on {_pct(ra['rate'])} and like {b} on {_pct(rb['rate'])}")
+    runs = _level_runs(doc["by_level"])
+    if len({label for _, spans in runs for _, _, label in spans}) > 1:
+        parts.append("best match per level: " + "; ".join(
+            f"{presentation} " + ", ".join(f"n={lo}" + (f"–{hi}" if hi != lo else "") + f" {label}"
+                                           for lo, hi, label in spans)
+            for presentation, spans in runs))
+    return "; ".join(parts)
+
+
+def _level_runs(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[tuple[Any, Any, str]]]]:
+    """Per presentation, consecutive levels with the same best-matching policies, as
+    ``(first n, last n, label)``; a label names the first policy and how many tie with it."""
+    out: dict[str, list[tuple[Any, Any, str]]] = {}
+    for lv in sorted(rows, key=lambda r: (r["presentation"] != "original", str(r["presentation"]),
+                                          r["n"] if isinstance(r["n"], int) else 0)):
+        best = lv["best"]
+        label = best[0] + (f" (+{len(best) - 1})" if len(best) > 1 else "")
+        spans = out.setdefault(lv["presentation"], [])
+        if spans and spans[-1][2] == label:
+            spans[-1] = (spans[-1][0], lv["n"], label)
+        else:
+            spans.append((lv["n"], lv["n"], label))
+    return list(out.items())
