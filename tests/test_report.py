@@ -176,3 +176,15 @@ def test_report_refuses_other_files(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("competence report: not a results document: ") and "schema" in err
     assert len(err.splitlines()) == 1
+
+
+def test_a_markdown_fence_outlasts_any_backticks_in_an_answer():
+    """A model's answer holding a fence of its own must not close the report's code block."""
+    from pytest_competence.report.markdown import _fenced
+
+    answer = repr("```\nrm -rf /\n``````")
+    lines = _fenced([answer])
+    fence = lines[0].strip().removesuffix("text")
+    assert set(fence) == {"`"} and len(fence) == 7 and lines[-1].strip() == fence
+    assert lines[1] == f"  {answer}"
+    assert _fenced(["plain"])[0] == "  ```text"

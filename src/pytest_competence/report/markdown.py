@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,10 +36,17 @@ def _minimal(m: Mapping[str, Any] | None) -> list[str]:
            f"  {_cell(m['verdict'])}", "", "  <details><summary>prompts</summary>", ""]
     for o in m["observations"]:
         # Fenced, not inline: a raw answer may hold backticks or pipes of its own.
-        out += [f"  [{o['presentation']}] prompt, then the raw answer:", "", "  ```text",
-                *(f"  {line}" for line in str(o["prompt"]).splitlines()), "  ```", "",
-                "  ```text", f"  {o['raw']!r}", "  ```", ""]
+        out += [f"  [{o['presentation']}] prompt, then the raw answer:", "",
+                *_fenced(str(o["prompt"]).splitlines()), "", *_fenced([repr(o["raw"])]), ""]
     return out + ["  </details>"]
+
+
+def _fenced(lines: list[str]) -> list[str]:
+    """``lines`` in a code block whose fence is longer than any run of backticks in them, so
+    no text (a model's answer included) can close it (CommonMark §4.5)."""
+    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [f"  {fence}text", *(f"  {line}" for line in lines), f"  {fence}"]
 
 
 def render_markdown(document: Mapping[str, Any]) -> str:
