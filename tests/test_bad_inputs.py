@@ -88,8 +88,8 @@ PYTEST_ROWS = [
         ini=("competence_shrink_seconds = -1",)),
     Row("max-prompts-zero", "ini option competence_max_prompts = 0: expected a positive whole "
         "number", ini=("competence_max_prompts = 0",)),
-    Row("max-error-rate", "competence_max_error_rate: expected the share of prompts that may "
-        "end in infrastructure errors", ini=("competence_max_error_rate = 1",)),
+    Row("max-error-rate", "ini option competence_max_error_rate = 1: expected the share of "
+        "prompts that may end in infrastructure errors", ini=("competence_max_error_rate = 1",)),
     Row("alias-line", "competence_models", ini=("competence_models = =",)),
     # -- command-line options
     Row("json-missing-dir", "--competence-json missing/out.json: the directory missing does not "

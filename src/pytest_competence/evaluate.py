@@ -73,6 +73,13 @@ class Evaluation:
         """The observations that are infrastructure errors, in design order."""
         return [o for row in self.observations for o in row if o.error is not None]
 
+    def infrastructure_error(self) -> InfrastructureError | None:
+        """The infrastructure errors of this evaluation as one exception; ``None`` without any."""
+        errors = self.errors()
+        if not errors:
+            return None
+        return InfrastructureError(self.model, errors, sum(len(row) for row in self.observations))
+
 
 class InfrastructureError(RuntimeError):
     """Prompts that ended in infrastructure errors where an answer was needed (see above)."""

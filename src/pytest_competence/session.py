@@ -40,6 +40,7 @@ class CompetenceSession:
         self.aliases = aliases
         self.models: dict[str, Model] = {}
         self.designs: dict[tuple, list] = {}
+        self.fingerprints: dict[tuple, dict[str, Any]] = {}
         self.results: list[dict[str, Any]] = []
         self.not_applicable: list[dict[str, Any]] = []  # test × model pairs skipped as n/a
         self.written: list[tuple[str, str]] = []
@@ -111,6 +112,15 @@ class CompetenceSession:
         if spec.key not in self.designs:
             self.designs[spec.key] = spec.design()
         return self.designs[spec.key]
+
+    def fingerprint(self, spec: CompetenceSpec) -> dict[str, Any]:
+        """The design's fingerprint (:func:`~pytest_competence.gate.design_fingerprint`), hashed
+        once per process like the design itself: every model of a test shares it."""
+        if spec.key not in self.fingerprints:
+            from pytest_competence.gate import design_fingerprint
+
+            self.fingerprints[spec.key] = design_fingerprint(spec, self.design(spec))
+        return self.fingerprints[spec.key]
 
     def secrets(self) -> list[str]:
         """The API keys this run knows: the values of ``competence_api_key_env`` and of each
@@ -294,8 +304,6 @@ class CompetenceRun:
         :class:`~pytest_competence.evaluate.InfrastructureError` when more than
         ``competence_max_error_rate`` of the prompts ended in infrastructure errors.
         """
-        from pytest_competence.evaluate import InfrastructureError
-
         session = self._session
         for where in session.training_overlaps(self.spec):
             warnings.warn(CompetenceTrainingOverlap(
@@ -314,16 +322,13 @@ class CompetenceRun:
             if model.name != self.model.name:
                 evaluations.append(session.evaluate(self.spec, model))
         for evaluation in evaluations:
-            errors = evaluation.errors()
-            total = sum(len(row) for row in evaluation.observations) * self.spec.attempts
-            if errors and len(errors) > session.max_error_rate * total:
-                raise InfrastructureError(evaluation.model, errors, total)
+            failed = evaluation.infrastructure_error()
+            if failed is not None and failed.count > session.max_error_rate * failed.total:
+                raise failed
 
     def fingerprint(self) -> dict[str, Any]:
         """What makes this test's design: compared with an archived baseline's before gating."""
-        from pytest_competence.gate import design_fingerprint
-
-        return design_fingerprint(self.spec, self._session.design(self.spec))
+        return self._session.fingerprint(self.spec)
 
     @property
     def profiles(self) -> list[LevelProfile]:
@@ -414,18 +419,15 @@ class CompetenceRun:
             records_file=self._session.write_records(nodeid, records(self.evaluation))
             if self._session.parts is not None else None,
         )
-        if self._session.diagnose and not self.evaluation.errors():
+        failed = self.evaluation.infrastructure_error()
+        if failed is not None:
+            result["errors"] = {"count": failed.count, "prompts": failed.total,
+                                "message": str(failed),
+                                "reasons": [[r, c] for r, c in failed.reasons.most_common(5)]}
+        elif self._session.diagnose:
             from pytest_competence.audit.diagnose import diagnose
 
             result["diagnosis"] = diagnose(self.evaluation, seed=self.spec.seed)
-        errors = self.evaluation.errors()
-        if errors:
-            from pytest_competence.evaluate import InfrastructureError
-
-            exc = InfrastructureError(self.evaluation.model, errors,
-                                      sum(len(row) for row in self.evaluation.observations))
-            result["errors"] = {"count": exc.count, "prompts": exc.total, "message": str(exc),
-                                "reasons": [[r, c] for r, c in exc.reasons.most_common(5)]}
         # Plain JSON types only: the result crosses to the xdist controller through execnet,
         # which refuses numpy scalars, and must equal what an archive reloads.
         # No API key in it: it becomes JUnit properties and travels to the controller.

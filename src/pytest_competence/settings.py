@@ -83,22 +83,10 @@ def read_settings(config: pytest.Config) -> Settings:
             problem = output_path_problem("--" + option.replace("_", "-"), path)
             if problem:
                 raise pytest.UsageError(problem)
-    max_error_rate = _error_rate(config.getini("competence_max_error_rate"))
+    max_error_rate = _number(config, "competence_max_error_rate", float, lambda r: 0 <= r < 1,
+                             "the share of prompts that may end in infrastructure errors, a "
+                             "number in [0, 1)", "e.g. competence_max_error_rate = 0.001")
     return Settings(bootstrap, alpha, margin, gates, max_prompts, max_error_rate)
-
-
-def _error_rate(value: object) -> float:
-    """The ``competence_max_error_rate`` ini option: a share in [0, 1)."""
-    try:
-        rate = float(str(value).strip())
-    except ValueError:
-        rate = -1.0
-    if not 0 <= rate < 1:
-        raise pytest.UsageError(
-            f"competence_max_error_rate: expected the share of prompts that may end in "
-            f"infrastructure errors, a number in [0, 1) such as 0 or 0.001, but got {value!r}"
-        )
-    return rate
 
 
 def check_prompt_count(count: int, limit: int, breakdown: str, raise_with: str) -> None:
