@@ -48,6 +48,10 @@ PYTEST_ROWS = [
         "got presentations=['original', 'original']", INTERRUPTED,
         marker="levels=[4], pairs=8, presentations=['original', 'original']"),
     Row("no-levels", "@pytest.mark.competence needs levels=", INTERRUPTED, marker="pairs=8"),
+    Row("concepts-balanced", "Expected balanced to be True or False", INTERRUPTED,
+        marker="family='concepts', levels=[1], pairs=8, balanced='yes'"),
+    Row("raven-verbatim", "Expected verbatim to be True or False", INTERRUPTED,
+        marker="family='raven', levels=[2], pairs=2, verbatim=1"),
     Row("pairs-not-multiple", "but got pairs=10; try pairs=200", INTERRUPTED,
         marker="levels=[4], pairs=10"),
     Row("unknown-family", "Unknown family='nope'", INTERRUPTED,
@@ -91,6 +95,8 @@ PYTEST_ROWS = [
     Row("max-error-rate", "ini option competence_max_error_rate = 1: expected the share of "
         "prompts that may end in infrastructure errors", ini=("competence_max_error_rate = 1",)),
     Row("alias-line", "competence_models", ini=("competence_models = =",)),
+    Row("trained-on-unknown", "competence_trained_on: Unknown split 'ordering:nope'",
+        ini=("competence_trained_on = ordering:nope",)),
     # -- command-line options
     Row("json-missing-dir", "--competence-json missing/out.json: the directory missing does not "
         "exist", args=("--competence-json", "missing/out.json")),
@@ -185,6 +191,12 @@ CLI_ROWS = [
            "Expected levels to name each size once"),
     CliRow("generate-bad-levels", ("generate", "ordering", "--levels", "a,b"),
            "argument --levels: expected comma-separated integers, got 'a,b'"),
+    CliRow("generate-unknown-split", ("generate", "ordering", "--split", "nope"),
+           "Unknown split 'ordering:nope'. Expected one of: ordering:paper-heldin"),
+    CliRow("generate-bad-format", ("generate", "ordering", "--format", "xml"),
+           "argument --format: invalid choice: 'xml'"),
+    CliRow("batch-import-no-cache", ("batch", "import", "{file}"),
+           "batch import: no response cache at '.competence/cache.sqlite'", file="jsonl"),
     CliRow("plan-zero-pairs", ("plan", "--pairs", "0"), "--pairs and --levels must be at least 1"),
     CliRow("report-missing-file", ("report", "nothing.json"), "competence report: "),
     CliRow("report-jsonl", ("report", "{file}"), "not a results document: ", file="jsonl"),
