@@ -44,16 +44,13 @@ def _bits(flags: np.ndarray) -> str:
 
 def instance_table(evaluation: Evaluation) -> dict[str, np.ndarray]:
     """Per-instance arrays: ``correct``, ``valid``, ``yes`` (N × P) and ``level`` (N,)."""
-    obs = evaluation.observations
     return {
-        "correct": np.array([[o.correct for o in row] for row in obs], dtype=bool).reshape(len(obs), -1),
-        "valid": np.array([[o.valid for o in row] for row in obs], dtype=bool).reshape(len(obs), -1),
-        "yes": np.array([[o.parsed.answer == "yes" for o in row] for row in obs],
-                        dtype=bool).reshape(len(obs), -1),
-        "level": np.array([item.params["n"] for item in evaluation.items]),
+        "correct": evaluation.array("correct"),
+        "valid": evaluation.array("valid"),
+        "yes": evaluation.array("answer") == evaluation.answer_code("yes"),
+        "level": evaluation.level,
         # κ's chance term q² + (1 − q)² is defined for yes/no answers only (seeds/000 §3.2).
-        "binary": np.array(all(len(item.prompts[0].answer_space) == 2
-                               for item in evaluation.items[:1])),
+        "binary": np.array(evaluation.binary),
     }
 
 
@@ -144,13 +141,13 @@ def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
     levels = [_level(p, t, presentations) for p in profiles]
     kappas = [lv.get("kappa") for lv in levels]
     summary: dict[str, Any] = {
-        "instances": len(evaluation.items),
+        "instances": len(evaluation),
         "kappa_bar": stats.kappa_bar(kappas),
         "accuracy_by_presentation": {
             name: float(t["correct"][:, k].mean()) for k, name in enumerate(presentations)
         },
         "all_correct": float(t["correct"].all(axis=1).mean()) if len(t["level"]) else None,
-        "attempts": max((len(row[0].attempts) for row in evaluation.observations), default=0) or 1,
+        "attempts": evaluation.first_attempts or 1,
     }
     if len(presentations) > 1 and len(t["level"]):
         # seeds/004 §2: family consistency (base and every reformulation right) and, per
@@ -167,8 +164,7 @@ def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
         }
         if "repeat" in presentations:
             k = presentations.index("repeat")
-            first = [o[0].parsed.answer for o in evaluation.observations]
-            again = [o[k].parsed.answer for o in evaluation.observations]
+            first, again = evaluation.answers(0), evaluation.answers(k)
             repeat = stats.repeat_agreement(first, again)  # App. H
             summary["repeat_agreement"] = repeat
             others = [n for n in presentations[1:] if n != "repeat"]
@@ -198,7 +194,7 @@ def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
         "levels": levels,
         "summary": summary,
         "instances": {
-            "ids": [item.id for item in evaluation.items],
+            "ids": list(evaluation.ids),
             "level": t["level"].tolist(),
             "correct": {n: _bits(t["correct"][:, k]) for k, n in enumerate(presentations)},
             "valid": {n: _bits(t["valid"][:, k]) for k, n in enumerate(presentations)},

@@ -104,7 +104,7 @@ class Asker:
 
         Infrastructure errors are not answers: those prompts are asked again when needed.
         """
-        for row in evaluation.observations:
+        for _, _, row in evaluation.rows():  # regenerated chunk by chunk
             for o in row:
                 if o.error is not None:
                     continue
@@ -158,7 +158,7 @@ class Asker:
                         for q, answer in zip(batch, answers)]
             errors = [o for o in observed if o.error is not None]
             if errors:  # an outage mid-search: stop, rather than take it for wrong answers
-                raise InfrastructureError(self.model.name, errors, len(batch))
+                raise InfrastructureError.of(self.model.name, errors, len(batch))
             for key, o in zip(missing, observed):
                 self.memo[key] = (o.raw, o.parsed)
         out: list[tuple[Observation, ...]] = []

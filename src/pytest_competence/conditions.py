@@ -179,8 +179,8 @@ def failing_case(
     }
     if first.failing:
         index = first.failing[0]
-        case["instance_id"] = evaluation.items[index].id
-        case["observations"] = observation_records(evaluation.observations[index])
+        case["instance_id"] = evaluation.ids[index]
+        case["observations"] = observation_records(evaluation.observed(index))
     return case
 
 

@@ -1,7 +1,7 @@
-"""Design → prompts → one batched model call → parsed observations.
+"""Design → prompts → one batched model call per chunk → parsed observations → compact arrays.
 
-Every prompt of a design goes to the model in a single call; every answer comes back as an
-:class:`Observation` with one of three outcomes, kept apart:
+Every prompt of a design (or of one chunk of it) goes to the model in a single call; every answer
+comes back as an :class:`Observation` with one of three outcomes, kept apart:
 
 - *parsed*: the model's text, read by the family's parser;
 - *invalid*: the model answered, but with nothing the parser can read (or a
@@ -16,80 +16,23 @@ Nothing is dropped.
 from __future__ import annotations
 
 import time
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 
+from pytest_competence.compact import (
+    Evaluation,
+    InfrastructureError,
+    Observation,
+    Reduction,
+    design_rows,
+)
 from pytest_competence.models import Model, ModelCallError, ModelProtocolError, NoAnswer
 from pytest_competence.strategies import Family, Item, Parsed, Prompt
 
 __all__ = [
     "CannotScore", "Evaluation", "InfrastructureError", "ModelProtocolError", "Observation", "ask_model", "evaluate",
-    "majority", "sent_prompts",
+    "evaluate_chunks", "majority", "sent_prompts",
 ]
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One prompt, the model's raw answer (``None`` when the call for it failed), and its parse.
-
-    ``error`` is the reason of an infrastructure error (see the module docstring), ``None`` for an
-    answer; an errored observation is also invalid, with the same reason.
-    """
-
-    prompt: Prompt
-    raw: str | None
-    parsed: Parsed
-    attempts: tuple[tuple[str | None, Parsed], ...] = ()  # every attempt, when N > 1
-    error: str | None = None
-
-    @property
-    def valid(self) -> bool:
-        return self.parsed.valid
-
-    @property
-    def correct(self) -> bool:
-        """Correct against the presentation's (mapped) gold; invalid answers are never correct."""
-        return self.parsed.answer == self.prompt.gold
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """All observations of one design under one model: ``observations[i]`` belongs to ``items[i]``."""
-
-    model: str
-    family: Family
-    items: tuple[Item, ...]
-    observations: tuple[tuple[Observation, ...], ...]
-    calls: int = 1
-    seconds: float = 0.0
-    meta: dict[str, object] = field(default_factory=dict)
-
-    @property
-    def presentations(self) -> tuple[str, ...]:
-        return tuple(p.presentation for p in self.items[0].prompts) if self.items else ()
-
-    def errors(self) -> list[Observation]:
-        """The observations that are infrastructure errors, in design order."""
-        return [o for row in self.observations for o in row if o.error is not None]
-
-    def infrastructure_error(self) -> InfrastructureError | None:
-        """The infrastructure errors of this evaluation as one exception; ``None`` without any."""
-        errors = self.errors()
-        if not errors:
-            return None
-        return InfrastructureError(self.model, errors, sum(len(row) for row in self.observations))
-
-
-class InfrastructureError(RuntimeError):
-    """Prompts that ended in infrastructure errors where an answer was needed (see above)."""
-
-    def __init__(self, model: str, errors: Sequence[Observation], total: int) -> None:
-        self.model, self.count, self.total = model, len(errors), total
-        self.reasons = Counter(o.error for o in errors)
-        first = errors[0].error if errors else "none"
-        super().__init__(f"infrastructure errors from model {model!r}: {self.count} of {total} "
-                         f"prompts got no answer (first: {first})")
 
 
 class CannotScore(NoAnswer):
@@ -185,16 +128,10 @@ def sent_prompts(items: Sequence[Item], attempts: int = 1) -> list[Prompt]:
             for item in items for p in item.prompts for k in range(attempts)]
 
 
-def evaluate(family: Family, items: Sequence[Item], model: Model, attempts: int = 1) -> Evaluation:
-    """Send every prompt of ``items`` to ``model`` in one batch and parse every answer.
-
-    With ``attempts = N > 1`` each prompt is sent N times in the same batch (``Prompt.attempt``
-    tells them apart) and the observation is the majority over the N parsed answers.
-    """
-    prompts = sent_prompts(items, attempts)
-    start = time.perf_counter()
-    answers = ask_model(model, prompts)
-    seconds = time.perf_counter() - start
+def _observe_chunk(family: Family, items: Sequence[Item], model: Model,
+                   attempts: int) -> list[tuple[Observation, ...]]:
+    """Ask every prompt of ``items`` in one batch; one row of observations per item."""
+    answers = ask_model(model, sent_prompts(items, attempts))
     observations = []
     it = iter(answers)
     for item in items:
@@ -203,5 +140,41 @@ def evaluate(family: Family, items: Sequence[Item], model: Model, attempts: int 
             tries = [_observe(family, p, next(it)) for _ in range(attempts)]
             row.append(tries[0] if attempts == 1 else majority(p, tries))
         observations.append(tuple(row))
-    return Evaluation(model.name, family, tuple(items), tuple(observations), 1, seconds,
-                      {"attempts": attempts})
+    return observations
+
+
+def evaluate(family: Family, items: Sequence[Item], model: Model, attempts: int = 1) -> Evaluation:
+    """Send every prompt of ``items`` to ``model`` in one batch and parse every answer.
+
+    With ``attempts = N > 1`` each prompt is sent N times in the same batch (``Prompt.attempt``
+    tells them apart) and the observation is the majority over the N parsed answers.
+    """
+    items = list(items)
+    return evaluate_chunks(family, lambda: [items], model, attempts)
+
+
+def evaluate_chunks(
+    family: Family, chunks: Callable[[], Iterable[Sequence[Item]]], model: Model,
+    attempts: int = 1, *,
+    each: Callable[[Sequence[Item], list[tuple[Observation, ...]]], None] | None = None,
+    bounded: bool = False,
+) -> Evaluation:
+    """:func:`evaluate` over a design that comes in chunks: one batch per chunk, each chunk's
+    observations reduced into the evaluation's arrays at once, then handed to ``each`` (e.g.
+    to append their records) and dropped. ``chunks()`` must give the same chunks every time it
+    is called: the evaluation regenerates its rows from it (:meth:`Evaluation.rows`).
+    ``bounded``: keep only a bounded table of raw answers (:class:`~.compact.Reduction`).
+    """
+    reduction = Reduction(model.name, family, (), attempts, bounded=bounded)
+    seconds = 0.0
+    calls = 0
+    for items in chunks():
+        start = time.perf_counter()
+        rows = _observe_chunk(family, items, model, attempts)
+        seconds += time.perf_counter() - start
+        calls += 1
+        reduction.add(items, rows)
+        if each is not None:
+            each(items, rows)
+    return reduction.finish(design_rows(chunks), calls=max(calls, 1), seconds=seconds,
+                            meta={"attempts": attempts})

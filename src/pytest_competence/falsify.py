@@ -137,13 +137,13 @@ def _minimise(item: pytest.Item, run: Any,
                 "failing case was not minimised"}, None
     space = make(max_n=max(spec.levels), presentations=spec.presentations,
                  vocabularies=settings.vocabulary)
-    failing = sorted(
-        (row_item.params["n"], k)
-        for k, (row_item, row) in enumerate(zip(evaluation.items, evaluation.observations))
-        if not all(o.correct for o in row)
-    )
-    starts = [c for c in (space.from_item(evaluation.items[k]) for _, k in failing[:_STARTS])
-              if c is not None]
+    import numpy as np
+
+    failing = sorted((int(evaluation.level[k]), k) for k in
+                     np.flatnonzero(~evaluation.array("correct").all(axis=1)).tolist())
+    first = [k for _, k in failing[:_STARTS]]
+    items = {k: item for k, item, _ in evaluation.rows(first)}  # regenerated from the spec
+    starts = [c for c in (space.from_item(items[k]) for k in first) if c is not None]
     attempts = settings.attempts or spec.attempts
     asker = Asker(run.model, space.family, attempts=attempts,
                   budget=Budget(settings.calls, settings.seconds))

@@ -10,7 +10,7 @@ bootstrap interval on the accuracy difference.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ import numpy as np
 from pytest_competence import stats
 
 __all__ = [
-    "BaselineError", "baseline_from_document", "check_design", "compare_with_baseline",
+    "BaselineError", "DesignDigest", "baseline_from_document", "check_design", "compare_with_baseline",
     "design_fingerprint", "load_baseline", "regression_message",
 ]
 
@@ -62,19 +62,33 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
     return document
 
 
-def design_fingerprint(spec: Any, items: Sequence[Any]) -> dict[str, Any]:
+class DesignDigest:
+    """The hash of a design's prompts, fed chunk by chunk (see :func:`design_fingerprint`)."""
+
+    def __init__(self) -> None:
+        self._digest = hashlib.sha256()
+
+    def update(self, items: Iterable[Any]) -> None:
+        digest = self._digest
+        for item in items:
+            for p in item.prompts:
+                for part in (item.id, p.presentation, p.system, p.text, p.gold, p.readout):
+                    data = str(part).encode("utf-8", "surrogatepass")
+                    digest.update(len(data).to_bytes(8, "big") + data)
+
+    def fingerprint(self, spec: Any) -> dict[str, Any]:
+        return {"family": repr(spec.family), "levels": list(spec.levels), "pairs": spec.pairs,
+                "seed": spec.seed, "presentations": list(spec.presentations),
+                "attempts": spec.attempts, "wording": PROMPT_WORDING,
+                "prompts": self._digest.hexdigest()[:32]}
+
+
+def design_fingerprint(spec: Any, items: Iterable[Any]) -> dict[str, Any]:
     """What decides a design's prompts: family and options, grid, seed, presentations, attempts,
     the wording version, and a hash of every prompt, its gold answer and its presentation."""
-    digest = hashlib.sha256()
-    for item in items:
-        for p in item.prompts:
-            for part in (item.id, p.presentation, p.system, p.text, p.gold, p.readout):
-                data = str(part).encode("utf-8", "surrogatepass")
-                digest.update(len(data).to_bytes(8, "big") + data)
-    return {"family": repr(spec.family), "levels": list(spec.levels), "pairs": spec.pairs,
-            "seed": spec.seed, "presentations": list(spec.presentations),
-            "attempts": spec.attempts, "wording": PROMPT_WORDING,
-            "prompts": digest.hexdigest()[:32]}
+    digest = DesignDigest()
+    digest.update(items)
+    return digest.fingerprint(spec)
 
 
 def _archived(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -377,6 +377,9 @@ def _ask(item: pytest.Item, run: CompetenceRun) -> None:
     pytest.fail(run._session.redact(message), pytrace=False)  # a model may put the key in it
 
 
+_EXPORT_CHUNK = 65536  # prompts per export step: each step reads the batch file once
+
+
 def _export(run: CompetenceRun, path: str) -> None:
     """Write the test's uncached requests as OpenAI Batch lines and skip it (see .batch)."""
     from pytest_competence.batch import BatchError, export_requests
@@ -384,8 +387,8 @@ def _export(run: CompetenceRun, path: str) -> None:
     from pytest_competence.session import AWAITING
 
     try:
-        count = export_requests(run.model, sent_prompts(run._session.design(run.spec),
-                                                        run.spec.attempts), path)
+        count = sum(export_requests(run.model, sent_prompts(chunk, run.spec.attempts), path)
+                    for chunk in run.spec.chunks(prompts=_EXPORT_CHUNK))
     except BatchError as exc:
         message = str(exc)
     else:

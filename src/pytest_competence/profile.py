@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from pytest_competence import stats
-from pytest_competence.evaluate import Evaluation, Observation
+from pytest_competence.evaluate import Evaluation
 
 __all__ = ["METRICS", "SUMMARY_METRICS", "LevelProfile", "kappa_bar", "profile"]
 
@@ -82,31 +84,25 @@ class LevelProfile:
         }
 
 
-def _level(level: int, rows: list[tuple[int, tuple[Observation, ...]]]) -> LevelProfile:
-    presentations = [o.prompt.presentation for o in rows[0][1]]
-    correct = {p: 0 for p in presentations}
-    valid = {p: 0 for p in presentations}
-    joint = robust = shared = 0
-    failing = []
-    for index, obs in rows:
-        for o in obs:
-            correct[o.prompt.presentation] += o.correct
-            valid[o.prompt.presentation] += o.valid
-        if not all(o.correct for o in obs):
-            failing.append(index)
-        if all(o.valid for o in obs):
-            joint += 1
-            hits = sum(o.correct for o in obs)
-            robust += hits == len(obs)
-            shared += hits == 0
+def _level(level: int, rows: np.ndarray, evaluation: Evaluation) -> LevelProfile:
+    presentations = list(evaluation.presentations)
+    correct = evaluation.array("correct")[rows]
+    valid = evaluation.array("valid")[rows]
+    joint_rows = valid.all(axis=1)
+    hits = correct.sum(axis=1)
+    joint = int(joint_rows.sum())
+    robust = int((joint_rows & (hits == len(presentations))).sum())
+    shared = int((joint_rows & (hits == 0)).sum())
+    failing = rows[~correct.all(axis=1)]
     total = len(rows)
     kappa = None
     if len(presentations) > 1:
-        pairs = [(a, b) for _, (a, b, *_) in rows if a.valid and b.valid]
+        both = valid[:, 0] & valid[:, 1]
+        pairs = int(both.sum())
         if pairs:
-            invariance = sum(a.correct == b.correct for a, b in pairs) / len(pairs)
-            yes = sum((a.parsed.answer == "yes") + (b.parsed.answer == "yes") for a, b in pairs)
-            kappa = stats.kappa(invariance, yes / (2 * len(pairs)))
+            invariance = int((both & (correct[:, 0] == correct[:, 1])).sum()) / pairs
+            yes = evaluation.array("answer")[rows][both][:, :2] == evaluation.answer_code("yes")
+            kappa = stats.kappa(invariance, int(yes.sum()) / (2 * pairs))
 
     def share(k: int) -> float | None:
         return k / joint if joint else None
@@ -118,20 +114,23 @@ def _level(level: int, rows: list[tuple[int, tuple[Observation, ...]]]) -> Level
         robust_correct=share(robust),
         shared_wrong=share(shared),
         presentation_dependent=share(joint - robust - shared),
-        accuracy_by_presentation={p: correct[p] / total for p in presentations},
-        coverage_by_presentation={p: valid[p] / total for p in presentations},
+        accuracy_by_presentation={p: int(correct[:, k].sum()) / total
+                                  for k, p in enumerate(presentations)},
+        coverage_by_presentation={p: int(valid[:, k].sum()) / total
+                                  for k, p in enumerate(presentations)},
         all_correct=(total - len(failing)) / total,
-        failing=tuple(failing),
+        failing=tuple(failing.tolist()),
         kappa=kappa,
     )
 
 
 def profile(evaluation: Evaluation, by: str = "n") -> list[LevelProfile]:
-    """One :class:`LevelProfile` per value of the parameter ``by``, in design order."""
-    groups: dict[int, list[tuple[int, tuple[Observation, ...]]]] = {}
-    for index, (item, obs) in enumerate(zip(evaluation.items, evaluation.observations)):
-        groups.setdefault(item.params[by], []).append((index, obs))
-    return [_level(level, rows) for level, rows in groups.items()]
+    """One :class:`LevelProfile` per level θ (the ``n`` parameter), in design order."""
+    if by != "n":
+        raise ValueError(f"profiles are per level n; by={by!r} is not kept in the arrays")
+    level = evaluation.level
+    return [_level(int(n), np.flatnonzero(level == n), evaluation)
+            for n in dict.fromkeys(level.tolist())]
 
 
 def kappa_bar(profiles: list[LevelProfile]) -> float | None:

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from pytest_competence.strategies import Prompt
 
-__all__ = ["Progress", "ProgressModel", "progress_enabled"]
+__all__ = ["Progress", "ProgressModel", "expecting", "progress_enabled"]
 
 
 def _clock_text(seconds: float) -> str:
@@ -118,6 +118,17 @@ def _terminal(config: pytest.Config) -> tuple[Callable[[str], None], Callable[[]
     return write, room
 
 
+@contextlib.contextmanager
+def expecting(model: object, total: int) -> Iterator[None]:
+    """Inside, ``model``'s progress line (if it has one) counts ``total`` answers in all."""
+    expect = getattr(model, "expect", None)
+    if not callable(expect):
+        yield
+        return
+    with expect(total):
+        yield
+
+
 class ProgressModel(ModelWrapper):
     """``model`` with a progress line while it answers; other attributes are the model's."""
 
@@ -128,17 +139,34 @@ class ProgressModel(ModelWrapper):
     def __repr__(self) -> str:
         return f"ProgressModel({self.model!r})"
 
+    _span: Progress | None = None
+
+    @contextlib.contextmanager
+    def expect(self, total: int) -> Iterator[None]:
+        """One progress line over every call made inside: ``total`` answers in all (a design
+        asked chunk by chunk counts, and times, as a whole)."""
+        if self._span is not None or not progress_enabled(self.config):
+            yield
+            return
+        self._span = Progress(self.name, total, *_terminal(self.config))
+        try:
+            yield
+        finally:
+            self._span.close()
+            self._span = None
+
     def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, str | BaseException]]:
-        if not progress_enabled(self.config):
+        if self._span is None and not progress_enabled(self.config):
             yield from as_they_come(self.model, prompts)
             return
-        bar = Progress(self.name, len(prompts), *_terminal(self.config))
+        bar = self._span or Progress(self.name, len(prompts), *_terminal(self.config))
         try:
             for pair in as_they_come(self.model, prompts):
                 bar.advance()
                 yield pair
         finally:
-            bar.close()
+            if bar is not self._span:
+                bar.close()
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:
         from pytest_competence.models.readout import in_order

@@ -8,14 +8,17 @@ parsed answers, validity and its reason, the gold answer, the presentation, the 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from pytest_competence.compact import Reduction
 from pytest_competence.evaluate import Evaluation, Observation
 from pytest_competence.strategies import AnswerMap, Item, Parsed, Prompt
 
-__all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "evaluation_from_records", "prompt_sha256",
-           "records", "shown"]
+__all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "RecordsPart", "evaluation_from_records",
+           "prompt_sha256", "read_records", "records", "shown"]
 
 #: Characters of an answer (or an error reason) that records, failing cases and reports keep; a
 #: longer one ends with a marker saying how many were cut. The response cache keeps it whole.
@@ -66,8 +69,61 @@ def _record(o: Observation) -> dict[str, Any]:
 
 
 def records(evaluation: Evaluation) -> list[dict[str, Any]]:
-    """One record per prompt, instance by instance, presentations in design order."""
-    return [_record(o) for row in evaluation.observations for o in row]
+    """One record per prompt, instance by instance, presentations in design order (the rows are
+    rebuilt: a run writes its records chunk by chunk instead, through :class:`RecordsPart`)."""
+    return [_record(o) for _, _, row in evaluation.rows() for o in row]
+
+
+class RecordsPart:
+    """One test's prompt-level records, appended chunk by chunk to a JSON Lines part file.
+
+    Each line is one record (:func:`_record`), with every secret in ``secrets`` redacted as it is
+    written; the file is written under a temporary name and renamed by :meth:`close`, so a part
+    file that exists is whole. ``name`` is the part file's name in ``parts``.
+    """
+
+    def __init__(self, parts: Path, nodeid: str, secrets: Sequence[str] = ()) -> None:
+        self.name = hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".jsonl"
+        self.path = parts / self.name
+        self._temp = parts / f".{self.name}.{os.getpid()}.tmp"
+        self._file = open(self._temp, "w", encoding="utf-8", errors="surrogatepass")
+        self._secrets = list(secrets)
+        self.count = 0
+
+    def append(self, rows: Iterable[Sequence[Observation]]) -> None:
+        """Write the records of ``rows`` (one row of observations per instance)."""
+        from pytest_competence.files import json_text
+        from pytest_competence.redaction import redact_all
+
+        lines = []
+        for row in rows:
+            for o in row:
+                lines.append(json_text(redact_all(_record(o), self._secrets)) + "\n")
+        self._file.write("".join(lines))
+        self.count += len(lines)
+
+    def close(self) -> str:
+        """Finish the file; return its name."""
+        if not self._file.closed:
+            self._file.close()
+            os.replace(self._temp, self.path)
+        return self.name
+
+    def discard(self) -> None:
+        """Drop a part file that will not be finished (the evaluation failed)."""
+        if not self._file.closed:
+            self._file.close()
+            self._temp.unlink(missing_ok=True)
+
+
+def read_records(path: Path) -> Iterator[dict[str, Any]]:
+    """The records of a JSON Lines part file, one at a time."""
+    import json
+
+    with open(path, encoding="utf-8", errors="surrogatepass") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
 
 
 class ArchivedFamily:
@@ -89,20 +145,43 @@ class ArchivedFamily:
 
 
 def evaluation_from_records(
-    model: str, description: str, rows: Iterable[Mapping[str, Any]]
+    model: str, description: str,
+    rows: Iterable[Mapping[str, Any]] | Callable[[], Iterable[Mapping[str, Any]]],
 ) -> Evaluation:
-    """Rebuild an :class:`Evaluation` from its records (the latent instances are not needed)."""
-    items: list[Item] = []
-    observations: list[tuple[Observation, ...]] = []
-    current: list[Observation] = []
-    answer_space: tuple[str, ...] = ()
+    """Rebuild an :class:`Evaluation` from its records (the latent instances are not needed).
+
+    ``rows`` is read once, as a stream, into the evaluation's arrays. Given as a function that
+    reads them again (e.g. ``lambda: read_records(path)``), the evaluation can also rebuild its
+    rows (:meth:`Evaluation.rows`: the family analyses read prompt parameters); given as a list,
+    it keeps the list for that.
+    """
     family = description.split("(", 1)[0].lower()
+    again = rows if callable(rows) else (lambda: rows) if isinstance(rows, Sequence) else None
+    stream = rows() if callable(rows) else rows
+    reduction: Reduction | None = None
+    answer_space: tuple[str, ...] = ()
+    archived = ArchivedFamily(family, description, ())
+    for items, observations in _chunks(_instances(family, stream)):
+        if reduction is None:
+            reduction = Reduction(model, archived, ())
+        answer_space = items[-1].prompts[-1].answer_space
+        reduction.add(items, observations)
+    archived.answer_space = answer_space
+    if reduction is None:
+        reduction = Reduction(model, archived, ())
 
-    def close() -> None:
-        if current:
-            items.append(Item(None, tuple(o.prompt for o in current)))
-            observations.append(tuple(current))
+    def source() -> Iterator[tuple[Item, tuple[Observation, ...]]]:
+        assert again is not None
+        for item, observed in _instances(family, again()):
+            yield item, observed
 
+    return reduction.finish(source if again is not None else None)
+
+
+def _instances(family: str, rows: Iterable[Mapping[str, Any]]
+               ) -> Iterator[tuple[Item, tuple[Observation, ...]]]:
+    """Records grouped into instances: consecutive records of one instance id."""
+    current: list[Observation] = []
     for r in rows:
         answer_space = tuple(r["answer_space"])
         prompt = Prompt(
@@ -112,11 +191,24 @@ def evaluation_from_records(
             params=r["params"], readout=r.get("readout", "generate"),
         )
         if current and current[0].prompt.instance_id != r["instance_id"]:
-            close()
+            yield Item(None, tuple(o.prompt for o in current)), tuple(current)
             current = []
         attempts = tuple((a["raw"], Parsed(a["parsed"], a["reason"])) for a in r["attempts"])
         current.append(Observation(prompt, r["raw"], Parsed(r["parsed"], r["reason"]), attempts,
                                    r.get("error")))
-    close()
-    return Evaluation(model, ArchivedFamily(family, description, answer_space), tuple(items),
-                      tuple(observations))
+    if current:
+        yield Item(None, tuple(o.prompt for o in current)), tuple(current)
+
+
+def _chunks(instances: Iterable[tuple[Item, tuple[Observation, ...]]], size: int = 2000
+            ) -> Iterator[tuple[list[Item], list[tuple[Observation, ...]]]]:
+    items: list[Item] = []
+    observations: list[tuple[Observation, ...]] = []
+    for item, observed in instances:
+        items.append(item)
+        observations.append(observed)
+        if len(items) >= size:
+            yield items, observations
+            items, observations = [], []
+    if items:
+        yield items, observations

@@ -8,7 +8,6 @@ megabytes, go to part files that survive a worker crash and are merged when the 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tempfile
@@ -39,7 +38,7 @@ class CompetenceSession:
         self.specs = specs
         self.aliases = aliases
         self.models: dict[str, Model] = {}
-        self.designs: dict[tuple, list] = {}
+        self.records_files: dict[tuple, str] = {}  # evaluation key → its records part file
         self.fingerprints: dict[tuple, dict[str, Any]] = {}
         self.results: list[dict[str, Any]] = []
         self.not_applicable: list[dict[str, Any]] = []  # test × model pairs skipped as n/a
@@ -98,28 +97,64 @@ class CompetenceSession:
             pytest.fail(message, pytrace=False)
         return self.models[spec]
 
-    def evaluate(self, spec: CompetenceSpec, model: Model) -> Evaluation:
-        """``model`` on ``spec``'s design, once per process (a baseline serves every candidate)."""
-        from pytest_competence.evaluate import evaluate
+    def evaluate(self, spec: CompetenceSpec, model: Model, test: str = "") -> Evaluation:
+        """``model`` on ``spec``'s design, once per process (a baseline serves every candidate).
 
+        The design is generated and asked chunk by chunk (:meth:`CompetenceSpec.chunks`); each
+        chunk's records go to a part file as it is answered (when a JSON report will hold them:
+        :meth:`records_file`), and its prompts to the fingerprint's hash.
+        """
         key = (spec.key, spec.attempts, model.name)
         if key not in self.evaluations:
-            self.evaluations[key] = evaluate(spec.family, self.design(spec), model, spec.attempts)
+            self.evaluations[key] = self._stream(spec, model, f"{test}\0{model.name}", key)
         return self.evaluations[key]
 
-    def design(self, spec: CompetenceSpec) -> list:
-        # Several models (and several tests) share one design: generate it once per process.
-        if spec.key not in self.designs:
-            self.designs[spec.key] = spec.design()
-        return self.designs[spec.key]
+    def _stream(self, spec: CompetenceSpec, model: Model, label: str, key: tuple) -> Evaluation:
+        from pytest_competence.evaluate import evaluate_chunks
+        from pytest_competence.gate import DesignDigest
+        from pytest_competence.progress import expecting
+        from pytest_competence.records import RecordsPart
+
+        part = None if self.parts is None else RecordsPart(self.parts, label, self.secrets())
+        digest = DesignDigest() if spec.key not in self.fingerprints else None
+
+        def each(items: Any, rows: Any) -> None:
+            if digest is not None:
+                digest.update(items)
+            if part is not None:
+                part.append(rows)
+
+        try:
+            with expecting(model, spec.prompt_count):
+                evaluation = evaluate_chunks(spec.family, spec.chunks, model, spec.attempts,
+                                             each=each, bounded=True)
+        except BaseException:
+            if part is not None:
+                part.discard()
+            raise
+        if digest is not None:
+            self.fingerprints[spec.key] = digest.fingerprint(spec)
+        if part is not None:
+            self.records_files[key] = part.close()
+        return evaluation
+
+    def records_file(self, spec: CompetenceSpec, model: Model) -> str | None:
+        """The part file holding the records of ``model`` on ``spec``; ``None`` if none."""
+        return self.records_files.get((spec.key, spec.attempts, model.name))
+
+    def first_item(self, spec: CompetenceSpec) -> Any:
+        """The design's first instance (generated alone where the family allows it)."""
+        return next((chunk[0] for chunk in spec.chunks(prompts=1) if chunk), None)
 
     def fingerprint(self, spec: CompetenceSpec) -> dict[str, Any]:
         """The design's fingerprint (:func:`~pytest_competence.gate.design_fingerprint`), hashed
-        once per process like the design itself: every model of a test shares it."""
+        once per process: while the design is first asked, or in a pass of its own when it is
+        needed before (to check an archived baseline)."""
         if spec.key not in self.fingerprints:
             from pytest_competence.gate import design_fingerprint
 
-            self.fingerprints[spec.key] = design_fingerprint(spec, self.design(spec))
+            self.fingerprints[spec.key] = design_fingerprint(
+                spec, (item for chunk in spec.chunks() for item in chunk))
         return self.fingerprints[spec.key]
 
     def secrets(self) -> list[str]:
@@ -141,23 +176,13 @@ class CompetenceSession:
             return []
         from pytest_competence.splits import overlap
 
-        design = self.design(spec)
-        params = dict(design[0].params) if design else {}
+        first = self.first_item(spec)
+        params = dict(first.params) if first is not None else {}
         return [" ".join([f"{s}: seed {spec.seed}", *(f"{k}={params[k]}" for k in s.options
                                                        if k in params)])
                 for s in self.trained_on if overlap(s, spec.family.name, params, spec.seed)]
 
     # -- results -----------------------------------------------------------------------------
-
-    def write_records(self, nodeid: str, rows: list[dict[str, Any]]) -> str | None:
-        """Write one test's prompt-level records to a part file; ``None`` if none is wanted."""
-        if self.parts is None:
-            return None
-        from pytest_competence.files import json_text, write_text_atomic
-
-        name = hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".json"
-        write_text_atomic(self.parts / name, json_text(rows))
-        return name
 
     def configure_node(self, node: Any) -> None:
         """Called through the plugin's xdist hook: workers write their records here too."""
@@ -287,7 +312,7 @@ class CompetenceRun:
     @property
     def evaluation(self) -> Evaluation:
         if self._evaluation is None:
-            self._evaluation = self._session.evaluate(self.spec, self.model)
+            self._evaluation = self._session.evaluate(self.spec, self.model, self.test)
         return self._evaluation
 
     @property
@@ -320,7 +345,7 @@ class CompetenceRun:
         if baseline and session.baseline_document is None:
             model = session.model(baseline)
             if model.name != self.model.name:
-                evaluations.append(session.evaluate(self.spec, model))
+                evaluations.append(session.evaluate(self.spec, model, self.test))
         for evaluation in evaluations:
             failed = evaluation.infrastructure_error()
             if failed is not None and failed.count > session.max_error_rate * failed.total:
@@ -356,7 +381,7 @@ class CompetenceRun:
         presentations = list(self.evaluation.presentations)
         document = self._session.baseline_document
         if document is not None:
-            ids = [item.id for item in self.evaluation.items]
+            ids = list(self.evaluation.ids)
             found = baseline_from_document(baseline, document, self.test, ids)
             if found is None:  # a test the archive does not know, e.g. added since
                 return {"baseline": baseline, "status": "no baseline", "comparisons": [],
@@ -366,7 +391,7 @@ class CompetenceRun:
             model = self._session.model(baseline)
             if model.name == self.model.name:
                 return None  # the baseline itself
-            base = instance_table(self._session.evaluate(self.spec, model))
+            base = instance_table(self._session.evaluate(self.spec, model, self.test))
             name = model.name
             correct = {p: base["correct"][:, k] for k, p in enumerate(presentations)}
         return compare_with_baseline(
@@ -400,7 +425,6 @@ class CompetenceRun:
         """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""
         from pytest_competence.analysis import analyze
         from pytest_competence.conditions import failing_case
-        from pytest_competence.records import records
 
         result = analyze(self.evaluation, bootstrap=self._session.bootstrap, seed=self.spec.seed,
                          profiles=self.profiles)
@@ -415,9 +439,9 @@ class CompetenceRun:
                     "gates": [], "attempts": self.spec.attempts,
                     "fingerprint": self.fingerprint()},
             failing_case=failing_case(self.condition, self.evaluation, self.profiles),
-            # Prompt-level records only when a JSON report will hold them.
-            records_file=self._session.write_records(nodeid, records(self.evaluation))
-            if self._session.parts is not None else None,
+            # Prompt-level records (written while the model answered) only when a JSON report
+            # will hold them.
+            records_file=self._session.records_file(self.spec, self.model),
         )
         failed = self.evaluation.infrastructure_error()
         if failed is not None:

@@ -7,7 +7,7 @@ and the fix; the plugin turns that into a collection error without an engine tra
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,11 +21,14 @@ from pytest_competence.strategies import (
     family,
 )
 
-__all__ = ["DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
+__all__ = ["CHUNK_PROMPTS", "DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
 
 #: Marker keywords that shape the design rather than the family.
 DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts",
                "regression_margin")
+
+#: Prompts per chunk of a design: asked in one batch, reduced, and dropped before the next.
+CHUNK_PROMPTS = 4096
 
 _DEFAULTS: dict[str, Any] = {
     "pairs": 200,
@@ -76,9 +79,40 @@ class CompetenceSpec:
             "competence_max_prompts in the ini file")
 
     def design(self) -> list[Item]:
+        """The whole design, in memory (a run asks it chunk by chunk: :meth:`chunks`)."""
         return self.family.design(
             levels=self.levels, pairs=self.pairs, seed=self.seed, presentations=self.presentations
         )
+
+    def chunk_size(self, prompts: int = CHUNK_PROMPTS) -> int:
+        """Instances per chunk: about ``prompts`` prompts (presentations × attempts each)."""
+        return max(1, prompts // (len(self.presentations) * self.attempts))
+
+    def chunks(self, prompts: int = CHUNK_PROMPTS) -> Iterator[list[Item]]:
+        """The design in chunks of at most about ``prompts`` prompts, in design order (level by
+        level, instance by instance): their concatenation is :meth:`design`, and a design that
+        small is one chunk.
+
+        A family with ``item(n, index, seed, presentations)`` (every instance keyed by its
+        level and index, as :func:`~pytest_competence.strategies.stream_rng` keys each random
+        choice) is generated chunk by chunk; any other family yields its whole design at once,
+        since nothing says its instances can be generated apart.
+        """
+        item = getattr(self.family, "item", None)
+        if not callable(item) or not {"n", "index", "seed", "presentations"} <= set(
+                inspect.signature(item).parameters):
+            yield self.design()
+            return
+        size = self.chunk_size(prompts)
+        chunk: list[Item] = []
+        for n in self.levels:
+            for i in range(self.pairs):
+                chunk.append(item(n, i, self.seed, self.presentations))
+                if len(chunk) == size:
+                    yield chunk
+                    chunk = []
+        if chunk:
+            yield chunk
 
 
 def family_options(name: str) -> tuple[str, ...]:

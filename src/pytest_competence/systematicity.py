@@ -121,7 +121,7 @@ def systematicity_summary(evaluation: Evaluation, *, bootstrap: int = 1000,
     intervals), ``attempts`` N, ``bootstrap`` and, with N ≥ 2 and K ≥ 2, ``variance`` (per type
     and pooled: mean ρ_total, ρ_within, ρ_between over the tasks where they are defined).
     """
-    rows = evaluation.observations
+    rows = evaluation.observations  # rebuilt whole: a rule-induction design is tasks, not sweeps
     if not rows or not all("isomorphism" in o.prompt.params for row in rows for o in row):
         return {}
     kinds = list(dict.fromkeys(o.prompt.params["isomorphism"] for o in rows[0]))
@@ -129,7 +129,7 @@ def systematicity_summary(evaluation: Evaluation, *, bootstrap: int = 1000,
     out: dict[str, Any] = {"attempts": attempts, **_block(rows, kinds, (bootstrap, seed))}
     if bootstrap:
         out["bootstrap"] = {"B": bootstrap, "seed": seed, "resampled": "tasks"}
-    levels = [item.params["n"] for item in evaluation.items]
+    levels = evaluation.level.tolist()
     out["by_level"] = [
         {"n": n, **_block([r for r, m in zip(rows, levels) if m == n], kinds, None)}
         for n in dict.fromkeys(levels)

@@ -33,7 +33,9 @@ def build_document(
         r = dict(r)
         name = r.pop("records_file", None)
         if name and records_dir is not None and (records_dir / name).exists():
-            r["records"] = json.loads((records_dir / name).read_text("utf-8"))
+            from pytest_competence.records import read_records  # JSON Lines, one per prompt
+
+            r["records"] = list(read_records(records_dir / name))
         ordered.append(r)
     return {
         "schema": SCHEMA,

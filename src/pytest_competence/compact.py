@@ -1,0 +1,398 @@
+"""Observations, and an evaluation kept as compact arrays rather than objects.
+
+A design of a million prompts cannot keep a million :class:`Observation` objects (each holds its
+prompt, up to 9 KB of text). :class:`Reduction` takes the observations chunk by chunk and keeps,
+per instance, its level and id and, per instance × presentation, the bits the figures need
+(correct, valid, infrastructure error) and the parsed answer, the gold answer, the raw answer
+and the invalidity reason as small integer codes into interned tables of strings. The raw
+answers and reasons are interned only while their tables are small (an instant or a constrained
+model answers with a handful of strings; a chatty model with a new string per prompt, which the
+records file keeps whole): past that, a code says "not kept".
+
+:class:`Evaluation` reads those arrays back; :meth:`Evaluation.rows` rebuilds whole rows by
+regenerating the design chunk by chunk beside them (the family analyses, minimisation and the
+diagnosis read prompts and parameters), and keeps a few whole rows as they were observed — the
+first failing instance of each level, which a failing case shows with its raw answers.
+An evaluation built in memory (:func:`~.evaluate.evaluate`) keeps every string, so its rows
+come back exactly.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pytest_competence.strategies import Family, Item, Parsed, Prompt
+
+__all__ = ["NONE", "NOT_KEPT", "Evaluation", "InfrastructureError", "Interned", "Observation",
+           "Reduction"]
+
+NONE = -1  # the code of None: an invalid answer, a missing raw answer
+NOT_KEPT = -2  # a string past its table's limit: the records file has it, the arrays do not
+_RAW_LIMIT = 4096  # distinct raw answers (and reasons) interned before they are dropped
+_RAW_LENGTH = 512  # longer raw answers are never interned
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One prompt, the model's raw answer (``None`` when the call for it failed), and its parse.
+
+    ``error`` is the reason of an infrastructure error (see :mod:`~.evaluate`), ``None`` for an
+    answer; an errored observation is also invalid, with the same reason.
+    """
+
+    prompt: Prompt
+    raw: str | None
+    parsed: Parsed
+    attempts: tuple[tuple[str | None, Parsed], ...] = ()  # every attempt, when N > 1
+    error: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.parsed.valid
+
+    @property
+    def correct(self) -> bool:
+        """Correct against the presentation's (mapped) gold; invalid answers are never correct."""
+        return self.parsed.answer == self.prompt.gold
+
+
+class InfrastructureError(RuntimeError):
+    """Prompts that ended in infrastructure errors where an answer was needed.
+
+    ``reasons`` counts the errors by reason; ``first`` is the first of them, in design order.
+    """
+
+    def __init__(self, model: str, reasons: Counter[str], total: int, first: str) -> None:
+        self.model, self.count, self.total = model, sum(reasons.values()), total
+        self.reasons = reasons
+        super().__init__(f"infrastructure errors from model {model!r}: {self.count} of {total} "
+                         f"prompts got no answer (first: {first})")
+
+    @classmethod
+    def of(cls, model: str, errors: Sequence[Observation], total: int) -> InfrastructureError:
+        """The error of the errored observations ``errors`` (of ``total`` prompts)."""
+        return cls(model, Counter(o.error for o in errors if o.error is not None), total,
+                   next((o.error for o in errors if o.error is not None), "none"))
+
+
+class Interned:
+    """Strings as small integer codes (``None`` is :data:`NONE`); with ``limit``, strings past
+    that many distinct ones (or longer than ``length``) get :data:`NOT_KEPT`."""
+
+    def __init__(self, limit: int | None = None, length: int | None = None) -> None:
+        self.strings: list[str] = []
+        self._codes: dict[str, int] = {}
+        self.limit, self.length = limit, length
+
+    def code(self, text: str | None) -> int:
+        if text is None:
+            return NONE
+        code = self._codes.get(text)
+        if code is not None:
+            return code
+        if (self.limit is not None and len(self.strings) >= self.limit) or (
+                self.length is not None and len(text) > self.length):
+            return NOT_KEPT
+        self._codes[text] = len(self.strings)
+        self.strings.append(text)
+        return len(self.strings) - 1
+
+    def text(self, code: int) -> str | None:
+        return self.strings[code] if code >= 0 else None
+
+    def codes(self, texts: Iterable[str | None]) -> np.ndarray:
+        """The codes of ``texts`` as an int32 array."""
+        return np.fromiter((self.code(t) for t in texts), dtype=np.int32)
+
+
+#: What :meth:`Evaluation.rows` regenerates rows from: items alone (the observations come back
+#: from the arrays) or items with the observations an archive recorded.
+RowSource = Callable[[], Iterable[tuple[Item, "tuple[Observation, ...] | None"]]]
+
+
+class Reduction:
+    """Observations reduced chunk by chunk into the arrays of an :class:`Evaluation`.
+
+    ``presentations`` name the columns (empty: those of the first row); ``attempts`` is the
+    sends per prompt. ``bounded`` interns raw answers and reasons only while their tables are
+    small (a run's evaluation, whose records file keeps them whole); else every one is kept, and
+    rebuilt rows are exact. Call :meth:`add` per chunk, then :meth:`finish`.
+    """
+
+    def __init__(self, model: str, family: Family, presentations: Sequence[str],
+                 attempts: int = 1, *, bounded: bool = False) -> None:
+        self.model, self.family = model, family
+        self.presentations = tuple(presentations)
+        self.attempts = attempts
+        self.answers = Interned()
+        limits = (_RAW_LIMIT, _RAW_LENGTH) if bounded else (None, None)
+        self.raws = Interned(*limits)
+        self.reasons = Interned(*limits)
+        self.ids: list[str] = []
+        self.errors: Counter[str] = Counter()
+        self.first_error: str | None = None
+        self.kept: dict[int, tuple[Observation, ...]] = {}
+        self._failing_levels: set[int] = set()
+        self._tried = 0  # the most attempts any observation recorded
+        self.binary = True  # the first prompt's answer space has two answers (κ is defined)
+        self._parts: dict[str, list[np.ndarray]] = {k: [] for k in _ARRAYS}
+
+    def add(self, items: Sequence[Item], rows: Sequence[Sequence[Observation]]) -> None:
+        """Reduce one chunk: ``rows[i]`` are the observations of ``items[i]``, one per column."""
+        if not items:
+            return
+        width = len(rows[0])
+        if not self.ids:
+            self.binary = len(items[0].prompts[0].answer_space) == 2
+        if not self.presentations:
+            self.presentations = tuple(o.prompt.presentation for o in rows[0])
+        flat = [o for row in rows for o in row]
+        shape = (len(rows), width)
+        base = len(self.ids)
+        parts = self._parts
+        parts["level"].append(np.array([item.params.get("n", 0) for item in items],
+                                       dtype=np.int64))
+        parts["correct"].append(np.fromiter((o.correct for o in flat), bool).reshape(shape))
+        parts["valid"].append(np.fromiter((o.valid for o in flat), bool).reshape(shape))
+        parts["errored"].append(np.fromiter((o.error is not None for o in flat),
+                                            bool).reshape(shape))
+        parts["answer"].append(self.answers.codes(o.parsed.answer for o in flat).reshape(shape))
+        parts["gold"].append(self.answers.codes(o.prompt.gold for o in flat).reshape(shape))
+        parts["raw"].append(self.raws.codes(o.raw for o in flat).reshape(shape))
+        parts["reason"].append(self.reasons.codes(o.parsed.reason for o in flat).reshape(shape))
+        tried = max((len(o.attempts) for o in flat), default=0)
+        self._tried = max(self._tried, tried)
+        parts["ntries"].append(np.fromiter((len(o.attempts) for o in flat),
+                                           np.int16).reshape(shape))
+        full = [o.attempts + ((None, Parsed(None)),) * (tried - len(o.attempts)) for o in flat]
+        tries = (len(rows), width, tried)
+        parts["tries"].append(self.answers.codes(p.answer for a in full for _, p in a).reshape(tries))
+        parts["tries_raw"].append(self.raws.codes(r for a in full for r, _ in a).reshape(tries))
+        parts["tries_reason"].append(self.reasons.codes(
+            p.reason for a in full for _, p in a).reshape(tries))
+        self.ids.extend(item.id for item in items)
+        for o in flat:
+            if o.error is not None:
+                self.errors[o.error] += 1
+                if self.first_error is None:
+                    self.first_error = o.error
+        for k, (item, row) in enumerate(zip(items, rows)):
+            level = item.params.get("n", 0)
+            if level not in self._failing_levels and not all(o.correct for o in row):
+                self._failing_levels.add(level)
+                self.kept[base + k] = tuple(row)
+
+    def finish(self, source: RowSource | None, *, calls: int = 1, seconds: float = 0.0,
+               meta: dict[str, object] | None = None) -> Evaluation:
+        """The evaluation of every chunk added; ``source`` regenerates its rows (see above)."""
+        width = len(self.presentations)
+        arrays: dict[str, np.ndarray] = {}
+        for name, chunks in self._parts.items():
+            if name in _TRIES:
+                chunks = [_pad(c, self._tried) for c in chunks]
+                empty: tuple[int, ...] = (0, width, self._tried)
+            else:
+                empty = (0,) if name == "level" else (0, width)
+            arrays[name] = np.concatenate(chunks) if chunks else np.zeros(
+                empty, dtype=np.int64 if name == "level" else bool if name in _BITS else np.int32)
+        self._parts = {k: [] for k in _ARRAYS}
+        return Evaluation._reduced(self, arrays, source, calls, seconds, dict(meta or {}))
+
+
+_BITS = ("correct", "valid", "errored")
+_TRIES = ("tries", "tries_raw", "tries_reason")
+_ARRAYS = ("level", *_BITS, "answer", "gold", "raw", "reason", "ntries", *_TRIES)
+
+
+def _pad(codes: np.ndarray, tried: int) -> np.ndarray:
+    """Per-attempt codes padded with :data:`NONE` to ``tried`` attempts."""
+    if codes.shape[2] == tried:
+        return codes
+    out = np.full((*codes.shape[:2], tried), NONE, dtype=np.int32)
+    out[:, :, :codes.shape[2]] = codes
+    return out
+
+
+class Evaluation:
+    """One design under one model, as compact arrays (see the module docstring).
+
+    ``Evaluation(model, family, items, observations)`` reduces whole rows at once (small designs,
+    tests); a run reduces chunk by chunk through :class:`Reduction`. The figures read the arrays
+    (:meth:`table`, :attr:`level`, :attr:`ids`); :meth:`rows` (and :attr:`items`,
+    :attr:`observations`, which hold a whole design in memory) rebuild the rows.
+    """
+
+    model: str
+    family: Family
+    presentations: tuple[str, ...]
+    ids: list[str]
+    binary: bool
+    calls: int
+    seconds: float
+    meta: dict[str, object]
+
+    def __init__(self, model: str, family: Family, items: Sequence[Item] = (),
+                 observations: Sequence[Sequence[Observation]] = (), calls: int = 1,
+                 seconds: float = 0.0, meta: dict[str, object] | None = None) -> None:
+        reduction = Reduction(model, family, ())
+        reduction.add(items, observations)
+        rows = list(zip(items, map(tuple, observations)))
+        done = reduction.finish(lambda: rows, calls=calls, seconds=seconds, meta=meta)
+        self.__dict__.update(done.__dict__)
+
+    @classmethod
+    def _reduced(cls, r: Reduction, arrays: dict[str, np.ndarray], source: RowSource | None,
+                 calls: int, seconds: float, meta: dict[str, object]) -> Evaluation:
+        self = cls.__new__(cls)
+        self.model, self.family, self.presentations = r.model, r.family, r.presentations
+        self.ids = r.ids
+        self.calls, self.seconds, self.meta = calls, seconds, meta
+        self._arrays = arrays
+        self._answers, self._raws, self._reasons = r.answers, r.raws, r.reasons
+        self.error_reasons, self.first_error = r.errors, r.first_error
+        self.kept = r.kept
+        self.attempts_recorded = r._tried
+        self.binary = r.binary
+        self._source = source
+        return self
+
+    # -- the arrays ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        """Instances (rows) of the design."""
+        return len(self.ids)
+
+    @property
+    def level(self) -> np.ndarray:
+        """Per instance, its level θ (the ``n`` parameter)."""
+        return self._arrays["level"]
+
+    def array(self, name: str) -> np.ndarray:
+        """The instance × presentation array ``name``: ``correct``, ``valid``, ``errored`` (bits),
+        ``answer``, ``gold`` (codes: :meth:`answer_text`), ``tries`` (codes per attempt)."""
+        return self._arrays[name]
+
+    def answer_text(self, code: int) -> str | None:
+        """The parsed (or gold) answer behind ``code``; ``None`` for an invalid answer."""
+        return self._answers.text(int(code))
+
+    def answer_code(self, text: str | None) -> int:
+        """The code of the answer ``text`` (:data:`NOT_KEPT` when no cell holds it)."""
+        if text is None:
+            return NONE
+        return self._answers._codes.get(text, NOT_KEPT)
+
+    def answers(self, column: int) -> list[str | None]:
+        """The parsed answers of one presentation, instance by instance."""
+        table = self._answers.strings
+        return [table[c] if c >= 0 else None for c in self._arrays["answer"][:, column].tolist()]
+
+    @property
+    def first_attempts(self) -> int:
+        """The most attempts recorded for the first presentation (0: single sends)."""
+        ntries = self._arrays["ntries"]
+        return int(ntries[:, 0].max()) if ntries.size else 0
+
+    # -- infrastructure errors -----------------------------------------------------------------
+
+    @property
+    def error_count(self) -> int:
+        return int(self._arrays["errored"].sum())
+
+    @property
+    def prompt_total(self) -> int:
+        """Observations (instance × presentation) of the design."""
+        return int(self._arrays["correct"].size)
+
+    def infrastructure_error(self) -> InfrastructureError | None:
+        """The infrastructure errors of this evaluation as one exception; ``None`` without any."""
+        if not self.error_reasons:
+            return None
+        return InfrastructureError(self.model, self.error_reasons, self.prompt_total,
+                                   self.first_error or "none")
+
+    # -- whole rows ----------------------------------------------------------------------------
+
+    def row(self, index: int, item: Item) -> tuple[Observation, ...]:
+        """The observations of instance ``index`` (whose item is ``item``), from the arrays; raw
+        answers and reasons past their tables' limits (see :class:`Reduction`) come back as
+        ``None`` and ``""``."""
+        kept = self.kept.get(index)
+        if kept is not None:
+            return kept
+        a = self._arrays
+        raws, reasons = self._raws, self._reasons
+        out = []
+        for k, prompt in enumerate(item.prompts):
+            reason = reasons.text(int(a["reason"][index, k])) or ""
+            parsed = Parsed(self.answer_text(a["answer"][index, k]), reason)
+            attempts = tuple(
+                (raws.text(int(a["tries_raw"][index, k, t])),
+                 Parsed(self.answer_text(a["tries"][index, k, t]),
+                        reasons.text(int(a["tries_reason"][index, k, t])) or ""))
+                for t in range(int(a["ntries"][index, k])))
+            error = reason if a["errored"][index, k] else None
+            out.append(Observation(prompt, raws.text(int(a["raw"][index, k])), parsed, attempts,
+                                   error))
+        return tuple(out)
+
+    def observed(self, index: int) -> tuple[Observation, ...]:
+        """The observations of instance ``index``: as observed when kept (the first failing
+        instance of each level is), else rebuilt (:meth:`rows`)."""
+        kept = self.kept.get(index)
+        if kept is not None:
+            return kept
+        return next(self.rows([index]))[2]
+
+    def rows(self, indices: Iterable[int] | None = None
+             ) -> Iterator[tuple[int, Item, tuple[Observation, ...]]]:
+        """``(index, item, observations)`` of every instance (or of ``indices``), in design
+        order, regenerating the design chunk by chunk. Raises ``TypeError`` for an evaluation
+        whose design cannot be regenerated."""
+        if self._source is None:
+            raise TypeError(f"the evaluation of {self.family!r} keeps no design to rebuild rows "
+                            f"from")
+        wanted = None if indices is None else set(indices)
+        for index, (item, recorded) in enumerate(self._source()):
+            if wanted is not None:
+                if index not in wanted:
+                    continue
+                wanted.discard(index)
+            yield index, item, recorded if recorded is not None else self.row(index, item)
+            if wanted is not None and not wanted:
+                return
+
+    @property
+    def items(self) -> tuple[Item, ...]:
+        """Every item of the design (the whole design in memory: for small designs)."""
+        return tuple(item for _, item, _ in self.rows())
+
+    @property
+    def observations(self) -> tuple[tuple[Observation, ...], ...]:
+        """Every row of observations (the whole design in memory: for small designs)."""
+        return tuple(row for _, _, row in self.rows())
+
+    def errors(self) -> list[Observation]:
+        """The observations that are infrastructure errors, in design order (rebuilds rows)."""
+        errored = self._arrays["errored"].any(axis=1)
+        return [o for _, _, row in self.rows(np.flatnonzero(errored).tolist())
+                for o in row if o.error is not None]
+
+    def __repr__(self) -> str:
+        return (f"Evaluation(model={self.model!r}, family={self.family!r}, "
+                f"instances={len(self)}, presentations={list(self.presentations)!r})")
+
+
+def design_rows(chunks: Callable[[], Iterable[Sequence[Item]]]) -> RowSource:
+    """A :data:`RowSource` that regenerates a design's items from its chunks."""
+    def rows() -> Iterator[tuple[Item, None]]:
+        for chunk in chunks():
+            for item in chunk:
+                yield item, None
+    return rows
+
