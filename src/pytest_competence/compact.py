@@ -235,6 +235,15 @@ class Evaluation:
     calls: int
     seconds: float
     meta: dict[str, object]
+    error_reasons: Counter[str]  # infrastructure errors by reason
+    first_error: str | None
+    kept: dict[int, tuple[Observation, ...]]  # whole rows as observed, by instance index
+    attempts_recorded: int  # the most attempts any observation recorded (0: single sends)
+    _arrays: dict[str, np.ndarray]
+    _answers: Interned
+    _raws: Interned
+    _reasons: Interned
+    _source: RowSource | None
 
     def __init__(self, model: str, family: Family, items: Sequence[Item] = (),
                  observations: Sequence[Sequence[Observation]] = (), calls: int = 1,

@@ -84,11 +84,13 @@ class CompetenceSpec:
             levels=self.levels, pairs=self.pairs, seed=self.seed, presentations=self.presentations
         )
 
-    def chunk_size(self, prompts: int = CHUNK_PROMPTS) -> int:
-        """Instances per chunk: about ``prompts`` prompts (presentations × attempts each)."""
+    def chunk_size(self, prompts: int | None = None) -> int:
+        """Instances per chunk: about ``prompts`` prompts (default :data:`CHUNK_PROMPTS`),
+        presentations × attempts each."""
+        prompts = CHUNK_PROMPTS if prompts is None else prompts
         return max(1, prompts // (len(self.presentations) * self.attempts))
 
-    def chunks(self, prompts: int = CHUNK_PROMPTS) -> Iterator[list[Item]]:
+    def chunks(self, prompts: int | None = None) -> Iterator[list[Item]]:
         """The design in chunks of at most about ``prompts`` prompts, in design order (level by
         level, instance by instance): their concatenation is :meth:`design`, and a design that
         small is one chunk.

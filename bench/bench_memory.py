@@ -1,0 +1,98 @@
+"""Peak memory of a competence run as the design grows: does anything scale with the prompts?
+
+One competence test on ordering at the paper's base grid (n ∈ {4, 8, …, 1024}, original +
+equivalent), the pairs per level set for about 10k, 100k and (with ``--million``) 1M prompts, run
+as a real ``python -m pytest`` process against a ``py:`` model that answers "yes" instantly. For
+each size it prints the child's peak RSS and CPU seconds, with no report file and with
+``--competence-json`` (and ``--competence-html`` with ``--html``), then the 100k / 10k ratios
+(the issue's targets: RSS ≤ 1.5, CPU ≤ 11). Asserts nothing:
+
+    python bench/bench_memory.py [--million] [--html] [--levels 4,8,16,32,64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from _machine import describe
+
+BASE_GRID = (4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+MODEL = """
+class Instant:
+    name = "instant"
+
+    def generate(self, prompts):
+        return ["yes"] * len(prompts)
+"""
+
+SUITE = """
+import pytest
+
+@pytest.mark.competence(levels={levels}, pairs={pairs}, require="accuracy >= 0")
+def test_sweep(competence):
+    pass
+"""
+
+# The child's own peak RSS and CPU: a wrapper whose only child is the pytest process.
+_WRAPPER = ("import resource, subprocess, sys\n"
+            "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+            "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "sys.stderr.write(done.stdout[-3000:] + done.stderr[-3000:])\n"
+            "print(done.returncode, u.ru_maxrss, u.ru_utime + u.ru_stime)\n")
+
+
+def pairs_for(prompts: int, levels: int, presentations: int = 2) -> int:
+    """Pairs per level (a multiple of ordering's 4 balanced cells) for about ``prompts``."""
+    return max(4, round(prompts / (levels * presentations) / 4) * 4)
+
+
+def measure(folder: Path, levels: tuple[int, ...], pairs: int, *args: str) -> tuple[float, float]:
+    """Peak RSS (MB) and CPU seconds of ``python -m pytest`` over one sweep test in ``folder``."""
+    (folder / "instant.py").write_text(MODEL)
+    (folder / "test_sweep.py").write_text(SUITE.format(levels=list(levels), pairs=pairs))
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+               "-p", "no:randomly", "--competence-model", "py:instant.py:Instant",
+               "--competence-cache", "off", "-o", "competence_database=none", *args]
+    done = subprocess.run([sys.executable, "-c", _WRAPPER, *command], cwd=folder,
+                          capture_output=True, text=True)
+    code, rss_kb, cpu = done.stdout.split()
+    if code != "0":
+        raise SystemExit(f"pytest failed ({code}):\n{done.stderr}")
+    return int(rss_kb) / 1024, float(cpu)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--million", action="store_true", help="Also run 1M prompts")
+    parser.add_argument("--html", action="store_true", help="Add --competence-html to the JSON run")
+    parser.add_argument("--levels", default=",".join(map(str, BASE_GRID)),
+                        help="Comma-separated levels (default: the base grid)")
+    args = parser.parse_args()
+    levels = tuple(int(n) for n in args.levels.split(","))
+    print(describe())
+    sizes = [10_000, 100_000] + ([1_000_000] if args.million else [])
+    report = ["--competence-json", "out.json"] + (["--competence-html", "out.html"]
+                                                  if args.html else [])
+    rows: dict[tuple[str, int], tuple[float, float]] = {}
+    print(f"ordering, levels {list(levels)}, original + equivalent, instant py: model")
+    print(f"{'prompts':>10} {'reports':>14} {'peak RSS MB':>12} {'CPU s':>8}")
+    for size in sizes:
+        pairs = pairs_for(size, len(levels))
+        prompts = pairs * len(levels) * 2
+        for label, extra in (("none", []), ("json" + ("+html" if args.html else ""), report)):
+            with tempfile.TemporaryDirectory() as tmp:
+                rss, cpu = measure(Path(tmp), levels, pairs, *extra)
+            rows[label, size] = (rss, cpu)
+            print(f"{prompts:>10,} {label:>14} {rss:12.0f} {cpu:8.1f}", flush=True)
+    for label in dict.fromkeys(k for k, _ in rows):
+        (r10, c10), (r100, c100) = rows[label, 10_000], rows[label, 100_000]
+        print(f"100k / 10k, reports {label}: RSS x{r100 / r10:.2f}, CPU x{c100 / c10:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""Streaming: designs in chunks, chunk-by-chunk evaluation into compact arrays, records per chunk."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from plugin_helpers import ideal_py
+from pytest_competence.analysis import analyze
+from pytest_competence.compact import NOT_KEPT, Reduction
+from pytest_competence.evaluate import evaluate, evaluate_chunks
+from pytest_competence.files import json_text
+from pytest_competence.models import resolve_model
+from pytest_competence.progress import ProgressModel
+from pytest_competence.records import RecordsPart, _record, read_records, records
+from pytest_competence.redaction import redact_all
+from pytest_competence.spec import spec_from_marker
+from pytest_competence.strategies import FAMILIES, Parsed
+
+#: Two levels each family accepts (its own size checks), with pairs a multiple of every
+#: family's balanced cells.
+_LEVELS = {"ordering": [4, 6], "horn": [4, 8], "reformulations": [1, 2], "intervention": [4, 8]}
+
+
+def _spec(name: str, pairs: int = 12, **options: object):
+    levels = _LEVELS.get(name)
+    if levels is None:  # a rule-induction family: its own range of levels
+        lo, hi = FAMILIES[name]().levels
+        levels = [lo, hi]
+    return spec_from_marker((name,), {"levels": levels, "pairs": pairs, **options})
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_chunks_concatenate_to_the_whole_design(name: str) -> None:
+    spec = _spec(name)
+    whole = spec.design()
+    per_chunk = 5 * len(spec.presentations) * spec.attempts  # 5 instances: chunks cross levels
+    chunks = list(spec.chunks(prompts=per_chunk))
+    assert len(chunks) == -(-len(whole) // 5) and all(len(c) <= 5 for c in chunks)
+    flat = [item for chunk in chunks for item in chunk]
+    assert [i.id for i in flat] == [i.id for i in whole]
+    assert [[(p.text, p.gold, p.presentation) for p in i.prompts] for i in flat] == [
+        [(p.text, p.gold, p.presentation) for p in i.prompts] for i in whole]
+    assert flat == whole  # latent instances too
+    assert [len(c) for c in spec.chunks()] == [len(whole)]  # a small design is one batch
+
+
+def test_a_chunked_evaluation_gives_every_figure_of_one_batch() -> None:
+    spec = _spec("ordering", pairs=16)
+    model = resolve_model("ref:endpoint")
+    whole = evaluate(spec.family, spec.design(), model)
+    asked: list[int] = []
+
+    def each(items, rows) -> None:  # noqa: ANN001
+        asked.append(len(items))
+        assert [len(r) for r in rows] == [len(spec.presentations)] * len(items)
+
+    chunked = evaluate_chunks(spec.family, lambda: spec.chunks(prompts=14), model, each=each)
+    assert asked == [7] * (32 // 7) + [32 % 7]
+    assert analyze(chunked, bootstrap=50, seed=1) == analyze(whole, bootstrap=50, seed=1)
+    for name in ("correct", "valid", "errored", "answer", "gold"):
+        assert np.array_equal(chunked.array(name), whole.array(name)), name
+    assert chunked.observations == whole.observations  # rows rebuilt from the regenerated design
+    assert chunked.items == tuple(spec.design())
+
+
+def test_a_bounded_reduction_drops_raw_text_not_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = _spec("ordering", pairs=8)
+    items = spec.design()
+    model_answers = [f"yes, after thinking it over ({k})" for k in range(len(items) * 2)]
+
+    class Chatty:
+        name = "chatty"
+
+        def generate(self, prompts):  # noqa: ANN001, ANN201
+            return model_answers[:len(prompts)]
+
+    exact = evaluate(spec.family, items, Chatty())
+    rows = [list(row) for row in exact.observations]
+    monkeypatch.setattr("pytest_competence.compact._RAW_LIMIT", 5)
+    bounded = Reduction("chatty", spec.family, (), bounded=True)
+    bounded.add(items, rows)
+    small = bounded.finish(lambda: ((item, None) for item in items))
+    assert (small.array("raw") == NOT_KEPT).sum() == len(model_answers) - 5
+    assert analyze(small, bootstrap=0) == analyze(exact, bootstrap=0)
+    first_failing = next(iter(small.kept))
+    assert small.observed(first_failing) == exact.observations[first_failing]  # kept whole
+
+
+def test_records_part_is_json_lines_redacted_and_whole_only_once_closed(tmp_path) -> None:
+    spec = _spec("ordering", pairs=8)
+    evaluation = evaluate(spec.family, spec.design(), resolve_model("ref:always-yes"))
+    rows = list(evaluation.observations)
+    secret = rows[0][0].prompt.text.split()[3]  # a word of a prompt stands in for an API key
+    part = RecordsPart(tmp_path, "test_x.py::test_x[m]", secrets=[secret])
+    part.append(rows[:5])
+    assert not part.path.exists()  # not under its name until closed
+    part.append(rows[5:])
+    name = part.close()
+    assert name == part.path.name and name.endswith(".jsonl")
+    lines = part.path.read_text("utf-8").splitlines()
+    assert len(lines) == part.count == sum(map(len, rows))
+    expected = [json.loads(json_text(r)) for r in records(evaluation)]
+    got = list(read_records(part.path))
+    assert [r["prompt_sha256"] for r in got] == [r["prompt_sha256"] for r in expected]
+    assert all(secret not in line for line in lines)
+    assert [r["parsed"] for r in got] == [r["parsed"] for r in expected]
+    assert [line + "\n" for line in lines] == [
+        json_text(redact_all(_record(o), [secret])) + "\n" for row in rows for o in row]
+
+
+def test_one_progress_line_counts_every_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Streaming:
+        name = "s"
+
+        def stream(self, prompts):  # noqa: ANN001, ANN201
+            for i, p in enumerate(prompts):
+                yield i, p.gold
+
+    shown: list[str] = []
+
+    class Config:
+        def getoption(self, name: str) -> int:
+            return 0
+
+    model = ProgressModel(Streaming(), Config())  # type: ignore[arg-type]
+    spec = _spec("ordering", pairs=16)
+    monkeypatch.setattr("pytest_competence.progress.progress_enabled", lambda config: True)
+    monkeypatch.setattr("pytest_competence.progress._terminal",
+                        lambda config: (shown.append, lambda: 200))
+    with model.expect(spec.prompt_count):
+        span = model._span
+        assert span is not None
+        evaluate_chunks(spec.family, lambda: spec.chunks(prompts=8), model)  # 8 batches
+        assert span.done == spec.prompt_count == 64
+    assert span.total == 64 and model._span is None
+
+
+def test_a_run_asks_chunk_by_chunk_and_writes_every_record(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(chunkmodel=ideal_py("""
+        import json, os
+
+        class Model:
+            name = "chunked"
+
+            def generate(self, prompts):
+                with open("batches.txt", "a") as out:
+                    out.write(f"{len(prompts)}\\n")
+                return [_ideal(p) for p in prompts]
+
+        model = Model()
+    """))
+    pytester.makeconftest("import pytest_competence.spec as s\ns.CHUNK_PROMPTS = 10\n")
+    pytester.makepyfile(test_x="""
+        import pytest
+
+        @pytest.mark.competence(levels=[4, 8], pairs=12)
+        def test_x(competence):
+            pass
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider",
+                                           "--competence-model", "py:chunkmodel:model",
+                                           "--competence-json", "r.json")
+    result.assert_outcomes(passed=1)
+    batches = [int(x) for x in (pytester.path / "batches.txt").read_text().split()]
+    assert batches == [10] * 4 + [8]  # 5 instances × 2 presentations per chunk; 24 instances
+    document = json.loads((pytester.path / "r.json").read_text("utf-8"))
+    (r,) = document["results"]
+    assert len(r["records"]) == 48 and all(rec["correct"] for rec in r["records"])
+    spec = _spec("ordering")
+    assert [rec["instance_id"] for rec in r["records"][::2]] == [
+        i.id for i in spec_from_marker(("ordering",), {"levels": [4, 8], "pairs": 12}).design()]
+    assert r["summary"]["all_correct"] == 1.0 and r["instances"]["ids"][0] == r["records"][0][
+        "instance_id"]
+
+
+def test_parsed_answers_come_back_from_their_codes() -> None:
+    spec = _spec("ordering", pairs=4)
+    items = spec.design()
+    rows = [tuple(o for o in row) for row in evaluate(
+        spec.family, items, resolve_model("ref:always-yes")).observations]
+    reduction = Reduction("m", spec.family, ())
+    reduction.add(items, rows)
+    ev = reduction.finish(None)
+    assert ev.answers(0) == [row[0].parsed.answer for row in rows]
+    assert ev.answer_text(ev.array("gold")[0, 0]) == items[0].prompts[0].gold
+    with pytest.raises(TypeError, match="keeps no design"):
+        next(ev.rows())
+    assert Parsed(ev.answers(1)[0]).valid
