@@ -7,7 +7,8 @@ each size it prints the child's peak RSS and CPU seconds, with no report file an
 ``--competence-json`` (and ``--competence-html`` with ``--html``), then the 100k / 10k ratios
 (the issue's targets: RSS ≤ 1.5, CPU ≤ 11). Asserts nothing:
 
-    python bench/bench_memory.py [--million] [--html] [--levels 4,8,16,32,64]
+    python bench/bench_memory.py [--million] [--html] [--levels 4,8,16,32,64] [--sizes N,M]
+                                 [--no-report-only]
 """
 
 from __future__ import annotations
@@ -72,10 +73,14 @@ def main() -> None:
     parser.add_argument("--html", action="store_true", help="Add --competence-html to the JSON run")
     parser.add_argument("--levels", default=",".join(map(str, BASE_GRID)),
                         help="Comma-separated levels (default: the base grid)")
+    parser.add_argument("--sizes", default="10000,100000",
+                        help="Comma-separated prompt counts (default: 10000,100000)")
+    parser.add_argument("--no-report-only", action="store_true",
+                        help="Skip the runs that write a JSON report")
     args = parser.parse_args()
     levels = tuple(int(n) for n in args.levels.split(","))
     print(describe())
-    sizes = [10_000, 100_000] + ([1_000_000] if args.million else [])
+    sizes = [int(x) for x in args.sizes.split(",")] + ([1_000_000] if args.million else [])
     report = ["--competence-json", "out.json"] + (["--competence-html", "out.html"]
                                                   if args.html else [])
     rows: dict[tuple[str, int], tuple[float, float]] = {}
@@ -84,12 +89,16 @@ def main() -> None:
     for size in sizes:
         pairs = pairs_for(size, len(levels))
         prompts = pairs * len(levels) * 2
-        for label, extra in (("none", []), ("json" + ("+html" if args.html else ""), report)):
+        runs = [("none", [])] + ([] if args.no_report_only else
+                                 [("json" + ("+html" if args.html else ""), report)])
+        for label, extra in runs:
             with tempfile.TemporaryDirectory() as tmp:
                 rss, cpu = measure(Path(tmp), levels, pairs, *extra)
             rows[label, size] = (rss, cpu)
             print(f"{prompts:>10,} {label:>14} {rss:12.0f} {cpu:8.1f}", flush=True)
     for label in dict.fromkeys(k for k, _ in rows):
+        if (label, 10_000) not in rows or (label, 100_000) not in rows:
+            continue
         (r10, c10), (r100, c100) = rows[label, 10_000], rows[label, 100_000]
         print(f"100k / 10k, reports {label}: RSS x{r100 / r10:.2f}, CPU x{c100 / c10:.2f}")
 

@@ -82,8 +82,8 @@ class RecordsPart:
     file that exists is whole. ``name`` is the part file's name in ``parts``.
     """
 
-    def __init__(self, parts: Path, nodeid: str, secrets: Sequence[str] = ()) -> None:
-        self.name = hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".jsonl"
+    def __init__(self, parts: Path, label: str, secrets: Sequence[str] = ()) -> None:
+        self.name = hashlib.sha256(label.encode()).hexdigest()[:24] + ".jsonl"
         self.path = parts / self.name
         self._temp = parts / f".{self.name}.{os.getpid()}.tmp"
         self._file = open(self._temp, "w", encoding="utf-8", errors="surrogatepass")

@@ -9,6 +9,7 @@ megabytes, go to part files that survive a worker crash and are merged when the 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import warnings
@@ -106,7 +107,9 @@ class CompetenceSession:
         """
         key = (spec.key, spec.attempts, model.name)
         if key not in self.evaluations:
-            self.evaluations[key] = self._stream(spec, model, f"{test}\0{model.name}", key)
+            # The process id too: two xdist workers may both evaluate one test's baseline model.
+            label = f"{test}\0{model.name}\0{os.getpid()}"
+            self.evaluations[key] = self._stream(spec, model, label, key)
         return self.evaluations[key]
 
     def _stream(self, spec: CompetenceSpec, model: Model, label: str, key: tuple) -> Evaluation:

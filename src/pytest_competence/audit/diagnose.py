@@ -90,30 +90,44 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
     ``zoo`` (policy name → model answering ``generate(prompts)``) defaults to
     :func:`family_zoo`; ``seed`` is the design's, for the cells to add (ordering only).
     """
-    prompts = [o.prompt for row in evaluation.observations for o in row]
-    observed = [o for row in evaluation.observations for o in row]
-    levels = sorted({p.params.get("n") for p in prompts if p.params.get("n") is not None})
     family_name = getattr(evaluation.family, "name", "")
+    levels = sorted({int(n) for n in evaluation.level.tolist()})
     zoo = dict(zoo) if zoo is not None else family_zoo(family_name, levels)
     parse = _parser(evaluation)
-    # The model's answers per prompt: one per attempt (a deterministic model has one).
-    model = [[parsed.answer for _, parsed in o.attempts] if o.attempts
-             else [o.parsed.answer] for o in observed]
+    # Per prompt, only what the figures need — never the prompt itself: the design is
+    # regenerated chunk by chunk and every policy answers each chunk (one reading each).
+    model: list[list[str | None]] = []  # the model's answers: one per attempt
+    places: list[tuple[Any, str]] = []  # (n, presentation)
+    cell_of: list[tuple[Hashable, ...]] = []
     policy: dict[str, list[str | None]] = {name: [] for name in zoo}
-    for start in range(0, len(prompts), _CHUNK):  # every policy on a chunk: one reading each
-        chunk = prompts[start:start + _CHUNK]
+    chunk: list[Any] = []
+
+    def answer(prompts: list[Any]) -> None:
         for name, m in zoo.items():
-            policy[name] += [parse(a, p) for a, p in zip(m.generate(chunk), chunk)]
+            policy[name] += [parse(a, p) for a, p in zip(m.generate(prompts), prompts)]
+
+    for _, _, row in evaluation.rows():
+        for o in row:
+            model.append([parsed.answer for _, parsed in o.attempts] if o.attempts
+                         else [o.parsed.answer])
+            places.append((o.prompt.params.get("n"), o.prompt.presentation))
+            cell_of.append(_cell(o.prompt))
+            chunk.append(o.prompt)
+            if len(chunk) == _CHUNK:
+                answer(chunk)
+                chunk = []
+    if chunk:
+        answer(chunk)
 
     def agreement(name: str, keep: Sequence[int]) -> dict[str, Any]:
         hits = sum(a == policy[name][k] for k in keep for a in model[k])
         return _rate(hits, sum(len(model[k]) for k in keep))
 
-    everything = range(len(prompts))
+    everything = range(len(model))
     overall = {name: agreement(name, everything) for name in zoo}
     groups: dict[tuple[Any, str], list[int]] = {}
-    for k, p in enumerate(prompts):
-        groups.setdefault((p.params.get("n"), p.presentation), []).append(k)
+    for k, place in enumerate(places):
+        groups.setdefault(place, []).append(k)
     by_level = []
     for (n, presentation), keep in groups.items():
         rates = {name: agreement(name, keep)["rate"] for name in zoo}
@@ -123,8 +137,8 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
 
     # Equivalence classes over cells: a prompt's response is the set of answers it got.
     where: dict[tuple[Hashable, ...], list[int]] = {}
-    for k, p in enumerate(prompts):
-        where.setdefault(_cell(p), []).append(k)
+    for k, cell in enumerate(cell_of):
+        where.setdefault(cell, []).append(k)
     cells = list(where)
     responses = {name: [tuple((answers[k],) for k in where[c]) for c in cells]
                  for name, answers in policy.items()}
@@ -156,7 +170,7 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
         "model": evaluation.model,
         "family": family_name,
         "policies": list(zoo),
-        "prompts": len(prompts),
+        "prompts": len(model),
         "answers": sum(map(len, model)),
         "agreement": overall,
         "by_level": by_level,
