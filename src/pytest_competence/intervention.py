@@ -59,7 +59,7 @@ def unit_table(evaluation: Evaluation) -> dict[str, Any]:
     cells_valid: dict[str, list[bool]] = {}
     cluster_direction: list[int] = []
     cluster_level: list[int] = []
-    for c, row in enumerate(evaluation.observations):
+    for c, (_, _, row) in enumerate(evaluation.rows()):  # regenerated chunk by chunk
         cluster_level.append(int(row[0].prompt.params["n"]) if row else 0)
         units: dict[tuple[str, str], dict[str, tuple[str | None, str | None]]] = {}
         direction = row[0].prompt.params["transition"] if row else ""
@@ -91,7 +91,7 @@ def unit_table(evaluation: Evaluation) -> dict[str, Any]:
         "cluster_level": np.array(cluster_level, dtype=np.int64),
         "directions": directions, "readouts": readouts,
         "validity": {r: float(np.mean(v)) for r, v in cells_valid.items()},
-        "clusters": len(evaluation.observations),
+        "clusters": len(evaluation),
     }
 
 

@@ -18,6 +18,7 @@ variations. "Pooled" stacks every isomorphism type's variations of a task into o
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -66,23 +67,39 @@ def _original(solved: np.ndarray, *, ci: bool) -> dict[str, Any]:
     return out
 
 
-def _grid(rows: Sequence[Sequence[Observation]], kind: str) -> list[list[Observation]]:
-    """Per task, the observations of type ``kind`` in variation order."""
-    return [sorted((o for o in row if o.prompt.params.get("isomorphism") == kind),
-                   key=lambda o: o.prompt.params.get("variation", 0)) for row in rows]
+@dataclass(frozen=True)
+class _Cell:
+    """What the figures read of one observation: its type and variation, whether it is
+    correct, and whether each attempt was (a task's rows hold these, not the prompts)."""
+
+    kind: str | None
+    variation: int
+    correct: bool
+    passes: tuple[bool, ...]
 
 
-def _solved(grid: list[list[Observation]]) -> np.ndarray:
-    return np.array([[o.correct for o in row] for row in grid], dtype=bool).reshape(len(grid), -1)
+def _cells(row: Sequence[Observation]) -> list[_Cell]:
+    return [_Cell(o.prompt.params.get("isomorphism"), o.prompt.params.get("variation", 0),
+                  o.correct, tuple(parsed.answer == o.prompt.gold for _, parsed in o.attempts))
+            for o in row]
 
 
-def _attempts(grid: list[list[Observation]]) -> np.ndarray | None:
+def _grid(rows: Sequence[Sequence[_Cell]], kind: str | None) -> list[list[_Cell]]:
+    """Per task, the cells of type ``kind`` in variation order."""
+    return [sorted((c for c in row if c.kind == kind), key=lambda c: c.variation)
+            for row in rows]
+
+
+def _solved(grid: list[list[_Cell]]) -> np.ndarray:
+    return np.array([[c.correct for c in row] for row in grid], dtype=bool).reshape(len(grid), -1)
+
+
+def _attempts(grid: list[list[_Cell]]) -> np.ndarray | None:
     """(tasks, K, N) per-attempt correctness, or ``None`` when N or K is below 2 or ragged."""
-    counts = {len(o.attempts) for row in grid for o in row}
+    counts = {len(c.passes) for row in grid for c in row}
     if len(counts) != 1 or min(counts) < 2 or min(len(row) for row in grid) < 2:
         return None
-    return np.array([[[parsed.answer == o.prompt.gold for _, parsed in o.attempts] for o in row]
-                     for row in grid], dtype=bool)
+    return np.array([[c.passes for c in row] for row in grid], dtype=bool)
 
 
 def _variance(passed: np.ndarray) -> dict[str, Any]:
@@ -94,7 +111,7 @@ def _variance(passed: np.ndarray) -> dict[str, Any]:
             **{k: _float(v) for k, v in decomposition.mean().items()}}
 
 
-def _block(rows: Sequence[Sequence[Observation]], kinds: Sequence[str],
+def _block(rows: Sequence[Sequence[_Cell]], kinds: Sequence[str | None],
            boot: tuple[int, int] | None) -> dict[str, Any]:
     """Original, per type and pooled figures of one set of tasks (all, or one level's)."""
     out: dict[str, Any] = {}
@@ -121,11 +138,15 @@ def systematicity_summary(evaluation: Evaluation, *, bootstrap: int = 1000,
     intervals), ``attempts`` N, ``bootstrap`` and, with N ≥ 2 and K ≥ 2, ``variance`` (per type
     and pooled: mean ρ_total, ρ_within, ρ_between over the tasks where they are defined).
     """
-    rows = evaluation.observations  # rebuilt whole: a rule-induction design is tasks, not sweeps
-    if not rows or not all("isomorphism" in o.prompt.params for row in rows for o in row):
+    rows: list[list[_Cell]] = []
+    for _, _, row in evaluation.rows():  # regenerated chunk by chunk, kept as cells
+        if not all("isomorphism" in o.prompt.params for o in row):
+            return {}
+        rows.append(_cells(row))
+    if not rows:
         return {}
-    kinds = list(dict.fromkeys(o.prompt.params["isomorphism"] for o in rows[0]))
-    attempts = max((len(o.attempts) for row in rows for o in row), default=0) or 1
+    kinds = list(dict.fromkeys(c.kind for c in rows[0]))
+    attempts = max((len(c.passes) for row in rows for c in row), default=0) or 1
     out: dict[str, Any] = {"attempts": attempts, **_block(rows, kinds, (bootstrap, seed))}
     if bootstrap:
         out["bootstrap"] = {"B": bootstrap, "seed": seed, "resampled": "tasks"}

@@ -140,8 +140,9 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
     for k, cell in enumerate(cell_of):
         where.setdefault(cell, []).append(k)
     cells = list(where)
-    responses = {name: [tuple((answers[k],) for k in where[c]) for c in cells]
-                 for name, answers in policy.items()}
+    responses: dict[str, list[tuple[tuple[str | None, ...], ...]]] = {
+        name: [tuple((answers[k],) for k in where[c]) for c in cells]
+        for name, answers in policy.items()}
     responses[MODEL] = [tuple(tuple(sorted(set(model[k]), key=str)) for k in where[c])
                         for c in cells]
     obs = Observations(cells, responses)
