@@ -16,7 +16,7 @@ Nothing is dropped.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from pytest_competence.compact import (
@@ -153,22 +153,38 @@ def evaluate(family: Family, items: Sequence[Item], model: Model, attempts: int 
     return evaluate_chunks(family, lambda: [items], model, attempts)
 
 
+def _ahead(chunks: Iterable[Sequence[Item]]) -> Iterator[Sequence[Item]]:
+    """``chunks``, the next one generated in a thread while the caller asks this one: a model
+    behind a network (which waits without holding the GIL) overlaps with the generation."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    it = iter(chunks)
+    with ThreadPoolExecutor(1, thread_name_prefix="competence-design") as pool:
+        pending = pool.submit(next, it, None)
+        while True:
+            chunk = pending.result()
+            if chunk is None:
+                return
+            pending = pool.submit(next, it, None)
+            yield chunk
+
+
 def evaluate_chunks(
     family: Family, chunks: Callable[[], Iterable[Sequence[Item]]], model: Model,
     attempts: int = 1, *,
     each: Callable[[Sequence[Item], list[tuple[Observation, ...]]], None] | None = None,
     bounded: bool = False,
 ) -> Evaluation:
-    """:func:`evaluate` over a design that comes in chunks: one batch per chunk, each chunk's
-    observations reduced into the evaluation's arrays at once, then handed to ``each`` (e.g.
-    to append their records) and dropped. ``chunks()`` must give the same chunks every time it
+    """:func:`evaluate` over a design that comes in chunks: one batch per chunk (the next chunk
+    generated meanwhile, in a thread), each chunk's observations reduced into the evaluation's
+    arrays at once, then handed to ``each`` (e.g. to append their records) and dropped. ``chunks()`` must give the same chunks every time it
     is called: the evaluation regenerates its rows from it (:meth:`Evaluation.rows`).
     ``bounded``: keep only a bounded table of raw answers (:class:`~.compact.Reduction`).
     """
     reduction = Reduction(model.name, family, (), attempts, bounded=bounded)
     seconds = 0.0
     calls = 0
-    for items in chunks():
+    for items in _ahead(chunks()):
         start = time.perf_counter()
         rows = _observe_chunk(family, items, model, attempts)
         seconds += time.perf_counter() - start

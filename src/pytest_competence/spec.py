@@ -28,7 +28,7 @@ DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts"
                "regression_margin")
 
 #: Prompts per chunk of a design: asked in one batch, reduced, and dropped before the next.
-CHUNK_PROMPTS = 4096
+CHUNK_PROMPTS = 1024
 
 _DEFAULTS: dict[str, Any] = {
     "pairs": 200,
