@@ -2,8 +2,10 @@
 
 :class:`CompetenceSession` lives in ``config.stash`` and is registered as a plugin object, so its
 report hooks see this run's results. Results travel from xdist workers to the controller on the
-test report (``report.competence``, a JSON-able dict); prompt-level records, which can be tens of
-megabytes, go to part files that survive a worker crash and are merged when the session ends.
+test report (``report.competence``, a JSON-able dict); prompt-level records, which can be
+gigabytes, are appended chunk by chunk, as the model answers, to JSON Lines part files that
+survive a worker crash and are merged when the session ends. An evaluation itself is kept as
+compact arrays (:mod:`~pytest_competence.compact`), never as prompts.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ __all__ = ["NOT_APPLICABLE", "RESULT", "RUN", "STATE", "CompetenceRun", "Compete
 
 
 class CompetenceSession:
-    """Model specs, loaded models, shared designs, and the results gathered for the reports."""
+    """Model specs, loaded models, shared evaluations, and the results gathered for the reports."""
 
     def __init__(self, config: pytest.Config, specs: list[str], aliases: dict[str, str]) -> None:
         from pytest_competence.settings import read_settings
