@@ -318,11 +318,14 @@ def test_the_example_endpoint_suite_lets_the_endpoint_shortcut_pass_and_interior
     assert "ref:endpoint" in interior["caught"]
 
 
-def test_a_family_without_an_audit_universe_says_so():
+def test_no_family_says_not_audited():
     from pytest_competence.audit.suite import audit_spec, summary_lines
     from pytest_competence.spec import spec_from_marker
 
     doc = audit_spec(spec_from_marker(("horn",), {"levels": [2, 4], "pairs": 8}))
-    assert doc["auditable"] is False
-    assert summary_lines("t", doc) == [
-        "t  Horn(vary='rules'): not audited (only the ordering family has an audit universe so far)"]
+    assert doc["auditable"] is True and doc["caught"]
+    lines = summary_lines("t", doc)
+    total = len(doc["caught"]) + len(doc["survivors"])
+    assert lines[0].startswith(f"t  Horn(vary='rules')  mutation score {len(doc['caught'])}/"
+                               f"{total} ")
+    assert not any("not audited" in line for line in lines)
