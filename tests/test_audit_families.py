@@ -29,6 +29,11 @@ SURVIVING = {
                            "presentations": ["original", "reorder"]}, "ref:raven-aligned"),
     "concepts": (("concepts",), {"levels": [1, 2], "pairs": 6, "variations": 2,
                                  "presentations": ["original", "reorder"]}, "ref:surface"),
+    # One new object per task at level 1 (a one-test rule holds for a third of the objects):
+    # every query set of these tasks is "not wudsy", and balanced labels are the witness.
+    "concepts-constant": (("concepts",), {"levels": [1], "pairs": 3, "queries": 1,
+                                          "variations": 1},
+                          "ref:concepts-constant?value=false"),
     "grammar": (("grammar",), {"levels": [1], "pairs": 4, "variations": 2,
                                "presentations": ["original", "reorder"]}, "ref:surface"),
     "programs": (("programs",), {"levels": [1, 2], "pairs": 6, "variations": 2,
@@ -163,3 +168,35 @@ def test_a_batch_reading_policy_answers_the_declared_cells_as_the_suite_asks_the
     universe = suite_universe(fam, family_zoo("intervention", [4]), levels=[4],
                               presentations=list(spec.presentations), pairs=6, seed=1)
     assert universe.solved["ref:iw-stuck"] == 1.0
+
+
+def test_a_family_whose_audit_components_are_unusable_is_told_which_one(pytester):
+    pytester.makepyfile(test_bad="""
+        import pytest
+        from pytest_competence.strategies import AuditComponent, Horn
+
+        class Mine(Horn):
+            def audit_components(self, levels, presentations):
+                return [AuditComponent("upside down", "presentation", "upside_down")]
+
+        class Loose(Horn):
+            def audit_components(self, levels, presentations):
+                return [("larger", "level", 64)]
+
+        @pytest.mark.competence(family=Mine(), levels=[2], pairs=2)
+        def test_mine(competence):
+            pass
+
+        @pytest.mark.competence(family=Loose(), levels=[2], pairs=2)
+        def test_loose(competence):
+            pass
+    """)
+    result = pytester.runpytest("--competence-audit", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines([
+        "*competence audit: Horn(vary='rules').audit_components(): component 'upside down' asks "
+        "presentation 'upside_down', which the family's design refuses: Unknown presentation*",
+        "*competence audit: Expected Horn(vary='rules').audit_components() to return "
+        "AuditComponent(name, kind, value)*but got ('larger', 'level', 64)",
+    ])
+    assert "Traceback" not in result.stdout.str()

@@ -70,6 +70,7 @@ def audit_suite(family: Any, *, levels: list[int], presentations: list[str],
     doc = result.to_dict()
     return {
         "family": repr(family),
+        "family_name": family.name,
         "auditable": True,
         "pairs": pairs,
         "prompts": universe.prompts,

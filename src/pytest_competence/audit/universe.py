@@ -98,6 +98,25 @@ def audit_pairs(family: Any, levels: Sequence[int], presentations: Sequence[str]
     return most
 
 
+def _check_candidates(family: Any, candidates: Sequence[Any]) -> None:
+    """Raise :class:`InvalidArgument` at the first candidate that is not an audit component."""
+    from pytest_competence.strategies import InvalidArgument
+
+    names: set[str] = set()
+    for c in candidates:
+        kind, name, value = (getattr(c, k, None) for k in ("kind", "name", "value"))
+        ok = isinstance(name, str) and name and name not in names and (
+            kind == "presentation" and isinstance(value, str)
+            or kind == "level" and isinstance(value, int) and not isinstance(value, bool)
+            or kind == "option" and isinstance(value, Mapping) and bool(value))
+        if not ok:
+            raise InvalidArgument(
+                f"Expected {family!r}.audit_components() to return AuditComponent(name, kind, "
+                f"value) with distinct names and kind 'level' (an int), 'presentation' (a "
+                f"name) or 'option' (a non-empty mapping of options), but got {c!r}")
+        names.add(str(name))
+
+
 def _kind(prompt: Any) -> str:
     return str(prompt.presentation).partition(":")[0]  # "rebind:3" is a rebind variation
 
@@ -114,10 +133,17 @@ def suite_universe(family: Any, policies: Mapping[str, Any], *, levels: Sequence
                    presentations: Sequence[str], pairs: int, seed: int,
                    candidates: Sequence[Any] | None = None) -> Universe:
     """Run ``policies`` (name → model) over a declared suite widened by ``candidates`` (default:
-    the family's ``audit_components(levels, presentations)``); see the module docstring."""
+    the family's ``audit_components(levels, presentations)``); see the module docstring.
+
+    A candidate that is not an audit component, or a presentation the design refuses, raises
+    :class:`~pytest_competence.strategies.InvalidArgument` naming it.
+    """
+    from pytest_competence.strategies import InvalidArgument
+
     if candidates is None:
         found = getattr(family, "audit_components", None)
         candidates = list(found(list(levels), list(presentations))) if found else []
+    _check_candidates(family, candidates)
     factors = getattr(family, "audit_factors", None) or (lambda p: (f"presentation={p}",))
     declared_types = _types(family, levels[0], pairs, seed, presentations)
     # Every presentation factor → the component that brings it: a declared one, or a candidate.
@@ -127,8 +153,13 @@ def suite_universe(family: Any, policies: Mapping[str, Any], *, levels: Sequence
     for c in candidates:
         if c.kind == "presentation":
             asked.append(c.value)
-            brought.append((c.name, [f for t in _types(family, levels[0], pairs, seed,
-                                                         [c.value]) for f in factors(t)]))
+            try:
+                types = _types(family, levels[0], pairs, seed, [c.value])
+            except InvalidArgument as exc:
+                raise InvalidArgument(f"{family!r}.audit_components(): component {c.name!r} "
+                                      f"asks presentation {c.value!r}, which the family's "
+                                      f"design refuses: {exc}") from None
+            brought.append((c.name, [f for t in types for f in factors(t)]))
     # A candidate brings the factors all its presentations share ("*/*/score": readout=score);
     # a factor none brings that way goes to the first candidate that asks it.
     for name, found in brought:
@@ -229,7 +260,7 @@ def _observe(policies: Mapping[str, Any], prompts: list[Any], cells: list[SuiteC
                     len(prompts), _solved(answers_of, instance, declared_at))
 
 
-def _solved(answers: Mapping[str, list[Any]], instance: list[Hashable],
+def _solved(answers: Mapping[str, list[Any]], instance: Sequence[Hashable],
             declared_at: list[int]) -> dict[str, float]:
     """Per policy, the share of the declared instances on which it answers every declared
     prompt as ``ref:ideal`` does (what a threshold on all-correct would see)."""
