@@ -30,18 +30,11 @@ from .core import Observations
 
 __all__ = ["FAMILY_ZOOS", "diagnose", "family_zoo"]
 
-#: Family name → the reference policies (specs) it is diagnosed against, beside the per-level
-#: ones of ordering (:func:`~.ordering.reference_zoo`).
+#: Family name → reference policies (specs) a family is audited and diagnosed against beside
+#: its shortcuts in :data:`~pytest_competence.models.reference.SHORTCUTS`.
 FAMILY_ZOOS: dict[str, tuple[str, ...]] = {
-    "horn": ("ref:ideal", "ref:always-yes", "ref:always-no", "ref:horn-if-then",
-             "ref:horn-goal-rule", "ref:horn-bounded?depth=4"),
-    "reformulations": ("ref:ideal", "ref:crt-ignore-negation", "ref:crt-hedge"),
-    "intervention": ("ref:ideal", "ref:iw-stuck", "ref:iw-jumpy", "ref:iw-letter?letter=A"),
-    "raven": ("ref:ideal", "ref:surface", "ref:raven-aligned"),
-    "concepts": ("ref:ideal", "ref:surface", "ref:concepts-constant?value=true",
-                 "ref:concepts-constant?value=false"),
-    "grammar": ("ref:ideal", "ref:surface"),
-    "programs": ("ref:ideal", "ref:surface", "ref:programs-copy-nearest"),
+    "horn": ("ref:always-yes", "ref:always-no"),
+    "concepts": ("ref:concepts-constant?value=false",),  # the shortcut's other constant
 }
 
 MODEL = "the model"  # its name among the policies of the class computation
@@ -51,14 +44,19 @@ _CHUNK = 64  # prompts per round of the zoo (below the reading cache of the orde
 
 def family_zoo(family: str, levels: Sequence[int]) -> dict[str, Any]:
     """The reference policies of a family as models: ordering's audit zoo (one threshold
-    policy per level), :data:`FAMILY_ZOOS`, or the ideal and constant policies."""
-    from pytest_competence.models.reference import reference_policy
+    policy per level), else ``ref:ideal``, every policy of ``SHORTCUTS`` that reads the
+    family's prompts (``READS``) and the family's :data:`FAMILY_ZOOS`; a family with neither
+    gets the ideal and the constant policies."""
+    from pytest_competence.models.reference import READS, SHORTCUTS, reference_policy
 
     from .ordering import reference_zoo
 
     if family == "ordering":
         return reference_zoo(levels)[0]
-    specs = FAMILY_ZOOS.get(family, ("ref:ideal", "ref:always-yes", "ref:always-no"))
+    own = [s for s in SHORTCUTS
+           if family in READS.get(s.removeprefix("ref:").partition("?")[0], ())]
+    own += FAMILY_ZOOS.get(family, ())
+    specs = ["ref:ideal", *own] if own else ["ref:ideal", "ref:always-yes", "ref:always-no"]
     return {s: reference_policy(s.removeprefix("ref:"), s) for s in specs}
 
 
