@@ -200,3 +200,25 @@ def test_a_family_whose_audit_components_are_unusable_is_told_which_one(pytester
         "AuditComponent(name, kind, value)*but got ('larger', 'level', 64)",
     ])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_the_path_classes_are_the_policies_grouped_by_their_responses():
+    """Brute force: at each step of the path, group the policies by their responses on the cells
+    whose components have all been added so far."""
+    spec = spec_from_marker(("intervention",), {"levels": [4], "pairs": 6,
+                                                "presentations": ["*/TFU/generate"]})
+    doc = audit_spec(spec)
+    universe = suite_universe(spec.family, family_zoo("intervention", [4]), levels=[4],
+                              presentations=list(spec.presentations), pairs=doc["pairs"], seed=1)
+    obs, requires = universe.observations, universe.components.requires
+    added: set[str] = set()
+    for step in doc["path"]:
+        added.add(step["added"])
+        cells = [k for k, c in enumerate(obs.cells) if requires[c] <= added]
+        groups: dict[tuple, list[str]] = {}
+        for p in obs.policies:
+            groups.setdefault(tuple(obs.responses[p][k] for k in cells), []).append(p)
+        assert sorted(map(sorted, groups.values())) == sorted(map(sorted, step["members"]))
+        assert step["cells"] == len(cells) and step["classes"] == len(groups)
+        ideal = next(g for g in groups.values() if "ref:ideal" in g)
+        assert {c["policies"][1] for c in step["collisions"]} == set(ideal) - {"ref:ideal"}

@@ -58,10 +58,10 @@ def _section(a: Mapping[str, Any]) -> str:
         parts.append(f"<p>Caught, but instances each solves throughout: {', '.join(solved)}</p>")
     if a.get("path"):
         parts.append("<h3>Path of supports (declared components, then [candidates])</h3>")
-        parts.append(_table(["added", "cells", "classes", "collide with ref:ideal"], [
+        parts.append(_table(["added", "cells", "classes", "classes of several policies"], [
             [escape(r["added"] if r["declared"] else f"[{r['added']}]"), str(r["cells"]),
-             str(r["classes"]), "<span class=ok>identified</span>" if not r["collisions"]
-             else escape(", ".join(sorted({c["policies"][1] for c in r["collisions"]})))]
+             str(r["classes"]), "<br>".join(escape(" ≡ ".join(c)) for c in r["members"]
+                                            if len(c) > 1) or "<span class=ok>none</span>"]
             for r in a["path"]]))
     parts.append("<h3>Lattice: the declared suite + candidate components</h3>")
     if a.get("lattice_note"):

@@ -122,9 +122,12 @@ def _path(universe: Universe, estimand: dict[str, int]) -> list[dict[str, Any]]:
     order = [*firsts.values(), *(n for n in universe.declared if n not in firsts.values()),
              *universe.candidates]
     out = []
+    obs, comps = universe.observations, universe.components
     for k, name in enumerate(order):
         row = _row(universe, estimand, order[:k + 1])
-        out.append({"added": name, "declared": name in universe.declared, **row})
+        mask = obs.mask(c for c in comps.support(order[:k + 1]) if c in obs.index)
+        out.append({"added": name, "declared": name in universe.declared, **row,
+                    "members": [list(c) for c in obs.classes(mask)]})
     return out
 
 
@@ -214,17 +217,17 @@ def _path_lines(path: list[dict[str, Any]]) -> list[str]:
     groups: list[list[dict[str, Any]]] = []
     for step in path:
         last = groups[-1][-1] if groups else None
-        if last is not None and (last["classes"], last["collisions"]) == (
-                step["classes"], step["collisions"]):
+        if last is not None and last["members"] == step["members"]:
             groups[-1].append(step)
         else:
             groups.append([step])
-    lines = ["  path of supports (classes; shortcuts that collide with ref:ideal):"] if path else []
+    lines = ["  path of supports (cells, classes: those of several policies, ref:ideal's first):"
+             ] if path else []
     for group in groups:
         names = [s["added"] if s["declared"] else f"[{s['added']}]" for s in group]
         shown = names if len(names) <= 3 else [names[0], "…", names[-1]]
         step = group[-1]
-        left = sorted({c["policies"][1] for c in step["collisions"]})
+        shared = ["{" + ", ".join(c) + "}" for c in step["members"] if len(c) > 1]
         lines.append(f"    + {', '.join(shown)}: {step['cells']} cells, {step['classes']} "
-                     f"classes; " + (", ".join(left) if left else "identified"))
+                     f"classes" + (": " + " ".join(shared) if shared else ", each policy its own"))
     return lines
