@@ -100,7 +100,8 @@ def part_ordering() -> None:
     result = audit(universe.observations, estimand, components=universe.components,
                    costs=universe.costs)
     print(f"   {universe.prompts} prompts per policy, {len(universe.observations.cells)} cells: "
-          f"policies answered in {observed:.2f} s; lattice ({2 ** 7} subsets), leave-one-out and "
+          f"policies answered in {observed:.2f} s; lattice "
+          f"({2 ** len(universe.components.names)} subsets), leave-one-out and "
           f"both minimum searches in {time.perf_counter() - start:.3f} s; minimum "
           f"{result.minimum.size} cells ({result.minimum.count} sets), cheapest "
           f"{result.minimum_cost.cost:,.0f} characters")

@@ -222,3 +222,18 @@ def test_the_path_classes_are_the_policies_grouped_by_their_responses():
         assert step["cells"] == len(cells) and step["classes"] == len(groups)
         ideal = next(g for g in groups.values() if "ref:ideal" in g)
         assert {c["policies"][1] for c in step["collisions"]} == set(ideal) - {"ref:ideal"}
+
+
+def test_the_diagnosis_of_a_horn_shortcut_names_the_cell_to_add():
+    from pytest_competence.audit.diagnose import diagnose
+    from pytest_competence.evaluate import evaluate
+    from pytest_competence.models import resolve_model
+    from pytest_competence.strategies import Horn
+
+    family = Horn()
+    items = family.design(levels=[2, 4], pairs=8, seed=1, presentations=["original", "reshuffle"])
+    doc = diagnose(evaluate(family, items, resolve_model("ref:horn-if-then")))
+    assert "ref:horn-if-then" in doc["indistinguishable"] and "ref:ideal" in doc["indistinguishable"]
+    (found,) = [t for t in doc["to_add"] if t["policies"] == ["ref:ideal", "ref:horn-if-then"]]
+    assert found["needs"] == ["the other renderer (whenever)"]
+    assert "the other renderer (whenever)" in doc["verdict"]
