@@ -128,6 +128,12 @@ def test_the_request_is_one_well_formed_post(scripted):
     assert int(fields["content-length"]) == len(body) and body == b'{"n": 0}'
 
 
+def test_a_base_path_outside_ascii_is_percent_encoded(scripted):
+    server = scripted(lambda request: (reply(), False))
+    post(server.url.replace("/v1", "/mödel v1"))
+    assert server.requests[0].startswith(b"POST /m%C3%B6del%20v1/chat/completions HTTP/1.1\r\n")
+
+
 def test_keep_alive_reuses_the_connection(scripted):
     server = scripted(lambda request: (reply(), False))
     assert len(post(server.url, count=5)) == 5
