@@ -58,13 +58,15 @@ def test_an_echoed_key_is_redacted_at_every_offset_around_the_cut(server):
 @pytest.mark.parametrize("error", [httpx.ConnectError, httpx.ReadTimeout, RuntimeError])
 def test_a_key_in_an_exception_message_is_redacted_at_every_offset(monkeypatch, error):
     # httpx errors are the network's (retried, then reported); RuntimeError is a client bug.
+    from pytest_competence.models._wire import Connection
+
     for offset in range(0, CUT + 40, 7):
         message = "x" * offset + KEY + " and Bearer " + KEY
 
         async def fail(*args, **kwargs):
             raise error(message)
 
-        monkeypatch.setattr(httpx.AsyncClient, "post", fail)
+        monkeypatch.setattr(Connection, "post", fail)
         result = ask_once("http://127.0.0.1:9/v1", secrets=[KEY])
         assert isinstance(result, ModelCallError) and "[redacted]" in str(result)
         assert not leaked(str(result)), (offset, str(result))
