@@ -10,8 +10,9 @@ one fresh process that writes the report the way the plugin does at the end of a
   document, redacted as one copy, and the whole document dumped as one string — what it did
   before the records file.
 
-Peak RSS is ``ru_maxrss`` of the writing process, less its RSS before writing (imports and the
-part files' names only). Run on demand, not under pytest; it asserts nothing:
+Peak RSS is the writing process's ``VmHWM`` (reset just before writing, so the imports' own peak
+hides nothing), less its RSS before writing. Linux only. Run on demand, not under pytest; it
+asserts nothing:
 
     python bench/bench_report.py [--sizes 10000,100000] [--prompt-chars 1000] [--gzip]
                                  [--streamed-only]
@@ -22,7 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import resource
+import re
 import shutil
 import tempfile
 import time
@@ -75,6 +76,12 @@ def make_parts(folder: Path, records: int, prompt_chars: int) -> list[dict[str, 
     return results
 
 
+def _status_kb(key: str) -> int:
+    match = re.search(key + r":\s+(\d+)", Path("/proc/self/status").read_text())
+    assert match is not None, key
+    return int(match[1])
+
+
 def write_report(how: str, folder: str, results: list[dict[str, Any]], gzip: bool
                  ) -> tuple[float, float, int]:
     """In this (fresh) process: extra peak RSS in MB, wall seconds, bytes written."""
@@ -87,7 +94,8 @@ def write_report(how: str, folder: str, results: list[dict[str, Any]], gzip: boo
     parts = Path(folder)
     out = parts / "out"
     out.mkdir(exist_ok=True)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    Path("/proc/self/clear_refs").write_text("5")  # the peak starts again from here
+    base = _status_kb("VmRSS")
     start = time.perf_counter()
     document: dict[str, Any] = {"schema": "bench", "models": ["ref:ideal"], "results": [],
                                 "comparisons": []}
@@ -109,7 +117,7 @@ def write_report(how: str, folder: str, results: list[dict[str, Any]], gzip: boo
                       records_path=str(out / ("r.records.jsonl.gz" if gzip else
                                               "r.records.jsonl")), records=sources)
     wall = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = _status_kb("VmHWM")
     written = sum(p.stat().st_size for p in out.iterdir())
     shutil.rmtree(out)
     return (peak - base) / 1024, wall, written
