@@ -130,3 +130,24 @@ def test_writing_the_records_file_takes_no_memory_per_record(tmp_path):
         peaks.append(float(done.stdout))
         assert len((folder / "r.records.jsonl").read_bytes().splitlines()) == records
     assert peaks[1] < 16 and peaks[1] - peaks[0] < 8, peaks
+
+
+def test_an_archive_of_schema_1_is_rewritten_with_a_records_file(tmp_path):
+    from plugin_helpers import read_archive, scripted_document
+    from pytest_competence.cli import main as cli_main
+    from pytest_competence.spec import spec_from_marker
+
+    spec = spec_from_marker((), {"levels": [4, 8], "pairs": 4})
+    n = sum(len(item.prompts) for item in spec.design())
+    old = scripted_document(spec, (["yes", "no", "\ud800 maybe"] * n)[:n])
+    assert old["schema"] == "pytest-competence/results/1"
+    (tmp_path / "old.json").write_text(json_text(old), "utf-8")
+    assert cli_main(["report", str(tmp_path / "old.json"), "--json", str(tmp_path / "new.json"),
+                     "--records", str(tmp_path / "new.jsonl.gz")]) == 0
+    new, records = read_archive(tmp_path / "new.json")
+    assert new["schema"] == "pytest-competence/results/2"
+    assert new["records_file"]["file"] == "new.jsonl.gz" and new["records_file"]["count"] == n
+    (result,) = old["results"]
+    assert records == {result["nodeid"]: result["records"]}
+    assert [{k: v for k, v in r.items() if k != "records"} for r in new["results"]] == [
+        {k: v for k, v in r.items() if k != "records"} for r in old["results"]]

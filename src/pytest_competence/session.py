@@ -2,8 +2,10 @@
 
 :class:`CompetenceSession` lives in ``config.stash`` and is registered as a plugin object, so its
 report hooks see this run's results. Results travel from xdist workers to the controller on the
-test report (``report.competence``, a JSON-able dict); prompt-level records, which can be tens of
-megabytes, go to part files that survive a worker crash and are merged when the session ends.
+test report (``report.competence``, a JSON-able dict); prompt-level records, which can be
+gigabytes, go to part files that survive a worker crash — JSON Lines, one record a line,
+redacted as it is written — and are copied line by line into the records file when the session
+ends (:mod:`~pytest_competence.report.records_file`).
 """
 
 from __future__ import annotations
