@@ -10,14 +10,14 @@ a person reads — failing cases, the reports, failure messages — cuts them wi
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pytest_competence.evaluate import Evaluation, Observation
 from pytest_competence.strategies import AnswerMap, Item, Parsed, Prompt
 
-__all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "evaluation_from_records", "prompt_sha256",
-           "records", "shown"]
+__all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "evaluation_from_records", "iter_records",
+           "prompt_sha256", "records", "shown"]
 
 #: Characters of an answer (or an error reason) that failing cases and reports show; a longer
 #: one ends with a marker saying how many were cut. Records and the response cache keep it whole.
@@ -69,7 +69,12 @@ def _record(o: Observation) -> dict[str, Any]:
 
 def records(evaluation: Evaluation) -> list[dict[str, Any]]:
     """One record per prompt, instance by instance, presentations in design order."""
-    return [_record(o) for row in evaluation.observations for o in row]
+    return list(iter_records(evaluation))
+
+
+def iter_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
+    """:func:`records` one at a time: what a part file is written from, never all held."""
+    return (_record(o) for row in evaluation.observations for o in row)
 
 
 class ArchivedFamily:

@@ -421,7 +421,7 @@ class CompetenceRun:
         """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""
         from pytest_competence.analysis import analyze
         from pytest_competence.conditions import failing_case
-        from pytest_competence.records import records
+        from pytest_competence.records import iter_records
 
         result = analyze(self.evaluation, bootstrap=self._session.bootstrap, seed=self.spec.seed,
                          profiles=self.profiles)
@@ -437,7 +437,7 @@ class CompetenceRun:
                     "fingerprint": self.fingerprint()},
             failing_case=failing_case(self.condition, self.evaluation, self.profiles),
             # Prompt-level records only when a JSON report will hold them.
-            records_file=self._session.write_records(nodeid, records(self.evaluation))
+            records_file=self._session.write_records(nodeid, iter_records(self.evaluation))
             if self._session.parts is not None else None,
         )
         failed = self.evaluation.infrastructure_error()
