@@ -10,12 +10,16 @@ one fresh process that writes the report the way the plugin does at the end of a
   document, redacted as one copy, and the whole document dumped as one string — what it did
   before the records file.
 
+``--pytest N`` measures a whole run instead: pytest on an ordering test of N prompts (levels
+4–64, an instant ``py:`` model answering "yes"), with and without ``--competence-json``, peak RSS
+of the pytest process (``ru_maxrss``). The difference is what the report costs.
+
 Peak RSS is the writing process's ``VmHWM`` (reset just before writing, so the imports' own peak
 hides nothing), less its RSS before writing. Linux only. Run on demand, not under pytest; it
 asserts nothing:
 
     python bench/bench_report.py [--sizes 10000,100000] [--prompt-chars 1000] [--gzip]
-                                 [--streamed-only]
+                                 [--streamed-only] [--pytest 100000]
 """
 
 from __future__ import annotations
@@ -24,7 +28,10 @@ import argparse
 import json
 import multiprocessing
 import re
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -129,6 +136,31 @@ def in_fresh_process(*args: Any) -> tuple[float, float, int]:
         return pool.submit(write_report, *args).result()
 
 
+PYTEST_LEVELS = [4, 8, 16, 32, 64]
+
+
+def pytest_run(prompts: int, *extra: str) -> tuple[float, float]:
+    """Peak RSS (MB) and wall seconds of a pytest run of ``prompts`` prompts in a fresh folder."""
+    pairs = prompts // (len(PYTEST_LEVELS) * 2)
+    with tempfile.TemporaryDirectory(prefix="bench-report-") as folder:
+        Path(folder, "instant.py").write_text(
+            "def answer(prompts):\n    return ['yes'] * len(prompts)\n")
+        Path(folder, "test_big.py").write_text(
+            f"import pytest\n\n@pytest.mark.competence(levels={PYTEST_LEVELS}, pairs={pairs})\n"
+            f"def test_big(competence):\n    pass\n")
+        code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
+                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", code, sys.executable, "-m", "pytest", "-q", "-p",
+             "no:cacheprovider", "--competence-model=py:instant:answer", "--competence-cache=off",
+             "-o", "competence_database=none", "-o", "competence_shrink_calls=0",
+             "-o", f"competence_max_prompts={max(prompts, 1)}", *extra],
+            cwd=folder, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=folder))
+        wall = time.perf_counter() - start
+        return int(done.stdout.split()[-1]) / 1024, wall
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000",
@@ -138,8 +170,18 @@ def main() -> None:
     parser.add_argument("--gzip", action="store_true", help="Compress the records file")
     parser.add_argument("--streamed-only", action="store_true",
                         help="Skip the whole-document copy (minutes at 100,000 records)")
+    parser.add_argument("--pytest", type=int, default=0, metavar="N",
+                        help="Instead: peak RSS of a pytest run of N prompts with and without "
+                        "--competence-json")
     args = parser.parse_args()
     print(describe())
+    if args.pytest:
+        bare, bare_wall = pytest_run(args.pytest)
+        report, report_wall = pytest_run(args.pytest, "--competence-json=r.json")
+        print(f"pytest, {args.pytest:,} prompts: peak {bare:.0f} MB ({bare_wall:.1f} s) without "
+              f"a report, {report:.0f} MB ({report_wall:.1f} s) with --competence-json: "
+              f"{report / bare:.2f}x")
+        return
     print(f"{'records':>9} {'how':>9} {'peak MB':>9} {'wall s':>8} {'written MB':>11}")
     peaks: dict[tuple[int, str], float] = {}
     for size in (int(s) for s in args.sizes.split(",")):
