@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_competence.files import json_text
+from pytest_competence.files import json_text, write_json_atomic
 from pytest_competence.report.archive import RECORD_FIELDS
 from pytest_competence.report.records_file import (
     RecordsFileError,
@@ -49,6 +49,15 @@ def test_records_come_back_exactly_result_by_result(tmp_path_factory, results, c
     read = [(result["nodeid"], list(rows or [])) for result, rows in read_records(document, folder)]
     # json.loads(json_text(...)) is what the records were: the round trip through the file.
     assert read == [(nodeid, json.loads(json_text(rows))) for nodeid, rows in results]
+
+
+@settings(max_examples=50, deadline=None)
+@given(value=values, indent=st.sampled_from([None, 1]))
+def test_the_document_is_written_piece_by_piece_as_json_text_writes_it(tmp_path_factory, value,
+                                                                      indent):
+    path = tmp_path_factory.mktemp("doc") / "r.json"
+    write_json_atomic(path, {"results": [value]}, indent=indent)
+    assert path.read_text("utf-8") == json_text({"results": [value]}, indent=indent)
 
 
 def test_an_empty_record_is_tagged_too(tmp_path):
