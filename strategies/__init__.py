@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._core import (
     AnswerMap,
+    AuditComponent,
     Family,
     InvalidArgument,
     Item,
@@ -36,6 +37,7 @@ __all__ = [
     "PRESENTATIONS",
     "SYSTEM_PROMPT",
     "AnswerMap",
+    "AuditComponent",
     "Concepts",
     "Family",
     "Grammar",

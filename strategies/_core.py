@@ -17,6 +17,7 @@ import numpy as np
 
 __all__ = [
     "AnswerMap",
+    "AuditComponent",
     "Family",
     "InvalidArgument",
     "Item",
@@ -162,6 +163,20 @@ class Parsed:
     @property
     def valid(self) -> bool:
         return self.answer is not None
+
+
+@dataclass(frozen=True)
+class AuditComponent:
+    """A support an audit can add to a declared suite.
+
+    ``kind`` says what it adds: ``"level"`` (``value`` an int level), ``"presentation"``
+    (``value`` a presentation name) or ``"option"`` (``value`` a mapping of family options that
+    replace the suite's, e.g. ``{"vocabulary": "left_right"}``). ``name`` is what reports show.
+    """
+
+    name: str
+    kind: str
+    value: Any
 
 
 @runtime_checkable

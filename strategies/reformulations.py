@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._core import (
-    IDENTITY, AnswerMap, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs,
+    IDENTITY, AnswerMap, AuditComponent, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs,
     check_seed,
 )
 from ._crt_lexicon import LEXICON, NOUNS
@@ -290,6 +290,17 @@ class Reformulations:
         from ._crt_strategies import ReformulationStrategies
 
         return ReformulationStrategies(self)
+
+    def audit_components(self, levels: Sequence[int],
+                         presentations: Sequence[str]) -> list[AuditComponent]:
+        """The supports an audit can add: each transformation of this category the suite does
+        not declare (seeds/004 Table 7), and a larger problem size (up to ``MAX_N``)."""
+        out = [AuditComponent(name.replace("_", " "), "presentation", name)
+               for name in self.presentations if name not in presentations]
+        larger = min(2 * max(levels), MAX_N)
+        if larger > max(levels):
+            out.append(AuditComponent(f"larger n (n={larger})", "level", larger))
+        return out
 
 
 def _render(p: Problem | QProblem, z: ReformulationInstance, passive: bool) -> str:

@@ -7,14 +7,14 @@ import json
 import numpy as np
 import pytest
 
-from plugin_helpers import ideal_py
+from plugin_helpers import ideal_py, read_archive
 from pytest_competence.analysis import analyze
 from pytest_competence.compact import NOT_KEPT, Reduction
 from pytest_competence.evaluate import evaluate, evaluate_chunks
 from pytest_competence.files import json_text
 from pytest_competence.models import resolve_model
 from pytest_competence.progress import ProgressModel
-from pytest_competence.records import RecordsPart, _record, read_records, records
+from pytest_competence.records import RecordsPart, _record, records
 from pytest_competence.redaction import redact_all
 from pytest_competence.spec import spec_from_marker
 from pytest_competence.strategies import FAMILIES, Parsed
@@ -103,7 +103,7 @@ def test_records_part_is_json_lines_redacted_and_whole_only_once_closed(tmp_path
     lines = part.path.read_text("utf-8").splitlines()
     assert len(lines) == part.count == sum(map(len, rows))
     expected = [json.loads(json_text(r)) for r in records(evaluation)]
-    got = list(read_records(part.path))
+    got = [json.loads(line) for line in lines]
     assert [r["prompt_sha256"] for r in got] == [r["prompt_sha256"] for r in expected]
     assert all(secret not in line for line in lines)
     assert [r["parsed"] for r in got] == [r["parsed"] for r in expected]
@@ -166,13 +166,13 @@ def test_a_run_asks_chunk_by_chunk_and_writes_every_record(pytester: pytest.Pyte
     result.assert_outcomes(passed=1)
     batches = [int(x) for x in (pytester.path / "batches.txt").read_text().split()]
     assert batches == [10] * 4 + [8]  # 5 instances × 2 presentations per chunk; 24 instances
-    document = json.loads((pytester.path / "r.json").read_text("utf-8"))
+    document, by_node = read_archive(pytester.path / "r.json")
     (r,) = document["results"]
-    assert len(r["records"]) == 48 and all(rec["correct"] for rec in r["records"])
-    spec = _spec("ordering")
-    assert [rec["instance_id"] for rec in r["records"][::2]] == [
+    rows = by_node[r["nodeid"]]
+    assert len(rows) == 48 and all(rec["correct"] for rec in rows)
+    assert [rec["instance_id"] for rec in rows[::2]] == [
         i.id for i in spec_from_marker(("ordering",), {"levels": [4, 8], "pairs": 12}).design()]
-    assert r["summary"]["all_correct"] == 1.0 and r["instances"]["ids"][0] == r["records"][0][
+    assert r["summary"]["all_correct"] == 1.0 and r["instances"]["ids"][0] == rows[0][
         "instance_id"]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
@@ -23,7 +24,11 @@ from pytest_competence.strategies import (
     default_presentations,
 )
 
-from pytest_competence.settings import DEFAULT_MAX_PROMPTS, output_path_problem
+from pytest_competence.settings import (
+    DEFAULT_MAX_PROMPTS,
+    output_path_problem,
+    records_path_problem,
+)
 
 __all__ = ["checked_design", "main", "records"]
 
@@ -115,7 +120,10 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("results", help="A file written by pytest --competence-json")
     rep.add_argument("--html", help="Write the HTML report here")
     rep.add_argument("--markdown", help="Write the Markdown summary here")
-    rep.add_argument("--json", help="Write the recomputed results document here")
+    rep.add_argument("--json", help="Write the recomputed results document here, its records "
+                     "beside it")
+    rep.add_argument("--records", help="With --json: write the records file here (a name ending "
+                     "in .gz is gzip-compressed; default: the JSON's name with .records.jsonl)")
     rep.add_argument("--bootstrap", type=int, default=None,
                      help="Bootstrap resamples (default: as recorded in the file)")
     batch = sub.add_parser("batch", help="The OpenAI Batch path: import a batch run's answers")
@@ -273,12 +281,16 @@ def report(args: argparse.Namespace) -> int:
     from pytest_competence.report.archive import disagreements, unrecomputed
     from pytest_competence.report.terminal import summary_lines
 
+    from pytest_competence.report.records_file import archived_records
+
     archived = load_document(args.results)
-    document = recompute(archived, bootstrap=args.bootstrap)
+    folder = Path(args.results).parent
+    document = recompute(archived, bootstrap=args.bootstrap, folder=folder)
     for line in summary_lines(document, verbosity=1):  # everything, comparisons included
         print(line)
     written = write_outputs(document, json_path=args.json, html_path=args.html,
-                            markdown_path=args.markdown)
+                            markdown_path=args.markdown, records_path=args.records,
+                            records=archived_records(archived, folder) if args.json else ())
     for what, path in written:
         print(f"competence {what}: {path}")
     for name in unrecomputed(archived):
@@ -298,8 +310,6 @@ def report(args: argparse.Namespace) -> int:
 
 
 def batch_import(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from pytest_competence.batch import import_results
     from pytest_competence.cache import ResponseCache
 
@@ -336,11 +346,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as exc:
             parser.error(f"plan: {exc}")
     if args.command == "report":
-        for option in ("html", "markdown", "json"):
+        for option in ("html", "markdown", "json", "records"):
             problem = getattr(args, option) and output_path_problem(
                 f"--{option}", getattr(args, option))
             if problem:
                 parser.error(f"report: {problem}")
+        problem = records_path_problem("--records", args.records, "--json", args.json)
+        if problem:
+            parser.error(f"report: {problem}")
         try:
             return report(args)
         except (OSError, ValueError) as exc:  # NotAResultsDocument is a ValueError

@@ -3,6 +3,8 @@
 A record holds everything needed to recompute every figure without a model call (seeds/000
 App. B.2: figures are "recomputed from archived answers"): the prompt and its hash, the raw and
 parsed answers, validity and its reason, the gold answer, the presentation, the instance and θ.
+Records keep the answers whole (they go to the records file, :mod:`.report.records_file`); what
+a person reads — failing cases, the reports, failure messages — cuts them with :func:`shown`.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from pytest_competence.evaluate import Evaluation, Observation
 from pytest_competence.strategies import AnswerMap, Item, Parsed, Prompt
 
 __all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "RecordsPart", "evaluation_from_records",
-           "prompt_sha256", "read_records", "records", "shown"]
+           "iter_records", "prompt_sha256", "records", "shown"]
 
-#: Characters of an answer (or an error reason) that records, failing cases and reports keep; a
-#: longer one ends with a marker saying how many were cut. The response cache keeps it whole.
+#: Characters of an answer (or an error reason) that failing cases and reports show; a longer
+#: one ends with a marker saying how many were cut. Records and the response cache keep it whole.
 SHOWN_CHARACTERS = 2000
 
 
@@ -52,17 +54,17 @@ def _record(o: Observation) -> dict[str, Any]:
         "prompt_sha256": prompt_sha256(p),
         "system": p.system,
         "prompt": p.text,
-        "raw": shown(o.raw),
+        "raw": o.raw,
         "parsed": o.parsed.answer,
         "valid": o.valid,
-        "reason": shown(o.parsed.reason),
-        "error": shown(o.error),
+        "reason": o.parsed.reason,
+        "error": o.error,
         "gold": p.gold,
         "correct": o.correct,
         "answer_space": list(p.answer_space),
         "attempts": [
-            {"raw": shown(raw), "parsed": parsed.answer, "valid": parsed.valid,
-             "reason": shown(parsed.reason)}
+            {"raw": raw, "parsed": parsed.answer, "valid": parsed.valid,
+             "reason": parsed.reason}
             for raw, parsed in o.attempts
         ],
     }
@@ -71,7 +73,12 @@ def _record(o: Observation) -> dict[str, Any]:
 def records(evaluation: Evaluation) -> list[dict[str, Any]]:
     """One record per prompt, instance by instance, presentations in design order (the rows are
     rebuilt: a run writes its records chunk by chunk instead, through :class:`RecordsPart`)."""
-    return [_record(o) for _, _, row in evaluation.rows() for o in row]
+    return list(iter_records(evaluation))
+
+
+def iter_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
+    """:func:`records` one at a time, the design regenerated chunk by chunk."""
+    return (_record(o) for _, _, row in evaluation.rows() for o in row)
 
 
 class RecordsPart:
@@ -116,15 +123,6 @@ class RecordsPart:
             self._temp.unlink(missing_ok=True)
 
 
-def read_records(path: Path) -> Iterator[dict[str, Any]]:
-    """The records of a JSON Lines part file, one at a time."""
-    import json
-
-    with open(path, encoding="utf-8", errors="surrogatepass") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
-
 
 class ArchivedFamily:
     """Stands in for the family of an archived evaluation: its name, answer space and repr."""
@@ -150,32 +148,33 @@ def evaluation_from_records(
 ) -> Evaluation:
     """Rebuild an :class:`Evaluation` from its records (the latent instances are not needed).
 
-    ``rows`` is read once, as a stream, into the evaluation's arrays. Given as a function that
-    reads them again (e.g. ``lambda: read_records(path)``), the evaluation can also rebuild its
-    rows (:meth:`Evaluation.rows`: the family analyses read prompt parameters); given as a list,
-    it keeps the list for that.
+    ``rows`` is read once, as a stream, into the evaluation's arrays. The evaluation rebuilds its
+    rows (:meth:`Evaluation.rows`, which the family analyses of :data:`~.analysis.FAMILY_ANALYSES`
+    read) from ``rows`` again when it is a function that reads them again (e.g. from a file) or a
+    list; from a one-pass stream it keeps them only for a family that has such an analysis.
     """
+    from pytest_competence.analysis import FAMILY_ANALYSES
+
     family = description.split("(", 1)[0].lower()
     again = rows if callable(rows) else (lambda: rows) if isinstance(rows, Sequence) else None
     stream = rows() if callable(rows) else rows
-    reduction: Reduction | None = None
-    answer_space: tuple[str, ...] = ()
+    held: list[tuple[Item, tuple[Observation, ...]]] | None = (
+        [] if again is None and family in FAMILY_ANALYSES else None)
     archived = ArchivedFamily(family, description, ())
+    reduction = Reduction(model, archived, (), bounded=True)
     for items, observations in _chunks(_instances(family, stream)):
-        if reduction is None:
-            reduction = Reduction(model, archived, ())
-        answer_space = items[-1].prompts[-1].answer_space
+        archived.answer_space = items[-1].prompts[-1].answer_space
         reduction.add(items, observations)
-    archived.answer_space = answer_space
-    if reduction is None:
-        reduction = Reduction(model, archived, ())
+        if held is not None:
+            held.extend(zip(items, observations))
 
-    def source() -> Iterator[tuple[Item, tuple[Observation, ...]]]:
+    def source() -> Iterable[tuple[Item, tuple[Observation, ...]]]:
+        if held is not None:
+            return held
         assert again is not None
-        for item, observed in _instances(family, again()):
-            yield item, observed
+        return _instances(family, again())
 
-    return reduction.finish(source if again is not None else None)
+    return reduction.finish(source if again is not None or held is not None else None)
 
 
 def _instances(family: str, rows: Iterable[Mapping[str, Any]]

@@ -3,9 +3,11 @@
 :class:`CompetenceSession` lives in ``config.stash`` and is registered as a plugin object, so its
 report hooks see this run's results. Results travel from xdist workers to the controller on the
 test report (``report.competence``, a JSON-able dict); prompt-level records, which can be
-gigabytes, are appended chunk by chunk, as the model answers, to JSON Lines part files that
-survive a worker crash and are merged when the session ends. An evaluation itself is kept as
-compact arrays (:mod:`~pytest_competence.compact`), never as prompts.
+gigabytes, are appended chunk by chunk, as the model answers, to part files that survive a
+worker crash — JSON Lines, one record a line, redacted as it is written — and are copied line by
+line into the records file when the session ends (:mod:`~pytest_competence.report.records_file`).
+An evaluation itself is kept as compact arrays (:mod:`~pytest_competence.compact`), never as
+prompts.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +52,7 @@ class CompetenceSession:
         self.document: dict[str, Any] | None = None
         self.bootstrap = self.settings.bootstrap
         self.json_path = config.getoption("competence_json")
+        self.records_path = config.getoption("competence_records")
         self.html_path = config.getoption("competence_html")
         self.markdown_path = config.getoption("competence_markdown")
         self.report_only = bool(config.getoption("competence_report_only"))
@@ -227,19 +231,31 @@ class CompetenceSession:
                 shutil.rmtree(self.parts, ignore_errors=True)
 
     def _write_reports(self) -> None:
+        from pytest_competence.redaction import redact_all
         from pytest_competence.report import build_document, write_outputs
 
-        from pytest_competence.redaction import redact_all
-
-        document = build_document(self.results, models=self.specs, records_dir=self.parts,
-                                  bootstrap=self.bootstrap, not_applicable=self.not_applicable)
-        # Every key the run knows leaves the document before any report is rendered from it.
+        parts = {r["nodeid"]: r.get("records_file") for r in self.results}
+        document = build_document(self.results, models=self.specs, bootstrap=self.bootstrap,
+                                  not_applicable=self.not_applicable)
+        # Every key the run knows leaves the document before any report is rendered from it;
+        # the records were redacted line by line when their part files were written.
         document = redact_all(document, self.secrets())
         self.document = document
         self.written = write_outputs(
             document, json_path=self.json_path, html_path=self.html_path,
-            markdown_path=self.markdown_path,
+            markdown_path=self.markdown_path, records=self._records(document, parts),
+            records_path=self.records_path,
         )
+
+    def _records(self, document: dict[str, Any], parts: dict[str, str | None]
+                 ) -> Iterator[tuple[str, str, Iterator[bytes]]]:
+        """Each result's records, in document order, read line by line from its part file."""
+        from pytest_competence.report.records_file import part_lines
+
+        for result in document["results"]:
+            name = parts.get(result["nodeid"])
+            if name and self.parts is not None and (self.parts / name).exists():
+                yield result["nodeid"], result["model"], part_lines(self.parts / name)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.skipped_no_model:
