@@ -40,7 +40,8 @@ def _f(x: float | None) -> float | None:
 
 def _bits(flags: np.ndarray) -> str:
     """A boolean vector as a compact string of 0/1, one character per instance."""
-    return np.where(flags, "1", "0").astype(object).sum() if len(flags) else ""
+    # As bytes: summing an object array of characters copies the growing string every step.
+    return np.where(flags, ord("1"), ord("0")).astype(np.uint8).tobytes().decode("ascii")
 
 
 def instance_table(evaluation: Evaluation) -> dict[str, np.ndarray]:
