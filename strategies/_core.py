@@ -8,7 +8,7 @@ into an answer or an explicit invalid outcome. Everything here is plain data: no
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
@@ -26,6 +26,7 @@ __all__ = [
     "check_presentations",
     "compose",
     "default_presentations",
+    "design_chunks",
     "parse_choice",
     "stream_rng",
 ]
@@ -176,6 +177,35 @@ class Family(Protocol):
     ) -> list[Item]: ...
 
     def parse(self, text: str) -> Parsed: ...
+
+
+#: Instances per chunk of :func:`design_chunks`: small enough that a chunk of the largest
+#: levels (n = 1024, tens of kilobytes per prompt) stays a few megabytes.
+CHUNK_INSTANCES = 64
+
+
+def design_chunks(
+    family: Any, *, levels: Sequence[int], pairs: int, seed: int, presentations: Sequence[str],
+    size: int = CHUNK_INSTANCES,
+) -> Iterator[list[Item]]:
+    """``family``'s design, ``size`` instances at a time, in design order.
+
+    Every family draws instance ``i`` of level ``n`` from :func:`stream_rng` keyed by
+    ``(seed, n, i, …)`` alone, so the chunks concatenate to exactly ``family.design(...)``:
+    a family with an ``item(n, index, seed, presentations)`` method is asked instance by
+    instance; one without is asked a level at a time. The design is checked before the first
+    chunk, as :meth:`Family.design` checks it.
+    """
+    check = getattr(family, "check_design", None)
+    if check is not None:
+        check(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
+    item = getattr(family, "item", None)
+    for n in levels:
+        if item is None:
+            yield family.design(levels=[n], pairs=pairs, seed=seed, presentations=presentations)
+            continue
+        for start in range(0, pairs, size):
+            yield [item(n, i, seed, presentations) for i in range(start, min(pairs, start + size))]
 
 
 _WORD = re.compile(r"[a-z]+")
