@@ -106,3 +106,21 @@ def test_generate_memory_does_not_grow_with_the_design():
     large = _peak_rss_mb("ordering", "--levels", "4,8", "--per-level", "25000")  # 100k
     # The whole design of 100k prompts alone takes ~100 MB more than 10k's; chunks take none.
     assert large < small * 1.25, (small, large)
+
+
+def test_stream_rng_is_default_rng_of_its_key_bit_for_bit():
+    import numpy as np
+
+    from pytest_competence.strategies._core import _BLOCK, stream_rng
+
+    rng = np.random.default_rng(0)
+    top = 2**32 - 1
+    for seed, n, stream in [(0, 4, 0), (1, 1024, 8), (top, top, top), (7, 64, 3)]:
+        starts = [0, _BLOCK - 2, top - _BLOCK - 3, int(rng.integers(0, top))]
+        for index in sorted({i for s in starts for i in range(s, min(s + _BLOCK + 4, top + 1))}):
+            got = stream_rng(seed, n, index, stream)
+            want = np.random.default_rng([seed, n, index, stream])
+            assert got.bit_generator.state == want.bit_generator.state, (seed, n, index, stream)
+            assert got.integers(0, 2**62, 3).tolist() == want.integers(0, 2**62, 3).tolist()
+    # Anything but a 32-bit word keeps numpy's own treatment of the list.
+    assert stream_rng(1, 2**40, 3, 0).random() == np.random.default_rng([1, 2**40, 3, 0]).random()
