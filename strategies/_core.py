@@ -119,15 +119,17 @@ def stream_rng(seed: int, n: int, index: int, stream: int) -> np.random.Generato
     if not all(isinstance(k, int) and 0 <= k < 2**32 for k in key):
         return np.random.default_rng(list(key))
     block = (seed, n, stream, index // _BLOCK)
-    seeds = _BLOCKS.get(block, False)
+    seeds = _BLOCKS.get(block, ())  # () never asked, None asked once
     if seeds is None:  # the second instance of the block asked: derive the whole block
         seeds = _BLOCKS[block] = _block_seeds(seed, n, stream, block[3] * _BLOCK)
-    if seeds is False:  # first touch: one-off lookups (Hypothesis, minimisation) stay as cheap
+    if not isinstance(seeds, np.ndarray):  # one-off lookups (Hypothesis, shrinking) stay as cheap
         if len(_BLOCKS) >= _BLOCKS_KEPT:
             _BLOCKS.clear()
         _BLOCKS[block] = None
         return np.random.default_rng(np.array(key, dtype=np.uint32))
-    return np.random.Generator(np.random.PCG64(_PCG64Seed(seeds[index % _BLOCK])))
+    # numpy's stubs name SeedSequence; PCG64 takes any ISeedSequence.
+    fixed: Any = _PCG64Seed(seeds[index % _BLOCK])
+    return np.random.Generator(np.random.PCG64(fixed))
 
 
 _BLOCK = 256  # consecutive indices whose seeds are derived together
