@@ -115,8 +115,10 @@ def stream_rng(seed: int, n: int, index: int, stream: int) -> np.random.Generato
     key = (seed, n, index, stream)
     # SeedSequence splits each int of a list into 32-bit words in Python; it takes a uint32
     # array of the same words as is. Anything but ints in [0, 2**32) keeps the list, which numpy
-    # splits (or rejects) exactly as it always has.
-    if not all(isinstance(k, int) and 0 <= k < 2**32 for k in key):
+    # splits (or rejects) exactly as it always has. (Spelled out: a generator expression here
+    # cost a fifth of the call.)
+    if not (isinstance(seed, int) and isinstance(n, int) and isinstance(index, int)
+            and isinstance(stream, int) and 0 <= min(key) and max(key) < 2**32):
         return np.random.default_rng(list(key))
     block = (seed, n, stream, index // _BLOCK)
     seeds = _BLOCKS.get(block, ())  # () never asked, None asked once
