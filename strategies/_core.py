@@ -108,9 +108,9 @@ def stream_rng(seed: int, n: int, index: int, stream: int) -> np.random.Generato
     ``np.random.default_rng([seed, n, index, stream])``, bit for bit; a design asks for the same
     stream of many consecutive instances, so from the second instance of a block of
     :data:`_BLOCK` on, the seeds of the whole block come from :func:`_block_seeds` (numpy's
-    SeedSequence hash, vectorised) instead of one SeedSequence per generator — ~20 µs of a
-    ~30 µs call. (Its ``bit_generator.seed_seq`` then holds the seed it hands PCG64, not a
-    spawnable SeedSequence; nothing here spawns.)
+    SeedSequence hash, vectorised) instead of one SeedSequence per generator: about 5 µs a
+    call instead of 20. (Its ``bit_generator.seed_seq`` then holds the seed it hands PCG64, not
+    a spawnable SeedSequence; nothing here spawns.)
     """
     key = (seed, n, index, stream)
     # SeedSequence splits each int of a list into 32-bit words in Python; it takes a uint32
@@ -283,8 +283,9 @@ def design_chunks(
 ) -> Iterator[list[Item]]:
     """``family``'s design, ``size`` instances at a time, in design order.
 
-    Every family draws instance ``i`` of level ``n`` from :func:`stream_rng` keyed by
-    ``(seed, n, i, …)`` alone, so the chunks concatenate to exactly ``family.design(...)``:
+    Every built-in family draws instance ``i`` of level ``n`` from generators keyed by
+    ``(seed, n, i, …)`` alone (:func:`stream_rng`), so the chunks concatenate to exactly
+    ``family.design(...)`` (tests/test_generate_stream.py checks each family):
     a family with an ``item(n, index, seed, presentations)`` method is asked instance by
     instance; one without is asked a level at a time. The design is checked before the first
     chunk, as :meth:`Family.design` checks it.
