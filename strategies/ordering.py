@@ -421,8 +421,7 @@ class Ordering:
         return [self.item(n, i, seed, presentations) for n in levels for i in range(pairs)]
 
     def item(self, n: int, index: int, seed: int, presentations: Sequence[str]) -> Item:
-        """Instance ``index`` of level ``n`` with every presentation: the design's, alone (a
-        run generates its design in index ranges with it)."""
+        """Instance ``index`` of level ``n`` with its prompts, as :meth:`design` asks it."""
         z = self.instance(n, index, seed)
         return Item(z, self._prompts(z, presentations))
 

@@ -23,6 +23,7 @@ from pytest_competence.strategies import (
     Ordering,
     default_presentations,
 )
+from pytest_competence.strategies._core import design_chunks
 
 from pytest_competence.settings import (
     DEFAULT_MAX_PROMPTS,
@@ -30,7 +31,7 @@ from pytest_competence.settings import (
     records_path_problem,
 )
 
-__all__ = ["checked_design", "main", "records"]
+__all__ = ["checked_chunks", "main", "records"]
 
 SCHEMA = "pytest-competence/dataset/1"
 BASE_GRID = "4,8,16,32,64,128,256,512,1024"
@@ -217,10 +218,12 @@ def records(family: Ordering, items: Sequence[Item]) -> Iterator[dict[str, Any]]
     )
 
 
-def checked_design(family: Any, args: argparse.Namespace, written: int, *, levels: Sequence[int],
-                   pairs: int, presentations: Sequence[str]) -> list[Item]:
-    """``family``'s design at ``args.seed``, once its size (with the ``written`` prompts before
-    it) is known to be within ``--max-prompts``; :class:`InvalidArgument` otherwise."""
+def checked_chunks(family: Any, args: argparse.Namespace, written: int, *,
+                   levels: Sequence[int], pairs: int,
+                   presentations: Sequence[str]) -> Iterator[list[Item]]:
+    """``family``'s design at ``args.seed`` in chunks (:func:`design_chunks`), once its size
+    (with the ``written`` prompts before it) is known to be within ``--max-prompts``;
+    :class:`InvalidArgument` otherwise, raised here rather than at the first chunk."""
     from pytest_competence.settings import check_prompt_count
 
     check = getattr(family, "check_design", None)
@@ -231,7 +234,8 @@ def checked_design(family: Any, args: argparse.Namespace, written: int, *, level
                        f"{len(levels)} level(s) x pairs={pairs} x {len(presentations)} "
                        f"presentation(s)" + (f", after {written:,} already written"
                                             if written else ""), "--max-prompts")
-    return family.design(levels=levels, pairs=pairs, seed=args.seed, presentations=presentations)
+    return design_chunks(family, levels=levels, pairs=pairs, seed=args.seed,
+                         presentations=presentations)
 
 
 def generate(args: argparse.Namespace, out: TextIO) -> int:
@@ -263,16 +267,18 @@ def generate(args: argparse.Namespace, out: TextIO) -> int:
 
 def _ordering_designs(args: argparse.Namespace,
                       vocabularies: list[str]) -> Iterator[tuple[Ordering, list[Item]]]:
+    """Each vocabulary's design, a chunk at a time, with the family that rendered it."""
     written = 0  # prompts of the designs before, counted against --max-prompts
     for name in vocabularies:
         family = Ordering(
             vocabulary=name, protocol=args.protocol, names=args.names,
             names_line=args.names_line, distractors=args.distractors, distance=args.distance,
         )
-        items = checked_design(family, args, written, levels=args.levels, pairs=args.pairs,
-                               presentations=args.presentations or default_presentations(family))
-        written += sum(len(item.prompts) for item in items)
-        yield family, items
+        for items in checked_chunks(family, args, written, levels=args.levels, pairs=args.pairs,
+                                    presentations=args.presentations
+                                    or default_presentations(family)):
+            written += sum(len(item.prompts) for item in items)
+            yield family, items
 
 
 def report(args: argparse.Namespace) -> int:

@@ -112,7 +112,8 @@ def options_error(name: str) -> InvalidArgument:
 
 def generate_family(args: argparse.Namespace, out: TextIO, schema: str,
                     default_levels: list[int]) -> int:
-    """Write the design the arguments describe; default grids become the family's own."""
+    """Write the design the arguments describe, a chunk at a time (memory does not grow with
+    its size); default grids become the family's own."""
     designs = _checked_designs(args, default_levels)
     if args.format == "hf":
         from pytest_competence.training import write_rows
@@ -127,11 +128,12 @@ def generate_family(args: argparse.Namespace, out: TextIO, schema: str,
 
 
 def _checked_designs(args: argparse.Namespace, default_levels: list[int]) -> Iterator[list[Item]]:
-    """Each design, once its size (with the prompts before it) is within ``--max-prompts``."""
-    from pytest_competence.cli import checked_design
+    """Each design a chunk at a time, once its size (with the prompts before it) is within
+    ``--max-prompts``."""
+    from pytest_competence.cli import checked_chunks
 
     written = 0
     for family, design in _designs(args, default_levels):
-        items = checked_design(family, args, written, **design)
-        written += sum(len(item.prompts) for item in items)
-        yield items
+        for items in checked_chunks(family, args, written, **design):
+            written += sum(len(item.prompts) for item in items)
+            yield items
