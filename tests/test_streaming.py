@@ -14,7 +14,7 @@ from pytest_competence.evaluate import evaluate, evaluate_chunks
 from pytest_competence.files import json_text
 from pytest_competence.models import resolve_model
 from pytest_competence.progress import ProgressModel
-from pytest_competence.records import RecordsPart, _record, records
+from pytest_competence.records import RecordsPart, _record, evaluation_from_records, records
 from pytest_competence.redaction import redact_all
 from pytest_competence.spec import spec_from_marker
 from pytest_competence.strategies import FAMILIES, Parsed
@@ -189,3 +189,17 @@ def test_parsed_answers_come_back_from_their_codes() -> None:
     with pytest.raises(TypeError, match="keeps no design"):
         next(ev.rows())
     assert Parsed(ev.answers(1)[0]).valid
+
+
+@pytest.mark.parametrize("name", ["ordering", "intervention", "programs"])
+def test_records_read_once_as_a_stream_give_every_figure(name: str) -> None:
+    spec = _spec(name, pairs=12)
+    live = evaluate(spec.family, spec.design(), resolve_model("ref:always-yes"), spec.attempts)
+    rows = [json.loads(json_text(r)) for r in records(live)]
+    once = evaluation_from_records(live.model, repr(spec.family), iter(rows))  # one pass
+    again = evaluation_from_records(live.model, repr(spec.family), lambda: iter(rows))
+    expected = analyze(live, bootstrap=20, seed=3)
+    for archived in (once, again):
+        got = analyze(archived, bootstrap=20, seed=3)
+        assert got["levels"] == expected["levels"] and got["summary"] == expected["summary"]
+        assert got["instances"] == expected["instances"]
