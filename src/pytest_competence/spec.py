@@ -91,28 +91,23 @@ class CompetenceSpec:
         return max(1, prompts // (len(self.presentations) * self.attempts))
 
     def chunks(self, prompts: int | None = None) -> Iterator[list[Item]]:
-        """The design in chunks of at most about ``prompts`` prompts, in design order (level by
-        level, instance by instance): their concatenation is :meth:`design`, and a design that
-        small is one chunk.
+        """The design in chunks of at most about ``prompts`` prompts, in design order: their
+        concatenation is :meth:`design`, and a design that small is one chunk.
 
-        A family with ``item(n, index, seed, presentations)`` (every instance keyed by its
-        level and index, as :func:`~pytest_competence.strategies.stream_rng` keys each random
-        choice) is generated chunk by chunk; any other family yields its whole design at once,
-        since nothing says its instances can be generated apart.
+        The instances come from :func:`~pytest_competence.strategies._core.design_chunks` (a
+        family keyed by level and index generates them one at a time, any other a level at a
+        time); chunks run across levels, so a small grid is still asked in one batch.
         """
-        item = getattr(self.family, "item", None)
-        if not callable(item) or not {"n", "index", "seed", "presentations"} <= set(
-                inspect.signature(item).parameters):
-            yield self.design()
-            return
+        from pytest_competence.strategies._core import design_chunks
+
         size = self.chunk_size(prompts)
         chunk: list[Item] = []
-        for n in self.levels:
-            for i in range(self.pairs):
-                chunk.append(item(n, i, self.seed, self.presentations))
-                if len(chunk) == size:
-                    yield chunk
-                    chunk = []
+        for part in design_chunks(self.family, levels=self.levels, pairs=self.pairs,
+                                  seed=self.seed, presentations=self.presentations, size=size):
+            chunk.extend(part)
+            while len(chunk) >= size:
+                yield chunk[:size]
+                chunk = chunk[size:]
         if chunk:
             yield chunk
 
