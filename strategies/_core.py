@@ -8,24 +8,27 @@ into an answer or an explicit invalid outcome. Everything here is plain data: no
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 __all__ = [
     "AnswerMap",
+    "AuditComponent",
     "Family",
     "InvalidArgument",
     "Item",
     "Parsed",
     "Prompt",
+    "Table",
     "Transform",
     "check_presentations",
     "compose",
     "default_presentations",
+    "is_family",
     "parse_choice",
     "stream_rng",
 ]
@@ -164,9 +167,72 @@ class Parsed:
         return self.answer is not None
 
 
+@dataclass(frozen=True)
+class AuditComponent:
+    """A support an audit can add to a declared suite.
+
+    ``kind`` says what it adds: ``"level"`` (``value`` an int level), ``"presentation"``
+    (``value`` a presentation name) or ``"option"`` (``value`` a mapping of family options that
+    replace the suite's, e.g. ``{"vocabulary": "left_right"}``). ``name`` is what reports show.
+    """
+
+    name: str
+    kind: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class Table:
+    """A family's report table as data: the terminal, Markdown and HTML reports draw it alike.
+
+    ``rows`` hold plain values (text, numbers, ``None`` for a blank cell), one per column;
+    ``note`` is a line under the table (a reference, what the figures mean).
+    """
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    note: str = ""
+
+
+#: A reference policy's factory: called with the spec's ``key=value`` parameters as strings, it
+#: returns an answer function — the prompt's text to an answer, or the whole :class:`Prompt` when
+#: marked with ``pytest_competence.models.reference.reads_prompt`` — or a model (an object with
+#: ``generate``) for a policy that reads a whole batch.
+PolicyFactory = Callable[..., Any]
+
+
 @runtime_checkable
 class Family(Protocol):
-    """What the engine needs from a task family: a seeded balanced design and a parser."""
+    """What a task family is: latent instances with an exact oracle, presented and parsed.
+
+    **Required** (what the engine calls):
+
+    - ``name`` — the registered name (``@pytest.mark.competence(family=NAME)``, ``ref:`` reads);
+    - ``answer_space`` — the answers a prompt can have (``()`` for open answers);
+    - ``design(levels=, pairs=, seed=, presentations=)`` — the seeded balanced design: per level
+      ``pairs`` latent instances ``z`` with their prompts (:class:`Item`), each prompt's ``gold``
+      the oracle's answer ``y*(z)`` mapped through its presentation's :class:`AnswerMap`
+      (presentations are tuples of :class:`Transform`, composed with :func:`compose`);
+    - ``parse(text)`` — the model's text to an answer or an explicit invalid :class:`Parsed`.
+
+    **Optional** (a family that subclasses :class:`Family` inherits these defaults; the registry
+    supplies them to one that does not):
+
+    - ``default_presentations`` — what a declaration without ``presentations=`` asks;
+    - ``check_design(levels=, pairs=, seed=, presentations=)`` — raise :class:`InvalidArgument`
+      at collection, before any model runs;
+    - ``strategies`` — Hypothesis strategies; ``strategies.case_space(max_n=, presentations=,
+      vocabularies=)`` (e.g. a ``DesignSpace``) whose ``strategy()`` is ``cases()``: what
+      minimisation shrinks a failing case in;
+    - :meth:`audit_components` — the supports an audit may add to a suite;
+    - :meth:`shortcut_policies`, :attr:`shortcuts`, :meth:`ideal_answer` — the known ways to fake
+      competence on the family (``ref:NAME`` policies) and the competent reading;
+    - :meth:`metrics` and :meth:`tables` — summary entries of an evaluation and the report
+      tables that show them;
+    - :attr:`default_levels`, :meth:`record_meta` — ``competence generate``'s default grid and the
+      per-record metadata with which an independent checker re-derives the gold answer.
+    """
 
     name: str
     answer_space: tuple[str, ...]
@@ -176,6 +242,59 @@ class Family(Protocol):
     ) -> list[Item]: ...
 
     def parse(self, text: str) -> Parsed: ...
+
+    def audit_components(self, levels: Sequence[int], presentations: Sequence[str]) -> list[AuditComponent]:
+        """The supports an audit can add to a suite of this family over ``levels`` and ``presentations``."""
+        return []
+
+    #: ``ref:shortcuts`` runs these specs (e.g. ``"ref:horn-bounded?depth=4"``) on the family.
+    shortcuts: ClassVar[tuple[str, ...]] = ()
+
+    #: ``competence generate NAME`` writes these levels unless ``--levels`` names others.
+    default_levels: ClassVar[tuple[int, ...]] = ()
+
+    @classmethod
+    def shortcut_policies(cls) -> Mapping[str, PolicyFactory]:
+        """Reference policies by ``ref:`` name: the known ways to fake competence on this family.
+
+        Each reads this family's prompts only (on other families' suites it is skipped as
+        ``n/a``); a name two families declare with the same factory reads both. Imported when a
+        ``ref:`` spec is resolved, never at start-up.
+        """
+        return {}
+
+    @classmethod
+    def ideal_answer(cls, prompt: Prompt) -> str | None:
+        """The competent answer to one of this family's prompts, read from the prompt alone
+        (``ref:ideal`` and the noisy policies built on it); ``None`` when it cannot be read."""
+        return None
+
+    @classmethod
+    def metrics(cls, evaluation: Any, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
+        """Summary entries of one evaluation of this family (e.g. ``{"systematicity": {...}}``)
+        beside the generic ones; ``bootstrap`` resamples and ``seed`` are the summary's."""
+        return {}
+
+    @classmethod
+    def tables(cls, result: Mapping[str, Any]) -> list[Table]:
+        """The report tables of one result (its ``summary`` holds what :meth:`metrics` added)."""
+        return []
+
+    @classmethod
+    def record_meta(cls, item: Item) -> dict[str, Any]:
+        """``meta`` of ``competence generate``'s records of ``item``: how a checker re-derives
+        the gold answer from the prompt text alone."""
+        return {}
+
+
+#: What every family must have; the rest of :class:`Family` has defaults.
+REQUIRED = ("name", "answer_space", "design", "parse")
+
+
+def is_family(value: object) -> bool:
+    """Whether ``value`` is a family object: it has every required member of :class:`Family`
+    (``isinstance(value, Family)`` would ask for the optional ones too)."""
+    return not isinstance(value, type) and all(hasattr(value, k) for k in REQUIRED)
 
 
 _WORD = re.compile(r"[a-z]+")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._core import (
+    Family,
     InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs, check_presentations,
     check_seed, stream_rng,
 )
@@ -88,7 +89,7 @@ def last_json_list(text: str) -> list[Any] | None:
     return found
 
 
-class RuleInduction(ABC):
+class RuleInduction(Family, ABC):
     """Base of the rule-induction families of seeds/002 §4: design, answer format, parser.
 
     Args:
@@ -109,6 +110,31 @@ class RuleInduction(ABC):
     #: Sends per prompt when a declaration names none: seeds/002 §3.6 gives each variation
     #: N = 5 attempts and counts it passed by their strict majority.
     default_attempts = 5
+
+    shortcuts: tuple[str, ...] = ("ref:surface",)
+    #: The reference policies every rule-induction family declares (reading the whole prompt).
+    induction_policies: tuple[str, ...] = ("oracle", "surface", "induction-sampled")
+
+    @classmethod
+    def shortcut_policies(cls) -> Mapping[str, Any]:
+        """``oracle``, ``surface`` and ``induction-sampled`` (seeds/002), and the family's own."""
+        from pytest_competence.models.reference_induction import WHOLE_PROMPT_POLICIES
+
+        return {k: WHOLE_PROMPT_POLICIES[k] for k in cls.induction_policies}
+
+    @classmethod
+    def ideal_answer(cls, prompt: Any) -> str | None:
+        """The interpreter's answer, on the task regenerated from the prompt's coordinates."""
+        from pytest_competence.models.reference_induction import induction_oracle
+
+        return induction_oracle(prompt)
+
+    @classmethod
+    def metrics(cls, evaluation: Any, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
+        """``summary["systematicity"]`` (seeds/002 §3.5)."""
+        from pytest_competence.systematicity import systematicity_summary
+
+        return systematicity_summary(evaluation, bootstrap=bootstrap, seed=seed)
 
     def __init__(self, *, variations: int = 5) -> None:
         if isinstance(variations, bool) or not isinstance(variations, int) or variations < 1:

@@ -141,6 +141,8 @@ class Concepts(RuleInduction):
     isomorphisms = (REORDER, REBIND)
     levels = (1, 5)
     system = CONCEPTS_SYSTEM.format(n_query=6)  # the default; each instance fills in its own
+    shortcuts = ("ref:concepts-constant", "ref:surface")
+    induction_policies = (*RuleInduction.induction_policies, "concepts-constant")
 
     def __init__(self, *, variations: int = 5, queries: int = 6, balanced: bool = False) -> None:
         super().__init__(variations=variations)

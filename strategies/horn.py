@@ -18,14 +18,14 @@ same programs appear on every process, worker and machine.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._core import (
-    AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_levels, check_pairs,
+    Family, AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_levels, check_pairs,
     check_presentations, check_word, compose, parse_choice, stream_rng,
 )
 from ._horn_programs import HornInstance, Rule, build_program, derive, pseudowords
@@ -72,7 +72,7 @@ def render_rule(rule: Rule, whenever: bool) -> str:
     return f"If {_conjunction(rule.body)}, then {rule.head}."
 
 
-class Horn:
+class Horn(Family):
     """The Horn-clause family, configured once and sampled by seed.
 
     Args:
@@ -88,6 +88,21 @@ class Horn:
 
     name = "horn"
     answer_space = ("yes", "no")
+    shortcuts = ("ref:horn-if-then", "ref:horn-goal-rule", "ref:horn-bounded?depth=4")
+
+    @classmethod
+    def shortcut_policies(cls) -> Mapping[str, Any]:
+        """The known ways to fake competence on this family (``ref:`` policies)."""
+        from pytest_competence.models.reference_horn import HORN_POLICIES
+
+        return HORN_POLICIES
+
+    @classmethod
+    def ideal_answer(cls, prompt: Prompt) -> str | None:
+        """The competent answer, read from the prompt alone (``ref:ideal``)."""
+        from pytest_competence.models.reference_horn import horn_ideal
+
+        return horn_ideal(prompt.text)
 
     def __init__(
         self,

@@ -20,14 +20,14 @@ answers only); the engine's default presentations select all 36.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import permutations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._core import (
-    AnswerMap, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs, check_word,
+    Family, AnswerMap, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs, check_word,
     stream_rng,
 )
 from ._iw_theory import (
@@ -161,7 +161,7 @@ def _select(presentations: tuple[object, ...]) -> tuple[str, ...]:
 _selected = lru_cache(maxsize=64)(_select)
 
 
-class Intervention:
+class Intervention(Family):
     """The three-valued intervention-worlds family.
 
     Args:
@@ -170,6 +170,28 @@ class Intervention:
 
     name = "intervention"
     answer_space = LETTERS
+    shortcuts = ("ref:iw-stuck", "ref:iw-jumpy", "ref:iw-letter?letter=A")
+
+    @classmethod
+    def shortcut_policies(cls) -> Mapping[str, Any]:
+        """The known ways to fake competence on this family (``ref:`` policies)."""
+        from pytest_competence.models.reference_iw import IW_POLICIES
+
+        return IW_POLICIES
+
+    @classmethod
+    def ideal_answer(cls, prompt: Prompt) -> str | None:
+        """The competent answer, read from the prompt alone (``ref:ideal``)."""
+        from pytest_competence.models.reference_iw import iw_ideal
+
+        return iw_ideal(prompt.text)
+
+    @classmethod
+    def metrics(cls, evaluation: Any, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
+        """``summary["intervention"]``: the seed paper's rates (:mod:`pytest_competence.intervention`)."""
+        from pytest_competence.intervention import intervention_entries
+
+        return intervention_entries(evaluation, bootstrap=bootstrap, seed=seed)
     default_presentations = IW_PRESENTATIONS  # every cell: 3 worlds × 6 mappings × 2 readouts
 
     def __init__(self, *, system_prompt: str = SYSTEM_PROMPT,

@@ -15,15 +15,15 @@ protocols, controls, processes and xdist workers (App. B.1 "Catalog").
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._core import (
-    AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_levels, check_pairs,
+    Family, AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_levels, check_pairs,
     check_presentations, check_seed, compose, parse_choice, stream_rng,
 )
 from .names import first_names, random_names
@@ -148,7 +148,7 @@ PRESENTATIONS: dict[str, tuple[Transform, ...]] = {
 }
 
 
-class Ordering:
+class Ordering(Family):
     """The ordering family, configured once and sampled by seed.
 
     Args:
@@ -165,6 +165,21 @@ class Ordering:
 
     name = "ordering"
     answer_space = ("yes", "no")
+    shortcuts = ("ref:endpoint", "ref:forward-reader", "ref:names-order", "ref:threshold?n=64")
+
+    @classmethod
+    def shortcut_policies(cls) -> Mapping[str, Any]:
+        """The known ways to fake competence on this family (``ref:`` policies)."""
+        from pytest_competence.models.reference_ordering import ORDERING_POLICIES
+
+        return ORDERING_POLICIES
+
+    @classmethod
+    def ideal_answer(cls, prompt: Prompt) -> str | None:
+        """The competent answer, read from the prompt alone (``ref:ideal``)."""
+        from pytest_competence.models.reference_ordering import ordering_ideal
+
+        return ordering_ideal(prompt.text)
 
     def __init__(
         self,

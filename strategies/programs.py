@@ -19,6 +19,7 @@ interpreter answers are ψ of the original's (tests/test_programs.py checks it o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -78,6 +79,14 @@ class Programs(RuleInduction):
     name = "programs"
     isomorphisms = (REORDER, SUBSTITUTE)
     levels = (1, 5)
+    shortcuts = ("ref:programs-copy-nearest", "ref:surface")
+
+    @classmethod
+    def shortcut_policies(cls) -> Mapping[str, Any]:
+        """The rule-induction policies and ``programs-copy-nearest``."""
+        from pytest_competence.models.reference_programs import PROGRAMS_POLICIES
+
+        return {**super().shortcut_policies(), **PROGRAMS_POLICIES}
 
     def __init__(self, *, variations: int = 5, support: int = 6, queries: int = 3,
                  hint: bool = False) -> None:

@@ -24,6 +24,7 @@ panel in column 3's order. With ``F = 1`` there is nothing to permute.
 from __future__ import annotations
 
 from dataclasses import replace
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -124,6 +125,14 @@ class Raven(RuleInduction):
     name = "raven"
     isomorphisms = (REORDER, PERMUTE)
     levels = (1, 4)
+    shortcuts = ("ref:raven-aligned", "ref:surface")
+
+    @classmethod
+    def shortcut_policies(cls) -> Mapping[str, Any]:
+        """The rule-induction policies and ``raven-aligned``."""
+        from pytest_competence.models.reference_raven import RAVEN_POLICIES
+
+        return {**super().shortcut_policies(), **RAVEN_POLICIES}
     system = SYSTEM
 
     def __init__(self, *, variations: int = 5, verbatim: bool = False) -> None:

@@ -22,15 +22,15 @@ in cell ``i % 3``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._core import (
-    IDENTITY, AnswerMap, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs,
+    IDENTITY, Family, AnswerMap, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs,
     check_seed,
 )
 from ._crt_lexicon import LEXICON, NOUNS
@@ -171,7 +171,7 @@ def _build(category: str, n: int, cell: int, rng: np.random.Generator) -> Proble
     return Problem((NotAll(tuple(atoms)),) + tuple(Fact(a) for a in known), n - 1, 0, n)
 
 
-class Reformulations:
+class Reformulations(Family):
     """One category of controlled reformulation families (seeds/004).
 
     Args:
@@ -181,6 +181,21 @@ class Reformulations:
 
     name = "reformulations"
     answer_space = ANSWERS
+    shortcuts = ("ref:crt-ignore-negation", "ref:crt-hedge")
+
+    @classmethod
+    def shortcut_policies(cls) -> Mapping[str, Any]:
+        """The known ways to fake competence on this family (``ref:`` policies)."""
+        from pytest_competence.models.reference_crt import CRT_POLICIES
+
+        return CRT_POLICIES
+
+    @classmethod
+    def ideal_answer(cls, prompt: Prompt) -> str | None:
+        """The competent answer, read from the prompt alone (``ref:ideal``)."""
+        from pytest_competence.models.reference_crt import crt_ideal
+
+        return crt_ideal(prompt.text)
 
     def __init__(self, *, category: str = "propositional_logic", prompt: str = "zero_shot") -> None:
         if category not in CATEGORIES:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+from typing import Any
 
 
 # Import the engine here, before any in-process session: pytester restores ``sys.modules`` after
@@ -117,3 +118,26 @@ def scripted_document(spec, given: list[object]) -> dict:
         records=records(evaluation),
     )
     return build_document([json.loads(json.dumps(result))], models=["py:scripted"], bootstrap=0)
+
+
+def install_example_family(path: Any) -> Any:
+    """Install ``examples/family_pkg`` (the bracket-matching family) under ``path/site`` as pip
+    would: its module and a ``*.dist-info`` with its entry points. Put the folder on
+    ``sys.path`` (``pytester.syspathinsert``) or ``PYTHONPATH`` to use it; the folder."""
+    import re
+    import shutil
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "examples" / "family_pkg"
+    site = Path(path) / "site"
+    info = site / "competence_brackets-0.1.0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    shutil.copy(package / "competence_brackets.py", site)
+    toml = (package / "pyproject.toml").read_text()
+    section = re.search(r'\[project\.entry-points\."(.+?)"\]\n(.*?)(?:\n\n|\Z)', toml, re.S)
+    assert section is not None
+    entries = section[2].replace('"', "").strip()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: competence-brackets\n"
+                                   "Version: 0.1.0\n")
+    (info / "entry_points.txt").write_text(f"[{section[1]}]\n{entries}\n")
+    return site

@@ -55,14 +55,24 @@ def _option(text: str) -> tuple[str, object]:
         return key.strip(), value.strip()
 
 
+def _family_name(text: str) -> str:
+    """A registered family's name (built-in or an entry point's, imported only now)."""
+    from pytest_competence.strategies import ENTRY_POINT_GROUP, FAMILIES
+
+    if text not in FAMILIES:
+        raise argparse.ArgumentTypeError(
+            f"unknown family {text!r}; expected one of {', '.join(FAMILIES)}, or a family "
+            f"registered in the {ENTRY_POINT_GROUP!r} entry-point group")
+    return text
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="competence", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="Write a family's seeded design as JSON Lines")
-    from pytest_competence.systematicity import induction_families
-
-    families = ["ordering", "horn", "reformulations", "intervention", *induction_families()]
-    gen.add_argument("family", choices=families, help="Task family")
+    gen.add_argument("family", type=_family_name, metavar="FAMILY",
+                     help="Task family: a built-in family's name or that of a family "
+                          "registered in the pytest_competence.families entry-point group")
     gen.add_argument("--levels", type=_ints, default=_ints(BASE_GRID),
                      help=f"Chain lengths, comma-separated (default {BASE_GRID})")
     gen.add_argument("--per-level", type=int, default=200, dest="pairs",
@@ -98,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:
                           "and task (default 5; levels default to the family's whole range)")
     gen.add_argument("--option", type=_option, action="append", default=[], dest="options",
                      metavar="KEY=VALUE",
-                     help="intervention and rule-induction families: a constructor option, "
+                     help="intervention, rule-induction and registered families: a constructor option, "
                           "repeatable (e.g. programs: hint=True; grammar: extra_support=8)")
     gen.add_argument("--format", choices=["jsonl", "hf"], default="jsonl",
                      help="jsonl: audit records; hf: training rows (prompt, system, gold, "

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from pytest_competence.strategies import (
     CATEGORIES,
+    FAMILIES,
     Horn,
     InvalidArgument,
     Item,
@@ -47,7 +48,15 @@ IW_SEMANTICS = {
 TEMPLATES = {"if": "If {body}, then {head}.", "whenever": "{head} holds whenever {body} hold."}
 
 
+#: The families whose records and designs this module knows; any other family gives its own
+#: (``Family.record_meta``, ``Family.default_levels``, ``--option``).
+_OWN = ("horn", "reformulations", "intervention")
+
+
 def _meta(item: Item) -> dict[str, Any]:
+    name = item.prompts[0].family if item.prompts else ""
+    if name not in _OWN and name not in induction_families():
+        return dict(FAMILIES.hook(name, "record_meta")(item))
     z = item.instance
     if isinstance(z, Task):  # a rule-induction task: the answers are read back as a JSON list
         kinds = list(dict.fromkeys(p.params["isomorphism"] for p in item.prompts))
@@ -78,6 +87,13 @@ def _designs(args: argparse.Namespace,
         levels = list(range(lo, hi + 1)) if args.levels == default_levels else args.levels
         yield rules, dict(levels=levels, pairs=args.pairs,
                           presentations=args.presentations or default_presentations(rules))
+        return
+    if args.family not in _OWN:
+        made = make_family(args.family, **dict(args.options))
+        own = list(FAMILIES.hook(args.family, "default_levels"))
+        levels = own if own and args.levels == default_levels else args.levels
+        yield made, dict(levels=levels, pairs=args.pairs,
+                         presentations=args.presentations or default_presentations(made))
         return
     if args.options and args.family != "intervention":
         raise options_error(args.family)

@@ -6,7 +6,6 @@ and the fix; the plugin turns that into a collection error without an engine tra
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from pytest_competence.strategies import (
     Item,
     default_presentations,
     family,
+    is_family,
 )
 
 __all__ = ["DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
@@ -83,10 +83,7 @@ class CompetenceSpec:
 
 def family_options(name: str) -> tuple[str, ...]:
     """Constructor keywords of the family called ``name`` (what a parameter may override)."""
-    cls = FAMILIES.get(name)
-    if cls is None:
-        return ()
-    return tuple(p for p in inspect.signature(cls).parameters if p != "self")
+    return FAMILIES.options(name)
 
 
 def spec_from_marker(
@@ -115,7 +112,7 @@ def spec_from_marker(
     if isinstance(fam, str):
         instance = family(fam, **kwargs)
         key_family: Any = (fam, _hashable(kwargs))
-    elif isinstance(fam, Family):
+    elif is_family(fam):
         if kwargs:
             raise InvalidArgument(
                 f"Options {sorted(kwargs)} were given beside a family object; configure the "

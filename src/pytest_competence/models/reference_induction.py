@@ -148,3 +148,15 @@ INDUCTION_POLICIES: dict[str, Callable[..., Answer]] = {
     "concepts-constant": _constant,
     "induction-sampled": _sampled,
 }
+
+
+def _whole(factory: Callable[..., Answer]) -> Callable[..., Answer]:
+    from .reference import reads_prompt
+
+    return lambda **params: reads_prompt(factory(**params))
+
+
+#: :data:`INDUCTION_POLICIES` as the families declare them: made once, so that every
+#: rule-induction family declares the same factory (and each policy reads all of them).
+WHOLE_PROMPT_POLICIES: dict[str, Callable[..., Answer]] = {
+    name: _whole(factory) for name, factory in INDUCTION_POLICIES.items()}

@@ -24,11 +24,12 @@ batch) and, like every reference policy, can also *score*: all probability on it
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from .reference import point_mass
 
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt
@@ -111,14 +112,6 @@ def iw_ideal(text: str) -> str | None:
     """The ideal answer to an intervention prompt, or ``None`` when ``text`` is not one."""
     t = read_iw(text)
     return None if t is None else _say(t, _value(t))
-
-
-def point_mass(answer: object, candidates: Sequence[str]) -> dict[str, float]:
-    """Scores of a deterministic policy: log-probability 0 for the candidate its answer names
-    (the whole answer, or its last ``Answer: X``), ``-inf`` for every other one."""
-    text = answer.strip() if isinstance(answer, str) else ""
-    named = text.rpartition("Answer: ")[2].strip() if "Answer: " in text else text
-    return {c: 0.0 if c == named else -math.inf for c in candidates}
 
 
 class _Memory:
