@@ -185,14 +185,16 @@ class AuditComponent:
 class Table:
     """A family's report table as data: the terminal, Markdown and HTML reports draw it alike.
 
-    ``rows`` hold plain values (text, numbers, ``None`` for a blank cell), one per column;
-    ``note`` is a line under the table (a reference, what the figures mean).
+    ``rows`` hold plain values (text; numbers, written with three decimals; ``None`` for a
+    blank cell), one per column. ``note`` is the line that introduces the table (a headline
+    figure, what the figures mean); ``label`` names it on the terminal (default ``title``).
     """
 
     title: str
     columns: tuple[str, ...]
     rows: tuple[tuple[Any, ...], ...]
     note: str = ""
+    label: str = ""
 
 
 #: A reference policy's factory: called with the spec's ``key=value`` parameters as strings, it

@@ -192,6 +192,13 @@ class Intervention(Family):
         from pytest_competence.intervention import intervention_entries
 
         return intervention_entries(evaluation, bootstrap=bootstrap, seed=seed)
+
+    @classmethod
+    def tables(cls, result: Mapping[str, Any]) -> list[Any]:
+        """The rates per readout, level and transition, headed by the pooled ones."""
+        from pytest_competence.report.intervention import intervention_tables
+
+        return intervention_tables(result)
     default_presentations = IW_PRESENTATIONS  # every cell: 3 worlds × 6 mappings × 2 readouts
 
     def __init__(self, *, system_prompt: str = SYSTEM_PROMPT,

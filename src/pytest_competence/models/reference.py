@@ -230,11 +230,16 @@ class _Live(Mapping[str, Any]):
 
 
 class _Shortcuts(Sequence[str]):
-    """Every family's ``shortcuts`` specs, family by family, each once."""
+    """Every family's ``shortcuts`` specs, family by family, each once: a spec that several
+    families list (a shared policy) comes where the last of them lists it."""
 
     def _specs(self) -> tuple[str, ...]:
-        specs = (s for family in FAMILIES for s in FAMILIES.hook(family, "shortcuts"))
-        return tuple(dict.fromkeys(specs))
+        specs: dict[str, None] = {}
+        for family in FAMILIES:
+            for spec in FAMILIES.hook(family, "shortcuts"):
+                specs.pop(spec, None)
+                specs[spec] = None
+        return tuple(specs)
 
     def __getitem__(self, index: Any) -> Any:
         return self._specs()[index]

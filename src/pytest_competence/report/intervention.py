@@ -8,12 +8,13 @@ readout's validity, and per transition direction. A result without that key rend
 from __future__ import annotations
 
 from collections.abc import Mapping
-from html import escape
 from typing import Any
 
-from pytest_competence.report.cells import aligned, html_table, markdown_table, number
+from pytest_competence.report.cells import number, tables_html, tables_lines, tables_markdown
+from pytest_competence.strategies import Table
 
-__all__ = ["intervention_html", "intervention_lines", "intervention_markdown"]
+__all__ = ["intervention_html", "intervention_lines", "intervention_markdown",
+           "intervention_tables"]
 
 _RATES = (("base_accuracy", "base acc"), ("target_follow", "target-follow"),
           ("sham_stay", "sham-stay"), ("selective_response", "selective"),
@@ -51,28 +52,28 @@ def _headline(block: Mapping[str, Any]) -> str:
         f"{label} {_with_ci(block, k)}" for k, label in _RATES))
 
 
-def intervention_lines(r: Mapping[str, Any]) -> list[str]:
-    """Terminal lines: the headline (with 95% cluster-bootstrap intervals) and an aligned table."""
+def intervention_tables(r: Mapping[str, Any]) -> list[Table]:
+    """The intervention-worlds table of one result as data (``Intervention.tables``): the
+    headline with its intervals, then the rates per readout, level and transition."""
     block = _block(r)
     if block is None:
         return []
-    return [f"    intervention: {_headline(block)}", *aligned(_rows(block), "      ")]
+    rows = _rows(block)
+    return [Table("Intervention worlds", tuple(rows[0]), tuple(map(tuple, rows[1:])),
+                  note=f"{_headline(block)} (95% cluster-bootstrap intervals; rates weighted "
+                       f"equally across transitions)", label="intervention")]
+
+
+def intervention_lines(r: Mapping[str, Any]) -> list[str]:
+    """Terminal lines: the headline (with 95% cluster-bootstrap intervals) and an aligned table."""
+    return tables_lines(r) if intervention_tables(r) else []
 
 
 def intervention_markdown(r: Mapping[str, Any]) -> list[str]:
     """Markdown lines: the headline and a table per readout and transition."""
-    block = _block(r)
-    if block is None:
-        return []
-    return ["", f"Intervention worlds: {_headline(block)}.", "",
-            *markdown_table(_rows(block)), ""]
+    return tables_markdown(r) if intervention_tables(r) else []
 
 
 def intervention_html(r: Mapping[str, Any]) -> str:
     """An HTML section: the headline and the same table."""
-    block = _block(r)
-    if block is None:
-        return ""
-    return (f"<h3>Intervention worlds</h3><p>{escape(_headline(block))} (95% cluster-bootstrap "
-            f"intervals; rates weighted equally across transitions)</p>"
-            f"{html_table(_rows(block))}")
+    return tables_html(r) if intervention_tables(r) else ""
