@@ -12,6 +12,7 @@ from ._core import (
     AnswerMap,
     AuditComponent,
     Family,
+    Figure,
     InvalidArgument,
     Item,
     Parsed,
@@ -33,13 +34,14 @@ from .ordering import CELLS, PRESENTATIONS, SYSTEM_PROMPT, Ordering, OrderingIns
 from .programs import Programs
 from .raven import Raven
 from .reformulations import CATEGORIES, Reformulations
-from .vocabularies import CATALOG, GROUPS, Phrase, Vocabulary, vocabulary
+from .ordering.vocabularies import CATALOG, GROUPS, Phrase, Vocabulary, vocabulary
 
 __all__ = [
     "AuditComponent",
     "CATALOG",
     "CATEGORIES",
     "CELLS",
+    "DEFAULT_FAMILY",
     "FAMILIES",
     "GROUPS",
     "HORN_PRESENTATIONS",
@@ -86,6 +88,10 @@ FAMILIES = FamilyRegistry({"ordering": Ordering, "horn": Horn, "reformulations":
                            "intervention": Intervention, "programs": Programs,
                            "raven": Raven, "concepts": Concepts,
                            "grammar": Grammar})
+
+
+#: The family of a ``@pytest.mark.competence`` declaration that names none.
+DEFAULT_FAMILY = "ordering"
 
 
 def __getattr__(name: str) -> Any:

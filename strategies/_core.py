@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -20,6 +20,7 @@ __all__ = [
     "AuditComponent",
     "Family",
     "InvalidArgument",
+    "Figure",
     "Item",
     "Parsed",
     "Prompt",
@@ -185,8 +186,8 @@ class AuditComponent:
 class Table:
     """A family's report table as data: the terminal, Markdown and HTML reports draw it alike.
 
-    ``rows`` hold plain values (text; numbers, written with three decimals; ``None`` for a
-    blank cell), one per column. ``note`` is the line that introduces the table (a headline
+    ``rows`` hold plain values, one per column: text; a number (written with three decimals);
+    ``(value, low, high)`` for a figure with its interval; ``None`` for a blank cell. ``note`` is the line that introduces the table (a headline
     figure, what the figures mean); ``label`` names it on the terminal (default ``title``).
     """
 
@@ -195,6 +196,15 @@ class Table:
     rows: tuple[tuple[Any, ...], ...]
     note: str = ""
     label: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A family's figure for the HTML report: a title, a caption and the SVG that draws it."""
+
+    title: str
+    caption: str
+    svg: str
 
 
 #: A reference policy's factory: called with the spec's ``key=value`` parameters as strings, it
@@ -230,8 +240,8 @@ class Family(Protocol):
     - :meth:`audit_components` — the supports an audit may add to a suite;
     - :meth:`shortcut_policies`, :attr:`shortcuts`, :meth:`ideal_answer` — the known ways to fake
       competence on the family (``ref:NAME`` policies) and the competent reading;
-    - :meth:`metrics` and :meth:`tables` — summary entries of an evaluation and the report
-      tables that show them;
+    - :meth:`metrics`, :meth:`tables` and :meth:`figures` — summary entries of an evaluation,
+      and the report tables and figures that show them (data the reports draw);
     - :attr:`default_levels`, :meth:`record_meta` — ``competence generate``'s default grid and the
       per-record metadata with which an independent checker re-derives the gold answer.
     """
@@ -245,48 +255,59 @@ class Family(Protocol):
 
     def parse(self, text: str) -> Parsed: ...
 
-    def audit_components(self, levels: Sequence[int], presentations: Sequence[str]) -> list[AuditComponent]:
-        """The supports an audit can add to a suite of this family over ``levels`` and ``presentations``."""
-        return []
+    # The optional members, with their defaults. They are kept out of the structural type (a
+    # type checker sees the required members only), so that any object with those — an
+    # archived family, a user's own — is a Family; a class that subclasses Family inherits them.
+    if not TYPE_CHECKING:
+        def audit_components(self, levels: Sequence[int],
+                             presentations: Sequence[str]) -> list[AuditComponent]:
+            """The supports an audit can add to a suite of this family over ``levels`` and
+            ``presentations``."""
+            return []
 
-    #: ``ref:shortcuts`` runs these specs (e.g. ``"ref:horn-bounded?depth=4"``) on the family.
-    shortcuts: ClassVar[tuple[str, ...]] = ()
+        #: ``ref:shortcuts`` runs these specs (e.g. ``"ref:horn-bounded?depth=4"``) on the family.
+        shortcuts: ClassVar[tuple[str, ...]] = ()
 
-    #: ``competence generate NAME`` writes these levels unless ``--levels`` names others.
-    default_levels: ClassVar[tuple[int, ...]] = ()
+        #: ``competence generate NAME`` writes these levels unless ``--levels`` names others.
+        default_levels: ClassVar[tuple[int, ...]] = ()
 
-    @classmethod
-    def shortcut_policies(cls) -> Mapping[str, PolicyFactory]:
-        """Reference policies by ``ref:`` name: the known ways to fake competence on this family.
+        @classmethod
+        def shortcut_policies(cls) -> Mapping[str, PolicyFactory]:
+            """Reference policies by ``ref:`` name: the known ways to fake competence on this family.
 
-        Each reads this family's prompts only (on other families' suites it is skipped as
-        ``n/a``); a name two families declare with the same factory reads both. Imported when a
-        ``ref:`` spec is resolved, never at start-up.
-        """
-        return {}
+            Each reads this family's prompts only (on other families' suites it is skipped as
+            ``n/a``); a name two families declare with the same factory reads both. Imported when a
+            ``ref:`` spec is resolved, never at start-up.
+            """
+            return {}
 
-    @classmethod
-    def ideal_answer(cls, prompt: Prompt) -> str | None:
-        """The competent answer to one of this family's prompts, read from the prompt alone
-        (``ref:ideal`` and the noisy policies built on it); ``None`` when it cannot be read."""
-        return None
+        @classmethod
+        def ideal_answer(cls, prompt: Prompt) -> str | None:
+            """The competent answer to one of this family's prompts, read from the prompt alone
+            (``ref:ideal`` and the noisy policies built on it); ``None`` when it cannot be read."""
+            return None
 
-    @classmethod
-    def metrics(cls, evaluation: Any, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
-        """Summary entries of one evaluation of this family (e.g. ``{"systematicity": {...}}``)
-        beside the generic ones; ``bootstrap`` resamples and ``seed`` are the summary's."""
-        return {}
+        @classmethod
+        def metrics(cls, evaluation: Any, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
+            """Summary entries of one evaluation of this family (e.g. ``{"systematicity": {...}}``)
+            beside the generic ones; ``bootstrap`` resamples and ``seed`` are the summary's."""
+            return {}
 
-    @classmethod
-    def tables(cls, result: Mapping[str, Any]) -> list[Table]:
-        """The report tables of one result (its ``summary`` holds what :meth:`metrics` added)."""
-        return []
+        @classmethod
+        def tables(cls, result: Mapping[str, Any]) -> list[Table]:
+            """The report tables of one result (its ``summary`` holds what :meth:`metrics` added)."""
+            return []
 
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """``meta`` of ``competence generate``'s records of ``item``: how a checker re-derives
-        the gold answer from the prompt text alone."""
-        return {}
+        @classmethod
+        def figures(cls, result: Mapping[str, Any]) -> list[Figure]:
+            """The HTML report's figures of one result, drawn above its tables."""
+            return []
+
+        @classmethod
+        def record_meta(cls, item: Item) -> dict[str, Any]:
+            """``meta`` of ``competence generate``'s records of ``item``: how a checker re-derives
+            the gold answer from the prompt text alone."""
+            return {}
 
 
 #: What every family must have; the rest of :class:`Family` has defaults.

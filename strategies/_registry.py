@@ -27,7 +27,7 @@ __all__ = ["ENTRY_POINT_GROUP", "FamilyRegistry", "check_family_class"]
 ENTRY_POINT_GROUP = "pytest_competence.families"
 
 #: Optional class-level members and what each must be (see :class:`~._core.Family`).
-_HOOKS = ("shortcut_policies", "ideal_answer", "metrics", "tables", "record_meta",
+_HOOKS = ("shortcut_policies", "ideal_answer", "metrics", "tables", "figures", "record_meta",
           "audit_components")
 
 
@@ -92,7 +92,7 @@ class FamilyRegistry(MutableMapping[str, type]):
     def __init__(self, builtin: dict[str, type]) -> None:
         self._classes = {name: check_family_class(cls, name, "built-in")
                          for name, cls in builtin.items()}
-        self._builtin = frozenset(builtin)
+        self._builtin = frozenset(builtin)  # in order: self._classes keeps it
         self._plugins: dict[str, Any] | None = None  # entry points not yet loaded
         self._from_entry_points: set[str] = set()
 
@@ -148,6 +148,11 @@ class FamilyRegistry(MutableMapping[str, type]):
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and name in set(self)
+
+    @property
+    def builtin(self) -> tuple[str, ...]:
+        """The names of the families this package ships."""
+        return tuple(n for n in self._classes if n in self._builtin)
 
     def refresh(self) -> None:
         """Forget the entry points read and loaded so far (after a package was installed or

@@ -29,7 +29,7 @@ from pytest_competence.strategies import (
 )
 from pytest_competence.strategies import family as make_family
 from pytest_competence.strategies._induction import Task
-from pytest_competence.systematicity import induction_families
+from pytest_competence.strategies._induction.metrics import induction_families
 
 __all__ = [
     "HORN_GRID", "REFORMULATION_GRID", "family_records", "generate_family", "options_error",

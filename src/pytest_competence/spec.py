@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_competence.conditions import Condition, parse_condition
 from pytest_competence.strategies import (
+    DEFAULT_FAMILY,
     FAMILIES,
     Family,
     InvalidArgument,
@@ -101,7 +102,7 @@ def spec_from_marker(
             raise InvalidArgument("family given both positionally and as family=; give it once")
         kwargs["family"] = args[0]
     kwargs.update(overrides or {})
-    fam = kwargs.pop("family", "ordering")
+    fam = kwargs.pop("family", DEFAULT_FAMILY)
     declared = "presentations" in kwargs
     require_declared = "require" in kwargs
     design = {k: kwargs.pop(k, _DEFAULTS.get(k)) for k in DESIGN_KEYS}
@@ -116,7 +117,7 @@ def spec_from_marker(
         if kwargs:
             raise InvalidArgument(
                 f"Options {sorted(kwargs)} were given beside a family object; configure the "
-                f"family object itself, e.g. Ordering(vocabulary=...)"
+                f"family object itself (its constructor takes them)"
             )
         instance, key_family = fam, ("object", id(fam))
     else:

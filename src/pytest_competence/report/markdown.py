@@ -6,7 +6,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_competence.report.bullets import systematicity_markdown
 from pytest_competence.report.cells import markdown_table, tables_markdown
 from pytest_competence.report.diagnosis import diagnosis_markdown
 from pytest_competence.report.matrix import family_matrices
@@ -90,7 +89,6 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 f"{_num(lv['coverage'])} | {_num(lv['all_correct'])} |"
             )
         out += tables_markdown(r)
-        out += systematicity_markdown(r)
         out += diagnosis_markdown(r)
         case = r.get("failing_case")
         out += ["", f"- Condition ({_cell(r['condition'])}): "
