@@ -7,8 +7,10 @@ Three parts, each printing figures (nothing asserted; run on demand, not under p
 2. Thousands of cells with the same dozen policies and more: the branch and bound and its node
    count; past ``--max-nodes``, the integer program (still exact; some optimal sets listed).
 3. The ordering universe of tests/test_audit.py (the reference policies on a real design).
+4. The suite audit (what ``pytest --competence-audit`` runs) of every suite in ``examples/``,
+   timed per suite and summed per family.
 
-    python bench/bench_audit.py [--seeds 20] [--max-nodes 200000]
+    python bench/bench_audit.py [--seeds 20] [--max-nodes 200000] [--only-examples]
 """
 
 from __future__ import annotations
@@ -74,32 +76,89 @@ def part_scale(max_nodes: int) -> None:
 
 
 def part_ordering() -> None:
-    from pytest_competence.strategies import Ordering
+    from pytest_competence.strategies import AuditComponent, Ordering
 
-    from pytest_competence.audit.ordering import ordering_universe
+    from pytest_competence.audit.universe import suite_universe
     from pytest_competence.models.reference import reference_policy
 
-    print("\n3. ordering universe (tests/test_audit.py): 5 components, 7 reference policies")
+    print("\n3. ordering universe (tests/test_audit.py): 5 candidate components, 7 reference "
+          "policies")
     names = ["ideal", "always-yes", "endpoint", "forward-reader", "names-order", "threshold?n=8",
              "always-no"]
     start = time.perf_counter()
-    universe = ordering_universe(
-        Ordering(), {n: reference_policy(n, f"ref:{n}") for n in names},
-        levels={8: None, 32: "larger n"},
-        presentations={"original": None, "equivalent": "converse rewording"},
-        queries={None: None, 2: "interior queries"},
-        vocabularies={"front_behind": None, "left_right": "second vocabulary"},
-        names_lines={"chain": None, "shuffled": "shuffled names line"}, pairs=8)
+    universe = suite_universe(
+        Ordering(names_line="chain"), {n: reference_policy(n, f"ref:{n}") for n in names},
+        levels=[8], presentations=["original"], pairs=8, seed=1, candidates=[
+            AuditComponent("larger n", "level", 32),
+            AuditComponent("converse rewording", "presentation", "equivalent"),
+            AuditComponent("interior queries", "option", {"distance": 2}),
+            AuditComponent("second vocabulary", "option", {"vocabulary": "left_right"}),
+            AuditComponent("shuffled names line", "option", {"names_line": "shuffled"})])
     observed = time.perf_counter() - start
     estimand = {n: int(n == "ideal") for n in names}
     start = time.perf_counter()
     result = audit(universe.observations, estimand, components=universe.components,
                    costs=universe.costs)
     print(f"   {universe.prompts} prompts per policy, {len(universe.observations.cells)} cells: "
-          f"policies answered in {observed:.2f} s; lattice (32 subsets), leave-one-out and "
+          f"policies answered in {observed:.2f} s; lattice "
+          f"({2 ** len(universe.components.names)} subsets), leave-one-out and "
           f"both minimum searches in {time.perf_counter() - start:.3f} s; minimum "
           f"{result.minimum.size} cells ({result.minimum.count} sets), cheapest "
           f"{result.minimum_cost.cost:,.0f} characters")
+
+
+def example_specs() -> list[tuple[str, object]]:
+    """``(test id, spec)`` for every competence suite in ``examples/`` (parametrizations
+    expanded, as pytest collects them)."""
+    import importlib.util
+    import itertools
+    from pathlib import Path
+
+    from pytest_competence.spec import spec_from_marker
+
+    out = []
+    for path in sorted((Path(__file__).resolve().parent.parent / "examples").glob("test_*.py")):
+        loader = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(loader)
+        loader.loader.exec_module(module)
+        for name, test in vars(module).items():
+            marks = getattr(test, "pytestmark", [])
+            found = [m for m in marks if m.name == "competence"]
+            if not name.startswith("test_") or not found:
+                continue
+            grids = []
+            for m in (m for m in marks if m.name == "parametrize"):
+                keys = [k.strip() for k in m.args[0].split(",")] if isinstance(
+                    m.args[0], str) else list(m.args[0])
+                grids.append([dict(zip(keys, v if len(keys) > 1 else (v,))) for v in m.args[1]])
+            for combo in itertools.product(*grids):
+                overrides = {k: v for d in combo for k, v in d.items()}
+                label = "-".join(str(v) for d in combo for k, v in d.items()
+                                 if k != "presentations")
+                out.append((f"{path.name}::{name}" + (f"[{label}]" if label else ""),
+                            spec_from_marker(found[0].args, found[0].kwargs, overrides)))
+    return out
+
+
+def part_examples() -> None:
+    from pytest_competence.audit.suite import audit_spec
+
+    print("\n4. the suite audit of every example suite (pytest --competence-audit), per family")
+    per: dict[str, list[float]] = {}
+    scores: dict[str, list[str]] = {}
+    for test, spec in example_specs():
+        start = time.perf_counter()
+        doc = audit_spec(spec)
+        took = time.perf_counter() - start
+        name = spec.family.name
+        per.setdefault(name, []).append(took)
+        total = len(doc["caught"]) + len(doc["survivors"])
+        scores.setdefault(name, []).append(f"{len(doc['caught'])}/{total}")
+    for name, times in per.items():
+        print(f"   {name:<15} {len(times):>3} suites: {sum(times):6.2f} s in all, max "
+              f"{max(times):5.2f} s, median {statistics.median(times):5.2f} s; mutation scores "
+              f"{', '.join(sorted(set(scores[name])))}")
+    print(f"   all {sum(map(len, per.values()))} suites: {sum(map(sum, per.values())):.1f} s")
 
 
 def main() -> None:
@@ -107,11 +166,15 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=20, help="Cases in part 1 (default 20)")
     parser.add_argument("--max-nodes", type=int, default=50_000,
                         help="Exact search budget (default 50000, the library default)")
+    parser.add_argument("--only-examples", action="store_true",
+                        help="Run part 4 only (the example suites' audits)")
     args = parser.parse_args()
     print(describe())
-    part_target(args.seeds, args.max_nodes)
-    part_scale(args.max_nodes)
-    part_ordering()
+    if not args.only_examples:
+        part_target(args.seeds, args.max_nodes)
+        part_scale(args.max_nodes)
+        part_ordering()
+    part_examples()
 
 
 if __name__ == "__main__":

@@ -48,6 +48,7 @@ __all__ = [
     "PRESENTATIONS",
     "SYSTEM_PROMPT",
     "AnswerMap",
+    "AuditComponent",
     "Concepts",
     "DesignSpace",
     "ENTRY_POINT_GROUP",

@@ -187,8 +187,9 @@ class Table:
     """A family's report table as data: the terminal, Markdown and HTML reports draw it alike.
 
     ``rows`` hold plain values, one per column: text; a number (written with three decimals);
-    ``(value, low, high)`` for a figure with its interval; ``None`` for a blank cell. ``note`` is the line that introduces the table (a headline
-    figure, what the figures mean); ``label`` names it on the terminal (default ``title``).
+    ``(value, low, high)`` for a figure with its interval; ``None`` for a blank cell. ``note``
+    is the line that introduces the table (a headline figure, what the figures mean); ``label``
+    names it on the terminal (default ``title``).
     """
 
     title: str

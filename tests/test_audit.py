@@ -6,7 +6,7 @@ import random
 from itertools import combinations
 
 import pytest
-from pytest_competence.strategies import Ordering
+from pytest_competence.strategies import AuditComponent, Ordering
 
 from pytest_competence.audit import (
     Components,
@@ -18,7 +18,7 @@ from pytest_competence.audit import (
     observe,
     observe_models,
 )
-from pytest_competence.audit.ordering import ordering_universe
+from pytest_competence.audit.universe import suite_universe
 from pytest_competence.models.reference import reference_policy
 
 # -- a policy class whose answers are known by construction -------------------------------------
@@ -208,16 +208,23 @@ SHORTCUTS = ["endpoint", "forward-reader", "names-order", "threshold?n=8"]
 def ordering():
     names = ["ideal", "always-yes", *SHORTCUTS]
     models = {n: reference_policy(n, f"ref:{n}") for n in names}
-    universe = ordering_universe(
-        Ordering(), models, levels={8: None, 32: "larger n"},
-        presentations={"original": None, "equivalent": "converse rewording"},
-        queries={None: None, 2: "interior queries"},
-        vocabularies={"front_behind": None, "left_right": "second vocabulary"},
-        names_lines={"chain": None, "shuffled": "shuffled names line"}, pairs=8,
-    )
+    universe = suite_universe(
+        Ordering(names_line="chain"), models, levels=[8], presentations=["original"], pairs=8,
+        seed=1, candidates=[
+            AuditComponent("larger n", "level", 32),
+            AuditComponent("converse rewording", "presentation", "equivalent"),
+            AuditComponent("interior queries", "option", {"distance": 2}),
+            AuditComponent("second vocabulary", "option", {"vocabulary": "left_right"}),
+            AuditComponent("shuffled names line", "option", {"names_line": "shuffled"}),
+        ])
     estimand = {n: int(n == "ideal") for n in names}
-    return universe, estimand, audit(universe.observations, estimand,
-                                     components=universe.components, costs=universe.costs)
+    # The declared level and presentation are always observed: only the candidates are named.
+    declared = set(universe.declared)
+    comps = Components.factorial({c: need - declared
+                                  for c, need in universe.components.requires.items()},
+                                 names=list(universe.candidates))
+    return universe, estimand, audit(universe.observations, estimand, components=comps,
+                                     costs=universe.costs)
 
 
 def test_endpoint_only_support_does_not_separate_the_endpoint_shortcut(ordering):
@@ -226,7 +233,7 @@ def test_endpoint_only_support_does_not_separate_the_endpoint_shortcut(ordering)
     base = {(c.first, c.second): c for c in rows[()].collisions}
     assert set(base) == {("ideal", s) for s in SHORTCUTS}
     witness = base[("ideal", "endpoint")].witness
-    assert witness.query == "distance=2" and witness.query_cell.endswith("/no")
+    assert witness.variant == "distance=2" and witness.cell.endswith("/no")
     interior = {c.second for c in rows[("interior queries",)].collisions}
     assert "endpoint" not in interior and "forward-reader" in interior
 
@@ -318,11 +325,14 @@ def test_the_example_endpoint_suite_lets_the_endpoint_shortcut_pass_and_interior
     assert "ref:endpoint" in interior["caught"]
 
 
-def test_a_family_without_an_audit_universe_says_so():
+def test_no_family_says_not_audited():
     from pytest_competence.audit.suite import audit_spec, summary_lines
     from pytest_competence.spec import spec_from_marker
 
     doc = audit_spec(spec_from_marker(("horn",), {"levels": [2, 4], "pairs": 8}))
-    assert doc["auditable"] is False
-    assert summary_lines("t", doc) == [
-        "t  Horn(vary='rules'): not audited (only the ordering family has an audit universe so far)"]
+    assert doc["auditable"] is True and doc["caught"]
+    lines = summary_lines("t", doc)
+    total = len(doc["caught"]) + len(doc["survivors"])
+    assert lines[0].startswith(f"t  Horn(vary='rules')  mutation score {len(doc['caught'])}/"
+                               f"{total} ")
+    assert not any("not audited" in line for line in lines)

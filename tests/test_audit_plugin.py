@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -114,3 +115,28 @@ def test_no_test_that_would_call_a_model_runs_under_the_audit(pytester: pytest.P
     result = pytester.runpytest("--competence-audit", "--competence-model=ref:ideal,ref:coin")
     result.assert_outcomes(passed=1, deselected=2)
     assert "competence audit" not in result.stdout.str()
+
+
+@pytest.mark.slow
+def test_the_audit_of_every_example_suite_covers_every_family(pytester: pytest.Pytester):
+    from pytest_competence.audit.diagnose import family_zoo
+    from pytest_competence.strategies import FAMILIES
+
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    for path in sorted(examples.glob("test_*.py")):
+        (pytester.path / path.name).write_text(path.read_text("utf-8"), "utf-8")
+    result = pytester.runpytest_subprocess(
+        "--competence-audit", "--competence-json=a.json", "-p", "no:cacheprovider",
+        "-W", "ignore::pytest_competence.audit.plugin.CompetenceAuditWarning")
+    assert result.ret == 0
+    out = result.stdout.str()
+    assert "not audited" not in out
+    doc = json.loads((pytester.path / "a.json").read_text("utf-8"))
+    assert {a["family_name"] for a in doc["audits"]} == set(FAMILIES)
+    for a in doc["audits"]:
+        levels = [int(c[2:]) for c in a["declared_components"] if c.startswith("n=")]
+        shortcuts = set(family_zoo(a["family_name"], levels)) - {"ref:ideal"}
+        found = set(a["caught"]) | {s["policy"] for s in a["survivors"]}
+        assert found == shortcuts and a["mutation_score"] == len(a["caught"]) / len(shortcuts)
+        line = f"{a['test']}  {a['family']}  mutation score {len(a['caught'])}/{len(shortcuts)} "
+        assert line in out

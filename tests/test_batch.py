@@ -161,3 +161,42 @@ def test_batch_import_errors_are_one_line(tmp_path: Path):
     assert bad.returncode == 2
     assert "results.jsonl:1: not an OpenAI Batch output line" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_an_export_writes_each_prompt_once_per_file_without_rereading_it(tmp_path: Path):
+    """Exports remember, in the cache, which file holds which key: a second export of the same
+    prompts appends nothing; another file, a recreated file, or a file the cache never saw (read
+    once) get exactly what they lack."""
+    from pytest_competence.batch import export_requests
+    from pytest_competence.cache import CachedModel, ResponseCache
+    from pytest_competence.models.http import OpenAIModel
+    from pytest_competence.strategies import Ordering
+
+    items = Ordering().design(levels=[4], pairs=4, seed=1)
+    prompts = [p for item in items for p in item.prompts]
+    backend = OpenAIModel("m", "m", ["http://127.0.0.1:9/v1"], key_env="NO_KEY")
+
+    def export(subset: list, path: Path, cache_file: str = "cache.sqlite") -> int:
+        model = CachedModel(backend, ResponseCache(tmp_path / cache_file))
+        return export_requests(model, subset, path)
+
+    def ids(path: Path) -> list[str]:
+        return [json.loads(line)["custom_id"] for line in path.read_text("utf-8").splitlines()]
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    assert export(prompts[:5], first) == 5
+    assert export(prompts, first) == len(prompts) - 5
+    assert export(prompts, first) == 0
+    with first.open("a", encoding="utf-8") as out:  # a line no reader could parse:
+        out.write("not json\n")
+    assert export(prompts, first) == 0  # the export never reads the file it appends to
+    first.write_text("".join(line + "\n" for line in first.read_text("utf-8").splitlines()[:-1]),
+                     encoding="utf-8")
+    assert len(ids(first)) == len(set(ids(first))) == len(prompts)
+    assert export(prompts, second) == len(prompts)  # another file lacks them all
+    first.unlink()
+    assert export(prompts[:4], first) == 4  # a new file at the old name starts afresh
+    # A file the cache never saw (an older export, a fresh cache): read once, nothing repeated.
+    assert export(prompts, first, "other.sqlite") == len(prompts) - 4
+    assert export(prompts, first, "other.sqlite") == 0
+    assert sorted(ids(first)) == sorted(set(ids(first)))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -61,7 +62,9 @@ def export_requests(model: Model, prompts: Sequence[Prompt], path: str | Path) -
     """Append a Batch input line for each of ``prompts`` not yet answered in the cache; the count.
 
     Lines are appended under an exclusive lock, so xdist workers can share one file; a prompt
-    already exported by this file's earlier lines is not written twice.
+    already exported to this file is not written twice. The cache remembers which keys each file
+    holds (the file named by device and inode), so an export costs the same whether the file holds
+    ten lines or ten million: a test, or a chunk of one, never rereads it.
     """
     from pytest_competence.cache import cache_key
 
@@ -74,21 +77,28 @@ def export_requests(model: Model, prompts: Sequence[Prompt], path: str | Path) -
     keys = [cache_key(backend.cache_identity, p) for p in prompts]
     stored = cache.get_many(keys)
     wanted = {k: p for k, p in zip(keys, prompts) if k not in stored}
-    path = Path(path)
-    with open(path, "a+", encoding="utf-8") as out:
+    with open(Path(path), "a+", encoding="utf-8") as out:
         fcntl.flock(out, fcntl.LOCK_EX)
         try:
-            out.seek(0)
-            for line in out:
-                wanted.pop(json.loads(line).get("custom_id"), None)
-            lines = [json.dumps({"custom_id": key, **backend.batch_request(p)},
-                                ensure_ascii=True) + "\n" for key, p in wanted.items()]
+            info = os.fstat(out.fileno())
+            file = f"{info.st_dev}:{info.st_ino}"
+            if info.st_size == 0:
+                cache.forget_file(file)  # a new (or emptied) file under a reused inode
+            elif not cache.exported_to(file):  # written before the cache kept track: read it
+                out.seek(0)
+                found = [k for k in (json.loads(line).get("custom_id") for line in out)
+                         if wanted.pop(k, None) is not None]
+                cache.mark_exported(found, backend.name, file)
+            for key in cache.exported_to(file, list(wanted)):
+                del wanted[key]
             out.seek(0, 2)
-            out.writelines(lines)
+            out.writelines(json.dumps({"custom_id": key, **backend.batch_request(p)},
+                                      ensure_ascii=True) + "\n" for key, p in wanted.items())
             out.flush()
+            # Under the lock: another worker's export sees these keys once it holds the lock.
+            cache.mark_exported(list(wanted), backend.name, file)
         finally:
             fcntl.flock(out, fcntl.LOCK_UN)
-    cache.mark_exported(list(wanted), backend.name)
     return len(wanted)
 
 

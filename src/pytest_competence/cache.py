@@ -22,7 +22,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_competence.models import Model, ModelWrapper, as_they_come
 from pytest_competence.redaction import redact
@@ -49,6 +49,15 @@ CREATE TABLE IF NOT EXISTS exported (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
     created REAL NOT NULL
+) WITHOUT ROWID
+"""
+# Which batch input file holds each exported key: the file is named by its device and inode, so
+# an export appends a prompt once without rereading the file (a new file starts afresh).
+_EXPORTED_TO = """
+CREATE TABLE IF NOT EXISTS exported_to (
+    file TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (file, key)
 ) WITHOUT ROWID
 """
 
@@ -109,20 +118,24 @@ class ResponseCache:
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute(_SCHEMA)
             db.execute(_EXPORTED)
+            db.execute(_EXPORTED_TO)
             self._db = db
         return self._db
 
-    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
-        """The stored answers among ``keys``."""
-        db = self._connect()
-        found: dict[str, str] = {}
+    def _select(self, query: str, keys: Sequence[str], *args: str) -> list[tuple[Any, ...]]:
+        """``query`` (ending in ``IN ({marks})``) over ``keys`` in chunks SQLite accepts."""
+        db, rows = self._connect(), []
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), 500):
             chunk = unique[start:start + 500]
             marks = ",".join("?" * len(chunk))
-            rows = db.execute(f"SELECT key, answer FROM responses WHERE key IN ({marks})", chunk)
-            found.update((key, _text(answer)) for key, answer in rows.fetchall())
-        return found
+            rows += db.execute(query.format(marks=marks), (*args, *chunk)).fetchall()
+        return rows
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        """The stored answers among ``keys``."""
+        rows = self._select("SELECT key, answer FROM responses WHERE key IN ({marks})", keys)
+        return {key: _text(answer) for key, answer in rows}
 
     def put(self, key: str, answer: str, model: str) -> None:
         """Store one answer now (its own committed transaction)."""
@@ -131,13 +144,32 @@ class ResponseCache:
             (key, _storable(answer), model, time.time()),
         )
 
-    def mark_exported(self, keys: Sequence[str], model: str) -> None:
-        """Remember ``keys`` as exported to a batch file for ``model`` (one transaction)."""
+    def mark_exported(self, keys: Sequence[str], model: str, file: str | None = None) -> None:
+        """Remember ``keys`` as exported for ``model`` (to the batch file named ``file``: see
+        :meth:`exported_to`), in one transaction."""
         db, now = self._connect(), time.time()
         db.execute("BEGIN")
         db.executemany("INSERT OR REPLACE INTO exported (key, model, created) VALUES (?, ?, ?)",
                        [(key, model, now) for key in keys])
+        if file is not None:
+            db.executemany("INSERT OR IGNORE INTO exported_to (file, key) VALUES (?, ?)",
+                           [(file, key) for key in keys])
         db.execute("COMMIT")
+
+    def exported_to(self, file: str, keys: Sequence[str] | None = None) -> set[str]:
+        """The keys among ``keys`` (any, when ``None``: at most one) already written to
+        ``file``."""
+        if keys is None:
+            rows = self._connect().execute(
+                "SELECT key FROM exported_to WHERE file = ? LIMIT 1", (file,)).fetchall()
+        else:
+            rows = self._select("SELECT key FROM exported_to WHERE file = ? AND key IN ({marks})",
+                                keys, file)
+        return {str(key) for (key,) in rows}
+
+    def forget_file(self, file: str) -> None:
+        """Forget what was exported to ``file`` (an empty file at a reused name and inode)."""
+        self._connect().execute("DELETE FROM exported_to WHERE file = ?", (file,))
 
     def exported_model(self, key: str) -> str | None:
         """The model a batch request with this key was exported for; ``None`` if never."""

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from .._core import (
-    Family,
-    InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs, check_presentations,
+    AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs,
+    check_presentations,
     check_seed, stream_rng,
 )
 
@@ -300,6 +300,17 @@ class RuleInduction(Family, ABC):
         from ._strategies import InductionStrategies
 
         return InductionStrategies(self)
+
+    def audit_components(self, levels: Sequence[int],
+                         presentations: Sequence[str]) -> list[AuditComponent]:
+        """The supports an audit can add: each isomorphism type the suite does not declare
+        (with its ``K`` variations) and the next larger level, if the family draws it."""
+        out = [AuditComponent(f"{kind} variations", "presentation", kind)
+               for kind in self.presentations if kind not in presentations]
+        larger = max(levels) + 1
+        if larger <= self.levels[1]:
+            out.append(AuditComponent(f"larger level (n={larger})", "level", larger))
+        return out
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(variations={self.variations})"

@@ -31,7 +31,7 @@ import numpy as np
 from ._logic import (
     FEATURES, OBJECTS, Obj, Rule, build_support, draw_rule, ideal_observer, index, labels,
 )
-from .._core import InvalidArgument, stream_rng
+from .._core import AuditComponent, InvalidArgument, stream_rng
 from .._induction import REORDER, RuleInduction, Task
 
 __all__ = ["CONCEPTS_SYSTEM", "MAX_QUERIES", "Concepts", "expression", "ideal_observer", "rebind"]
@@ -239,6 +239,15 @@ class Concepts(RuleInduction):
     def expression(self, task: Task) -> str:
         """The hidden rule of ``task`` in the grammar's notation (for readers and reports)."""
         return expression(task.rule, task.context)
+
+    def audit_components(self, levels: Sequence[int],
+                         presentations: Sequence[str]) -> list[AuditComponent]:
+        """The base's (isomorphism types, a larger level), and query sets with both labels
+        (``balanced=True``), which catch ``ref:concepts-constant``."""
+        out = super().audit_components(levels, presentations)
+        if not self.balanced:
+            out.append(AuditComponent("balanced query labels", "option", {"balanced": True}))
+        return out
 
     def __repr__(self) -> str:
         extra = ", balanced=True" if self.balanced else ""

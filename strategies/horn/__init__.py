@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._core import (
-    Family, AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_levels, check_pairs,
-    check_presentations, check_word, compose, parse_choice, stream_rng,
+    AnswerMap, AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt, Transform,
+    check_levels, check_pairs, check_presentations, check_word, compose, parse_choice, stream_rng,
 )
 from ._programs import HornInstance, Rule, build_program, derive, pseudowords
 
@@ -271,6 +271,27 @@ class Horn(Family):
         from ._strategies import HornStrategies
 
         return HornStrategies(self)
+
+    def audit_components(self, levels: Sequence[int],
+                         presentations: Sequence[str]) -> list[AuditComponent]:
+        """The supports an audit can add: a larger level, the other renderer ("… holds
+        whenever …") if no declared presentation uses it, deeper proofs where the level does
+        not set the depth, and distractor rules where the level does not set them."""
+        out = []
+        larger = 2 * max(levels)
+        if larger <= 100_000:
+            out.append(AuditComponent(f"larger level (n={larger})", "level", larger))
+        if not any(WHENEVER in _presentation(p) for p in presentations):
+            out.append(AuditComponent("the other renderer (whenever)", "presentation", "whenever"))
+        if self.vary != "depth":
+            deepest = max(self.sizes(n)[0] for n in levels)
+            depth = 2 * max(deepest, 4)
+            out.append(AuditComponent(f"deeper proofs (depth={depth})", "option", {"depth": depth}))
+        if self.vary == "depth":
+            most = self.sizes(max(levels))[1]
+            out.append(AuditComponent(f"more distractor rules (distractors={2 * max(most, 4)})",
+                                      "option", {"distractors": 2 * max(most, 4)}))
+        return out
 
 
 def _presentation(name: object) -> tuple[Transform, ...]:

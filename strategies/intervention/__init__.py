@@ -27,8 +27,8 @@ from itertools import permutations
 from typing import TYPE_CHECKING, Any
 
 from .._core import (
-    Family, AnswerMap, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs, check_word,
-    stream_rng,
+    AnswerMap, AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt, check_levels,
+    check_pairs, check_word, stream_rng,
 )
 from ._theory import (
     TRANSITIONS, Edit, Lit, SignedRule, Theory, apply_edit, build_cluster, check_cluster,
@@ -302,6 +302,32 @@ class Intervention(Family):
         from ._strategies import InterventionStrategies
 
         return InterventionStrategies(self)
+
+    def audit_components(self, levels: Sequence[int],
+                         presentations: Sequence[str]) -> list[AuditComponent]:
+        """The supports an audit can add: each world, letter mapping and readout no declared
+        cell uses (as the patterns ``WORLD/*/*``, ``*/MAPPING/*``, ``*/*/READOUT``) and a
+        larger base theory."""
+        cells = [c.split("/") for c in select_presentations(presentations)]
+        out = []
+        for axis, (values, label) in enumerate(((IW_WORLDS, "{} world"),
+                                                (IW_MAPPINGS, "mapping {}"),
+                                                (IW_READOUTS, "{} readout"))):
+            for value in values:
+                if all(c[axis] != value for c in cells):
+                    pattern = "/".join(value if k == axis else "*" for k in range(3))
+                    out.append(AuditComponent(label.format(value), "presentation", pattern))
+        larger = 2 * max(levels)
+        if larger <= MAX_N:
+            out.append(AuditComponent(f"larger n (n={larger})", "level", larger))
+        return out
+
+    @staticmethod
+    def audit_factors(presentation: str) -> tuple[str, ...]:
+        """The components one cell needs in an audit: its world, its mapping and its readout
+        (``"target/TUF/score"`` → ``world=target``, ``mapping=TUF``, ``readout=score``)."""
+        world, mapping, readout = presentation.split("/")
+        return (f"world={world}", f"mapping={mapping}", f"readout={readout}")
 
 
 _ANSWER = re.compile(r"answer\s*[:：]\s*\**\s*\(?([abc])\b", re.IGNORECASE)

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._core import (
-    Family, AnswerMap, InvalidArgument, Item, Parsed, Prompt, Transform, check_levels, check_pairs,
-    check_presentations, check_seed, compose, parse_choice, stream_rng,
+    AnswerMap, AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt, Transform,
+    check_levels, check_pairs, check_presentations, check_seed, compose, parse_choice, stream_rng,
 )
 from ..names import first_names, random_names
 from .vocabularies import CATALOG, Vocabulary, vocabulary
@@ -461,6 +461,32 @@ class Ordering(Family):
         from ._strategies import OrderingStrategies
 
         return OrderingStrategies(self)
+
+    def audit_components(self, levels: Sequence[int],
+                         presentations: Sequence[str]) -> list[AuditComponent]:
+        """The supports an audit can add to a suite of this family over ``levels`` and
+        ``presentations``: a larger n (if the name pool holds it), the converse rewording (if
+        absent), interior queries (or endpoint queries), a second vocabulary and, with the
+        chain-ordered names line, the shuffled one — each catches a known shortcut."""
+        out = []
+        larger = 2 * max(levels)
+        try:
+            self.check_n(larger)
+            out.append(AuditComponent(f"larger n (n={larger})", "level", larger))
+        except InvalidArgument:
+            pass
+        if "equivalent" not in presentations:
+            out.append(AuditComponent("converse rewording", "presentation", "equivalent"))
+        if self.distance is None:
+            out.append(AuditComponent("interior queries (distance=2)", "option", {"distance": 2}))
+        else:
+            out.append(AuditComponent("endpoint queries", "option", {"distance": None}))
+        second = "left_right" if self.vocabulary.name != "left_right" else "front_behind"
+        out.append(AuditComponent(f"second vocabulary ({second})", "option",
+                                  {"vocabulary": second}))
+        if self.names_line == "chain":
+            out.append(AuditComponent("shuffled names line", "option", {"names_line": "shuffled"}))
+        return out
 
 
 def _middle(template: str) -> str:

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._core import (
-    IDENTITY, Family, AnswerMap, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs,
-    check_seed,
+    IDENTITY, AnswerMap, AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt,
+    check_levels, check_pairs, check_seed,
 )
 from ._lexicon import LEXICON, NOUNS
 from ._logic import (
@@ -305,6 +305,17 @@ class Reformulations(Family):
         from ._strategies import ReformulationStrategies
 
         return ReformulationStrategies(self)
+
+    def audit_components(self, levels: Sequence[int],
+                         presentations: Sequence[str]) -> list[AuditComponent]:
+        """The supports an audit can add: each transformation of this category the suite does
+        not declare (seeds/004 Table 7), and a larger problem size (up to ``MAX_N``)."""
+        out = [AuditComponent(name.replace("_", " "), "presentation", name)
+               for name in self.presentations if name not in presentations]
+        larger = min(2 * max(levels), MAX_N)
+        if larger > max(levels):
+            out.append(AuditComponent(f"larger n (n={larger})", "level", larger))
+        return out
 
 
 def _render(p: Problem | QProblem, z: ReformulationInstance, passive: bool) -> str:

@@ -4,6 +4,8 @@ Can a suite tell a competent model from the plausible ways of faking competence?
 a finite policy class over the cells a suite observes and answers exactly: which policies are
 observationally equivalent, which cross-estimand pairs collide (with a witness cell that would
 separate them), which named components are essential, and the minimum identifying supports.
+:func:`suite_universe` builds the cells of any family's declared suite, widened by the family's
+audit components; :mod:`.suite` audits a suite with them (``pytest --competence-audit``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from .components import (
 )
 from .core import Collision, Observations, observe, observe_models
 from .hitting import MAX_NODES, HittingSets, minimum_hitting_sets
+from .universe import SuiteCell, Universe, suite_universe
 
 __all__ = [
     "LATTICE_LIMIT",
@@ -30,10 +33,13 @@ __all__ = [
     "LatticeRow",
     "LeaveOneOut",
     "Observations",
+    "SuiteCell",
+    "Universe",
     "audit",
     "lattice",
     "leave_one_out",
     "minimum_hitting_sets",
     "observe",
     "observe_models",
+    "suite_universe",
 ]

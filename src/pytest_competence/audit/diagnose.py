@@ -15,8 +15,8 @@ family's parser (an invalid answer is its own answer, ``None``), and:
   best's (at least two classes);
 * **separations** between the candidate classes: on the prompts where two of them differ, which one
   the model answers like; and, for candidates the design cannot separate (they answer alike on
-  every prompt), the cell to add to the suite that would (:func:`~.suite.witness`; ordering only,
-  from the audit's candidate components).
+  every prompt), the cell to add to the suite that would (:func:`~.suite.witness`, from the
+  family's audit components).
 """
 
 from __future__ import annotations
@@ -30,12 +30,11 @@ from .core import Observations
 
 __all__ = ["FAMILY_ZOOS", "diagnose", "family_zoo"]
 
-#: Family name → the reference policies (specs) it is diagnosed against, beside the per-level
-#: ones of ordering (:func:`~.ordering.reference_zoo`).
+#: Family name → reference policies (specs) a family is audited and diagnosed against beside
+#: its shortcuts in :data:`~pytest_competence.models.reference.SHORTCUTS`.
 FAMILY_ZOOS: dict[str, tuple[str, ...]] = {
-    "horn": ("ref:ideal", "ref:always-yes", "ref:always-no", "ref:horn-if-then",
-             "ref:horn-goal-rule", "ref:horn-bounded?depth=4"),
-    "reformulations": ("ref:ideal", "ref:crt-ignore-negation", "ref:crt-hedge"),
+    "horn": ("ref:always-yes", "ref:always-no"),
+    "concepts": ("ref:concepts-constant?value=false",),  # the shortcut's other constant
 }
 
 MODEL = "the model"  # its name among the policies of the class computation
@@ -45,14 +44,19 @@ _CHUNK = 64  # prompts per round of the zoo (below the reading cache of the orde
 
 def family_zoo(family: str, levels: Sequence[int]) -> dict[str, Any]:
     """The reference policies of a family as models: ordering's audit zoo (one threshold
-    policy per level), :data:`FAMILY_ZOOS`, or the ideal and constant policies."""
-    from pytest_competence.models.reference import reference_policy
+    policy per level), else ``ref:ideal``, every policy of ``SHORTCUTS`` that reads the
+    family's prompts (``READS``) and the family's :data:`FAMILY_ZOOS`; a family with neither
+    gets the ideal and the constant policies."""
+    from pytest_competence.models.reference import READS, SHORTCUTS, reference_policy
 
     from .ordering import reference_zoo
 
     if family == "ordering":
         return reference_zoo(levels)[0]
-    specs = FAMILY_ZOOS.get(family, ("ref:ideal", "ref:always-yes", "ref:always-no"))
+    own = [s for s in SHORTCUTS
+           if family in READS.get(s.removeprefix("ref:").partition("?")[0], ())]
+    own += FAMILY_ZOOS.get(family, ())
+    specs = ["ref:ideal", *own] if own else ["ref:ideal", "ref:always-yes", "ref:always-no"]
     return {s: reference_policy(s.removeprefix("ref:"), s) for s in specs}
 
 
@@ -88,7 +92,7 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
     """The diagnosis of one evaluation (see the module docstring), as a JSON-able dict.
 
     ``zoo`` (policy name → model answering ``generate(prompts)``) defaults to
-    :func:`family_zoo`; ``seed`` is the design's, for the cells to add (ordering only).
+    :func:`family_zoo`; ``seed`` is the design's, for the cells to add.
     """
     prompts = [o.prompt for row in evaluation.observations for o in row]
     observed = [o for row in evaluation.observations for o in row]
@@ -174,28 +178,28 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
 def _cells_to_add(evaluation: Any, tied: Sequence[Sequence[str]], levels: Sequence[int],
                   seed: int, pairs: int) -> list[dict[str, Any]]:
     """For policies the design cannot separate, the cheapest cell of the audit's candidate
-    components that would (ordering only: the other families have no audit universe yet)."""
-    from pytest_competence.strategies import Ordering
-
+    components (the family's ``audit_components``) that would."""
     family = evaluation.family
-    if not tied or not isinstance(family, Ordering) or not levels:
+    if not tied or not levels or not hasattr(family, "design"):
         return []
-    from .ordering import reference_zoo
-    from .suite import candidate_universe, witness
+    from .suite import witness
+    from .universe import audit_pairs, suite_universe
 
     names = sorted({p for c in tied for p in c})
-    zoo = {k: v for k, v in reference_zoo(levels)[0].items() if k in names}
+    zoo = {k: v for k, v in family_zoo(getattr(family, "name", ""), levels).items()
+           if k in names}
     if len(zoo) < len(names):  # a user's zoo: its policies are not the audit's
         return []
-    presentations = list(evaluation.presentations)
-    universe = candidate_universe(family, zoo, levels=levels, presentations=presentations,
-                                  pairs=pairs, seed=seed)
-    declared = [c for c in universe.components.names if c.startswith(("n=", "presentation="))]
+    kinds = list(dict.fromkeys(str(p).partition(":")[0] for p in evaluation.presentations))
+    pairs = audit_pairs(family, levels, kinds, seed, pairs, max(pairs, 60))
+    universe = suite_universe(family, zoo, levels=levels, presentations=kinds, pairs=pairs,
+                              seed=seed)
     out = []
     for c in tied:
         for i, a in enumerate(c):
             for b in c[i + 1:]:
-                out.append({"policies": [a, b], **witness(universe, a, b, declared)})
+                out.append({"policies": [a, b],
+                            **witness(universe, a, b, list(universe.declared))})
     return out
 
 

@@ -50,7 +50,10 @@ class AuditItem(pytest.Item):
             plugin = self.config.pluginmanager.get_plugin("competence-audit")
             cache = plugin.designs if plugin is not None else {}
             if spec.key not in cache:  # e.g. a release gate over the base grid's design
-                cache[spec.key] = audit_spec(spec)
+                try:
+                    cache[spec.key] = audit_spec(spec)
+                except InvalidArgument as exc:  # a family's audit components it cannot use
+                    pytest.fail(f"{self.test}: competence audit: {exc}", pytrace=False)
             self.audit = cache[spec.key]
             for s in self.audit.get("survivors", []):
                 where = (f"; a cell that catches it: {s['witness']} (add {', '.join(s['needs'])})"

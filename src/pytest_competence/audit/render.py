@@ -52,7 +52,20 @@ def _section(a: Mapping[str, Any]) -> str:
                  "separates it from ref:ideal")
         parts.append(f"<p class=warn>{escape(s['policy'])} passes this suite while it claims "
                      f"competence; {where}</p>")
+    solved = [f"{escape(p)} {100 * share:.0f}%" for p, share in a.get("solved", {}).items()
+              if p in a["caught"] and share > 0]
+    if solved:
+        parts.append(f"<p>Caught, but instances each solves throughout: {', '.join(solved)}</p>")
+    if a.get("path"):
+        parts.append("<h3>Path of supports (declared components, then [candidates])</h3>")
+        parts.append(_table(["added", "cells", "classes", "classes of several policies"], [
+            [escape(r["added"] if r["declared"] else f"[{r['added']}]"), str(r["cells"]),
+             str(r["classes"]), "<br>".join(escape(" ≡ ".join(c)) for c in r["members"]
+                                            if len(c) > 1) or "<span class=ok>none</span>"]
+            for r in a["path"]]))
     parts.append("<h3>Lattice: the declared suite + candidate components</h3>")
+    if a.get("lattice_note"):
+        parts.append(f"<p>{escape(a['lattice_note'])}</p>")
     parts.append(_table(["added", "cells", "classes", "collisions (witness)"], [
         [escape(", ".join(r["added"]) or "nothing"), str(r["cells"]), str(r["classes"]),
          "<span class=ok>identified</span>" if not r["collisions"] else "<br>".join(

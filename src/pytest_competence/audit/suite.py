@@ -1,20 +1,25 @@
-"""Audit one declared competence suite against the reference-policy zoo: mutation testing.
+"""Audit one declared competence suite, of any family, against its family's policies.
 
-The declared design (levels, presentations, family options, seed) is split into components —
-one per level and one per presentation — and widened by candidate components the suite does not
-declare: converse rewording (if absent), interior queries (or endpoint queries), a second
-vocabulary, a shuffled names line (if the suite uses the chain-ordered one) and a larger n. The
-zoo runs over every cell (reference policies read prompt text: no model is called). Then:
+The declared design is split into components and widened by the family's audit components
+(:mod:`.universe`); the family's reference policies (:func:`~.diagnose.family_zoo`: the ideal
+solver and the family's shortcuts) run over every cell — they read prompt text, so no model is
+called. Then:
 
-* the *mutation score*: the non-competent policies the declared cells catch (that respond
-  differently from the ideal solver somewhere), out of all of them; the survivors each get a
-  witness cell, from the candidate components, that would catch them;
+* the *mutation score*: the shortcuts the declared cells catch (that answer differently from
+  ``ref:ideal`` somewhere), out of all of them; each survivor gets a witness cell, from the
+  candidate components, that would catch it, with the components it needs; and per shortcut the
+  share of declared instances it answers right throughout (what a floor on all-correct sees);
+* a *path of supports*: the classes and collisions as the declared components, then the
+  candidates, are added one at a time (the first level and presentation factor of each kind
+  first, so cells appear at once);
 * the leave-one-out table over the declared components (which are essential);
-* the minimum identifying supports over declared and candidate cells.
+* the lattice of the declared suite plus every subset of the candidate components;
+* the minimum identifying supports over declared and candidate cells, by cells and by prompt
+  characters.
 
-Responses are taken on ``pairs`` instances per level (default 8, the first instances of the
-declared seed's design): the policies are deterministic, and what the audit asks is which
-*cells* separate them, not how many instances.
+Responses are taken on about ``pairs`` instances per level (default 8, the first instances of
+the declared seed's design, rounded up to what the family's design accepts): the policies are
+deterministic, and what the audit asks is which *cells* separate them, not how many instances.
 """
 
 from __future__ import annotations
@@ -23,105 +28,107 @@ from itertools import combinations
 from typing import Any
 
 from .api import audit
-from .ordering import ordering_universe, reference_zoo
+from .components import LATTICE_LIMIT
+from .universe import Universe, audit_pairs, suite_universe
 
-__all__ = ["AUDIT_PAIRS", "audit_spec", "candidate_universe", "summary_lines",
-           "witness"]
+__all__ = ["AUDIT_PAIRS", "IDEAL", "audit_spec", "audit_suite", "summary_lines", "witness"]
 
 AUDIT_PAIRS = 8
-_POOL = 2500
-
-
-def _second_vocabulary(name: str) -> str:
-    return "left_right" if name != "left_right" else "front_behind"
-
-
-def candidate_universe(family: Any, policies: Any, *, levels: Any, presentations: Any,
-                       pairs: int, seed: int) -> Any:
-    """``policies`` over a declared ordering design widened by the candidate components.
-
-    Declared levels and presentations are the components ``n=…`` and ``presentation=…``; the
-    candidates are those of the module docstring. Returns an
-    :class:`~.ordering.OrderingUniverse`.
-    """
-    levels_: dict[int, str | None] = {n: f"n={n}" for n in levels}
-    larger = 2 * max(levels)
-    if larger + family._n_distractors(larger) <= _POOL or family.names == "random":
-        levels_[larger] = f"larger n (n={larger})"
-    presentations_: dict[str, str | None] = {p: f"presentation={p}" for p in presentations}
-    if "equivalent" not in presentations_:
-        presentations_["equivalent"] = "converse rewording"
-    queries: dict[int | None, str | None] = {family.distance: None}
-    if family.distance is None:
-        queries[2] = "interior queries (distance=2)"
-    else:
-        queries[None] = "endpoint queries"
-    second = _second_vocabulary(family.vocabulary.name)
-    vocabularies = {family.vocabulary.name: None, second: f"second vocabulary ({second})"}
-    names_lines: dict[str, str | None] = {family.names_line: None}
-    if family.names_line == "chain":
-        names_lines["shuffled"] = "shuffled names line"
-    return ordering_universe(
-        family, policies, levels=levels_, presentations=presentations_, queries=queries,
-        vocabularies=vocabularies, names_lines=names_lines, pairs=pairs, seed=seed,
-    )
+IDEAL = "ref:ideal"
 
 
 def audit_spec(spec: Any, *, pairs: int = AUDIT_PAIRS) -> dict[str, Any]:
     """The audit of a :class:`~pytest_competence.spec.CompetenceSpec`, as a JSON-able dict."""
-    from pytest_competence.strategies import Ordering
+    return audit_suite(spec.family, levels=list(spec.levels),
+                       presentations=list(spec.presentations), pairs=min(pairs, spec.pairs),
+                       most=spec.pairs, seed=spec.seed)
 
-    family = spec.family
-    if not isinstance(family, Ordering):
-        return {"family": repr(family), "auditable": False,
-                "note": "only the ordering family has an audit universe so far"}
-    models, estimand = reference_zoo(spec.levels)
-    universe = candidate_universe(family, models, levels=spec.levels,
-                                  presentations=spec.presentations,
-                                  pairs=min(pairs, spec.pairs), seed=spec.seed)
+
+def audit_suite(family: Any, *, levels: list[int], presentations: list[str],
+                pairs: int = AUDIT_PAIRS, most: int | None = None, seed: int = 1,
+                policies: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The audit of a declared suite of ``family`` (see the module docstring), as a dict.
+
+    ``policies`` (name → model; it must hold ``ref:ideal``) defaults to the family's zoo.
+    """
+    from .diagnose import family_zoo
+
+    models = policies if policies is not None else family_zoo(family.name, levels)
+    pairs = audit_pairs(family, levels, presentations, seed, pairs, most or pairs)
+    universe = suite_universe(family, models, levels=levels, presentations=presentations,
+                              pairs=pairs, seed=seed)
     obs, comps = universe.observations, universe.components
-    declared = [c for c in comps.names if c.startswith(("n=", "presentation="))]
+    estimand = {p: int(p == IDEAL) for p in obs.policies}
+    declared = list(universe.declared)
     declared_cells = [c for c in comps.support(declared) if c in obs.index]
     result = audit(obs, estimand, support=declared_cells, costs=universe.costs)
-    loo = _declared_leave_one_out(obs, estimand, comps, declared)
-    ideal = "ref:ideal"
-    shortcuts = [p for p in obs.policies if p != ideal]
     mask = obs.mask(declared_cells)
-    survivors = []
-    for p in shortcuts:
-        if not obs.differ(ideal, p) & mask:
-            survivors.append({"policy": p, **witness(universe, ideal, p, declared)})
-    caught = [p for p in shortcuts if obs.differ(ideal, p) & mask]
-    candidates = [c for c in comps.names if c not in declared]
-    lattice_rows = []
-    for size in range(len(candidates) + 1):
-        for added in combinations(candidates, size):
-            cells = [c for c in comps.support([*declared, *added]) if c in obs.index]
-            sub = obs.mask(cells)
-            lattice_rows.append({
-                "added": list(added), "cells": len(cells), "classes": len(obs.classes(sub)),
-                "collisions": [c.to_dict() for c in obs.collisions(estimand, sub)],
-            })
+    shortcuts = [p for p in obs.policies if p != IDEAL]
+    caught = [p for p in shortcuts if obs.differ(IDEAL, p) & mask]
+    survivors = [{"policy": p, **witness(universe, IDEAL, p, declared)}
+                 for p in shortcuts if p not in caught]
     doc = result.to_dict()
     return {
         "family": repr(family),
+        "family_name": family.name,
         "auditable": True,
-        "pairs": min(pairs, spec.pairs),
+        "pairs": pairs,
         "prompts": universe.prompts,
         "components": list(comps.names),
         "declared_components": declared,
         "caught": caught,
         "survivors": survivors,
-        "mutation_score": len(caught) / len(shortcuts),
+        "mutation_score": len(caught) / len(shortcuts) if shortcuts else 1.0,
+        "solved": {p: universe.solved[p] for p in shortcuts if p in universe.solved},
         "identified": doc["identified"],
         "classes": doc["classes"],
         "collisions": doc["collisions"],
         "mixture_note": doc["mixture_note"],
-        "leave_one_out": loo,
-        "lattice": lattice_rows,
+        "path": _path(universe, estimand),
+        "leave_one_out": _declared_leave_one_out(obs, estimand, comps, declared),
+        "lattice": _lattice(universe, estimand),
+        "lattice_note": "" if len(universe.candidates) <= LATTICE_LIMIT else (
+            f"lattice left out: {len(universe.candidates)} candidate components make "
+            f"{2 ** len(universe.candidates)} subsets (limit {LATTICE_LIMIT})"),
         "minimum_support": doc["minimum_support"],
         "minimum_cost_support": doc["minimum_cost_support"],
     }
+
+
+def _row(universe: Universe, estimand: dict[str, int], names: list[str]) -> dict[str, Any]:
+    obs, comps = universe.observations, universe.components
+    cells = [c for c in comps.support(names) if c in obs.index]
+    sub = obs.mask(cells)
+    return {"cells": len(cells), "classes": len(obs.classes(sub)),
+            "collisions": [c.to_dict() for c in obs.collisions(estimand, sub)]}
+
+
+def _lattice(universe: Universe, estimand: dict[str, int]) -> list[dict[str, Any]]:
+    """The declared suite plus every subset of the candidates, smallest first."""
+    found = list(universe.candidates)
+    if len(found) > LATTICE_LIMIT:
+        return []
+    return [{"added": list(added), **_row(universe, estimand, [*universe.declared, *added])}
+            for size in range(len(found) + 1) for added in combinations(found, size)]
+
+
+def _path(universe: Universe, estimand: dict[str, int]) -> list[dict[str, Any]]:
+    """Classes and collisions as components are added one at a time: the first declared
+    component of each kind (``n``, ``presentation`` or a family's factor such as ``world``),
+    then the other declared ones, then the candidates."""
+    firsts: dict[str, str] = {}
+    for name in universe.declared:
+        firsts.setdefault(name.partition("=")[0], name)
+    order = [*firsts.values(), *(n for n in universe.declared if n not in firsts.values()),
+             *universe.candidates]
+    out = []
+    obs, comps = universe.observations, universe.components
+    for k, name in enumerate(order):
+        row = _row(universe, estimand, order[:k + 1])
+        mask = obs.mask(c for c in comps.support(order[:k + 1]) if c in obs.index)
+        out.append({"added": name, "declared": name in universe.declared, **row,
+                    "members": [list(c) for c in obs.classes(mask)]})
+    return out
 
 
 def witness(universe: Any, first: str, second: str, declared: list[str]) -> dict[str, Any]:
@@ -167,8 +174,15 @@ def summary_lines(test: str, doc: dict[str, Any]) -> list[str]:
         else:
             lines.append(f"  WARNING {s['policy']} passes this suite while it claims competence; "
                          f"a cell that catches it: {s['witness']} (add {', '.join(s['needs'])})")
+    close = [f"{p} {100 * share:.0f}%" for p, share in doc.get("solved", {}).items()
+             if p in doc["caught"] and share > 0]
+    if close:
+        lines.append("  caught, but instances it solves throughout: " + ", ".join(close))
+    lines.extend(_path_lines(doc.get("path", [])))
     lines.append("  lattice (the declared suite + candidate components):")
-    width = max(len(", ".join(r["added"]) or "nothing") for r in doc["lattice"])
+    if not doc["lattice"]:
+        lines.append(f"    {doc['lattice_note']}")
+    width = max((len(", ".join(r["added"]) or "nothing") for r in doc["lattice"]), default=0)
     for r in doc["lattice"]:
         left = sorted({c["policies"][1] for c in r["collisions"]})
         lines.append(f"    + {', '.join(r['added']) or 'nothing':<{width}}  {r['cells']:>4} cells "
@@ -194,4 +208,26 @@ def summary_lines(test: str, doc: dict[str, Any]) -> list[str]:
             lines.append(f"  cheapest identifying support: {c['size']} cells, "
                          f"{c['cost']:,.0f} prompt characters ({c['count']} such sets), e.g.")
             lines.extend(f"    {cell}" for cell in c["solutions"][0])
+    return lines
+
+
+def _path_lines(path: list[dict[str, Any]]) -> list[str]:
+    """The path of supports; a step that changes neither the classes nor the collisions joins
+    the line of the step before it."""
+    groups: list[list[dict[str, Any]]] = []
+    for step in path:
+        last = groups[-1][-1] if groups else None
+        if last is not None and last["members"] == step["members"]:
+            groups[-1].append(step)
+        else:
+            groups.append([step])
+    lines = ["  path of supports (cells, classes: those of several policies, ref:ideal's first):"
+             ] if path else []
+    for group in groups:
+        names = [s["added"] if s["declared"] else f"[{s['added']}]" for s in group]
+        shown = names if len(names) <= 3 else [names[0], "…", names[-1]]
+        step = group[-1]
+        shared = ["{" + ", ".join(c) + "}" for c in step["members"] if len(c) > 1]
+        lines.append(f"    + {', '.join(shown)}: {step['cells']} cells, {step['classes']} "
+                     f"classes" + (": " + " ".join(shared) if shared else ", each policy its own"))
     return lines
