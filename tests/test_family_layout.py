@@ -30,7 +30,6 @@ REMAINING = {
     "training.py": "the ordering family's training presentations",
     "splits.py": "the ordering family's paper splits (seeds/000 App. B.3)",
     "audit/diagnose.py": "the audit's per-family zoos (branch audit rewrites the audit)",
-    "audit/suite.py": "the audit of ordering suites (branch audit rewrites the audit)",
     "plugin.py": "the marker's help names the default family (start-up imports no family)",
 }
 
