@@ -8,7 +8,7 @@ into an answer or an explicit invalid outcome. Everything here is plain data: no
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
@@ -241,10 +241,14 @@ class Family(Protocol):
     - :meth:`audit_components` — the supports an audit may add to a suite;
     - :meth:`shortcut_policies`, :attr:`shortcuts`, :meth:`ideal_answer` — the known ways to fake
       competence on the family (``ref:NAME`` policies) and the competent reading;
+      :meth:`audit_policies` — the policies an audit tells apart (default: the shortcuts);
     - :meth:`metrics`, :meth:`tables` and :meth:`figures` — summary entries of an evaluation,
       and the report tables and figures that show them (data the reports draw);
-    - :attr:`default_levels`, :meth:`record_meta` — ``competence generate``'s default grid and the
-      per-record metadata with which an independent checker re-derives the gold answer.
+    - :meth:`generate_options`, :meth:`generate_designs`, :attr:`default_levels`,
+      :meth:`record_meta` — ``competence generate``'s flags, designs, default grid and the
+      per-record metadata with which an independent checker re-derives the gold answer;
+      :attr:`training_presentations`, :attr:`named_splits`, :attr:`training_split` — training
+      rows (``--format hf``) and the family's named splits.
     """
 
     name: str
@@ -271,6 +275,17 @@ class Family(Protocol):
 
         #: ``competence generate NAME`` writes these levels unless ``--levels`` names others.
         default_levels: ClassVar[tuple[int, ...]] = ()
+
+        def check_design(self, *, levels: Sequence[int], pairs: int, seed: int,
+                         presentations: Sequence[str]) -> None:
+            """Raise :class:`InvalidArgument` when the design cannot be drawn (by default the
+            design itself is the check: nothing is checked before it runs)."""
+
+        @classmethod
+        def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:
+            """The reference specs beside ``ref:ideal`` that the audit and the diagnosis tell
+            apart on a suite over ``levels``: by default the family's :attr:`shortcuts`."""
+            return cls.shortcuts
 
         @classmethod
         def shortcut_policies(cls) -> Mapping[str, PolicyFactory]:
@@ -303,6 +318,38 @@ class Family(Protocol):
         def figures(cls, result: Mapping[str, Any]) -> list[Figure]:
             """The HTML report's figures of one result, drawn above its tables."""
             return []
+
+        #: ``competence generate NAME --format hf`` asks these unless ``--presentations`` names
+        #: others (empty: the family's default presentations).
+        training_presentations: ClassVar[tuple[str, ...]] = ()
+
+        #: Named splits beside every family's ``train`` and ``eval`` (``pytest_competence.splits``):
+        #: ``(name, training, options, description)``, ``options`` mapping an option to the values
+        #: the split covers.
+        named_splits: ClassVar[tuple[tuple[str, bool, Mapping[str, tuple[Any, ...]], str], ...]] = ()
+
+        #: The split training rows come from unless ``--split`` names another.
+        training_split: ClassVar[str] = "train"
+
+        @classmethod
+        def generate_options(cls, group: Any) -> None:
+            """Add the family's own flags to ``competence generate`` (an argparse group)."""
+
+        @classmethod
+        def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+            """``(family, design keywords)`` for each design ``competence generate`` writes from
+            its parsed ``args``: by default one, the family built from ``--option`` values, at
+            ``--levels`` (else :attr:`default_levels`), ``--per-level`` (else 200) and
+            ``--presentations`` (else the family's default)."""
+            from . import default_presentations, family
+
+            made = family(cls.name, **dict(args.options))
+            levels = args.levels or list(cls.default_levels)
+            if not levels:
+                raise InvalidArgument(f"competence generate {cls.name} needs --levels: the "
+                                      f"family declares no default_levels")
+            yield made, dict(levels=levels, pairs=args.pairs or 200,
+                             presentations=args.presentations or default_presentations(made))
 
         @classmethod
         def record_meta(cls, item: Item) -> dict[str, Any]:

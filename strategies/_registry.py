@@ -27,7 +27,7 @@ __all__ = ["ENTRY_POINT_GROUP", "FamilyRegistry", "check_family_class"]
 ENTRY_POINT_GROUP = "pytest_competence.families"
 
 #: Optional class-level members and what each must be (see :class:`~._core.Family`).
-_HOOKS = ("shortcut_policies", "ideal_answer", "metrics", "tables", "figures", "record_meta",
+_HOOKS = ("audit_policies", "shortcut_policies", "ideal_answer", "metrics", "tables", "figures", "record_meta",
           "audit_components")
 
 

@@ -24,12 +24,6 @@ STRATEGIES = ROOT / "strategies"
 
 #: Core files that still name a built-in family, and why (what is left of issue 17 item 2).
 REMAINING = {
-    "cli.py": "competence generate's ordering flags (--vocabulary, --protocol, …) and records",
-    "cli_families.py": "competence generate's Horn, reformulation, intervention and "
-                       "rule-induction flags and record metadata",
-    "training.py": "the ordering family's training presentations",
-    "splits.py": "the ordering family's paper splits (seeds/000 App. B.3)",
-    "audit/diagnose.py": "the audit's per-family zoos (branch audit rewrites the audit)",
     "plugin.py": "the marker's help names the default family (start-up imports no family)",
 }
 

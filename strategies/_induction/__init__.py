@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -149,6 +149,27 @@ class RuleInduction(Family, ABC):
         from .report import systematicity_figures
 
         return systematicity_figures(result)
+
+    @classmethod
+    def generate_options(cls, group: Any) -> None:
+        """``competence generate NAME (a rule-induction family)``'s own flags."""
+        from .cli import add_options
+
+        add_options(group)
+
+    @classmethod
+    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """The designs ``competence generate NAME (a rule-induction family)`` writes."""
+        from .cli import designs
+
+        return designs(cls.name, args)
+
+    @classmethod
+    def record_meta(cls, item: Item) -> dict[str, Any]:
+        """What a checker needs beside the prompt text to re-derive the gold answer."""
+        from .cli import meta
+
+        return meta(item)
 
     def __init__(self, *, variations: int = 5) -> None:
         if isinstance(variations, bool) or not isinstance(variations, int) or variations < 1:

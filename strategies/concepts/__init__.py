@@ -144,6 +144,11 @@ class Concepts(RuleInduction):
     shortcuts = ("ref:concepts-constant", "ref:surface")
     induction_policies = (*RuleInduction.induction_policies, "concepts-constant")
 
+    @classmethod
+    def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:
+        """The shortcuts and the constant shortcut's other constant."""
+        return (*cls.shortcuts, "ref:concepts-constant?value=false")
+
     def __init__(self, *, variations: int = 5, queries: int = 6, balanced: bool = False) -> None:
         super().__init__(variations=variations)
         if not isinstance(balanced, bool):

@@ -15,7 +15,7 @@ protocols, controls, processes and xdist workers (App. B.1 "Catalog").
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -137,6 +137,12 @@ NEGATE = Transform("negate")
 FLIP_QUERY = Transform("flip_query", AnswerMap.swap("yes", "no"))
 
 #: Named presentations, each a composition of transforms applied to the original view.
+#: The vocabularies of seeds/000's GRPO training (App. B.3) and of its clean held-out
+#: evaluation (App. G): the spatial-line and nonce groups are held out.
+_SPATIAL_OR_NONCE = ("spatial line", "nonce")
+PAPER_HELD_IN = tuple(v.name for v in CATALOG if v.group not in _SPATIAL_OR_NONCE)
+PAPER_HELD_OUT = tuple(v.name for v in CATALOG if v.group in _SPATIAL_OR_NONCE)
+
 PRESENTATIONS: dict[str, tuple[Transform, ...]] = {
     "original": (),
     "equivalent": (RESHUFFLE, REWRITE),
@@ -180,6 +186,46 @@ class Ordering(Family):
         from .policies import ordering_ideal
 
         return ordering_ideal(prompt.text)
+
+    @classmethod
+    def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:
+        """The constant, coin and noisy policies, the endpoint shortcut, the forward reader, the
+        names-order reader, and one threshold policy per declared level (ideal up to that size,
+        wrong on reworded prompts beyond it)."""
+        return ("ref:always-yes", "ref:always-no", "ref:coin", "ref:noisy?p=0.1", "ref:endpoint",
+                "ref:forward-reader", "ref:names-order",
+                *(f"ref:threshold?n={n}" for n in sorted(set(levels))))
+
+    default_levels = (4, 8, 16, 32, 64, 128, 256, 512, 1024)  # seeds/000 §4.1
+    training_presentations = ("original", "rewrite", "reshuffle", "equivalent")  # App. B.3
+    named_splits = (
+        ("paper-heldin", True, {"vocabulary": PAPER_HELD_IN},
+         "the 19 GRPO training relations of seeds/000 App. B.3 (no spatial line, no nonce)"),
+        ("paper-heldout", False, {"vocabulary": PAPER_HELD_OUT},
+         "the 12 clean held-out relations of seeds/000 App. G (spatial line and nonce)"),
+    )
+    training_split = "paper-heldin"
+
+    @classmethod
+    def generate_options(cls, group: Any) -> None:
+        """``competence generate ordering``'s own flags."""
+        from .cli import add_options
+
+        add_options(group)
+
+    @classmethod
+    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """The designs ``competence generate ordering`` writes."""
+        from .cli import designs
+
+        return designs(args)
+
+    @classmethod
+    def record_meta(cls, item: Item) -> dict[str, Any]:
+        """What a checker needs beside the prompt text to re-derive the gold answer."""
+        from .cli import meta
+
+        return meta(item)
 
     def __init__(
         self,
