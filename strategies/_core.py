@@ -333,16 +333,24 @@ class Family(Protocol):
 
         @classmethod
         def generate_options(cls, group: Any) -> None:
-            """Add the family's own flags to ``competence generate`` (an argparse group)."""
+            """Add the family's own flags to ``competence generate`` (an argparse group); by
+            default its folder's ``cli.add_options(group)``, if it has one."""
+            add = _cli(cls, "add_options")
+            if add is not None:
+                add(group)
 
         @classmethod
         def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
             """``(family, design keywords)`` for each design ``competence generate`` writes from
-            its parsed ``args``: by default one, the family built from ``--option`` values, at
-            ``--levels`` (else :attr:`default_levels`), ``--per-level`` (else 200) and
-            ``--presentations`` (else the family's default)."""
+            its parsed ``args``: its folder's ``cli.designs(args)``, else one design, the family
+            built from ``--option`` values, at ``--levels`` (else :attr:`default_levels`),
+            ``--per-level`` (else 200) and ``--presentations`` (else the family's default)."""
             from . import default_presentations, family
 
+            designs = _cli(cls, "designs")
+            if designs is not None:
+                yield from designs(args)
+                return
             made = family(cls.name, **dict(args.options))
             levels = args.levels or list(cls.default_levels)
             if not levels:
@@ -354,8 +362,27 @@ class Family(Protocol):
         @classmethod
         def record_meta(cls, item: Item) -> dict[str, Any]:
             """``meta`` of ``competence generate``'s records of ``item``: how a checker re-derives
-            the gold answer from the prompt text alone."""
-            return {}
+            the gold answer from the prompt text alone (its folder's ``cli.meta(item)``)."""
+            meta = _cli(cls, "meta")
+            return {} if meta is None else dict(meta(item))
+
+
+def _cli(cls: type, name: str) -> Any:
+    """``name`` from the ``cli`` module of the package that defines ``cls`` (a family folder's
+    ``cli.py``: its ``competence generate`` flags, designs and record metadata), else ``None``."""
+    import importlib
+    import importlib.util
+
+    package = cls.__module__ if _is_package(cls.__module__) else cls.__module__.rpartition(".")[0]
+    if not package or importlib.util.find_spec(f"{package}.cli") is None:
+        return None
+    return getattr(importlib.import_module(f"{package}.cli"), name, None)
+
+
+def _is_package(module: str) -> bool:
+    import sys
+
+    return hasattr(sys.modules.get(module), "__path__")
 
 
 #: What every family must have; the rest of :class:`Family` has defaults.

@@ -18,7 +18,7 @@ same programs appear on every process, worker and machine.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -109,26 +109,6 @@ class Horn(Family):
         """The shortcuts and the two constant answers."""
         return (*cls.shortcuts, "ref:always-yes", "ref:always-no")
 
-    @classmethod
-    def generate_options(cls, group: Any) -> None:
-        """``competence generate horn``'s own flags."""
-        from .cli import add_options
-
-        add_options(group)
-
-    @classmethod
-    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The designs ``competence generate horn`` writes."""
-        from .cli import designs
-
-        return designs(args)
-
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from .cli import meta
-
-        return meta(item)
 
     def __init__(
         self,

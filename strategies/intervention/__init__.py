@@ -20,7 +20,7 @@ answers only); the engine's default presentations select all 36.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import permutations
@@ -186,19 +186,6 @@ class Intervention(Family):
 
         return iw_ideal(prompt.text)
 
-    @classmethod
-    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The designs ``competence generate intervention`` writes."""
-        from .cli import designs
-
-        return designs(args)
-
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from .cli import meta
-
-        return meta(item)
 
     @classmethod
     def metrics(cls, evaluation: Any, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:

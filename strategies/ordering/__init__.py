@@ -15,7 +15,7 @@ protocols, controls, processes and xdist workers (App. B.1 "Catalog").
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -206,26 +206,6 @@ class Ordering(Family):
     )
     training_split = "paper-heldin"
 
-    @classmethod
-    def generate_options(cls, group: Any) -> None:
-        """``competence generate ordering``'s own flags."""
-        from .cli import add_options
-
-        add_options(group)
-
-    @classmethod
-    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The designs ``competence generate ordering`` writes."""
-        from .cli import designs
-
-        return designs(args)
-
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from .cli import meta
-
-        return meta(item)
 
     def __init__(
         self,

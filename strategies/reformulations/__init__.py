@@ -22,7 +22,7 @@ in cell ``i % 3``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -197,26 +197,6 @@ class Reformulations(Family):
 
         return crt_ideal(prompt.text)
 
-    @classmethod
-    def generate_options(cls, group: Any) -> None:
-        """``competence generate reformulations``'s own flags."""
-        from .cli import add_options
-
-        add_options(group)
-
-    @classmethod
-    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The designs ``competence generate reformulations`` writes."""
-        from .cli import designs
-
-        return designs(args)
-
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from .cli import meta
-
-        return meta(item)
 
     def __init__(self, *, category: str = "propositional_logic", prompt: str = "zero_shot") -> None:
         if category not in CATEGORIES:
