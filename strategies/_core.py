@@ -246,7 +246,8 @@ class Family(Protocol):
       and the report tables and figures that show them (data the reports draw);
     - :meth:`generate_options`, :meth:`generate_designs`, :attr:`default_levels`,
       :meth:`record_meta` — ``competence generate``'s flags, designs, default grid and the
-      per-record metadata with which an independent checker re-derives the gold answer;
+      per-record metadata with which an independent checker re-derives the gold answer (by
+      default from the family folder's ``cli.py``: ``add_options``, ``designs``, ``meta``);
       :attr:`training_presentations`, :attr:`named_splits`, :attr:`training_split` — training
       rows (``--format hf``) and the family's named splits.
     """

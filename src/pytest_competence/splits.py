@@ -77,6 +77,8 @@ def split(spec: str) -> Split:
     """The split named ``FAMILY:NAME`` (or ``FAMILY``, its default training split)."""
     family, _, name = spec.partition(":")
     name = name or FAMILIES.hook(family, "training_split")
+    if not any(k.startswith(f"{family}:") for k in SPLITS) and family in FAMILIES:
+        SPLITS.update({str(s): s for s in _splits(family)})  # a family registered since
     try:
         return SPLITS[f"{family}:{name}"]
     except KeyError:
