@@ -5,7 +5,12 @@ well under one second of one core. Each run happens in a fresh process, so nothi
 an earlier run can flatter a later one. Run on demand, not under pytest; it prints figures and
 asserts nothing about timing:
 
-    python bench/bench_generate.py [--vocabulary NAME] [--protocol P|L] [--repeat 5]
+    python bench/bench_generate.py [--vocabulary NAME] [--protocol P|L] [--repeat 5] [--million]
+
+It then runs ``competence generate ordering`` (levels 4–64, original + equivalent, output
+discarded) at 10k and 100k prompts — and 1M with ``--million`` — and prints each process's peak
+resident memory and CPU, with their ratios to the 10k run: the command streams its design in
+chunks, so the peak should not grow with the number of prompts.
 """
 
 from __future__ import annotations
@@ -13,7 +18,10 @@ from __future__ import annotations
 import argparse
 import gc
 import multiprocessing
+import os
 import statistics
+import subprocess
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -26,6 +34,7 @@ LEVELS = [4, 8, 16, 32, 64, 128, 256, 512, 1024]
 PAIRS = 200
 PRESENTATIONS = ["original", "equivalent"]
 TARGET_S = 1.0
+STREAM_LEVELS = "4,8,16,32,64"
 
 
 def run_once(vocabulary: str, protocol: str) -> tuple[float, float, int, int]:
@@ -48,6 +57,32 @@ def in_fresh_process(vocabulary: str, protocol: str) -> tuple[float, float, int,
         return pool.submit(run_once, vocabulary, protocol).result()
 
 
+def generate_peak(prompts: int) -> tuple[float, float]:
+    """Peak RSS (MB) and CPU seconds of ``competence generate`` writing ``prompts`` prompts."""
+    pairs = prompts // (len(STREAM_LEVELS.split(",")) * len(PRESENTATIONS))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "pytest_competence.cli", "generate", "ordering", "--levels",
+         STREAM_LEVELS, "--per-level", str(pairs), "--max-prompts", str(prompts)],
+        stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    if os.waitstatus_to_exitcode(status):
+        raise SystemExit(f"competence generate failed at {prompts:,} prompts")
+    kilobytes = usage.ru_maxrss / (1024 if sys.platform == "darwin" else 1)
+    return kilobytes / 1024, usage.ru_utime + usage.ru_stime
+
+
+def memory_rows(sizes: list[int]) -> None:
+    """Print peak RSS and CPU of ``competence generate`` at each size, and ratios to the first."""
+    print(f"competence generate ordering --levels {STREAM_LEVELS} (original + equivalent), "
+          f"output discarded")
+    print(f"{'prompts':>10}{'peak MB':>9}{'cpu s':>8}{'x peak':>8}{'x cpu':>7}")
+    first: tuple[float, float] | None = None
+    for size in sizes:
+        peak, cpu = generate_peak(size)
+        first = first or (peak, cpu)
+        print(f"{size:>10,}{peak:9.0f}{cpu:8.1f}{peak / first[0]:8.2f}{cpu / first[1]:7.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vocabulary", default="front_behind", choices=[v.name for v in CATALOG],
@@ -56,6 +91,8 @@ def main() -> None:
                         help="Rewrite protocol (default P)")
     parser.add_argument("--repeat", type=int, default=5,
                         help="Timed runs after the warm-up run (default 5)")
+    parser.add_argument("--million", action="store_true",
+                        help="Also measure competence generate at 1M prompts (about a minute)")
     args = parser.parse_args()
 
     print(describe())
@@ -76,6 +113,7 @@ def main() -> None:
             f"{wall / TARGET_S:10.2f}"
         )
     print(f"({len(runs)} runs, each in a fresh process; target {TARGET_S:g} s for the whole grid)")
+    memory_rows([10_000, 100_000] + ([1_000_000] if args.million else []))
 
 
 if __name__ == "__main__":

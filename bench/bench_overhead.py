@@ -6,7 +6,8 @@ every prompt with its gold answer and records the seconds spent inside ``generat
 else is the plugin and pytest: design, evaluation, profiles, statistics, reports. A second row
 runs the same grid as an ``openai:`` model whose 3,600 answers all come from the response cache
 (filled by a warm-up run against the local fake server), the cost of a fully cached rerun.
-Prints figures, asserts nothing:
+A CPU row compares the pytest run with the same design through the Python API (``design``,
+``evaluate``, ``profile``) in a fresh process. Prints figures, asserts nothing:
 
     python bench/bench_overhead.py [--repeat 3]
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -49,9 +51,54 @@ class Instant:
 """
 
 
+API = """
+import os
+from pytest_competence.evaluate import evaluate
+from pytest_competence.profile import profile
+from pytest_competence.strategies import Ordering
+from instant import Instant
+
+os.environ.setdefault("MODEL_SECONDS", os.devnull)
+family = Ordering()
+items = family.design(levels=[4, 8, 16, 32, 64, 128, 256, 512, 1024], pairs=200, seed=1,
+                      presentations=["original", "equivalent"])
+profile(evaluate(family, items, Instant()))
+"""
+
+
+def child_cpu(command: list[str], folder: Path, env: dict[str, str] | None = None) -> float:
+    """CPU seconds (user + system) of one child process ``command`` run in ``folder``."""
+    import resource
+
+    environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, cwd=folder, capture_output=True, text=True,
+                          env={**environ, **(env or {})})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{command} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def cpu_rows(folder: Path, repeat: int) -> str:
+    """The CPU of the pytest run against the same design through the Python API, as a line."""
+    pytest_command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    plugin_run, api_run, bare = [], [], []
+    env = {"MODEL_SECONDS": os.devnull}
+    for _ in range(repeat):  # in turns, so that load on a shared machine falls on all alike
+        plugin_run.append(child_cpu(pytest_command + ["--competence-model",
+                                                      "py:instant.py:Instant"], folder, env))
+        api_run.append(child_cpu([sys.executable, "api.py"], folder))
+        bare.append(child_cpu(pytest_command + ["-p", "no:competence"], folder / "empty"))
+    run, api, start = (statistics.median(x) for x in (plugin_run, api_run, bare))
+    return (f"CPU, medians of {repeat}: pytest run {run:.2f} s, the same design through the "
+            f"Python API (design, evaluate, profile) {api:.2f} s: {run / api:.2f}x (target <= "
+            f"1.2x); pytest's own start-up (empty test, plugin off) {start:.2f} s, the run "
+            f"without it {run - start:.2f} s: {(run - start) / api:.2f}x")
+
+
 def pytest_run(folder: Path, *args: str, env: dict[str, str] | None = None) -> float:
     """Wall seconds of one ``python -m pytest`` process in ``folder``."""
-    import os
 
     # Bytecode caching on, as on a user's machine: without it pytest re-rewrites the asserts of
     # every plugin module (this package's and Hypothesis's) in every run, about 2 s here.
@@ -98,6 +145,8 @@ def main() -> None:
                 assert sum(n for n, _ in calls) == 3600, calls
                 inside.append(sum(s for _, s in calls))
             rows.append((f"py: instant, {label}", walls, inside))
+        (folder / "api.py").write_text(API)
+        cpu = cpu_rows(folder, args.repeat)
         server = FakeServer()
         try:
             spec = f"openai:cached@{server.url}"
@@ -119,6 +168,7 @@ def main() -> None:
               f"{wall - model - base:10.2f}")
     print(f"(medians of {args.repeat} fresh processes; 'outside' = share of the wall time not "
           f"spent in the model; 'plugin s' = wall - model - start-up)")
+    print(cpu)
 
 
 if __name__ == "__main__":

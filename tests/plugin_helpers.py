@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+from pathlib import Path
 from typing import Any
 
 
@@ -98,14 +99,16 @@ class Scripted:
 
 
 def scripted_document(spec, given: list[object]) -> dict:
-    """The results document of a model that gave ``given`` (in order) on ``spec``'s design, as
-    the plugin builds it, without a pytest run."""
+    """The results document of a model that gave ``given`` (in order) on ``spec``'s design,
+    without a pytest run: figures as the plugin builds them, the records embedded in the result
+    as archives of schema /1 held them (``write_outputs(..., records=archived_records(doc, "."))``
+    moves them to a records file)."""
     from pytest_competence.analysis import analyze
     from pytest_competence.conditions import failing_case
     from pytest_competence.evaluate import evaluate
     from pytest_competence.profile import profile
     from pytest_competence.records import records
-    from pytest_competence.report import build_document
+    from pytest_competence.report import READABLE_SCHEMAS, build_document
 
     evaluation = evaluate(spec.family, spec.design(), Scripted(given), 1)
     result = analyze(evaluation, bootstrap=0, seed=spec.seed)
@@ -117,7 +120,21 @@ def scripted_document(spec, given: list[object]) -> dict:
         failing_case=failing_case(spec.condition, evaluation, profile(evaluation)),
         records=records(evaluation),
     )
-    return build_document([json.loads(json.dumps(result))], models=["py:scripted"], bootstrap=0)
+    document = build_document([json.loads(json.dumps(result))], models=["py:scripted"],
+                              bootstrap=0)
+    return dict(document, schema=READABLE_SCHEMAS[0])
+
+
+def read_archive(path) -> tuple[dict, dict[str, list[dict]]]:
+    """A results document and its records by node id, read back as ``competence report`` reads
+    them (from the records file, or embedded in an older archive)."""
+    from pytest_competence.report import load_document
+    from pytest_competence.report.records_file import read_records
+
+    document = load_document(path)
+    records = {result["nodeid"]: list(rows)
+               for result, rows in read_records(document, Path(path).parent) if rows is not None}
+    return document, records
 
 
 def install_example_family(path: Any) -> Any:

@@ -9,6 +9,7 @@ that already gave clean errors before issue #15 are here too, so they stay that 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import subprocess
 import sys
@@ -17,6 +18,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from plugin_helpers import scripted_document
+from pytest_competence.report import write_outputs
+from pytest_competence.report.records_file import archived_records
 from pytest_competence.spec import spec_from_marker
 
 USAGE, INTERRUPTED = pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERRUPTED
@@ -100,6 +103,16 @@ PYTEST_ROWS = [
     # -- command-line options
     Row("json-missing-dir", "--competence-json missing/out.json: the directory missing does not "
         "exist", args=("--competence-json", "missing/out.json")),
+    Row("records-without-json", "--competence-records r.jsonl: the records file belongs to a "
+        "results document; add --competence-json PATH", args=("--competence-records=r.jsonl",)),
+    Row("records-is-the-json", "--competence-records out.json: is the --competence-json file "
+        "itself; give the records their own file, e.g. out.records.jsonl",
+        args=("--competence-json=out.json", "--competence-records=out.json")),
+    Row("records-missing-dir", "--competence-records missing/r.jsonl.gz: the directory missing "
+        "does not exist", args=("--competence-json=out.json",
+                                "--competence-records=missing/r.jsonl.gz")),
+    Row("records-gzip", "", 0, args=("--competence-json=out.json",
+                                     "--competence-records=r.jsonl.gz")),
     Row("html-missing-dir", "--competence-html missing/out.html: the directory missing",
         args=("--competence-html", "missing/out.html")),
     Row("markdown-is-dir", "--competence-markdown .: is a directory",
@@ -158,6 +171,7 @@ class CliRow:
     exit: int = 2
     file: str = ""  # which prepared file, see prepared()
     extra: tuple[str, ...] = field(default=())
+    usage: bool = False  # an argument error: argparse's usage line comes first
 
 
 def _edited(document: dict, how: str) -> object:
@@ -219,8 +233,31 @@ CLI_ROWS = [
            "archived figure(s) differ from what the records give", exit=1,
            file="records-removed"),
     CliRow("report-missing-dir", ("report", "{file}", "--html", "missing/r.html"),
-           "--html missing/r.html: the directory missing does not exist", file="good"),
+           "--html missing/r.html: the directory missing does not exist", file="good",
+           usage=True),
     CliRow("report-good", ("report", "{file}"), "", exit=0, file="good"),
+    # -- an archive whose records are in a records file (schema /2)
+    CliRow("report-records-good", ("report", "{file}"), "", exit=0, file="v2"),
+    CliRow("report-records-gz-good", ("report", "{file}"), "", exit=0, file="v2-gz"),
+    CliRow("report-records-missing", ("report", "{file}"), "missing.records.jsonl is missing: "
+           "the document counts 16 records there; keep the records file next to the JSON",
+           file="records-missing"),
+    CliRow("report-records-truncated", ("report", "{file}"), "records-truncated.records.jsonl is "
+           "not the one this document was written with (sha256 differs: truncated, edited, or "
+           "of another run)", file="records-truncated"),
+    CliRow("report-records-gz-truncated", ("report", "{file}"), "records-gz-truncated.records."
+           "jsonl.gz is not the one this document was written with", file="records-gz-truncated"),
+    CliRow("report-records-of-another-run", ("report", "{file}"), "sha256 differs",
+           file="records-foreign"),
+    CliRow("report-records-cut-and-rehashed", ("report", "{file}"), "ends after 10 of the 16 "
+           "records of test_hostile.py::test_x[py:scripted]: truncated", file="records-rehashed"),
+    CliRow("report-records-no-json", ("report", "{file}", "--records", "r.jsonl"),
+           "report: --records r.jsonl: the records file belongs to a results document; add "
+           "--json PATH", file="v2", usage=True),
+    CliRow("report-records-missing-dir", ("report", "{file}", "--json", "r.json", "--records",
+                                          "missing/r.jsonl"),
+           "--records missing/r.jsonl: the directory missing does not exist", file="v2",
+           usage=True),
 ]
 
 
@@ -231,6 +268,7 @@ def prepared(tmp_path_factory):
     spec = spec_from_marker((), {"levels": [4, 8], "pairs": 4})
     n = sum(len(item.prompts) for item in spec.design())
     document = scripted_document(spec, (["yes", "no", "maybe"] * n)[:n])
+    other = scripted_document(spec, (["no", "yes"] * n)[:n])
     files = {"good": document, "other-schema": {"schema": "something/else"}}
     for how in ("record-null", "results-dict", "no-gold", "result-null", "figure-edited",
                 "records-removed"):
@@ -239,6 +277,28 @@ def prepared(tmp_path_factory):
     for name, doc in files.items():
         paths[name] = folder / f"{name}.json"
         paths[name].write_text(json.dumps(doc), "utf-8")
+    for name, records, answers in (
+            ("v2", "v2.records.jsonl", document), ("v2-gz", "v2.records.jsonl.gz", document),
+            ("records-missing", "missing.records.jsonl", document),
+            ("records-truncated", "records-truncated.records.jsonl", document),
+            ("records-gz-truncated", "records-gz-truncated.records.jsonl.gz", document),
+            ("records-foreign", "records-foreign.records.jsonl", document),
+            ("other", "other.records.jsonl", other),
+            ("records-rehashed", "records-rehashed.records.jsonl", document)):
+        paths[name] = folder / f"{name}.json"
+        write_outputs(document, json_path=str(paths[name]), records_path=str(folder / records),
+                      records=archived_records(answers, folder))
+    (folder / "missing.records.jsonl").unlink()
+    (folder / "other.records.jsonl").replace(folder / "records-foreign.records.jsonl")
+    for name in ("records-truncated", "records-gz-truncated", "records-rehashed"):
+        records = folder / json.loads(paths[name].read_text("utf-8"))["records_file"]["file"]
+        data = records.read_bytes()
+        records.write_bytes(b"".join(data.splitlines(keepends=True)[:10]) if name ==
+                            "records-rehashed" else data[:len(data) // 2])
+    rehashed = json.loads(paths["records-rehashed"].read_text("utf-8"))
+    rehashed["records_file"]["sha256"] = hashlib.sha256(
+        (folder / "records-rehashed.records.jsonl").read_bytes()).hexdigest()
+    paths["records-rehashed"].write_text(json.dumps(rehashed), "utf-8")
     paths["jsonl"] = folder / "data.jsonl"
     paths["jsonl"].write_text('{"schema": "pytest-competence/dataset/1"}\n{"prompt": "p"}\n')
     return folder, paths
@@ -254,5 +314,5 @@ def test_cli_input(prepared, row: CliRow):
     assert done.returncode == row.exit, output
     assert "Traceback" not in output, output
     assert row.expected in done.stderr, done.stderr
-    if row.exit == 2 and row.id.startswith("report") and "missing-dir" not in row.id:
+    if row.exit == 2 and row.id.startswith("report") and not row.usage:
         assert len(done.stderr.splitlines()) == 1, done.stderr  # one line, no usage banner

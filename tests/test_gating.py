@@ -73,6 +73,8 @@ def test_an_archived_baseline_gates_a_later_run(pytester: pytest.Pytester):
     _suite(pytester)
     archive = pytester.path / "released.json"
     pytester.runpytest("--competence-model", GOOD, "--competence-json", str(archive))
+    # The gate reads the archived per-instance correctness in the JSON, not the records file.
+    (pytester.path / "released.records.jsonl").unlink()
     result = pytester.runpytest("--competence-model", WORSE, "--competence-baseline", str(archive))
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([f"*Significant regression against baseline '{GOOD}'*"])

@@ -25,6 +25,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
+from plugin_helpers import read_archive  # noqa: E402
 from pytest_competence.models import ModelSpecError, NoAnswer, resolve_model  # noqa: E402
 from pytest_competence.models._hf_batches import _device  # noqa: E402
 from pytest_competence.strategies import Ordering  # noqa: E402
@@ -216,10 +217,11 @@ def test_the_plugin_runs_an_hf_model_and_caches_its_answers(pytester, checkpoint
                               cwd=pytester.path, capture_output=True, text=True, timeout=300)
         assert done.returncode == 1, done.stdout + done.stderr  # nonsense answers fail
         assert "Competence condition failed" in done.stdout
-        runs.append(json.loads((pytester.path / name).read_text()))
-    first, second = (run["results"][0] for run in runs)
-    assert first["records"] == second["records"] and first["levels"] == second["levels"]
-    records = first["records"]
+        runs.append(read_archive(pytester.path / name))
+    (first, first_records), (second, second_records) = (
+        (doc["results"][0], records) for doc, records in runs)
+    assert first_records == second_records and first["levels"] == second["levels"]
+    (records,) = first_records.values()
     from pytest_competence.cache import count_rows
 
     assert len(records) == 16

@@ -10,6 +10,7 @@ and the terminal.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -19,11 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plugin_helpers import scripted_document
+from plugin_helpers import read_archive, scripted_document
 from pytest_competence.cache import ResponseCache
-from pytest_competence.files import atomic_writer, write_text_atomic
+from pytest_competence.files import atomic_writer, utf8_safe, write_text_atomic
 from pytest_competence.records import SHOWN_CHARACTERS, shown
-from pytest_competence.report import load_document, recompute, write_outputs
+from pytest_competence.report import recompute, write_outputs
+from pytest_competence.report.records_file import archived_records
 from pytest_competence.spec import spec_from_marker
 
 SPEC = spec_from_marker((), {"levels": [4], "pairs": 4})
@@ -56,20 +58,28 @@ def test_every_report_is_written_and_parses(tmp_path_factory, given):
     out = tmp_path_factory.mktemp("out")
     document = scripted_document(SPEC, given)
     paths = {"json_path": out / "r.json", "html_path": out / "r.html",
-             "markdown_path": out / "r.md"}
-    write_outputs(document, **{k: str(v) for k, v in paths.items()})
-    for path in paths.values():
-        path.read_bytes().decode("utf-8")  # valid UTF-8, whatever the answers held
-    archived = load_document(paths["json_path"])
-    for record, answer in zip(archived["results"][0]["records"], given):
+             "markdown_path": out / "r.md", "records_path": out / "r.records.jsonl.gz"}
+    write_outputs(document, **{k: str(v) for k, v in paths.items()},
+                  records=archived_records(document, out))
+    for path in paths.values():  # valid UTF-8, whatever the answers held
+        data = path.read_bytes()
+        (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
+    archived, records = read_archive(paths["json_path"])
+    (rows,) = records.values()
+    for record, answer in zip(rows, given, strict=True):
         if isinstance(answer, str):
-            assert record["raw"] == shown(answer)  # exactly, surrogates and NULs included
-            assert len(record["raw"]) <= SHOWN_CHARACTERS + 40
+            assert record["raw"] == answer  # whole, surrogates and NULs included
         else:
             assert record["raw"] is None and record["valid"] is False
-        assert record["reason"] is None or len(record["reason"]) <= SHOWN_CHARACTERS + 40
-    # Cutting raw text changes no figure: competence report recomputes the same ones.
-    assert figures(recompute(archived, bootstrap=0)) == figures(archived)
+    # What a person reads is cut: the failing case the reports and messages show.
+    case = archived["results"][0]["failing_case"] or {"observations": []}
+    whole = {(r["instance_id"], r["presentation"]): r for r in rows}
+    for o in case["observations"]:
+        record = whole[case["instance_id"], o["presentation"]]
+        assert o["raw"] == utf8_safe(shown(record["raw"]))
+        assert o["reason"] == utf8_safe(shown(record["reason"]))
+    # competence report recomputes the same figures from the records file.
+    assert figures(recompute(archived, bootstrap=0, folder=out)) == figures(archived)
     page = paths["html_path"].read_text("utf-8")
     assert not re.search(r"<script", page, re.IGNORECASE)
     assert not re.search(r"<(iframe|object|embed)\b|\son\w+\s*=", page, re.IGNORECASE)
@@ -137,11 +147,15 @@ def test_a_run_with_hostile_answers_writes_every_report(pytester: pytest.Pyteste
     result.assert_outcomes(failed=2)
     output = "\n".join(result.outlines + result.errlines)
     assert "Traceback" not in output and "UnicodeEncodeError" not in output
-    document = load_document(pytester.path / "r.json")
-    raws = [r["raw"] for result in document["results"] for r in result["records"]]
-    assert "\ud800" in raws and "yes\x00" in raws
-    assert any(r.endswith(f"… [{10**6 - SHOWN_CHARACTERS} more characters cut]") for r in raws)
+    document, records = read_archive(pytester.path / "r.json")
+    raws = [r["raw"] for rows in records.values() for r in rows]
+    assert "\ud800" in raws and "yes\x00" in raws and "y" * 10**6 in raws  # whole, in records
+    shown_raws = [o["raw"] for result in document["results"]
+                  for o in result["failing_case"]["observations"]]
+    assert all(len(r) <= SHOWN_CHARACTERS + 40 for r in shown_raws)  # cut where people read
     assert Path(pytester.path / "r.json").stat().st_size < 200_000
+    for name in ("r.md", "r.html", "j.xml"):  # no whole megabyte answer in any rendering
+        assert "y" * (SHOWN_CHARACTERS + 1) not in (pytester.path / name).read_text("utf-8")
     ET.parse(pytester.path / "j.xml")
     assert "<script" not in (pytester.path / "r.html").read_text("utf-8")
     (pytester.path / "r.md").read_text("utf-8")

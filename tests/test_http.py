@@ -175,6 +175,17 @@ def test_a_reader_that_stops_early_cancels_what_is_in_flight(server, prompts):
     assert len(server.log()) <= 4
 
 
+def test_a_proxy_named_by_the_environment_carries_the_requests(server, prompts, monkeypatch):
+    # The second port stands in for the proxy: it receives absolute URLs and answers them.
+    for name in ("HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.ports[1]}")
+    assert model(server).generate(prompts[:6]) == expected(prompts[:6])
+    log = server.log()
+    assert len(log) == 6 and {e["port"] for e in log} == {server.ports[1]}
+    assert {e["path"] for e in log} == {f"{server.url}/chat/completions"}
+
+
 def test_seed_is_offset_by_the_attempt(server, prompts):
     from dataclasses import replace
 

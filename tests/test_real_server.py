@@ -16,7 +16,6 @@ so candidate scoring is impossible against it in either mode.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import socket
 import subprocess
@@ -30,6 +29,7 @@ pytest.importorskip("torch")
 pytest.importorskip("tokenizers")
 transformers = pytest.importorskip("transformers")
 
+from plugin_helpers import read_archive  # noqa: E402
 from pytest_competence.strategies import Ordering  # noqa: E402
 from tiny_llama import TEMPLATE, build  # noqa: E402
 
@@ -153,8 +153,8 @@ def test_generated_answers_come_back_parsed_or_invalid(pytester, served, mode, e
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 1, output[-5000:]
     assert "errors" not in outcomes and "error" not in outcomes, output[-5000:]
-    (document,) = json.loads((pytester.path / "out.json").read_text("utf-8"))["results"]
-    records = document["records"]
+    _, by_result = read_archive(pytester.path / "out.json")
+    (records,) = by_result.values()
     assert len(records) == 16  # 2 levels x 4 pairs x 2 presentations
     for record in records:
         assert isinstance(record["raw"], str), record  # an answer, not a transport error

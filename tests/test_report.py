@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
+from plugin_helpers import read_archive
 from pytest_competence.cli import main as cli_main
 
 SUITE = """
@@ -32,27 +35,43 @@ def _run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]
     return result, json.loads(out.read_text("utf-8"))
 
 
+def _lines(path: Path) -> list[str]:
+    """The records file's lines, gzip or not."""
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8").splitlines()
+
+
 def test_json_archive_holds_every_prompt_and_figure(pytester: pytest.Pytester):
     result, doc = _run(pytester)
     result.assert_outcomes(passed=3, failed=5)
-    assert doc["schema"] == "pytest-competence/results/1"
+    assert doc["schema"] == "pytest-competence/results/2"
     assert doc["models"] == MODELS.split(",")
     assert len(doc["results"]) == 8
+    records_file = pytester.path / "results.records.jsonl"
+    assert doc["records_file"] == {
+        "file": "results.records.jsonl", "count": len(_lines(records_file)), "gzip": False,
+        "sha256": hashlib.sha256(records_file.read_bytes()).hexdigest()}
+    _, records = read_archive(pytester.path / "results.json")
     front = [r for r in doc["results"] if r["test"].endswith("test_front[*]")]
     assert {r["model"] for r in front} == set(MODELS.split(","))
     for r in front:
-        assert len(r["records"]) == 3 * 20 * 3
-        for rec in r["records"]:
+        assert r["records"] == {"file": "results.records.jsonl", "count": 3 * 20 * 3}
+        assert len(records[r["nodeid"]]) == 3 * 20 * 3
+        for rec in records[r["nodeid"]]:
             digest = hashlib.sha256(f"{rec['system']}\x00{rec['prompt']}".encode()).hexdigest()
             assert rec["prompt_sha256"] == digest
             assert rec["correct"] == (rec["valid"] and rec["parsed"] == rec["gold"])
         assert [lv["n"] for lv in r["levels"]] == [4, 8, 16]
         assert r["summary"]["repeat_agreement"] == 1.0  # reference policies are deterministic
-        assert r["summary"]["attempts"] == 1 and r["records"][0]["attempts"] == []
+        assert r["summary"]["attempts"] == 1 and records[r["nodeid"]][0]["attempts"] == []
     interior = [r for r in doc["results"] if r["test"].endswith("test_interior[*]")]
     for r in interior:
         assert r["design"]["attempts"] == 3
-        assert all(len(rec["attempts"]) == 3 for rec in r["records"])
+        assert all(len(rec["attempts"]) == 3 for rec in records[r["nodeid"]])
+    # The file: each line one record, tagged with its result, the results in document order.
+    tags = [(line["nodeid"], line["model"]) for line in map(json.loads, _lines(records_file))]
+    assert tags == [(r["nodeid"], r["model"]) for r in doc["results"]
+                    for _ in range(r["records"]["count"])]
     ideal = next(r for r in front if r["model"] == "ref:ideal")
     assert ideal["outcome"] == "passed" and ideal["failing_case"] is None
     threshold = next(r for r in front if r["model"] == "ref:threshold?n=8")
@@ -63,15 +82,37 @@ def test_json_archive_holds_every_prompt_and_figure(pytester: pytest.Pytester):
     assert block["reference"] == "ref:ideal" and len(block["models"]) == 3
 
 
-def test_report_recomputes_the_same_figures_from_the_archive(pytester: pytest.Pytester, tmp_path):
-    _, doc = _run(pytester)
-    again = tmp_path / "again.json"
-    md = tmp_path / "summary.md"
-    assert cli_main(["report", str(pytester.path / "results.json"), "--json", str(again),
-                     "--markdown", str(md)]) == 0
-    recomputed = json.loads(again.read_text("utf-8"))
-    assert recomputed == doc
-    assert "## Competence profiles" in md.read_text("utf-8")
+def _figures(document: dict) -> dict:
+    """The document without where its records are (the file's name, and its sha256 when it is
+    compressed: the same lines, other bytes)."""
+    return {**{k: v for k, v in document.items() if k != "records_file"},
+            "results": [{k: v for k, v in r.items() if k != "records"}
+                        for r in document["results"]]}
+
+
+@pytest.mark.parametrize("records", ["results.records.jsonl", "kept/results.jsonl.gz"])
+def test_report_recomputes_the_same_figures_from_the_archive(pytester: pytest.Pytester, tmp_path,
+                                                              records):
+    (pytester.path / "kept").mkdir()
+    _, doc = _run(pytester, f"--competence-records={records}")
+    assert doc["records_file"]["file"] == records and doc["records_file"]["gzip"] == (
+        records.endswith(".gz"))
+    written = _lines(pytester.path / records)
+    assert len(written) == doc["records_file"]["count"] == sum(
+        r["records"]["count"] for r in doc["results"])
+    for again in (tmp_path / "again.json", tmp_path / "again.jsonl.gz"):
+        md = tmp_path / "summary.md"
+        args = ["--records", str(again)] if again.suffix == ".gz" else []
+        again = again.with_suffix(".json")
+        assert cli_main(["report", str(pytester.path / "results.json"), "--json", str(again),
+                         "--markdown", str(md), *args]) == 0
+        recomputed = json.loads(again.read_text("utf-8"))
+        assert _figures(recomputed) == _figures(doc)
+        pointer = recomputed["records_file"]
+        assert _lines(again.parent / pointer["file"]) == written
+        assert [r.get("records", {}).get("count") for r in recomputed["results"]] == [
+            r.get("records", {}).get("count") for r in doc["results"]]
+        assert "## Competence profiles" in md.read_text("utf-8")
 
 
 def test_xdist_report_equals_the_serial_report(pytester: pytest.Pytester):
@@ -84,8 +125,16 @@ def test_xdist_report_equals_the_serial_report(pytester: pytest.Pytester):
     result = pytester.runpytest_subprocess(*nodb, "-n", "2", "--competence-model", MODELS,
                                            "--competence-json", str(parallel))
     result.assert_outcomes(passed=3, failed=5)
-    assert json.loads(parallel.read_text("utf-8")) == json.loads(serial.read_text("utf-8"))
-    assert "records" in json.loads(parallel.read_text("utf-8"))["results"][0]
+    serial_doc, parallel_doc = (json.loads(p.read_text("utf-8")) for p in (serial, parallel))
+    assert _figures(parallel_doc) == _figures(serial_doc)
+    # One records file, every record of every result exactly once, as in the serial run.
+    lines = _lines(pytester.path / "parallel.records.jsonl")
+    assert lines == _lines(pytester.path / "serial.records.jsonl")
+    assert parallel_doc["records_file"]["sha256"] == serial_doc["records_file"]["sha256"]
+    keys = [(r["nodeid"], r["instance_id"], r["presentation"]) for r in map(json.loads, lines)]
+    assert len(set(keys)) == len(keys) == sum(
+        r["design"]["pairs"] * len(r["design"]["levels"]) * len(r["presentations"])
+        for r in parallel_doc["results"])
 
 
 def test_markdown_goes_to_the_github_step_summary(pytester: pytest.Pytester, monkeypatch):

@@ -10,7 +10,6 @@ in echoed bodies and in exception messages, and no piece of it survives.
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from pytest_competence.models import resolve_model
 from pytest_competence.models._transport import Call, ModelCallError, RetryPolicy, post_all
+from plugin_helpers import read_archive
 from server_fixtures import fake_server_process, server  # noqa: F401
 
 KEY = "sk-test-NEVER-SHOWN-9f8e7d6c5b4a39281706"
@@ -58,13 +58,15 @@ def test_an_echoed_key_is_redacted_at_every_offset_around_the_cut(server):
 @pytest.mark.parametrize("error", [httpx.ConnectError, httpx.ReadTimeout, RuntimeError])
 def test_a_key_in_an_exception_message_is_redacted_at_every_offset(monkeypatch, error):
     # httpx errors are the network's (retried, then reported); RuntimeError is a client bug.
+    from pytest_competence.models._wire import Connection
+
     for offset in range(0, CUT + 40, 7):
         message = "x" * offset + KEY + " and Bearer " + KEY
 
         async def fail(*args, **kwargs):
             raise error(message)
 
-        monkeypatch.setattr(httpx.AsyncClient, "post", fail)
+        monkeypatch.setattr(Connection, "post", fail)
         result = ask_once("http://127.0.0.1:9/v1", secrets=[KEY])
         assert isinstance(result, ModelCallError) and "[redacted]" in str(result)
         assert not leaked(str(result)), (offset, str(result))
@@ -124,7 +126,8 @@ def test_the_api_key_reaches_the_server_and_no_artifact(pytester, server, monkey
 
     files = list(every_file(pytester.path))
     names = {p.name for p in files}
-    assert {"out.json", "out.html", "out.md", "junit.xml", "cache.sqlite"} <= names
+    assert {"out.json", "out.records.jsonl", "out.html", "out.md", "junit.xml",
+            "cache.sqlite"} <= names
     assert not leaked(output)
     for path in files:
         data = path.read_bytes().decode("utf-8", "replace")
@@ -161,10 +164,12 @@ def test_no_report_holds_a_key_a_model_put_in_an_answer_or_exception(pytester, m
     result.assert_outcomes(errors=1)  # the raised exceptions are infrastructure errors
     output = "\n".join(result.outlines + result.errlines)
     assert "auth failed for [redacted]" in output and not leaked(output)
-    document = json.loads((pytester.path / "out.json").read_text("utf-8"))
-    reasons = [r["reason"] or "" for r in document["results"][0]["records"]]
+    _, records = read_archive(pytester.path / "out.json")
+    (rows,) = records.values()
+    reasons = [r["reason"] or "" for r in rows]
     assert any("auth failed for [redacted]" in r for r in reasons)
-    for name in ("out.json", "out.html", "out.md", "junit.xml"):
+    assert any("the key is [redacted]" in (r["raw"] or "") for r in rows)  # answers, whole
+    for name in ("out.json", "out.records.jsonl", "out.html", "out.md", "junit.xml"):
         assert not leaked((pytester.path / name).read_text("utf-8")), name
 
 

@@ -11,14 +11,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from pytest_competence.strategies import InvalidArgument, Item
+from pytest_competence.strategies._core import design_chunks
 
-from pytest_competence.settings import DEFAULT_MAX_PROMPTS, output_path_problem
+from pytest_competence.settings import (
+    DEFAULT_MAX_PROMPTS,
+    output_path_problem,
+    records_path_problem,
+)
 
-__all__ = ["checked_design", "main", "prompt_records"]
+__all__ = ["checked_chunks", "main", "prompt_records"]
 
 SCHEMA = "pytest-competence/dataset/1"
 
@@ -92,7 +98,10 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     rep.add_argument("results", help="A file written by pytest --competence-json")
     rep.add_argument("--html", help="Write the HTML report here")
     rep.add_argument("--markdown", help="Write the Markdown summary here")
-    rep.add_argument("--json", help="Write the recomputed results document here")
+    rep.add_argument("--json", help="Write the recomputed results document here, its records "
+                     "beside it")
+    rep.add_argument("--records", help="With --json: write the records file here (a name ending "
+                     "in .gz is gzip-compressed; default: the JSON's name with .records.jsonl)")
     rep.add_argument("--bootstrap", type=int, default=None,
                      help="Bootstrap resamples (default: as recorded in the file)")
     batch = sub.add_parser("batch", help="The OpenAI Batch path: import a batch run's answers")
@@ -203,10 +212,12 @@ def prompt_records(
             }
 
 
-def checked_design(family: Any, args: argparse.Namespace, written: int, *, levels: Sequence[int],
-                   pairs: int, presentations: Sequence[str]) -> list[Item]:
-    """``family``'s design at ``args.seed``, once its size (with the ``written`` prompts before
-    it) is known to be within ``--max-prompts``; :class:`InvalidArgument` otherwise."""
+def checked_chunks(family: Any, args: argparse.Namespace, written: int, *,
+                   levels: Sequence[int], pairs: int,
+                   presentations: Sequence[str]) -> Iterator[list[Item]]:
+    """``family``'s design at ``args.seed`` in chunks (:func:`design_chunks`), once its size
+    (with the ``written`` prompts before it) is known to be within ``--max-prompts``;
+    :class:`InvalidArgument` otherwise, raised here rather than at the first chunk."""
     from pytest_competence.settings import check_prompt_count
 
     check = getattr(family, "check_design", None)
@@ -217,7 +228,8 @@ def checked_design(family: Any, args: argparse.Namespace, written: int, *, level
                        f"{len(levels)} level(s) x pairs={pairs} x {len(presentations)} "
                        f"presentation(s)" + (f", after {written:,} already written"
                                             if written else ""), "--max-prompts")
-    return family.design(levels=levels, pairs=pairs, seed=args.seed, presentations=presentations)
+    return design_chunks(family, levels=levels, pairs=pairs, seed=args.seed,
+                         presentations=presentations)
 
 
 def generate(args: argparse.Namespace, out: TextIO) -> int:
@@ -244,14 +256,15 @@ def generate(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _checked_designs(args: argparse.Namespace) -> Iterator[list[Item]]:
-    """Each design, once its size (with the prompts before it) is within ``--max-prompts``."""
+    """Each design a chunk at a time, once its size (with the prompts before it) is within
+    ``--max-prompts``."""
     from pytest_competence.strategies import FAMILIES
 
     written = 0
     for family, design in FAMILIES.hook(args.family, "generate_designs")(args):
-        items = checked_design(family, args, written, **design)
-        written += sum(len(item.prompts) for item in items)
-        yield items
+        for items in checked_chunks(family, args, written, **design):
+            written += sum(len(item.prompts) for item in items)
+            yield items
 
 
 def report(args: argparse.Namespace) -> int:
@@ -260,12 +273,16 @@ def report(args: argparse.Namespace) -> int:
     from pytest_competence.report.archive import disagreements, unrecomputed
     from pytest_competence.report.terminal import summary_lines
 
+    from pytest_competence.report.records_file import archived_records
+
     archived = load_document(args.results)
-    document = recompute(archived, bootstrap=args.bootstrap)
+    folder = Path(args.results).parent
+    document = recompute(archived, bootstrap=args.bootstrap, folder=folder)
     for line in summary_lines(document, verbosity=1):  # everything, comparisons included
         print(line)
     written = write_outputs(document, json_path=args.json, html_path=args.html,
-                            markdown_path=args.markdown)
+                            markdown_path=args.markdown, records_path=args.records,
+                            records=archived_records(archived, folder) if args.json else ())
     for what, path in written:
         print(f"competence {what}: {path}")
     for name in unrecomputed(archived):
@@ -285,8 +302,6 @@ def report(args: argparse.Namespace) -> int:
 
 
 def batch_import(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from pytest_competence.batch import import_results
     from pytest_competence.cache import ResponseCache
 
@@ -323,11 +338,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as exc:
             parser.error(f"plan: {exc}")
     if args.command == "report":
-        for option in ("html", "markdown", "json"):
+        for option in ("html", "markdown", "json", "records"):
             problem = getattr(args, option) and output_path_problem(
                 f"--{option}", getattr(args, option))
             if problem:
                 parser.error(f"report: {problem}")
+        problem = records_path_problem("--records", args.records, "--json", args.json)
+        if problem:
+            parser.error(f"report: {problem}")
         try:
             return report(args)
         except (OSError, ValueError) as exc:  # NotAResultsDocument is a ValueError

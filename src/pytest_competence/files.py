@@ -11,6 +11,7 @@ cannot be encoded as UTF-8): :func:`json_text` escapes them as JSON ``\\uXXXX`` 
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -18,9 +19,10 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
-__all__ = ["atomic_writer", "json_text", "utf8_safe", "write_text_atomic"]
+__all__ = ["atomic_binary", "atomic_writer", "json_text", "utf8_safe", "write_json_atomic",
+           "write_text_atomic"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -40,16 +42,29 @@ def json_text(value: Any, *, indent: int | None = None) -> str:
 
     A surrogate can only occur inside a JSON string, where ``\\udXXX`` is its exact escape.
     """
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    return _escape_surrogates(json.dumps(value, indent=indent, ensure_ascii=False))
+
+
+def _escape_surrogates(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def write_json_atomic(path: str | os.PathLike[str], value: Any, *, indent: int | None = None
+                      ) -> None:
+    """Write ``value`` as :func:`json_text` would, piece by piece, through :func:`atomic_writer`:
+    never the whole document as one string. Each piece the encoder yields holds whole JSON
+    strings, so a lone surrogate is escaped exactly as :func:`json_text` escapes it."""
+    encoder = json.JSONEncoder(indent=indent, ensure_ascii=False)
+    with atomic_writer(path) as out:
+        for chunk in encoder.iterencode(value):
+            out.write(_escape_surrogates(chunk))
+
+
 @contextmanager
-def atomic_writer(path: str | os.PathLike[str]) -> Iterator[TextIO]:
-    """A text file to write ``path`` through: a temporary file in the same directory that
+def atomic_binary(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A binary file to write ``path`` through: a temporary file in the same directory that
     replaces ``path`` (:func:`os.replace`) when the block ends without an exception, and is
-    removed otherwise. UTF-8; what UTF-8 cannot hold (a lone surrogate) is written as a
-    ``\\udXXX`` escape."""
+    removed otherwise."""
     target = Path(path)
     try:  # mkstemp makes the file private (0600); a report keeps the usual mode
         mode = target.stat().st_mode & 0o777
@@ -57,13 +72,24 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[TextIO]:
         mode = 0o644
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as out:
+        with os.fdopen(fd, "wb") as out:
             yield out
         os.chmod(temp, mode)
         os.replace(temp, target)
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[TextIO]:
+    """A text file to write ``path`` through :func:`atomic_binary`. UTF-8; what UTF-8 cannot
+    hold (a lone surrogate) is written as a ``\\udXXX`` escape."""
+    with atomic_binary(path) as raw:
+        out = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace", newline="")
+        yield out
+        out.flush()
+        out.detach()
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:

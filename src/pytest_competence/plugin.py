@@ -46,7 +46,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "repeatable or comma-separated",
     )
     group.addoption("--competence-json", metavar="PATH", default=None, dest="competence_json",
-                    help="Write every figure and every prompt-level record as versioned JSON")
+                    help="Write every figure as versioned JSON, and every prompt-level record "
+                    "to a records file next to it (see --competence-records)")
+    group.addoption("--competence-records", metavar="PATH", default=None,
+                    dest="competence_records",
+                    help="Where --competence-json writes the prompt-level records, one JSON line "
+                    "each; a name ending in .gz is gzip-compressed (default: the JSON's name "
+                    "with .records.jsonl, e.g. report.records.jsonl)")
     group.addoption("--competence-html", metavar="PATH", default=None, dest="competence_html",
                     help="Write a self-contained HTML report with the profile plots")
     group.addoption("--competence-markdown", metavar="PATH", default=None,

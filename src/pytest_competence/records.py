@@ -3,22 +3,24 @@
 A record holds everything needed to recompute every figure without a model call (seeds/000
 App. B.2: figures are "recomputed from archived answers"): the prompt and its hash, the raw and
 parsed answers, validity and its reason, the gold answer, the presentation, the instance and θ.
+Records keep the answers whole (they go to the records file, :mod:`.report.records_file`); what
+a person reads — failing cases, the reports, failure messages — cuts them with :func:`shown`.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pytest_competence.evaluate import Evaluation, Observation
 from pytest_competence.strategies import AnswerMap, Item, Parsed, Prompt
 
-__all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "evaluation_from_records", "prompt_sha256",
-           "records", "shown"]
+__all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "evaluation_from_records", "iter_records",
+           "prompt_sha256", "records", "shown"]
 
-#: Characters of an answer (or an error reason) that records, failing cases and reports keep; a
-#: longer one ends with a marker saying how many were cut. The response cache keeps it whole.
+#: Characters of an answer (or an error reason) that failing cases and reports show; a longer
+#: one ends with a marker saying how many were cut. Records and the response cache keep it whole.
 SHOWN_CHARACTERS = 2000
 
 
@@ -49,17 +51,17 @@ def _record(o: Observation) -> dict[str, Any]:
         "prompt_sha256": prompt_sha256(p),
         "system": p.system,
         "prompt": p.text,
-        "raw": shown(o.raw),
+        "raw": o.raw,
         "parsed": o.parsed.answer,
         "valid": o.valid,
-        "reason": shown(o.parsed.reason),
-        "error": shown(o.error),
+        "reason": o.parsed.reason,
+        "error": o.error,
         "gold": p.gold,
         "correct": o.correct,
         "answer_space": list(p.answer_space),
         "attempts": [
-            {"raw": shown(raw), "parsed": parsed.answer, "valid": parsed.valid,
-             "reason": shown(parsed.reason)}
+            {"raw": raw, "parsed": parsed.answer, "valid": parsed.valid,
+             "reason": parsed.reason}
             for raw, parsed in o.attempts
         ],
     }
@@ -67,7 +69,12 @@ def _record(o: Observation) -> dict[str, Any]:
 
 def records(evaluation: Evaluation) -> list[dict[str, Any]]:
     """One record per prompt, instance by instance, presentations in design order."""
-    return [_record(o) for row in evaluation.observations for o in row]
+    return list(iter_records(evaluation))
+
+
+def iter_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
+    """:func:`records` one at a time: what a part file is written from, never all held."""
+    return (_record(o) for row in evaluation.observations for o in row)
 
 
 class ArchivedFamily:

@@ -2,8 +2,10 @@
 
 :class:`CompetenceSession` lives in ``config.stash`` and is registered as a plugin object, so its
 report hooks see this run's results. Results travel from xdist workers to the controller on the
-test report (``report.competence``, a JSON-able dict); prompt-level records, which can be tens of
-megabytes, go to part files that survive a worker crash and are merged when the session ends.
+test report (``report.competence``, a JSON-able dict); prompt-level records, which can be
+gigabytes, go to part files that survive a worker crash — JSON Lines, one record a line,
+redacted as it is written — and are copied line by line into the records file when the session
+ends (:mod:`~pytest_competence.report.records_file`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import shutil
 import tempfile
 import warnings
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +50,7 @@ class CompetenceSession:
         self.document: dict[str, Any] | None = None
         self.bootstrap = self.settings.bootstrap
         self.json_path = config.getoption("competence_json")
+        self.records_path = config.getoption("competence_records")
         self.html_path = config.getoption("competence_html")
         self.markdown_path = config.getoption("competence_markdown")
         self.report_only = bool(config.getoption("competence_report_only"))
@@ -149,14 +153,19 @@ class CompetenceSession:
 
     # -- results -----------------------------------------------------------------------------
 
-    def write_records(self, nodeid: str, rows: list[dict[str, Any]]) -> str | None:
-        """Write one test's prompt-level records to a part file; ``None`` if none is wanted."""
+    def write_records(self, nodeid: str, rows: Iterable[dict[str, Any]]) -> str | None:
+        """Write one test's prompt-level records to a part file, JSON Lines, each record
+        redacted as it is written; the file's name, or ``None`` if no records are wanted."""
         if self.parts is None:
             return None
-        from pytest_competence.files import json_text, write_text_atomic
+        from pytest_competence.files import atomic_writer, json_text
+        from pytest_competence.redaction import redact_all
 
-        name = hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".json"
-        write_text_atomic(self.parts / name, json_text(rows))
+        secrets = self.secrets()
+        name = hashlib.sha256(nodeid.encode()).hexdigest()[:24] + ".jsonl"
+        with atomic_writer(self.parts / name) as out:
+            for row in rows:
+                out.write(json_text(redact_all(row, secrets)) + "\n")
         return name
 
     def configure_node(self, node: Any) -> None:
@@ -197,19 +206,31 @@ class CompetenceSession:
                 shutil.rmtree(self.parts, ignore_errors=True)
 
     def _write_reports(self) -> None:
+        from pytest_competence.redaction import redact_all
         from pytest_competence.report import build_document, write_outputs
 
-        from pytest_competence.redaction import redact_all
-
-        document = build_document(self.results, models=self.specs, records_dir=self.parts,
-                                  bootstrap=self.bootstrap, not_applicable=self.not_applicable)
-        # Every key the run knows leaves the document before any report is rendered from it.
+        parts = {r["nodeid"]: r.get("records_file") for r in self.results}
+        document = build_document(self.results, models=self.specs, bootstrap=self.bootstrap,
+                                  not_applicable=self.not_applicable)
+        # Every key the run knows leaves the document before any report is rendered from it;
+        # the records were redacted line by line when their part files were written.
         document = redact_all(document, self.secrets())
         self.document = document
         self.written = write_outputs(
             document, json_path=self.json_path, html_path=self.html_path,
-            markdown_path=self.markdown_path,
+            markdown_path=self.markdown_path, records=self._records(document, parts),
+            records_path=self.records_path,
         )
+
+    def _records(self, document: dict[str, Any], parts: dict[str, str | None]
+                 ) -> Iterator[tuple[str, str, Iterator[bytes]]]:
+        """Each result's records, in document order, read line by line from its part file."""
+        from pytest_competence.report.records_file import part_lines
+
+        for result in document["results"]:
+            name = parts.get(result["nodeid"])
+            if name and self.parts is not None and (self.parts / name).exists():
+                yield result["nodeid"], result["model"], part_lines(self.parts / name)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.skipped_no_model:
@@ -400,7 +421,7 @@ class CompetenceRun:
         """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""
         from pytest_competence.analysis import analyze
         from pytest_competence.conditions import failing_case
-        from pytest_competence.records import records
+        from pytest_competence.records import iter_records
 
         result = analyze(self.evaluation, bootstrap=self._session.bootstrap, seed=self.spec.seed,
                          profiles=self.profiles)
@@ -416,7 +437,7 @@ class CompetenceRun:
                     "fingerprint": self.fingerprint()},
             failing_case=failing_case(self.condition, self.evaluation, self.profiles),
             # Prompt-level records only when a JSON report will hold them.
-            records_file=self._session.write_records(nodeid, records(self.evaluation))
+            records_file=self._session.write_records(nodeid, iter_records(self.evaluation))
             if self._session.parts is not None else None,
         )
         failed = self.evaluation.infrastructure_error()

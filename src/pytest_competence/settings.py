@@ -19,7 +19,7 @@ from typing import TypeVar
 import pytest
 
 __all__ = ["DEFAULT_MAX_PROMPTS", "Settings", "check_prompt_count", "output_path_problem",
-           "read_settings"]
+           "read_settings", "records_name", "records_path_problem"]
 
 #: The largest design a test may declare (levels × pairs × presentations × attempts) unless
 #: the ``competence_max_prompts`` ini option raises it: about a day of a fast HTTP endpoint.
@@ -77,12 +77,17 @@ def read_settings(config: pytest.Config) -> Settings:
         from pytest_competence.wiring import cache_path
 
         _check_cache(config, cache_path(config))
-    for option in ("competence_json", "competence_html", "competence_markdown"):
+    for option in ("competence_json", "competence_records", "competence_html",
+                   "competence_markdown"):
         path = config.getoption(option)
         if path:
             problem = output_path_problem("--" + option.replace("_", "-"), path)
             if problem:
                 raise pytest.UsageError(problem)
+    problem = records_path_problem("--competence-records", config.getoption("competence_records"),
+                                   "--competence-json", config.getoption("competence_json"))
+    if problem:
+        raise pytest.UsageError(problem)
     max_error_rate = _number(config, "competence_max_error_rate", float, lambda r: 0 <= r < 1,
                              "the share of prompts that may end in infrastructure errors, a "
                              "number in [0, 1)", "e.g. competence_max_error_rate = 0.001")
@@ -111,6 +116,27 @@ def output_path_problem(option: str, path: str | os.PathLike[str]) -> str | None
         return (f"{option} {path}: the directory {target.parent} does not exist; create it "
                 f"first or write elsewhere")
     return None
+
+
+def records_path_problem(option: str, records: str | None, json_option: str,
+                         json_path: str | None) -> str | None:
+    """Why ``records`` cannot be the records file of ``json_path``, as one line naming
+    ``option``; ``None`` when it can (or when no records file is asked for)."""
+    if records is None:
+        return None
+    if not json_path:
+        return (f"{option} {records}: the records file belongs to a results document; add "
+                f"{json_option} PATH (or drop {option})")
+    if os.path.abspath(records) == os.path.abspath(json_path):
+        return (f"{option} {records}: is the {json_option} file itself; give the records "
+                f"their own file, e.g. {records_name(json_path)}")
+    return None
+
+
+def records_name(json_path: str) -> str:
+    """The records file of ``json_path`` when none is named: ``report.records.jsonl``."""
+    return (json_path[:-len(".json")] if json_path.endswith(".json") else json_path) + (
+        ".records.jsonl")
 
 
 def _writable_dir(folder: Path) -> str | None:

@@ -108,9 +108,8 @@ def grpo_order(records: Iterable[dict[str, Any]], *, seed: int = 0) -> list[dict
     groups: dict[str, list[dict[str, Any]]] = {}
     for record in records:
         groups.setdefault(str(record["instance_id"]), []).append(record)
-    order = sorted(groups)
-    random.Random(seed).shuffle(order)
-    return [r for key in order for r in groups[key]]
+    keys = sorted(groups)
+    return [r for position in _shuffled(len(keys), seed) for r in groups[keys[position]]]
 
 
 def dataset(records: Sequence[dict[str, Any]]) -> Any:
@@ -128,14 +127,52 @@ def write_rows(designs: Iterable[Sequence[Item]], out: Any, *, seed: int) -> int
     """Write ``designs`` as training rows (JSON Lines) in :func:`grpo_order`; the row count.
 
     ``datasets.load_dataset("json", data_files=PATH)`` reads the file back as a ``Dataset``.
+    The rows go to a temporary file as the designs stream in, then are copied out instance by
+    instance in the shuffled order: memory holds a key and two offsets per instance, never the
+    rows, so a design of any size writes in constant memory (and the same bytes as
+    ``grpo_order`` of all rows).
     """
     import json
+    import tempfile
+    from array import array
 
-    ordered = grpo_order((row(p) for items in designs for item in items for p in item.prompts),
-                         seed=seed)
-    for record in ordered:
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
-    return len(ordered)
+    import numpy as np
+
+    keys: list[np.ndarray] = []  # per chunk: each run's instance key, UTF-8 (sorts as str does)
+    starts, ends = array("q"), array("q")  # each run's bytes in the spool
+    count = 0
+    with tempfile.TemporaryFile() as spool:
+        for items in designs:
+            chunk: list[bytes] = []
+            for item in items:
+                for prompt in item.prompts:
+                    key = _instance_key(prompt).encode()
+                    if not chunk or chunk[-1] != key:  # a new run of one instance's rows
+                        chunk.append(key)
+                        starts.append(spool.tell())
+                        ends.append(spool.tell())
+                    spool.write((json.dumps(row(prompt), ensure_ascii=False) + "\n").encode())
+                    ends[-1] = spool.tell()
+                    count += 1
+            if chunk:
+                keys.append(np.array(chunk, dtype=bytes))
+        if not keys:
+            return 0
+        unique, key_of_run = np.unique(np.concatenate(keys), return_inverse=True)
+        rank = np.empty(len(unique), dtype=np.int64)
+        rank[_shuffled(len(unique), seed)] = np.arange(len(unique))
+        for run in np.argsort(rank[key_of_run.ravel()], kind="stable").tolist():
+            spool.seek(starts[run])
+            out.write(spool.read(ends[run] - starts[run]).decode())
+    return count
+
+
+def _shuffled(count: int, seed: int) -> list[int]:
+    """``range(count)`` in :func:`grpo_order`'s seeded order (a shuffle depends on the length
+    alone, so shuffling positions orders sorted keys exactly as shuffling the keys does)."""
+    order = list(range(count))
+    random.Random(seed).shuffle(order)
+    return order
 
 
 def resolve_split(args: Any) -> None:

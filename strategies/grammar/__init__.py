@@ -1,6 +1,6 @@
 """Grammar-based instruction learning (seeds/002 §4.1, App. C Fig. 11; Lake & Baroni, 2023).
 
-Each task is a generated artificial language (:mod:`._grammar_lang`): pseudoword primitives
+Each task is a generated artificial language (:mod:`._lang`): pseudoword primitives
 that mean colour tokens, and function rules that duplicate, reorder or delete their arguments,
 under a strict precedence order with left-to-right reduction, so every input has exactly one
 translation. The support set shows lexical anchors, template resolvers, precedence proofs and

@@ -2,7 +2,7 @@
 
 A latent instance is a Horn program over pronounceable pseudoword atoms and a yes/no query
 "can the goal be derived?", answered by an exact forward-chaining oracle
-(:mod:`._horn_programs`). Gold answers are balanced: instance ``i`` is positive when ``i`` is
+(:mod:`._programs`). Gold answers are balanced: instance ``i`` is positive when ``i`` is
 even, a near miss when it is odd. The level ``n`` is the rule count, as in the paper — or, beyond
 it (its stated confound), the proof depth or the number of distractor rules with the other held
 fixed (``vary=``).

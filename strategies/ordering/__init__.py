@@ -459,11 +459,12 @@ class Ordering(Family):
     ) -> list[Item]:
         """The balanced, seeded design: ``pairs`` instances per level, each with every presentation."""
         self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
-        return [
-            Item(z, self._prompts(z, presentations))
-            for n in levels
-            for z in (self.instance(n, i, seed) for i in range(pairs))
-        ]
+        return [self.item(n, i, seed, presentations) for n in levels for i in range(pairs)]
+
+    def item(self, n: int, index: int, seed: int, presentations: Sequence[str]) -> Item:
+        """Instance ``index`` of level ``n`` with its prompts, as :meth:`design` asks it."""
+        z = self.instance(n, index, seed)
+        return Item(z, self._prompts(z, presentations))
 
     def check_design(
         self, *, levels: object, pairs: object, seed: object, presentations: object

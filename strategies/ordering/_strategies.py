@@ -74,7 +74,7 @@ class OrderingStrategies(BoundStrategies[Ordering]):
                    vocabularies: bool = False) -> CaseSpace:
         """The space of whole cases — θ, latent instance, every presentation's layout.
 
-        See :class:`~._ordering_cases.CaseSpace`; :meth:`cases` draws from it.
+        See :class:`~._cases.CaseSpace`; :meth:`cases` draws from it.
         """
         return CaseSpace(self.family, presentations=presentations, min_n=min_n, max_n=max_n,
                          vocabularies=vocabularies)

@@ -12,12 +12,10 @@ from typing import Any
 
 from .. import InvalidArgument, Item, default_presentations
 from .. import family as make_family
-from . import PRESENTATIONS
+from . import PRESENTATIONS, Ordering
 from .vocabularies import CATALOG, vocabulary
 
-__all__ = ["BASE_GRID", "add_options", "designs", "meta"]
-
-BASE_GRID = (4, 8, 16, 32, 64, 128, 256, 512, 1024)  # seeds/000 §4.1
+__all__ = ["add_options", "designs", "meta"]
 
 
 def _names(text: str) -> list[str]:
@@ -63,7 +61,7 @@ def designs(args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
             "vocabulary": name, "protocol": args.protocol, "names": args.names,
             "names_line": args.names_line, "distractors": args.distractors,
             "distance": args.distance, **dict(args.options)})
-        yield family, dict(levels=args.levels or list(BASE_GRID), pairs=args.pairs or 200,
+        yield family, dict(levels=args.levels or list(Ordering.default_levels), pairs=args.pairs or 200,
                            presentations=args.presentations or default_presentations(family))
 
 

@@ -1,7 +1,7 @@
 """Program induction over integer sequences (seeds/002 §4.3, App. C Fig. 13).
 
 A task's hidden rule is a program of ``n`` steps (the level) drawn from the grammar of
-:mod:`._programs_ops`; the learner sees ``support`` input/output list pairs and must give the
+:mod:`._ops`; the learner sees ``support`` input/output list pairs and must give the
 program's output on each of ``queries`` new input lists. Input lists hold digits 0..9.
 
 The input lengths come from three disjoint pools drawn per task (seeds/002 §4.3, "Support and

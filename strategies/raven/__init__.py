@@ -2,15 +2,15 @@
 
 Each task is a 3×3 grid of panels with ``F`` integer features (``0..9``); every feature follows
 one hidden rule along the rows — constant, progression ±1/±2, modular addition or subtraction,
-minimum, maximum or distribute-three (:mod:`._raven_rules`), modulo 10. Rows 1–2 are the support
+minimum, maximum or distribute-three (:mod:`._rules`), modulo 10. Rows 1–2 are the support
 (``x`` = the first two panels, ``y`` = the third), row 3's first two panels the one query, and the
 answer is the masked panel as a JSON list of ``F`` integers. The level ``n`` is ``F``: 2 is the
 paper's default, 3 its harder setting (App. B Fig. 10); 1..4 are drawn.
 
 Every task is checked by enumeration before it is used: rows 1–2 single out each feature's rule
-among the rule set (:func:`._raven_rules.identifiable`; features are redrawn until they do), and
+among the rule set (:func:`._rules.identifiable`; features are redrawn until they do), and
 every feature correspondence between columns that explains the grid predicts the same missing
-panel (:func:`._raven_rules.answers_over_alignments`; the values are redrawn, keeping the rules,
+panel (:func:`._rules.answers_over_alignments`; the values are redrawn, keeping the rules,
 until it does) — so the answer of every column-permuted variation is determined by its text.
 
 Isomorphisms (seeds/002 §3.4): ``"reorder"`` shows rows 1 and 2 in a random order (``σ`` is
@@ -69,7 +69,7 @@ SYSTEM = (
 #: distribute-three and the modulus, yet about a quarter of the tasks use distribute-three, and
 #: under a looser reading of it two panels fit some tasks (e.g. ``raven/seed=4/n=2/5``). Stated
 #: exactly, every rule a task can use is named, and the enumeration that makes each task's
-#: answer unique (:func:`._raven_rules.identifiable`, :func:`._raven_rules.answers_over_alignments`)
+#: answer unique (:func:`._rules.identifiable`, :func:`._rules.answers_over_alignments`)
 #: applies to the text as read.
 EXACT_RULES = (
     "3. Consider the following rules/patterns; all arithmetic is modulo 10 (integers 0 to 9), "

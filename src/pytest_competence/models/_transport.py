@@ -1,8 +1,9 @@
 """JSON POSTs to OpenAI-compatible servers: bounded concurrency, retries, several replicas.
 
-:func:`post_all` sends one request per :class:`Call` through one pooled ``httpx.AsyncClient``
-(connections are reused), at most ``concurrency`` at a time, on an event loop of its own thread,
-and yields ``(index, result)`` as each request completes — so a caller can commit every answer
+:func:`post_all` sends one request per :class:`Call`, at most ``concurrency`` at a time, on an
+event loop of its own thread: each of ``concurrency`` workers keeps one keep-alive connection per
+replica (:mod:`._wire`; through httpx when the environment names a proxy), and yields
+``(index, result)`` as each request completes — so a caller can commit every answer
 the moment it arrives. A result is what ``parse`` made of the response, or a
 :class:`ModelCallError` saying why the request failed for good: requests are retried with
 exponential backoff and jitter on 408, 429, 5xx, transport errors and unreadable bodies,
@@ -13,13 +14,15 @@ once. Nothing is dropped: every index comes back exactly once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import queue
 import random
+import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -28,12 +31,15 @@ import httpx
 from pytest_competence.redaction import redact
 
 from . import ModelCallError  # the transport's failures (re-exported)
+from ._wire import Connection, Reply, proxied
 
 __all__ = ["BadResponse", "Breaker", "Call", "FinalResponse", "ModelCallError", "RetryPolicy",
            "post_all"]
 
 
 T = TypeVar("T")
+#: How a worker sends: ``(replica, path, JSON body, timeout) -> the answer``.
+Send = Callable[[int, str, bytes, float], Awaitable["Reply | httpx.Response"]]
 
 _CREDENTIAL_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
 
@@ -101,6 +107,8 @@ class _Replicas:
 
     def pick(self, avoid: int | None) -> int:
         n = len(self.urls)
+        if n == 1:
+            return 0
         order = [(self.turn + k) % n for k in range(n)]
         if avoid is not None and n > 1:
             order.remove(avoid)  # a retry goes elsewhere: that replica may be the trouble
@@ -159,9 +167,10 @@ class _Job(Generic[T]):
         return redact(text, self.secrets)
 
 
-async def _one(client: httpx.AsyncClient, replicas: _Replicas, job: _Job[T], call: Call,
+async def _one(send: Send, replicas: _Replicas, job: _Job[T], call: Call,
                rng: random.Random) -> T | ModelCallError:
     start = time.monotonic()
+    body = json.dumps(call.body).encode()  # once for all tries
     used: int | None = None
     last = "no attempt"
     for tried in range(1, job.policy.attempts + 1):
@@ -171,8 +180,7 @@ async def _one(client: httpx.AsyncClient, replicas: _Replicas, job: _Job[T], cal
         replicas.busy[used] += 1
         wait_for: float | None = None
         try:
-            response = await client.post(url, json=call.body,
-                                         timeout=min(job.timeout, max(0.001, left)))
+            response = await send(used, call.path, body, min(job.timeout, max(0.001, left)))
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             return ModelCallError(job.redact(f"cannot send to {url}: {type(exc).__name__}: {exc}"))
         except httpx.RequestError as exc:  # network, timeouts, a body that cannot be decoded
@@ -219,32 +227,72 @@ async def _one(client: httpx.AsyncClient, replicas: _Replicas, job: _Job[T], cal
 
 
 async def _all(job: _Job[T], urls: Sequence[str], headers: Mapping[str, str], concurrency: int,
-               emit: Callable[[tuple[int, T | ModelCallError]], None], runner: _Runner) -> None:
-    runner.loop, runner.task = asyncio.get_running_loop(), asyncio.current_task()
+               emit: Callable[[list[tuple[int, T | ModelCallError]]], None],
+               runner: _Runner) -> None:
+    loop = runner.loop = asyncio.get_running_loop()
+    runner.task = asyncio.current_task()
+    # Answers that arrive in one turn of the loop go to the caller's thread together: each
+    # hand-over wakes that thread and passes the GIL, which cost more than parsing the answer.
+    arrived: list[tuple[int, T | ModelCallError]] = []
+
+    def hand_over() -> None:
+        if arrived:
+            emit(arrived.copy())
+            arrived.clear()
+
+    def done(item: tuple[int, T | ModelCallError]) -> None:
+        if not arrived:
+            loop.call_soon(hand_over)
+        arrived.append(item)
+
     replicas, rng = _Replicas(urls), random.Random()
     workers = max(1, min(concurrency, len(job.calls)))
     todo = iter(range(len(job.calls)))  # shared by the workers: one event loop, no lock needed
-    # One small client per worker, each keeping one connection per replica alive: httpcore's
-    # shared pool scans every connection for every waiting request, which at 32 in flight cost
-    # more CPU than everything else together. One TLS context serves them all.
-    tls = httpx.create_ssl_context() if any(u.startswith("https:") for u in urls) else False
-    limits = httpx.Limits(max_connections=len(urls), max_keepalive_connections=len(urls))
+    via_proxy = any(proxied(u) for u in urls)
+    # One TLS context serves every worker (httpx's defaults: certifi's roots, hostname checks).
+    tls = httpx.create_ssl_context() if via_proxy or any(u.startswith("https:") for u in urls) \
+        else None
 
     async def worker() -> None:
-        async with httpx.AsyncClient(headers=dict(headers), limits=limits, verify=tls,
-                                     timeout=httpx.Timeout(job.timeout)) as client:
+        async with _sender(urls, headers, tls, via_proxy, job.timeout) as send:
             for i in todo:
                 if runner.stopped.is_set():
                     return
                 result: T | ModelCallError
                 try:
-                    result = await _one(client, replicas, job, job.calls[i], rng)
+                    result = await _one(send, replicas, job, job.calls[i], rng)
                 except Exception as exc:  # a bug here must still answer for the item
                     reason = f"client error: {type(exc).__name__}: {exc}"
                     result = ModelCallError(job.redact(reason))
-                emit((i, result))
+                done((i, result))
 
-    await asyncio.gather(*(worker() for _ in range(workers)))
+    try:
+        await asyncio.gather(*(worker() for _ in range(workers)))
+    finally:
+        hand_over()
+
+
+@contextlib.asynccontextmanager
+async def _sender(urls: Sequence[str], headers: Mapping[str, str], tls: ssl.SSLContext | None,
+                  via_proxy: bool, timeout: float) -> AsyncIterator[Send]:
+    """One worker's way to send: a connection of its own per replica, one request at a time on
+    each (no pool to search, no lock). httpx's shared pool scans every connection for every
+    waiting request, and even one httpx client per worker costs 6–15x the CPU per request of
+    :mod:`._wire`; httpx carries the requests only when the environment names a proxy, which it
+    speaks."""
+    if not via_proxy:
+        connections = [Connection(url, headers, tls) for url in urls]
+        try:
+            yield lambda i, path, body, left: connections[i].post(path, body, left)
+        finally:
+            for connection in connections:
+                connection.close()
+        return
+    limits = httpx.Limits(max_connections=len(urls), max_keepalive_connections=len(urls))
+    async with httpx.AsyncClient(headers={**headers, "Content-Type": "application/json"},
+                                 limits=limits, verify=tls or False,
+                                 timeout=httpx.Timeout(timeout)) as client:
+        yield lambda i, path, body, left: client.post(urls[i] + path, content=body, timeout=left)
 
 
 class _Runner:
@@ -285,7 +333,7 @@ def post_all(
     """
     if not calls:
         return
-    out: queue.SimpleQueue[tuple[int, T | ModelCallError] | _Crash] = queue.SimpleQueue()
+    out: queue.SimpleQueue[list[tuple[int, T | ModelCallError]] | _Crash] = queue.SimpleQueue()
     runner = _Runner()
     credentials = [v for k, v in headers.items() if k.lower() in _CREDENTIAL_HEADERS]
     job = _Job(calls, parse, policy, timeout, (*secrets, *credentials),
@@ -302,11 +350,13 @@ def post_all(
     thread = threading.Thread(target=run, name="competence-http", daemon=True)
     thread.start()
     try:
-        for _ in range(len(calls)):
+        left = len(calls)
+        while left:
             got = out.get()
             if isinstance(got, _Crash):
                 raise RuntimeError(job.redact(f"the HTTP client stopped: {got.exc!r}")) from None
-            yield got
+            left -= len(got)
+            yield from got
     finally:
         runner.stop()
         thread.join()

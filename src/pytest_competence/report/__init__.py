@@ -1,40 +1,44 @@
-"""Reports: the results document (versioned JSON) and its renderings.
+"""Reports: the results document (versioned JSON), its records file, and its renderings.
 
-:func:`build_document` assembles one JSON-able document from the per-test results; the
-terminal, Markdown and HTML renderers read only that document, so ``competence report`` can
-re-render everything from an archive with no model calls.
+:func:`build_document` assembles one JSON-able document of figures from the per-test results;
+the prompt-level records go to a records file next to the JSON (:mod:`.records_file`), which the
+document points to. The terminal, Markdown and HTML renderers read only the document, so
+``competence report`` can re-render everything from an archive with no model calls, reading the
+records file as a stream to recompute the figures.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_competence import __version__
 from pytest_competence.analysis import SCHEMA
 
-__all__ = ["SCHEMA", "build_document", "load_document", "recompute", "write_outputs"]
+__all__ = ["READABLE_SCHEMAS", "SCHEMA", "build_document", "load_document", "recompute",
+           "write_outputs"]
+
+#: The schemas :func:`load_document` reads: this one, and /1, whose results embed their records.
+READABLE_SCHEMAS = ("pytest-competence/results/1", SCHEMA)
+
+#: One result's records as the records file takes them: node id, model, and JSON lines.
+RecordSource = tuple[str, str, Iterable[bytes]]
 
 
 def build_document(
-    results: Sequence[dict[str, Any]], *, models: Sequence[str] = (),
-    records_dir: Path | None = None, bootstrap: int = 2000,
+    results: Sequence[dict[str, Any]], *, models: Sequence[str] = (), bootstrap: int = 2000,
     not_applicable: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The results document: every result (with its records, when kept), the comparisons, and
-    the test × model pairs skipped because the model does not read the test's family."""
+    """The results document: every result's figures, the comparisons, and the test × model pairs
+    skipped because the model does not read the test's family. The records are not in it:
+    :func:`write_outputs` writes them to the records file the document points to."""
     from pytest_competence.report.compare import compare_models
 
-    ordered = []
-    for r in sorted(results, key=lambda r: r["nodeid"]):
-        r = dict(r)
-        name = r.pop("records_file", None)
-        if name and records_dir is not None and (records_dir / name).exists():
-            r["records"] = json.loads((records_dir / name).read_text("utf-8"))
-        ordered.append(r)
+    ordered = [{k: v for k, v in r.items() if k != "records_file"}  # a part file's name
+               for r in sorted(results, key=lambda r: r["nodeid"])]
     return {
         "schema": SCHEMA,
         "plugin_version": __version__,
@@ -61,10 +65,10 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
             "Extra data" in str(exc)) else ""
         raise NotAResultsDocument(f"not a results document: {path}: not JSON, {exc}"
                                   f"{hint}") from None
-    if not isinstance(document, dict) or document.get("schema") != SCHEMA:
+    if not isinstance(document, dict) or document.get("schema") not in READABLE_SCHEMAS:
         found = document.get("schema") if isinstance(document, dict) else type(document).__name__
         raise NotAResultsDocument(f"not a results document: {path}: schema {found!r}, "
-                                  f"expected {SCHEMA!r}")
+                                  f"expected {SCHEMA!r} (or an older {READABLE_SCHEMAS[0]!r})")
     try:
         check_shape(document)
     except NotAResultsDocument as exc:
@@ -72,21 +76,26 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     return document
 
 
-def recompute(document: dict[str, Any], *, bootstrap: int | None = None) -> dict[str, Any]:
-    """Recompute every figure of an archived document from its prompt-level records.
+def recompute(document: dict[str, Any], *, bootstrap: int | None = None,
+              folder: str | os.PathLike[str] = ".") -> dict[str, Any]:
+    """Recompute every figure of an archived document from its prompt-level records, read
+    result by result from its records file in ``folder`` (where the document was read from).
 
     Results without records (written without ``--competence-json``) keep their stored figures.
+    Raises :class:`~pytest_competence.report.records_file.RecordsFileError` for a records file
+    that is missing, truncated or another document's.
     """
     from pytest_competence.analysis import analyze
     from pytest_competence.conditions import failing_case, parse_condition
     from pytest_competence.profile import profile
     from pytest_competence.records import evaluation_from_records
+    from pytest_competence.report.records_file import read_records
 
     results = []
-    for r in document["results"]:
+    for r, rows in read_records(document, folder):
         r = dict(r)
-        if r.get("records"):
-            evaluation = evaluation_from_records(r["model"], r["family"], r["records"])
+        if rows is not None:
+            evaluation = evaluation_from_records(r["model"], r["family"], rows)
             B = bootstrap if bootstrap is not None else r["summary"].get("bootstrap", {}).get("B", 0)
             r.update(analyze(evaluation, bootstrap=B, seed=r["design"]["seed"]))
             condition = parse_condition(r["design"]["require"]).with_gates(
@@ -106,15 +115,28 @@ def recompute(document: dict[str, Any], *, bootstrap: int | None = None) -> dict
 
 def write_outputs(
     document: dict[str, Any], *, json_path: str | None = None, html_path: str | None = None,
-    markdown_path: str | None = None,
+    markdown_path: str | None = None, records: Iterable[RecordSource] = (),
+    records_path: str | None = None,
 ) -> list[tuple[str, str]]:
-    """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set."""
-    from pytest_competence.files import json_text, write_text_atomic
+    """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set.
+
+    With ``json_path``, ``records`` (each result's record lines, in document order) go to the
+    records file, ``records_path`` or by default next to the JSON
+    (:func:`~pytest_competence.settings.records_name`), first: the JSON then points to it,
+    holding its sha256.
+    """
+    from pytest_competence.files import write_json_atomic, write_text_atomic
 
     written = []
     if json_path:
-        write_text_atomic(json_path, json_text(document, indent=1))
-        written.append(("JSON", json_path))
+        from pytest_competence.report.records_file import pointers, write_records_file
+        from pytest_competence.settings import records_name
+
+        path = records_path or records_name(json_path)
+        sha256, counts = write_records_file(path, records)
+        write_json_atomic(json_path, pointers(document, json_path, path, sha256, counts),
+                          indent=1)
+        written += [("JSON", json_path), ("records", path)]
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if markdown_path or summary:
         from pytest_competence.report.markdown import render_markdown

@@ -2,7 +2,8 @@
 
 :func:`check_shape` says in one line where a file stops being a results document (a record set
 to ``null``, ``results`` as an object, a record without its gold answer, a JSON Lines dataset
-passed by mistake) before anything is recomputed from it; :func:`disagreements` lists the
+passed by mistake) before anything is recomputed from it (:func:`check_record` checks each
+record read from a records file, :mod:`.records_file`); :func:`disagreements` lists the
 figures an archive states that its own records do not give back (figures edited by hand,
 records removed).
 """
@@ -13,7 +14,8 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["NotAResultsDocument", "check_shape", "disagreements", "unrecomputed"]
+__all__ = ["NotAResultsDocument", "check_record", "check_shape", "disagreements", "holds_records",
+           "unrecomputed"]
 
 #: What a result needs to be recomputed and rendered, and what each of its records needs.
 RESULT_FIELDS = ("nodeid", "model", "family", "test", "presentations", "levels", "summary", "instances",
@@ -49,6 +51,9 @@ def check_shape(document: Mapping[str, Any]) -> None:
     _need(results, list, "results", "a list of results")
     assert isinstance(results, list)
     _need(document.get("models", []), list, "models", "a list of model specs")
+    pointer = document.get("records_file")
+    if pointer is not None:
+        _fields(pointer, ("file", "sha256", "count", "gzip"), "records_file")
     for i, result in enumerate(results):
         where = f"results[{i}]"
         _fields(result, RESULT_FIELDS, where)
@@ -57,13 +62,30 @@ def check_shape(document: Mapping[str, Any]) -> None:
         records = result.get("records")
         if records is None:
             continue
+        if pointer is not None:  # the records are in the records file, read as a stream
+            _fields(records, ("file", "count"), f"{where}.records")
+            _need(records["count"], int, f"{where}.records.count", "a number of records")
+            continue
         _need(records, list, f"{where}.records", "a list of records")
         for j, record in enumerate(records):
-            _fields(record, RECORD_FIELDS, f"{where}.records[{j}]")
-            _need(record["answer_map"], dict, f"{where}.records[{j}].answer_map", "an object")
-            _need(record["attempts"], list, f"{where}.records[{j}].attempts", "a list")
-            for k, attempt in enumerate(record["attempts"]):
-                _fields(attempt, ATTEMPT_FIELDS, f"{where}.records[{j}].attempts[{k}]")
+            check_record(record, f"{where}.records[{j}]")
+
+
+def check_record(record: object, where: str) -> None:
+    """Raise :class:`NotAResultsDocument` when ``record`` lacks what a recomputation reads."""
+    _fields(record, RECORD_FIELDS, where)
+    assert isinstance(record, dict)
+    _need(record["answer_map"], dict, f"{where}.answer_map", "an object")
+    _need(record["attempts"], list, f"{where}.attempts", "a list")
+    for k, attempt in enumerate(record["attempts"]):
+        _fields(attempt, ATTEMPT_FIELDS, f"{where}.attempts[{k}]")
+
+
+def holds_records(result: Mapping[str, Any]) -> bool:
+    """Whether ``result`` has prompt-level records: in the document (older archives) or
+    counted in the records file."""
+    records = result.get("records")
+    return bool(records.get("count")) if isinstance(records, dict) else bool(records)
 
 
 def _differences(archived: object, recomputed: object, path: str) -> Iterator[str]:
@@ -93,7 +115,7 @@ def disagreements(archived: Mapping[str, Any], recomputed: Mapping[str, Any]) ->
     by_node = {r["nodeid"]: r for r in recomputed["results"]}
     for result in archived["results"]:
         again = by_node.get(result["nodeid"], {})
-        if not result.get("records"):
+        if not holds_records(result):
             continue
         for name in FIGURES:
             for line in _differences(result.get(name), again.get(name), name):
@@ -103,4 +125,4 @@ def disagreements(archived: Mapping[str, Any], recomputed: Mapping[str, Any]) ->
 
 def unrecomputed(archived: Mapping[str, Any]) -> list[str]:
     """The results whose figures could not be recomputed (archived without records)."""
-    return [f"{r['test']} [{r['model']}]" for r in archived["results"] if not r.get("records")]
+    return [f"{r['test']} [{r['model']}]" for r in archived["results"] if not holds_records(r)]
