@@ -6,17 +6,26 @@ collide in users' environments). Depends on numpy, and on Hypothesis for the str
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._core import (
     AnswerMap,
     AuditComponent,
     Family,
+    Figure,
     InvalidArgument,
     Item,
     Parsed,
     Prompt,
+    Table,
+    Transform,
+    compose,
     default_presentations,
+    is_family,
     parse_choice,
+    stream_rng,
 )
+from ._registry import ENTRY_POINT_GROUP, FamilyRegistry
 from .concepts import Concepts
 from .grammar import Grammar
 from .horn import HORN_PRESENTATIONS, Horn, HornInstance
@@ -25,12 +34,14 @@ from .ordering import CELLS, PRESENTATIONS, SYSTEM_PROMPT, Ordering, OrderingIns
 from .programs import Programs
 from .raven import Raven
 from .reformulations import CATEGORIES, Reformulations
-from .vocabularies import CATALOG, GROUPS, Phrase, Vocabulary, vocabulary
+from .ordering.vocabularies import CATALOG, GROUPS, Phrase, Vocabulary, vocabulary
 
 __all__ = [
+    "AuditComponent",
     "CATALOG",
     "CATEGORIES",
     "CELLS",
+    "DEFAULT_FAMILY",
     "FAMILIES",
     "GROUPS",
     "HORN_PRESENTATIONS",
@@ -39,6 +50,8 @@ __all__ = [
     "AnswerMap",
     "AuditComponent",
     "Concepts",
+    "DesignSpace",
+    "ENTRY_POINT_GROUP",
     "Family",
     "Grammar",
     "Horn",
@@ -57,18 +70,37 @@ __all__ = [
     "Prompt",
     "Raven",
     "Reformulations",
+    "Table",
+    "Transform",
     "Vocabulary",
+    "compose",
     "default_presentations",
     "family",
+    "is_family",
     "parse_choice",
+    "stream_rng",
     "vocabulary",
 ]
 
-#: Family constructors by name, as markers and ``competence generate`` refer to them.
-FAMILIES: dict[str, type] = {"ordering": Ordering, "horn": Horn, "reformulations": Reformulations,
+#: Family classes by name, as markers, ``competence generate``, reports and ``ref:`` policies
+#: refer to them: the built-in ones, then those registered in the ``pytest_competence.families``
+#: entry-point group (imported when first looked up).
+FAMILIES = FamilyRegistry({"ordering": Ordering, "horn": Horn, "reformulations": Reformulations,
                            "intervention": Intervention, "programs": Programs,
                            "raven": Raven, "concepts": Concepts,
-                           "grammar": Grammar}
+                           "grammar": Grammar})
+
+
+#: The family of a ``@pytest.mark.competence`` declaration that names none.
+DEFAULT_FAMILY = "ordering"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DesignSpace":  # imports Hypothesis: only when asked for
+        from ._design_cases import DesignSpace
+
+        return DesignSpace
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def family(name: str, **options: object) -> Family:
@@ -77,11 +109,15 @@ def family(name: str, **options: object) -> Family:
         cls = FAMILIES[name]
     except (KeyError, TypeError):
         raise InvalidArgument(
-            f"Unknown family={name!r}. Expected one of: {', '.join(FAMILIES)}"
+            f"Unknown family={name!r}. Expected one of: {', '.join(FAMILIES)} (or a family "
+            f"registered in the {ENTRY_POINT_GROUP!r} entry-point group)"
         ) from None
     try:
         return cls(**options)
     except TypeError as exc:
         if isinstance(exc, InvalidArgument):
             raise
-        raise InvalidArgument(f"family={name!r} does not take these options: {exc}") from None
+        raise InvalidArgument(
+            f"family={name!r} does not take these options: {exc} "
+            f"(given: {', '.join(map(repr, sorted(options)))})"
+        ) from None

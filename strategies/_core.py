@@ -8,10 +8,10 @@ into an answer or an explicit invalid outcome. Everything here is plain data: no
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
@@ -21,14 +21,17 @@ __all__ = [
     "AuditComponent",
     "Family",
     "InvalidArgument",
+    "Figure",
     "Item",
     "Parsed",
     "Prompt",
+    "Table",
     "Transform",
     "check_presentations",
     "compose",
     "default_presentations",
     "design_chunks",
+    "is_family",
     "parse_choice",
     "stream_rng",
 ]
@@ -273,9 +276,75 @@ class AuditComponent:
     value: Any
 
 
+@dataclass(frozen=True)
+class Table:
+    """A family's report table as data: the terminal, Markdown and HTML reports draw it alike.
+
+    ``rows`` hold plain values, one per column: text; a number (written with three decimals);
+    ``(value, low, high)`` for a figure with its interval; ``None`` for a blank cell. ``note``
+    is the line that introduces the table (a headline figure, what the figures mean); ``label``
+    names it on the terminal (default ``title``).
+    """
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    note: str = ""
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A family's figure for the HTML report: a title, a caption and the SVG that draws it."""
+
+    title: str
+    caption: str
+    svg: str
+
+
+#: A reference policy's factory: called with the spec's ``key=value`` parameters as strings, it
+#: returns an answer function — the prompt's text to an answer, or the whole :class:`Prompt` when
+#: marked with ``pytest_competence.models.reference.reads_prompt`` — or a model (an object with
+#: ``generate``) for a policy that reads a whole batch.
+PolicyFactory = Callable[..., Any]
+
+
 @runtime_checkable
 class Family(Protocol):
-    """What the engine needs from a task family: a seeded balanced design and a parser."""
+    """What a task family is: latent instances with an exact oracle, presented and parsed.
+
+    **Required** (what the engine calls):
+
+    - ``name`` — the registered name (``@pytest.mark.competence(family=NAME)``, ``ref:`` reads);
+    - ``answer_space`` — the answers a prompt can have (``()`` for open answers);
+    - ``design(levels=, pairs=, seed=, presentations=)`` — the seeded balanced design: per level
+      ``pairs`` latent instances ``z`` with their prompts (:class:`Item`), each prompt's ``gold``
+      the oracle's answer ``y*(z)`` mapped through its presentation's :class:`AnswerMap`
+      (presentations are tuples of :class:`Transform`, composed with :func:`compose`);
+    - ``parse(text)`` — the model's text to an answer or an explicit invalid :class:`Parsed`.
+
+    **Optional** (a family that subclasses :class:`Family` inherits these defaults; the registry
+    supplies them to one that does not):
+
+    - ``default_presentations`` — what a declaration without ``presentations=`` asks;
+    - ``check_design(levels=, pairs=, seed=, presentations=)`` — raise :class:`InvalidArgument`
+      at collection, before any model runs;
+    - ``strategies`` — Hypothesis strategies; ``strategies.case_space(max_n=, presentations=,
+      vocabularies=)`` (e.g. a ``DesignSpace``) whose ``strategy()`` is ``cases()``: what
+      minimisation shrinks a failing case in;
+    - :meth:`audit_components` — the supports an audit may add to a suite;
+    - :meth:`shortcut_policies`, :attr:`shortcuts`, :meth:`ideal_answer` — the known ways to fake
+      competence on the family (``ref:NAME`` policies) and the competent reading;
+      :meth:`audit_policies` — the policies an audit tells apart (default: the shortcuts);
+    - :meth:`metrics`, :meth:`tables` and :meth:`figures` — summary entries of an evaluation,
+      and the report tables and figures that show them (data the reports draw);
+    - :meth:`generate_options`, :meth:`generate_designs`, :attr:`default_levels`,
+      :meth:`record_meta` — ``competence generate``'s flags, designs, default grid and the
+      per-record metadata with which an independent checker re-derives the gold answer (by
+      default from the family folder's ``cli.py``: ``add_options``, ``designs``, ``meta``);
+      :attr:`training_presentations`, :attr:`named_splits`, :attr:`training_split` — training
+      rows (``--format hf``) and the family's named splits.
+    """
 
     name: str
     answer_space: tuple[str, ...]
@@ -285,6 +354,140 @@ class Family(Protocol):
     ) -> list[Item]: ...
 
     def parse(self, text: str) -> Parsed: ...
+
+    # The optional members, with their defaults. They are kept out of the structural type (a
+    # type checker sees the required members only), so that any object with those — an
+    # archived family, a user's own — is a Family; a class that subclasses Family inherits them.
+    if not TYPE_CHECKING:
+        def audit_components(self, levels: Sequence[int],
+                             presentations: Sequence[str]) -> list[AuditComponent]:
+            """The supports an audit can add to a suite of this family over ``levels`` and
+            ``presentations``."""
+            return []
+
+        #: ``ref:shortcuts`` runs these specs (e.g. ``"ref:horn-bounded?depth=4"``) on the family.
+        shortcuts: ClassVar[tuple[str, ...]] = ()
+
+        #: ``competence generate NAME`` writes these levels unless ``--levels`` names others.
+        default_levels: ClassVar[tuple[int, ...]] = ()
+
+        def check_design(self, *, levels: Sequence[int], pairs: int, seed: int,
+                         presentations: Sequence[str]) -> None:
+            """Raise :class:`InvalidArgument` when the design cannot be drawn (by default the
+            design itself is the check: nothing is checked before it runs)."""
+
+        @classmethod
+        def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:
+            """The reference specs beside ``ref:ideal`` that the audit and the diagnosis tell
+            apart on a suite over ``levels``: by default the family's :attr:`shortcuts`."""
+            return cls.shortcuts
+
+        @classmethod
+        def shortcut_policies(cls) -> Mapping[str, PolicyFactory]:
+            """Reference policies by ``ref:`` name: the known ways to fake competence on this family.
+
+            Each reads this family's prompts only (on other families' suites it is skipped as
+            ``n/a``); a name two families declare with the same factory reads both. Imported when a
+            ``ref:`` spec is resolved, never at start-up.
+            """
+            return {}
+
+        @classmethod
+        def ideal_answer(cls, prompt: Prompt) -> str | None:
+            """The competent answer to one of this family's prompts, read from the prompt alone
+            (``ref:ideal`` and the noisy policies built on it); ``None`` when it cannot be read."""
+            return None
+
+        @classmethod
+        def metrics(cls, evaluation: Any, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
+            """Summary entries of one evaluation of this family (e.g. ``{"systematicity": {...}}``)
+            beside the generic ones; ``bootstrap`` resamples and ``seed`` are the summary's."""
+            return {}
+
+        @classmethod
+        def tables(cls, result: Mapping[str, Any]) -> list[Table]:
+            """The report tables of one result (its ``summary`` holds what :meth:`metrics` added)."""
+            return []
+
+        @classmethod
+        def figures(cls, result: Mapping[str, Any]) -> list[Figure]:
+            """The HTML report's figures of one result, drawn above its tables."""
+            return []
+
+        #: ``competence generate NAME --format hf`` asks these unless ``--presentations`` names
+        #: others (empty: the family's default presentations).
+        training_presentations: ClassVar[tuple[str, ...]] = ()
+
+        #: Named splits beside every family's ``train`` and ``eval`` (``pytest_competence.splits``):
+        #: ``(name, training, options, description)``, ``options`` mapping an option to the values
+        #: the split covers.
+        named_splits: ClassVar[tuple[tuple[str, bool, Mapping[str, tuple[Any, ...]], str], ...]] = ()
+
+        #: The split training rows come from unless ``--split`` names another.
+        training_split: ClassVar[str] = "train"
+
+        @classmethod
+        def generate_options(cls, group: Any) -> None:
+            """Add the family's own flags to ``competence generate`` (an argparse group); by
+            default its folder's ``cli.add_options(group)``, if it has one."""
+            add = _cli(cls, "add_options")
+            if add is not None:
+                add(group)
+
+        @classmethod
+        def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+            """``(family, design keywords)`` for each design ``competence generate`` writes from
+            its parsed ``args``: its folder's ``cli.designs(args)``, else one design, the family
+            built from ``--option`` values, at ``--levels`` (else :attr:`default_levels`),
+            ``--per-level`` (else 200) and ``--presentations`` (else the family's default)."""
+            from . import default_presentations, family
+
+            designs = _cli(cls, "designs")
+            if designs is not None:
+                yield from designs(args)
+                return
+            made = family(cls.name, **dict(args.options))
+            levels = args.levels or list(cls.default_levels)
+            if not levels:
+                raise InvalidArgument(f"competence generate {cls.name} needs --levels: the "
+                                      f"family declares no default_levels")
+            yield made, dict(levels=levels, pairs=args.pairs or 200,
+                             presentations=args.presentations or default_presentations(made))
+
+        @classmethod
+        def record_meta(cls, item: Item) -> dict[str, Any]:
+            """``meta`` of ``competence generate``'s records of ``item``: how a checker re-derives
+            the gold answer from the prompt text alone (its folder's ``cli.meta(item)``)."""
+            meta = _cli(cls, "meta")
+            return {} if meta is None else dict(meta(item))
+
+
+def _cli(cls: type, name: str) -> Any:
+    """``name`` from the ``cli`` module of the package that defines ``cls`` (a family folder's
+    ``cli.py``: its ``competence generate`` flags, designs and record metadata), else ``None``."""
+    import importlib
+    import importlib.util
+
+    package = cls.__module__ if _is_package(cls.__module__) else cls.__module__.rpartition(".")[0]
+    if not package or importlib.util.find_spec(f"{package}.cli") is None:
+        return None
+    return getattr(importlib.import_module(f"{package}.cli"), name, None)
+
+
+def _is_package(module: str) -> bool:
+    import sys
+
+    return hasattr(sys.modules.get(module), "__path__")
+
+
+#: What every family must have; the rest of :class:`Family` has defaults.
+REQUIRED = ("name", "answer_space", "design", "parse")
+
+
+def is_family(value: object) -> bool:
+    """Whether ``value`` is a family object: it has every required member of :class:`Family`
+    (``isinstance(value, Family)`` would ask for the optional ones too)."""
+    return not isinstance(value, type) and all(hasattr(value, k) for k in REQUIRED)
 
 
 #: Instances per chunk of :func:`design_chunks`: small enough that a chunk of the largest

@@ -9,7 +9,7 @@ the seed toward 0. Its prompts are the family's own :meth:`item` — the very pr
 asks for that instance — so a failing design instance is a case as it stands
 (:meth:`DesignSpace.from_item`) and the model has already answered it.
 
-The ordering family has a richer space (:mod:`._ordering_cases`): there each presentation's
+The ordering family has a richer space (:mod:`.ordering._cases`): there each presentation's
 layout is a choice too.
 """
 

@@ -1,6 +1,6 @@
 """An independent reader and interpreter for grammar prompts (tests only).
 
-It shares no code with ``strategies/_grammar_*``: the inputs and the shown outputs are read from
+It shares no code with ``strategies/grammar/``: the inputs and the shown outputs are read from
 the rendered prompt text; the rules (which the prompt hides by design) from the language's plain
 JSON form, ``Language.plain()``. Translation is a bottom-up chart parse of the stratified
 precedence grammar that keeps one output per *derivation*, so it counts derivations as well:

@@ -6,6 +6,7 @@ import json
 import re
 import textwrap
 from pathlib import Path
+from typing import Any
 
 
 # Import the engine here, before any in-process session: pytester restores ``sys.modules`` after
@@ -134,3 +135,26 @@ def read_archive(path) -> tuple[dict, dict[str, list[dict]]]:
     records = {result["nodeid"]: list(rows)
                for result, rows in read_records(document, Path(path).parent) if rows is not None}
     return document, records
+
+
+def install_example_family(path: Any) -> Any:
+    """Install ``examples/family_pkg`` (the bracket-matching family) under ``path/site`` as pip
+    would: its module and a ``*.dist-info`` with its entry points. Put the folder on
+    ``sys.path`` (``pytester.syspathinsert``) or ``PYTHONPATH`` to use it; the folder."""
+    import re
+    import shutil
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parent.parent / "examples" / "family_pkg"
+    site = Path(path) / "site"
+    info = site / "competence_brackets-0.1.0.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    shutil.copy(package / "competence_brackets.py", site)
+    toml = (package / "pyproject.toml").read_text()
+    section = re.search(r'\[project\.entry-points\."(.+?)"\]\n(.*?)(?:\n\n|\Z)', toml, re.S)
+    assert section is not None
+    entries = section[2].replace('"', "").strip()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: competence-brackets\n"
+                                   "Version: 0.1.0\n")
+    (info / "entry_points.txt").write_text(f"[{section[1]}]\n{entries}\n")
+    return site

@@ -1,6 +1,6 @@
 """An independent reader and interpreter for ``programs`` prompts (seeds/002 §4.3).
 
-It shares no code with ``strategies/_programs_ops.py``: it reads the lists from the rendered
+It shares no code with ``strategies/programs/_ops.py``: it reads the lists from the rendered
 prompt text with its own pattern and runs the hidden program from its plain representation
 (``(("swap",), ("remove", 0))``) with its own implementation of each operation. Where the
 generator's definition says an operation is undefined, this one raises, so running a drawn

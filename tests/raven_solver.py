@@ -1,7 +1,7 @@
 """An independent reader and solver of rendered symbolic Raven prompts (seeds/002 §4.2).
 
 It reads only the prompt text — ``a b | c d | e f || … || g h | i j | ? ?`` — and shares no code
-with :mod:`pytest_competence.strategies._raven_rules`: the rules are written here again, as
+with :mod:`pytest_competence.strategies.raven._rules`: the rules are written here again, as
 row functions, and distribute-three as a Latin square of cyclic rotations. Column-specific
 feature permutations are *not* read from the latent task: the solver tries every correspondence
 between the columns' features and returns every missing panel that one of them explains.

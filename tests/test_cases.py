@@ -12,7 +12,8 @@ from pytest_competence.strategies import (
     Ordering,
 )
 
-from pytest_competence.models.reference import POLICIES, read_ordering
+from pytest_competence.models.reference import POLICIES
+from pytest_competence.strategies.ordering.policies import read_ordering
 
 ALL = tuple(PRESENTATIONS)
 IDEAL = POLICIES["ideal"]()

@@ -103,8 +103,8 @@ def test_family_options_reach_the_constructor(tmp_path):
 
 @pytest.mark.parametrize(("family", "option", "message"), [
     ("programs", "hnt=1", "does not take these options"),
-    ("horn", "hint=True", "horn takes its own flags"),
-    ("ordering", "hint=True", "ordering takes its own flags"),
+    ("horn", "hint=True", "family='horn' does not take these options"),
+    ("ordering", "hint=True", "family='ordering' does not take these options"),
     ("grammar", "nonsense", "expected KEY=VALUE"),
 ])
 def test_family_options_that_cannot_apply_are_usage_errors(capsys, family, option, message):

@@ -19,7 +19,7 @@ from concepts_solver import evaluate, isomorphisms, observe, parse, predict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pytest_competence.strategies import FAMILIES, Concepts, InvalidArgument, Parsed, family
-from pytest_competence.strategies._concepts_logic import FEATURES, rule_mask
+from pytest_competence.strategies.concepts._logic import FEATURES, rule_mask
 from pytest_competence.strategies.concepts import MAX_QUERIES, ideal_observer, rebind
 
 LEVELS = [1, 2, 3, 4, 5]

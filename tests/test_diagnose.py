@@ -18,7 +18,7 @@ from pytest_competence.audit.core import Observations
 from pytest_competence.audit.diagnose import diagnose, family_zoo
 from pytest_competence.evaluate import evaluate
 from pytest_competence.models import resolve_model
-from pytest_competence.models.reference import read_ordering
+from pytest_competence.strategies.ordering.policies import read_ordering
 from pytest_competence.strategies import Ordering
 
 ENDPOINTS = Ordering(vocabulary="front_behind")

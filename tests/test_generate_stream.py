@@ -11,9 +11,8 @@ from itertools import chain
 
 import pytest
 
-from pytest_competence.cli import records
-from pytest_competence.cli_families import family_records
-from pytest_competence.strategies import Ordering, default_presentations
+from pytest_competence.cli import SCHEMA, prompt_records
+from pytest_competence.strategies import FAMILIES, default_presentations
 from pytest_competence.strategies import family as make_family
 from pytest_competence.strategies._core import design_chunks
 from pytest_competence.training import grpo_order, row, write_rows
@@ -35,8 +34,7 @@ DESIGNS = {
 
 def _lines(family: object, items: list) -> list[str]:
     """The JSON Lines ``competence generate`` writes for ``items`` of ``family``."""
-    made = records(family, items) if isinstance(family, Ordering) else family_records(
-        items, "pytest-competence/dataset/1")
+    made = prompt_records(items, SCHEMA, FAMILIES.hook(family.name, "record_meta"))
     return [json.dumps(record, ensure_ascii=False) for record in made]
 
 

@@ -1,7 +1,7 @@
 """Intervention-world metrics, reference policies, the per-prompt readout and its cache keys.
 
 Expected metric values are computed here independently, by a plain loop over clusters and units,
-and compared with :mod:`pytest_competence.intervention` on hand-built evaluations.
+and compared with :mod:`pytest_competence.strategies.intervention.metrics` on hand-built evaluations.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pytest
 from pytest_competence.analysis import analyze
 from pytest_competence.cache import CachedModel, ResponseCache, cache_key
 from pytest_competence.evaluate import Evaluation, Observation, evaluate
-from pytest_competence.intervention import RATES, intervention_summary
+from pytest_competence.strategies.intervention.metrics import RATES, intervention_summary
 from pytest_competence.models.reference import reference_policy
 from pytest_competence.records import evaluation_from_records, records
-from pytest_competence.report.intervention import (
+from pytest_competence.strategies.intervention.report import (
     intervention_html, intervention_lines, intervention_markdown,
 )
 from pytest_competence.strategies import IW_PRESENTATIONS, Intervention, Parsed
@@ -229,7 +229,7 @@ def test_report_sections(items):
     assert any("readout score" in line for line in lines)
     assert any(line.strip().startswith("TRUE->FALSE") for line in lines)
     assert "| readout generate |" in "\n".join(intervention_markdown(result))
-    assert "<h3>Intervention worlds</h3>" in intervention_html(result)
+    assert "Intervention worlds</h3>" in intervention_html(result)
     bare = {"summary": {}}
     assert intervention_lines(bare) == [] and intervention_markdown(bare) == []
     assert intervention_html(bare) == ""

@@ -38,7 +38,7 @@ def test_suite_under_xdist_catches_stuck_and_jumpy(pytester: pytest.Pytester):
     assert rates[("test_worlds[ref:iw-jumpy]", "ref:iw-jumpy")]["sham_stay"] == 0.0
     assert rates[("test_scored[ref:ideal]", "ref:ideal")]["full_support"] == 1.0
     assert "Intervention worlds:" in (pytester.path / "r.md").read_text()
-    assert "<h3>Intervention worlds</h3>" in (pytester.path / "r.html").read_text()
+    assert "Intervention worlds</h3>" in (pytester.path / "r.html").read_text()
 
 
 def test_terminal_summary_shows_the_section(pytester: pytest.Pytester):

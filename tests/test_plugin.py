@@ -180,7 +180,7 @@ MODEL_SPEC_CASES = [
                                  "is installed, in the rootdir or on sys.path*"),
     ("py:os:sep", "*'sep' is a str, not a callable taking a list of prompts*"),
     ("ref:nosuch", "*Unknown reference policy 'nosuch' in 'ref:nosuch'; expected one of "
-                   "ideal, always-yes, always-no, coin, endpoint, forward-reader, "
+                   "ideal, always-yes, always-no, coin, noisy, sampled, endpoint, forward-reader, "
                    "names-order, threshold*"),
     ("nosuchscheme:x", "*Unknown model scheme 'nosuchscheme' in 'nosuchscheme:x'; expected "
                        "one of hf, openai, py, ref, vllm*"),

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from programs_solver import Undefined, execute, read_prompt
 from pytest_competence.models.reference import reference_policy
 from pytest_competence.strategies import FAMILIES, InvalidArgument, Programs, family
-from pytest_competence.strategies._programs_ops import (
+from pytest_competence.strategies.programs._ops import (
     DIGITS, OPERATIONS, draw_program, run, substitute,
 )
 from pytest_competence.strategies.programs import HINT, SUBSTITUTE

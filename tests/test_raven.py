@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_competence.strategies import FAMILIES, InvalidArgument, Raven, family
-from pytest_competence.strategies._raven_rules import (
+from pytest_competence.strategies.raven._rules import (
     RULES, answers_over_alignments, identifiable, solve,
 )
 from pytest_competence.strategies.raven import render_grid, system_prompt
@@ -178,7 +178,7 @@ def test_the_aligned_reader_shows_a_gap_on_feature_rebinding_only() -> None:
                                   "1 2 | 3 | 4 || 1 | 2 | 3 || 1 | 2 | ?",
                                   "a | b | c || 1 | 2 | 3 || 1 | 2 | ?"])
 def test_the_aligned_reader_says_when_it_cannot_read(text: str) -> None:
-    from pytest_competence.models.reference_raven import RAVEN_POLICIES, UNREADABLE, read_raven
+    from pytest_competence.strategies.raven.policies import RAVEN_POLICIES, UNREADABLE, read_raven
 
     assert read_raven(text) is None
     assert RAVEN_POLICIES["raven-aligned"]()(text) == UNREADABLE

@@ -38,8 +38,19 @@ def test_small(competence):
 """
 
 
+@pytest.fixture
+def registry():  # noqa: ANN201
+    """Families a snippet registers in this process are forgotten after it."""
+    from pytest_competence.strategies import FAMILIES
+
+    before = set(FAMILIES)
+    yield FAMILIES
+    for name in set(FAMILIES) - before:
+        del FAMILIES[name]
+
+
 @pytest.mark.parametrize("body", _blocks("python"))
-def test_python_snippets_run(pytester: pytest.Pytester, body: str):
+def test_python_snippets_run(pytester: pytest.Pytester, body: str, registry):
     if "def pytest_competence_profile" in body:
         pytester.makeconftest(body)
         pytester.makepyfile(test_suite=SUITE)

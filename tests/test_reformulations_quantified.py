@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pytest_competence.strategies import CATEGORIES, InvalidArgument, Reformulations
 from pytest_competence.strategies import reformulations as crt
-from pytest_competence.strategies._crt_lexicon import NOUNS
-from pytest_competence.strategies._crt_qrender import render_quantified
-from pytest_competence.strategies._crt_quantifiers import (
+from pytest_competence.strategies.reformulations._lexicon import NOUNS
+from pytest_competence.strategies.reformulations._qrender import render_quantified
+from pytest_competence.strategies.reformulations._quantifiers import (
     Is,
     QProblem,
     Quantified,
@@ -221,14 +221,14 @@ def test_generate_checks_from_text(tmp_path):
     _text("All poets are runners.", "Are poets runners?"),
 ])
 def test_reference_reader_refuses_what_the_family_does_not_write(text):
-    from pytest_competence.models.reference_crt import crt_ideal
-    from pytest_competence.models.reference_crt_quant import read_quantified
+    from pytest_competence.strategies.reformulations.policies import crt_ideal
+    from pytest_competence.strategies.reformulations.policies_quantified import read_quantified
 
     assert read_quantified(text) is None and crt_ideal(text) is None
 
 
 def test_reference_reader_reads_what_the_family_writes():
-    from pytest_competence.models.reference_crt import crt_ideal
+    from pytest_competence.strategies.reformulations.policies import crt_ideal
 
     text = _text("All poets are runners. Maya is not a runner.", "Is Maya a poet?")
     assert crt_ideal(text) == "Answer: No"

@@ -18,13 +18,13 @@ from pytest_competence.analysis import FAMILY_ANALYSES, analyze
 from pytest_competence.cli import main as cli_main
 from pytest_competence.evaluate import evaluate
 from pytest_competence.models import resolve_model
-from pytest_competence.report.bullets import (
+from pytest_competence.strategies._induction.report import (
     systematicity_html,
     systematicity_lines,
     systematicity_markdown,
 )
 from pytest_competence.strategies import FAMILIES
-from pytest_competence.systematicity import induction_families, systematicity_summary
+from pytest_competence.strategies._induction.metrics import induction_families, systematicity_summary
 
 SUITE = """
     import pytest
@@ -75,7 +75,7 @@ def test_tables_show_the_variance_decomposition_when_attempts_vary(toy) -> None:
     assert any("variance decomposition" in line for line in lines)
     markdown = "\n".join(systematicity_markdown(r))
     assert "| relabel | 8 (" in markdown and "ρ_between" in markdown
-    assert "<h3>Variance decomposition" in systematicity_html(r)
+    assert "Variance decomposition (seeds/002 App. A)</h3>" in systematicity_html(r)
 
 
 @pytest.mark.parametrize("xdist", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)])

@@ -16,9 +16,8 @@ from pytest_competence.splits import (
     overlap,
     split,
 )
-from pytest_competence.strategies import CATALOG, FAMILIES, InvalidArgument
+from pytest_competence.strategies import CATALOG, FAMILIES, InvalidArgument, Ordering
 from pytest_competence.training import (
-    ORDERING_TRAINING_PRESENTATIONS,
     dataset,
     grpo_order,
     rows,
@@ -60,7 +59,7 @@ def test_overlap_needs_the_same_seeds_and_a_held_in_value():
 
 def test_rows_have_the_training_columns_and_the_paper_presentations():
     got = rows("ordering", levels=[4], per_level=4, vocabulary="older_younger")
-    assert len(got) == 4 * len(ORDERING_TRAINING_PRESENTATIONS)
+    assert len(got) == 4 * len(Ordering.training_presentations)
     assert set(got[0]) == COLUMNS
     assert got[0]["prompt"] == f"{got[0]['system']}\n\n{got[0]['question']}"
     assert {r["params"]["vocabulary"] for r in got} == {"older_younger"}
@@ -86,10 +85,10 @@ def test_rows_of_a_split_cover_its_vocabularies_with_distinct_instances():
 def test_grpo_order_keeps_instances_together():
     got = grpo_order(rows("ordering", levels=[4, 8], per_level=4, vocabulary="older_younger"),
                      seed=7)
-    k = len(ORDERING_TRAINING_PRESENTATIONS)
+    k = len(Ordering.training_presentations)
     blocks = [got[i:i + k] for i in range(0, len(got), k)]
     assert all(len({r["instance_id"] for r in b}) == 1 for b in blocks)
-    assert all([r["presentation"] for r in b] == list(ORDERING_TRAINING_PRESENTATIONS)
+    assert all([r["presentation"] for r in b] == list(Ordering.training_presentations)
                for b in blocks)
     ids = [b[0]["instance_id"] for b in blocks]
     assert len(set(ids)) == 8 and ids != sorted(ids)  # shuffled, seeded
@@ -107,7 +106,7 @@ def test_generate_format_hf_with_a_split(tmp_path: Path):
                     "--split", "paper-heldin")
     assert len(got) == 19 * 4 * 4 and set(got[0]) == COLUMNS
     assert all(f"seed={TRAIN_SEEDS.start}/" in r["instance_id"] for r in got)
-    assert [r["presentation"] for r in got[:4]] == list(ORDERING_TRAINING_PRESENTATIONS)
+    assert [r["presentation"] for r in got[:4]] == list(Ordering.training_presentations)
     horn = _generate(tmp_path, "horn", "--levels", "4", "--per-level", "4", "--format", "hf",
                      "--split", "train", "--seed", str(TRAIN_SEEDS.start + 5))
     assert all(f"seed={TRAIN_SEEDS.start + 5}/" in r["instance_id"] for r in horn)

@@ -21,13 +21,8 @@ pytest.importorskip("datasets", reason="datasets is not installed: pip install "
                     "pytest-competence[train]")
 
 from pytest_competence.rewards import GRPOReward  # noqa: E402
-from pytest_competence.strategies import family  # noqa: E402
-from pytest_competence.training import (  # noqa: E402
-    ORDERING_TRAINING_PRESENTATIONS,
-    dataset,
-    grpo_order,
-    rows,
-)
+from pytest_competence.strategies import Ordering, family  # noqa: E402
+from pytest_competence.training import dataset, grpo_order, rows  # noqa: E402
 
 import tiny_llama  # noqa: E402
 
@@ -47,7 +42,7 @@ def test_grpo_trainer_runs_with_the_competence_reward(tmp_path: Path):
         calls.append(Counter(zip(columns["instance_id"], columns["presentation"])))
         return reward(completions, **columns)
 
-    instance = len(ORDERING_TRAINING_PRESENTATIONS) * G  # one instance's completions
+    instance = len(Ordering.training_presentations) * G  # one instance's completions
     config = trl.GRPOConfig(
         output_dir=str(tmp_path / "out"), use_cpu=True, report_to=[], seed=0,
         num_generations=G, per_device_train_batch_size=instance, max_steps=2,

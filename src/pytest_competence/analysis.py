@@ -17,21 +17,25 @@ import numpy as np
 from pytest_competence import stats
 from pytest_competence.evaluate import Evaluation
 from pytest_competence.profile import LevelProfile, profile
-from pytest_competence.intervention import intervention_entries
-from pytest_competence.systematicity import induction_analyses
+from pytest_competence.strategies import FAMILIES
 
-__all__ = ["FAMILY_ANALYSES", "SCHEMA", "analyze", "instance_table"]
+__all__ = ["FAMILY_ANALYSES", "SCHEMA", "analyze", "family_metrics", "instance_table"]
 
 #: /2: the records moved out of the document into a records file it points to (/1 embedded them).
 SCHEMA = "pytest-competence/results/2"
 BOUNDARY_TAU = 0.85  # the invariance threshold seeds/000 App. A examines
 
-#: Family name → an extra analysis of that family's evaluations. Each returns summary entries
-#: (e.g. ``{"systematicity": {...}}``) that :func:`analyze` adds to ``summary``; the name is
+#: Family name → an extra analysis of that family's evaluations, in place of the family's own
+#: ``metrics`` (``Family.metrics``). Each returns summary entries (e.g.
+#: ``{"systematicity": {...}}``) that :func:`analyze` adds to ``summary``; the name is
 #: ``evaluation.family.name``, which an archived family (records.ArchivedFamily) also carries.
-FAMILY_ANALYSES: dict[str, Callable[[Evaluation], dict[str, Any]]] = {}
-FAMILY_ANALYSES.update(induction_analyses())  # seeds/002 §3.5: summary["systematicity"]
-FAMILY_ANALYSES["intervention"] = intervention_entries  # summary["intervention"]
+FAMILY_ANALYSES: dict[str, Callable[..., dict[str, Any]]] = {}
+
+
+def family_metrics(name: str) -> Callable[..., dict[str, Any]]:
+    """The extra analysis of the family called ``name``: :data:`FAMILY_ANALYSES`'s entry, else
+    the family's ``metrics`` (none for a family that declares none)."""
+    return FAMILY_ANALYSES.get(name) or FAMILIES.hook(name, "metrics")
 
 
 def _f(x: float | None) -> float | None:
@@ -182,8 +186,8 @@ def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
     if bootstrap and len(t["level"]):
         summary["bootstrap"] = {"B": bootstrap, "seed": seed, "stratified_by": "n",
                                 **_bootstrap(t, presentations, bootstrap, seed)}
-    extra = FAMILY_ANALYSES.get(getattr(evaluation.family, "name", ""))
-    if extra is not None and len(t["level"]):
+    extra = family_metrics(getattr(evaluation.family, "name", ""))
+    if len(t["level"]):
         # An analysis that declares bootstrap= / seed= resamples as the rest of the summary does.
         wanted = inspect.signature(extra).parameters
         options = {k: v for k, v in (("bootstrap", bootstrap), ("seed", seed)) if k in wanted}

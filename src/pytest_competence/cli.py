@@ -15,14 +15,7 @@ from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from pytest_competence.strategies import (
-    CATALOG,
-    PRESENTATIONS,
-    InvalidArgument,
-    Item,
-    Ordering,
-    default_presentations,
-)
+from pytest_competence.strategies import InvalidArgument, Item
 from pytest_competence.strategies._core import design_chunks
 
 from pytest_competence.settings import (
@@ -31,10 +24,9 @@ from pytest_competence.settings import (
     records_path_problem,
 )
 
-__all__ = ["checked_chunks", "main", "records"]
+__all__ = ["checked_chunks", "main", "prompt_records"]
 
 SCHEMA = "pytest-competence/dataset/1"
-BASE_GRID = "4,8,16,32,64,128,256,512,1024"
 
 
 def _ints(text: str) -> list[int]:
@@ -61,58 +53,43 @@ def _option(text: str) -> tuple[str, object]:
         return key.strip(), value.strip()
 
 
-def _parser() -> argparse.ArgumentParser:
+def _family_name(text: str) -> str:
+    """A registered family's name (built-in or an entry point's, imported only now)."""
+    from pytest_competence.strategies import ENTRY_POINT_GROUP, FAMILIES
+
+    if text not in FAMILIES:
+        raise argparse.ArgumentTypeError(
+            f"unknown family {text!r}; expected one of {', '.join(FAMILIES)}, or a family "
+            f"registered in the {ENTRY_POINT_GROUP!r} entry-point group")
+    return text
+
+
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="competence", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="Write a family's seeded design as JSON Lines")
-    from pytest_competence.systematicity import induction_families
-
-    families = ["ordering", "horn", "reformulations", "intervention", *induction_families()]
-    gen.add_argument("family", choices=families, help="Task family")
-    gen.add_argument("--levels", type=_ints, default=_ints(BASE_GRID),
-                     help=f"Chain lengths, comma-separated (default {BASE_GRID})")
-    gen.add_argument("--per-level", type=int, default=200, dest="pairs",
-                     help="Instances per level, a multiple of 4 (default 200)")
+    gen.add_argument("family", type=_family_name, metavar="FAMILY",
+                     help="Task family: a built-in family's name or that of a family "
+                          "registered in the pytest_competence.families entry-point group")
+    gen.add_argument("--levels", type=_ints, default=None,
+                     help="Levels, comma-separated (default: the family's own grid)")
+    gen.add_argument("--per-level", type=int, default=None, dest="pairs",
+                     help="Instances per level (default: 200, or the family's own)")
     gen.add_argument("--seed", type=int, default=None,
                      help="Design seed (default 1; with --split, the split's first seed)")
-    gen.add_argument("--vocabulary", type=_names, default=None,
-                     help="Vocabulary names, comma-separated, or 'all' for the 31-relation catalog "
-                          "(default front_behind; with --split, the split's vocabularies)")
-    gen.add_argument("--protocol", choices=["P", "L"], default="P", help="Rewrite protocol")
     gen.add_argument("--presentations", type=_names, default=None,
-                     help=f"Comma-separated (default: the family's own; for ordering "
-                          f"original,equivalent), among: {', '.join(PRESENTATIONS)}")
-    gen.add_argument("--names", choices=["pool", "random"], default="pool",
-                     help="First-name pool, or the random five-letter control")
-    gen.add_argument("--names-line", choices=["shuffled", "chain"], default="shuffled",
-                     help="'chain' is the App. F.3 artifact, a diagnostic control only")
-    gen.add_argument("--distractors", type=float, default=0.0, metavar="RHO",
-                     help="Distractor premises over disjoint entities, at ratio RHO")
-    gen.add_argument("--distance", type=int, default=None, metavar="D",
-                     help="Ask about interior entities D links apart instead of the endpoints")
-    gen.add_argument("--vary", choices=["rules", "depth", "distractors"], default="rules",
-                     help="horn: what the level counts (default rules; grid 4,…,128 by default)")
-    gen.add_argument("--depth", type=int, default=None, help="horn: fixed proof depth")
-    gen.add_argument("--distractor-rules", type=int, default=None, metavar="K",
-                     help="horn: distractor rules beside the proof (with --vary depth)")
-    gen.add_argument("--category", type=_names, default=["all"],
-                     help="reformulations: categories, comma-separated, or 'all' (default)")
-    gen.add_argument("--prompt", choices=["zero_shot", "cot"], default="zero_shot",
-                     help="reformulations: the seeds/004 App. B system prompt")
-    gen.add_argument("--variations", type=int, default=5, metavar="K",
-                     help="rule-induction families (seeds/002): isomorphic variations per type "
-                          "and task (default 5; levels default to the family's whole range)")
+                     help="Comma-separated (default: the family's own)")
     gen.add_argument("--option", type=_option, action="append", default=[], dest="options",
                      metavar="KEY=VALUE",
-                     help="intervention and rule-induction families: a constructor option, "
-                          "repeatable (e.g. programs: hint=True; grammar: extra_support=8)")
+                     help="A constructor option of the family, repeatable (e.g. programs: "
+                          "hint=True; grammar: extra_support=8)")
     gen.add_argument("--format", choices=["jsonl", "hf"], default="jsonl",
                      help="jsonl: audit records; hf: training rows (prompt, system, gold, "
                           "instance_id, presentation, …) with each instance's rows adjacent")
     gen.add_argument("--split", default=None, metavar="NAME",
-                     help="A named split of the family (ordering: paper-heldin, paper-heldout; "
-                          "every family: train, eval): its seeds and vocabularies (default with "
-                          "--format hf: the family's training split)")
+                     help="A named split of the family (every family: train, eval; some have "
+                          "their own): its seeds and option values (default with --format hf: "
+                          "the family's training split)")
     gen.add_argument("-o", "--output", default="-", help="Output file (default: standard output)")
     gen.add_argument("--max-prompts", type=int, default=DEFAULT_MAX_PROMPTS,
                      help=f"Refuse designs of more prompts than this, levels x pairs x "
@@ -147,7 +124,40 @@ def _parser() -> argparse.ArgumentParser:
     from pytest_competence.audit.command import add_parser as add_audit_parser
 
     add_audit_parser(sub)
+    _family_options(gen, argv)
     return parser
+
+
+class _Group:
+    """An argument group that adds each flag once: families may share one (``--variations``)."""
+
+    def __init__(self, parser: argparse.ArgumentParser, title: str) -> None:
+        self.parser, self.group = parser, parser.add_argument_group(title)
+
+    def add_argument(self, *flags: str, **kwargs: Any) -> None:
+        if not any(f in self.parser._option_string_actions for f in flags):
+            self.group.add_argument(*flags, **kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in ("parser", "group"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self.group, name, value)
+
+
+def _family_options(gen: argparse.ArgumentParser, argv: Sequence[str] | None) -> None:
+    """Each family's own flags (``Family.generate_options``), a group per family: the built-in
+    ones, and the family ``argv`` names if another package registered it (imported only then)."""
+    from pytest_competence.strategies import FAMILIES
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    named = next((w for w in words[words.index("generate") + 1:] if not w.startswith("-")),
+                 None) if "generate" in words else None
+    names = list(FAMILIES.builtin)
+    if named is not None and named not in names and named in FAMILIES:
+        names.append(named)
+    for name in names:
+        FAMILIES.hook(name, "generate_options")(_Group(gen, f"{name} options"))
 
 
 def _floats(text: str) -> list[float]:
@@ -202,22 +212,6 @@ def prompt_records(
             }
 
 
-def records(family: Ordering, items: Sequence[Item]) -> Iterator[dict[str, Any]]:
-    """The ordering design's records: entity names and every phrase of the vocabulary."""
-    voc = family.vocabulary
-    phrases = {
-        "forward": voc.forward.statement,
-        "converse": voc.converse.statement,
-        "forward_negated": voc.forward.negation,
-        "converse_negated": voc.converse.negation,
-        "forward_question": voc.forward.question,
-        "converse_question": voc.converse.question,
-    }
-    return prompt_records(
-        items, SCHEMA, lambda item: {"entities": sorted(item.instance.entities), "phrases": phrases}
-    )
-
-
 def checked_chunks(family: Any, args: argparse.Namespace, written: int, *,
                    levels: Sequence[int], pairs: int,
                    presentations: Sequence[str]) -> Iterator[list[Item]]:
@@ -239,46 +233,38 @@ def checked_chunks(family: Any, args: argparse.Namespace, written: int, *,
 
 
 def generate(args: argparse.Namespace, out: TextIO) -> int:
-    from pytest_competence.training import ORDERING_TRAINING_PRESENTATIONS, resolve_split
+    """Write the designs the arguments describe (``Family.generate_designs``): audit records
+    with the family's checker metadata (``Family.record_meta``), or training rows."""
+    from pytest_competence.strategies import FAMILIES
+    from pytest_competence.training import resolve_split
 
     resolve_split(args)
-    if args.family != "ordering":
-        from pytest_competence.cli_families import generate_family
-
-        return generate_family(args, out, SCHEMA, _ints(BASE_GRID))
-    if args.options:
-        from pytest_competence.cli_families import options_error
-
-        raise options_error("ordering")
-    vocabularies = [v.name for v in CATALOG] if args.vocabulary == ["all"] else args.vocabulary
+    if args.format == "hf" and not args.presentations:
+        args.presentations = list(FAMILIES.hook(args.family, "training_presentations")) or None
+    designs = _checked_designs(args)
     if args.format == "hf":
         from pytest_competence.training import write_rows
 
-        args.presentations = args.presentations or list(ORDERING_TRAINING_PRESENTATIONS)
-        designs = (items for _, items in _ordering_designs(args, vocabularies))
         return write_rows(designs, out, seed=args.seed)
+    meta = FAMILIES.hook(args.family, "record_meta")
     count = 0
-    for family, items in _ordering_designs(args, vocabularies):
-        for record in records(family, items):
+    for items in designs:
+        for record in prompt_records(items, SCHEMA, meta):
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             count += 1
     return count
 
 
-def _ordering_designs(args: argparse.Namespace,
-                      vocabularies: list[str]) -> Iterator[tuple[Ordering, list[Item]]]:
-    """Each vocabulary's design, a chunk at a time, with the family that rendered it."""
-    written = 0  # prompts of the designs before, counted against --max-prompts
-    for name in vocabularies:
-        family = Ordering(
-            vocabulary=name, protocol=args.protocol, names=args.names,
-            names_line=args.names_line, distractors=args.distractors, distance=args.distance,
-        )
-        for items in checked_chunks(family, args, written, levels=args.levels, pairs=args.pairs,
-                                    presentations=args.presentations
-                                    or default_presentations(family)):
+def _checked_designs(args: argparse.Namespace) -> Iterator[list[Item]]:
+    """Each design a chunk at a time, once its size (with the prompts before it) is within
+    ``--max-prompts``."""
+    from pytest_competence.strategies import FAMILIES
+
+    written = 0
+    for family, design in FAMILIES.hook(args.family, "generate_designs")(args):
+        for items in checked_chunks(family, args, written, **design):
             written += sum(len(item.prompts) for item in items)
-            yield family, items
+            yield items
 
 
 def report(args: argparse.Namespace) -> int:
@@ -333,7 +319,7 @@ def batch_import(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
+    parser = _parser(argv)
     args = parser.parse_args(argv)
     if args.command == "batch":
         from pytest_competence.batch import BatchError

@@ -266,7 +266,9 @@ def _overridable(marker: pytest.Mark) -> tuple[str, ...]:
     """Test parameters that override the marker: design keys and the family's options."""
     from pytest_competence.spec import DESIGN_KEYS, family_options
 
-    family_name = marker.kwargs.get("family", marker.args[0] if marker.args else "ordering")
+    from pytest_competence.strategies import DEFAULT_FAMILY
+
+    family_name = marker.kwargs.get("family", marker.args[0] if marker.args else DEFAULT_FAMILY)
     options = family_options(family_name) if isinstance(family_name, str) else ()
     return DESIGN_KEYS + options
 

@@ -239,7 +239,7 @@ def minimise(
     """Minimise the first of ``starts`` that fails (see the module docstring for the phases).
 
     Args:
-        space: a case space (e.g. ``Ordering().strategies.case_space(...)``).
+        space: a case space (e.g. ``family.strategies.case_space(...)``).
         model: what answers; ``attempts`` sends per prompt, majority-voted.
         starts: candidate failing cases, e.g. the design's failing instances as cases.
         budget: calls and seconds for the whole minimisation (one call is kept for the final

@@ -6,19 +6,20 @@ and the fix; the plugin turns that into a collection error without an engine tra
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_competence.conditions import Condition, parse_condition
 from pytest_competence.strategies import (
+    DEFAULT_FAMILY,
     FAMILIES,
     Family,
     InvalidArgument,
     Item,
     default_presentations,
     family,
+    is_family,
 )
 
 __all__ = ["CHUNK_PROMPTS", "DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
@@ -114,10 +115,7 @@ class CompetenceSpec:
 
 def family_options(name: str) -> tuple[str, ...]:
     """Constructor keywords of the family called ``name`` (what a parameter may override)."""
-    cls = FAMILIES.get(name)
-    if cls is None:
-        return ()
-    return tuple(p for p in inspect.signature(cls).parameters if p != "self")
+    return FAMILIES.options(name)
 
 
 def spec_from_marker(
@@ -135,7 +133,7 @@ def spec_from_marker(
             raise InvalidArgument("family given both positionally and as family=; give it once")
         kwargs["family"] = args[0]
     kwargs.update(overrides or {})
-    fam = kwargs.pop("family", "ordering")
+    fam = kwargs.pop("family", DEFAULT_FAMILY)
     declared = "presentations" in kwargs
     require_declared = "require" in kwargs
     design = {k: kwargs.pop(k, _DEFAULTS.get(k)) for k in DESIGN_KEYS}
@@ -146,11 +144,11 @@ def spec_from_marker(
     if isinstance(fam, str):
         instance = family(fam, **kwargs)
         key_family: Any = (fam, _hashable(kwargs))
-    elif isinstance(fam, Family):
+    elif is_family(fam):
         if kwargs:
             raise InvalidArgument(
                 f"Options {sorted(kwargs)} were given beside a family object; configure the "
-                f"family object itself, e.g. Ordering(vocabulary=...)"
+                f"family object itself (its constructor takes them)"
             )
         instance, key_family = fam, ("object", id(fam))
     else:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pytest_competence.strategies import CATALOG, FAMILIES, InvalidArgument
+from pytest_competence.strategies import FAMILIES, InvalidArgument
 
 __all__ = ["EVAL_SEEDS", "SPLITS", "TRAIN_SEEDS", "Split", "overlap", "split"]
 
@@ -29,10 +29,6 @@ __all__ = ["EVAL_SEEDS", "SPLITS", "TRAIN_SEEDS", "Split", "overlap", "split"]
 EVAL_SEEDS = range(0, 1_000_000)
 #: Design seeds for training data; ``train/train_ordering.py`` draws from the same base.
 TRAIN_SEEDS = range(1_000_000, 2**32)
-
-_SPATIAL_OR_NONCE = ("spatial line", "nonce")
-PAPER_HELD_IN = tuple(v.name for v in CATALOG if v.group not in _SPATIAL_OR_NONCE)
-PAPER_HELD_OUT = tuple(v.name for v in CATALOG if v.group in _SPATIAL_OR_NONCE)
 
 
 @dataclass(frozen=True)
@@ -64,29 +60,25 @@ class Split:
         return f"{self.family}:{self.name}"
 
 
-def _default_splits(family: str) -> tuple[Split, ...]:
-    return (Split("train", family, TRAIN_SEEDS, description="every option, training seeds"),
+def _splits(family: str) -> tuple[Split, ...]:
+    """The family's own named splits (``Family.named_splits``), then ``train`` and ``eval``."""
+    own = tuple(Split(name, family, TRAIN_SEEDS if training else EVAL_SEEDS, dict(options),
+                      description)
+                for name, training, options, description in FAMILIES.hook(family, "named_splits"))
+    return (*own,
+            Split("train", family, TRAIN_SEEDS, description="every option, training seeds"),
             Split("eval", family, EVAL_SEEDS, description="every option, evaluation seeds"))
 
 
-SPLITS: dict[str, Split] = {
-    str(s): s
-    for s in (
-        Split("paper-heldin", "ordering", TRAIN_SEEDS, {"vocabulary": PAPER_HELD_IN},
-              "the 19 GRPO training relations of seeds/000 App. B.3 (no spatial line, no nonce)"),
-        Split("paper-heldout", "ordering", EVAL_SEEDS, {"vocabulary": PAPER_HELD_OUT},
-              "the 12 clean held-out relations of seeds/000 App. G (spatial line and nonce)"),
-        *(s for name in FAMILIES for s in _default_splits(name)),
-    )
-}
-#: What ``split(family)`` means without a name: the training split of the family.
-DEFAULT_TRAINING = {"ordering": "paper-heldin"}
+SPLITS: dict[str, Split] = {str(s): s for name in FAMILIES for s in _splits(name)}
 
 
 def split(spec: str) -> Split:
     """The split named ``FAMILY:NAME`` (or ``FAMILY``, its default training split)."""
     family, _, name = spec.partition(":")
-    name = name or DEFAULT_TRAINING.get(family, "train")
+    name = name or FAMILIES.hook(family, "training_split")
+    if not any(k.startswith(f"{family}:") for k in SPLITS) and family in FAMILIES:
+        SPLITS.update({str(s): s for s in _splits(family)})  # a family registered since
     try:
         return SPLITS[f"{family}:{name}"]
     except KeyError:

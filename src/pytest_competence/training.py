@@ -15,22 +15,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pytest_competence.splits import Split, split
-from pytest_competence.strategies import InvalidArgument, Item, Prompt, default_presentations
+from pytest_competence.strategies import (
+    FAMILIES, InvalidArgument, Item, Prompt, default_presentations,
+)
 from pytest_competence.strategies import family as make_family
 
-__all__ = [
-    "ORDERING_TRAINING_PRESENTATIONS", "dataset", "grpo_order", "resolve_split", "row", "rows",
-    "write_rows",
-]
-
-#: seeds/000 App. B.3 trains on "original, rewritten, reshuffled, fully rewritten"; the nearest
-#: presentations of this generator (``equivalent`` reshuffles and rewrites m of the n − 1 premises;
-#: none rewrites every premise).
-ORDERING_TRAINING_PRESENTATIONS = ("original", "rewrite", "reshuffle", "equivalent")
+__all__ = ["dataset", "grpo_order", "resolve_split", "row", "rows", "write_rows"]
 
 
 def _instance_key(prompt: Prompt) -> str:
-    # Ordering renders one latent instance in every vocabulary under one id; the rendered
+    # A family may render one latent instance in every vocabulary under one id; the rendered
     # instances differ, and agreement must not be pooled across them.
     vocabulary = prompt.params.get("vocabulary")
     return prompt.instance_id if vocabulary is None else f"{prompt.instance_id}/{vocabulary}"
@@ -78,8 +72,7 @@ def _items(family_name: str, chosen: Split, *, levels: Sequence[int], per_level:
     for combo in combos:
         fam = make_family(family_name, **options, **combo)
         chosen_presentations = presentations or (
-            ORDERING_TRAINING_PRESENTATIONS if family_name == "ordering"
-            else default_presentations(fam))
+            FAMILIES.hook(family_name, "training_presentations") or default_presentations(fam))
         yield fam.design(levels=list(levels), pairs=per_level, seed=seed,
                          presentations=list(chosen_presentations))
 
@@ -91,8 +84,8 @@ def rows(family: str, *, split_name: str | None = None, levels: Sequence[int],
 
     The seed is the split's ``index``-th (training splits start at 1,000,000, away from every
     evaluation seed); ``options`` go to the family, and a held-out option (ordering's
-    ``vocabulary``) not given takes every value of the split in turn. Ordering uses the four
-    presentations of seeds/000 App. B.3 (:data:`ORDERING_TRAINING_PRESENTATIONS`) by default.
+    ``vocabulary``) not given takes every value of the split in turn. Presentations default to the
+    family's ``training_presentations`` (ordering's: the four of seeds/000 App. B.3).
     """
     chosen = split(f"{family}:{split_name}" if split_name else family)
     if chosen.family != family:
@@ -183,29 +176,22 @@ def _shuffled(count: int, seed: int) -> list[int]:
 
 
 def resolve_split(args: Any) -> None:
-    """``competence generate --split NAME``: check the seed and fill in the split's vocabularies.
+    """``competence generate --split NAME``: check the seed; ``args.split_chosen`` is the split.
 
     Without ``--seed`` the design takes the split's first seed (1 without ``--split``); a seed
-    outside the split's range, or a vocabulary outside it, is an error. Training rows
-    (``--format hf``) without ``--split`` come from the family's training split, so that they
-    never share an instance with an evaluation design by accident.
+    outside the split's range is an error (the family's designs check its option values, e.g.
+    ordering's vocabularies). Training rows (``--format hf``) without ``--split`` come from the
+    family's training split, so that they never share an instance with an evaluation design by
+    accident.
     """
     if args.split is None and args.format == "hf":
         args.split = split(args.family).name
+    args.split_chosen = None
     if args.split is None:
         args.seed = 1 if args.seed is None else args.seed
-        args.vocabulary = args.vocabulary or ["front_behind"]
         return
-    chosen = split(f"{args.family}:{args.split}")
+    chosen = args.split_chosen = split(f"{args.family}:{args.split}")
     args.seed = chosen.seeds.start if args.seed is None else args.seed
     if args.seed not in chosen.seeds:
         raise InvalidArgument(f"--seed {args.seed} is outside split {chosen} (seeds "
                               f"{chosen.seeds.start}..{chosen.seeds.stop - 1})")
-    held = list(chosen.options.get("vocabulary", ()))
-    if args.family == "ordering" and held:
-        if args.vocabulary in (None, ["all"]):
-            args.vocabulary = held
-        outside = [v for v in args.vocabulary if v not in held]
-        if outside:
-            raise InvalidArgument(f"--vocabulary {','.join(outside)} is outside split {chosen}")
-    args.vocabulary = args.vocabulary or ["front_behind"]

@@ -28,14 +28,7 @@ from pytest_competence.stats import wilson_interval
 
 from .core import Observations
 
-__all__ = ["FAMILY_ZOOS", "diagnose", "family_zoo"]
-
-#: Family name → reference policies (specs) a family is audited and diagnosed against beside
-#: its shortcuts in :data:`~pytest_competence.models.reference.SHORTCUTS`.
-FAMILY_ZOOS: dict[str, tuple[str, ...]] = {
-    "horn": ("ref:always-yes", "ref:always-no"),
-    "concepts": ("ref:concepts-constant?value=false",),  # the shortcut's other constant
-}
+__all__ = ["diagnose", "family_zoo"]
 
 MODEL = "the model"  # its name among the policies of the class computation
 _SEPARATION_PAIRS = 6  # candidate pairs reported, closest first
@@ -43,19 +36,13 @@ _CHUNK = 64  # prompts per round of the zoo (below the reading cache of the orde
 
 
 def family_zoo(family: str, levels: Sequence[int]) -> dict[str, Any]:
-    """The reference policies of a family as models: ordering's audit zoo (one threshold
-    policy per level), else ``ref:ideal``, every policy of ``SHORTCUTS`` that reads the
-    family's prompts (``READS``) and the family's :data:`FAMILY_ZOOS`; a family with neither
-    gets the ideal and the constant policies."""
-    from pytest_competence.models.reference import READS, SHORTCUTS, reference_policy
+    """The reference policies of a family as models: ``ref:ideal`` and the family's
+    ``audit_policies(levels)`` (by default its shortcuts; the ideal and the constant policies
+    for a family that declares none)."""
+    from pytest_competence.models.reference import reference_policy
+    from pytest_competence.strategies import FAMILIES
 
-    from .ordering import reference_zoo
-
-    if family == "ordering":
-        return reference_zoo(levels)[0]
-    own = [s for s in SHORTCUTS
-           if family in READS.get(s.removeprefix("ref:").partition("?")[0], ())]
-    own += FAMILY_ZOOS.get(family, ())
+    own = list(FAMILIES.hook(family, "audit_policies")(levels))
     specs = ["ref:ideal", *own] if own else ["ref:ideal", "ref:always-yes", "ref:always-no"]
     return {s: reference_policy(s.removeprefix("ref:"), s) for s in specs}
 

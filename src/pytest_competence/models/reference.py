@@ -1,195 +1,49 @@
-"""Built-in reference policies: deterministic behaviours that read the rendered prompt text.
+"""Reference policies: deterministic behaviours that read the rendered prompt, as models.
 
 Each policy models one way a system can look competent or fail to be; the project's tests show
 that the suites catch every non-competent one where they should. Specs are ``ref:NAME`` with
 optional ``?key=value&…`` parameters, e.g. ``ref:threshold?n=64``.
 
+The family-independent policies are defined here:
+
 =================  ======================================================================
-``ideal``          reads every premise correctly and answers by reachability: competent
-                   (on Horn prompts forward chaining, on reformulations a truth table).
+``ideal``          the competent reader: each prompt answered by its family's
+                   ``ideal_answer`` (``Family.ideal_answer``).
 ``always-yes``     answers "yes" to everything.
 ``always-no``      answers "no" to everything.
 ``coin``           a seeded coin per prompt text (``seed``, ``p`` = yes-rate); repeatable.
-``endpoint``       the source/sink shortcut: answers from the premises incident to the two
-                   queried entities only (a queried source is in front of everything);
-                   right on endpoint queries, a guess ("yes") on interior ones.
-``forward-reader`` reads every premise as if worded with the forward phrase, ignoring
-                   converse wording and negation: right on original prompts only.
-``names-order``    answers from the order of the names line: right only when that line is
-                   in chain order (the App. F.3 artifact).
-``noisy``          ideal, but each prompt's answer flipped with probability ``p`` (default
-                   0.1), fixed by ``seed`` and the text: two seeds are two equally good
-                   models, two rates a better and a worse one (for gating).
+``noisy``          ideal, but each prompt's answer replaced by a wrong one with probability
+                   ``p`` (default 0.1), fixed by ``seed`` and the text: two seeds are two
+                   equally good models, two rates a better and a worse one (for gating).
 ``sampled``        ideal, but every send of a prompt is a fresh draw, wrong with
                    probability ``p`` (default 0.5; ``seed``): a sampled model, whose answer
                    to the same prompt can change from one send to the next.
-``threshold``      ideal on prompts with at most ``n`` people; beyond that, wrong whenever a
-                   premise is worded other than with the forward phrase — correct up to a
-                   size, presentation-dependent beyond it. ``rewrites=k`` (default 1): wrong
-                   only when at least ``k`` premises are so worded; ``vocabularies=a,b``: wrong
-                   only in those catalog vocabularies. The smallest failing case is known:
-                   ``n + 1`` people (at least ``k + 1``), ``k`` rewritten premises, the first
-                   listed vocabulary in catalog order.
 =================  ======================================================================
 
-Per-family policies live beside this module and are merged into :data:`POLICIES`:
-``horn-goal-rule``, ``horn-if-then``, ``horn-bounded`` (``reference_horn``);
-``crt-ignore-negation``, ``crt-hedge`` (``reference_crt``); ``programs-copy-nearest``
-(``reference_programs``); ``raven-aligned`` (``reference_raven``); ``iw-stuck``, ``iw-jumpy``,
-``iw-letter`` (``reference_iw``); ``oracle``, ``surface``, ``induction-sampled``
-(``reference_induction``: they read the whole prompt, see :func:`reads_prompt`). On
-rule-induction prompts (seeds/002) ``ideal`` answers as ``oracle`` does: from the generator's
-interpreter, on the task regenerated from the prompt's design coordinates (the generators are
-checked separately, by independent solvers in ``tests/``). Every policy can also *score*
-candidates (the candidate-scoring readout): all probability on the answer it would generate.
-
-A policy reads the prompts of the families :data:`READS` names for it (its model's
-``families``; ``ideal``, the constant and the coin policies read every family's): the plugin skips
-it, as n/a, on other families' suites. ``ref:shortcuts`` on ``--competence-model`` stands for
-:data:`SHORTCUTS`, every family's shortcut policies.
+Every other policy is a family's *shortcut policy*: the families declare them
+(``Family.shortcut_policies``), and each reads the prompts of the families that declare it
+(:data:`READS`; its model's ``families``): the plugin skips it, as n/a, on other families'
+suites. ``ref:shortcuts`` on ``--competence-model`` stands for :data:`SHORTCUTS`, the specs each
+family lists in ``Family.shortcuts``. Every policy can also *score* candidates (the
+candidate-scoring readout): all probability on the answer it would generate.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
-from pytest_competence.strategies import CATALOG, Prompt
-from pytest_competence.systematicity import induction_families
+from pytest_competence.strategies import FAMILIES, InvalidArgument, Prompt
 
 from . import ModelSpecError
-from .reference_crt import CRT_POLICIES, crt_ideal
-from .reference_horn import HORN_POLICIES, horn_ideal
-from .reference_induction import INDUCTION_POLICIES, induction_oracle
-from .reference_iw import IW_POLICIES, iw_ideal, point_mass
-from .reference_programs import PROGRAMS_POLICIES
-from .reference_raven import RAVEN_POLICIES
 
-__all__ = ["POLICIES", "READS", "SHORTCUTS", "OrderingText", "ReferencePolicy", "ideal_answer",
-           "read_ordering", "reads_prompt", "reference_policy"]
+__all__ = ["POLICIES", "READS", "SHORTCUTS", "ReferencePolicy", "ideal_answer", "point_mass",
+           "reads_prompt", "reference_policy"]
 
 UNREADABLE = "I cannot read this prompt."
-
-
-@dataclass(frozen=True)
-class OrderingText:
-    """What a careful reader takes from an ordering prompt: names, facts ``x ≺ y``, the query."""
-
-    people: int
-    names: tuple[str, ...]
-    facts: tuple[tuple[str, str], ...]
-    literal: tuple[tuple[str, str], ...]  # every premise read as "first argument ≺ second"
-    forward_only: bool  # every premise uses the forward statement of the vocabulary
-    query: tuple[str, str]  # the question asks whether query[0] ≺ query[1]
-    vocabulary: str = ""  # the catalog vocabulary the phrases belong to
-    reworded: int = 0  # premises worded other than with the forward statement
-
-
-@lru_cache(maxsize=1)
-def _phrase_tables() -> list[tuple[dict[str, int], dict[tuple[str, str], int], str, str]]:
-    """Per catalog vocabulary: premise middles → sign, question (head, middle) → sign."""
-    tables = []
-    for voc in CATALOG:
-        premise: dict[str, int] = {}
-        question: dict[tuple[str, str], int] = {}
-        for phrase, sign in ((voc.forward, 1), (voc.converse, -1)):
-            premise[_between(phrase.statement)] = sign
-            premise[_between(phrase.negation)] = -sign
-            head, rest = phrase.question.split("{a}")
-            question[(head.strip(), rest.split("{b}")[0])] = sign
-        tables.append((premise, question, _between(voc.forward.statement), voc.name))
-    return tables
-
-
-def _between(template: str) -> str:
-    return template.split("{a}")[1].split("{b}")[0]
-
-
-@lru_cache(maxsize=256)  # a zoo of policies reads each prompt in turn (audit, diagnosis)
-def read_ordering(text: str) -> OrderingText | None:
-    """Parse an ordering prompt (App. B.1 format) from its text alone; ``None`` if unreadable."""
-    try:
-        people = int(text.split("There are ", 1)[1].split(" ", 1)[0])
-        names_line = text.split("Their names are [", 1)[1].split("]", 1)[0]
-        names = tuple(s.strip().strip("'\"") for s in names_line.split(","))
-        body = text.split("set of rules: ", 1)[1]
-        q_end = body.index("?")
-        q_start = body.rindex(". ", 0, q_end) + 2
-        sentences = body[: q_start - 2].split(". ")
-        q_words = body[q_start:q_end].split(" ")
-    except (IndexError, ValueError):
-        return None
-    parsed = []
-    for s in sentences:
-        x, _, rest = s.partition(" ")
-        mid, _, y = rest.rpartition(" ")
-        parsed.append((x, f" {mid} ", y))
-    q_key = (q_words[0], f" {' '.join(q_words[2:-1])} ")
-    middles = {m for _, m, _ in parsed}
-    for premise, question, forward, name in _phrase_tables():
-        if q_key in question and middles <= premise.keys():
-            facts = tuple((x, y) if premise[m] > 0 else (y, x) for x, m, y in parsed)
-            a, b = q_words[1], q_words[-1]
-            query = (a, b) if question[q_key] > 0 else (b, a)
-            literal = tuple((x, y) for x, _, y in parsed)
-            reworded = sum(m != forward for _, m, _ in parsed)
-            return OrderingText(people, names, facts, literal, middles == {forward}, query,
-                                name, reworded)
-    return None
-
-
-def _reaches(facts: Sequence[tuple[str, str]], start: str, goal: str) -> bool:
-    edges: dict[str, list[str]] = {}
-    for x, y in facts:
-        edges.setdefault(x, []).append(y)
-    seen, todo = {start}, deque([start])
-    while todo:
-        node = todo.popleft()
-        if node == goal:
-            return True
-        for nxt in edges.get(node, ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return False
-
-
-def _yes(flag: bool) -> str:
-    return "yes" if flag else "no"
-
-
-@lru_cache(maxsize=256)  # the ideal, noisy and every threshold policy ask it of one reading
-def _ideal(t: OrderingText) -> str:
-    return _yes(_reaches(t.facts, *t.query))
-
-
-def _endpoint(t: OrderingText) -> str:
-    x, y = t.query
-    has_in = {b for _, b in t.facts if b in (x, y)}
-    has_out = {a for a, _ in t.facts if a in (x, y)}
-    if x not in has_in:
-        return "yes"  # x is a source: in front of everything
-    if x not in has_out:
-        return "no"
-    if y not in has_out:
-        return "yes"
-    if y not in has_in:
-        return "no"
-    return "yes"  # no incident premise decides: the shortcut's default
-
-
-def _forward_reader(t: OrderingText) -> str:
-    return _yes(_reaches(t.literal, *t.query))
-
-
-def _names_order(t: OrderingText) -> str:
-    x, y = t.query
-    return _yes(t.names.index(x) < t.names.index(y))
 
 
 class ReferencePolicy:
@@ -216,14 +70,6 @@ class ReferencePolicy:
         return f"ReferencePolicy({self.name!r})"
 
 
-def _reading(rule: Callable[[OrderingText], str]) -> Callable[[str], str]:
-    def answer(text: str) -> str:
-        t = read_ordering(text)
-        return UNREADABLE if t is None else rule(t)
-
-    return answer
-
-
 def _constant(value: str) -> Callable[..., Callable[[str], str]]:
     def make() -> Callable[[str], str]:
         return lambda text: value
@@ -237,57 +83,49 @@ def _uniform(seed: str, text: str) -> float:
     return int.from_bytes(digest, "big") / 2**64
 
 
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"
+
+
 def _coin(seed: str = "0", p: str = "0.5") -> Callable[[str], str]:
     rate = _number("p", p, 0.0, 1.0)
     return lambda text: _yes(_uniform(seed, text) < rate)
 
 
-def _noisy(p: str = "0.1", seed: str = "0") -> Callable[[str], str]:
+def _wrong(prompt: Prompt, right: str) -> str:
+    """A wrong answer to ``prompt`` whose right answer is ``right``: the first other answer of
+    its answer space, worded as ``right`` is (``Answer: X`` or bare); for open answers, none."""
+    prefix = "Answer: " if "Answer: " in right else ""
+    named = right.rpartition("Answer: ")[2].strip().lower()
+    others = [a for a in prompt.answer_space if a.lower() != named]
+    return prefix + others[0] if others else UNREADABLE
+
+
+def _noisy(p: str = "0.1", seed: str = "0") -> Callable[[Prompt], str]:
     rate = _number("p", p, 0.0, 1.0)
 
-    def answer(text: str) -> str:
-        t = read_ordering(text)
-        if t is None:
-            return UNREADABLE
-        right = _ideal(t)
-        return right if _uniform(seed, text) >= rate else ("no" if right == "yes" else "yes")
+    @reads_prompt
+    def answer(prompt: Prompt) -> str:
+        right = ideal_answer(prompt)
+        if right == UNREADABLE or _uniform(seed, prompt.text) >= rate:
+            return right
+        return _wrong(prompt, right)
 
     return answer
 
 
-def _threshold(n: str = "", rewrites: str = "1", vocabularies: str = "") -> Callable[[str], str]:
-    limit = int(_number("n", n, 2, 10**9))
-    least = int(_number("rewrites", rewrites, 1, 10**9))
-    names = [v.strip() for v in vocabularies.split(",") if v.strip()]
-    known = {v.name for v in CATALOG}
-    unknown = [v for v in names if v not in known]
-    if unknown:
-        raise ModelSpecError(f"Unknown vocabularies {unknown} in vocabularies={vocabularies!r}; "
-                             f"expected catalog names such as 'front_behind,left_right'")
-    only = set(names)
-
-    def rule(t: OrderingText) -> str:
-        right = _ideal(t)
-        if t.people <= limit or t.reworded < least or (only and t.vocabulary not in only):
-            return right
-        return "no" if right == "yes" else "yes"
-
-    return _reading(rule)
-
-
-def _sampled(p: str = "0.5", seed: str = "0") -> Callable[[str], str]:
+def _sampled(p: str = "0.5", seed: str = "0") -> Callable[[Prompt], str]:
     rate = _number("p", p, 0.0, 1.0)
     sends: dict[str, int] = {}
 
-    def answer(text: str) -> str:
-        t = read_ordering(text)
-        if t is None:
-            return UNREADABLE
-        right = _ideal(t)
+    @reads_prompt
+    def answer(prompt: Prompt) -> str:
+        right = ideal_answer(prompt)
+        if right == UNREADABLE:
+            return right
         # A new draw on every send of the same text, as sampling at temperature > 0 gives.
-        sends[text] = k = sends.get(text, 0) + 1
-        wrong = "no" if right == "yes" else "yes"
-        return right if _uniform(f"{seed}:{k}", text) >= rate else wrong
+        sends[prompt.text] = k = sends.get(prompt.text, 0) + 1
+        return right if _uniform(f"{seed}:{k}", prompt.text) >= rate else _wrong(prompt, right)
 
     return answer
 
@@ -315,93 +153,132 @@ def reads_prompt(answer: _Answer) -> _Answer:
     return answer
 
 
-def _whole(factory: Callable[..., Callable[[Prompt], str]]) -> Callable[..., Callable[..., str]]:
-    return lambda **params: reads_prompt(factory(**params))
+
+
+def point_mass(answer: object, candidates: Sequence[str]) -> dict[str, float]:
+    """Scores of a deterministic policy: log-probability 0 for the candidate its answer names
+    (the whole answer, or its last ``Answer: X``), ``-inf`` for every other one."""
+    text = answer.strip() if isinstance(answer, str) else ""
+    named = text.rpartition("Answer: ")[2].strip() if "Answer: " in text else text
+    return {c: 0.0 if c == named else -math.inf for c in candidates}
+
+
+def _text_prompt(text: str) -> Prompt:
+    return Prompt(family="", instance_id="", presentation="", system="", text=text, gold="",
+                  answer_space=())
+
+
+def ideal_answer(prompt: Prompt | str) -> str:
+    """The ``ideal`` policy's answer: the prompt's family reads it (``Family.ideal_answer``);
+    a bare text, or a prompt of a family not registered, is offered to every family in turn."""
+    if isinstance(prompt, str):
+        prompt = _text_prompt(prompt)
+    names = [prompt.family] if prompt.family in FAMILIES else list(FAMILIES)
+    for name in names:
+        found = FAMILIES.hook(name, "ideal_answer")(prompt)
+        if found is not None:
+            return str(found)
+    return UNREADABLE
+
+
+def _generic() -> dict[str, Callable[..., Any]]:
+    return {
+        "ideal": lambda: reads_prompt(ideal_answer),
+        "always-yes": _constant("yes"),
+        "always-no": _constant("no"),
+        "coin": _coin,
+        "noisy": _noisy,
+        "sampled": _sampled,
+    }
+
+
+def _declared() -> tuple[dict[str, Callable[..., Any]], dict[str, tuple[str, ...]]]:
+    """Every family's shortcut policies, and the families that declare each."""
+    generic = _generic()
+    factories: dict[str, Callable[..., Any]] = {}
+    reads: dict[str, list[str]] = {}
+    for family in FAMILIES:
+        for name, factory in FAMILIES.hook(family, "shortcut_policies")().items():
+            if name in generic or name == "shortcuts" or (
+                    name in factories and factories[name] is not factory):
+                first = "the family-independent policies" if name in generic or (
+                    name == "shortcuts") else f"family {reads[name][0]!r}"
+                raise InvalidArgument(
+                    f"Family {family!r} declares the reference policy {name!r}, which "
+                    f"{first} already define; give the policy a name of its own, e.g. "
+                    f"'{family}-{name}'")
+            factories[name] = factory
+            reads.setdefault(name, []).append(family)
+    return factories, {name: tuple(f) for name, f in reads.items()}
+
+
+class _Live(Mapping[str, Any]):
+    """A mapping recomputed from the registered families on every use (families can be
+    registered, or entry points installed, after this module is imported)."""
+
+    def __init__(self, build: Callable[[], Mapping[str, Any]]) -> None:
+        self._build = build
+
+    def __getitem__(self, key: str) -> Any:
+        return self._build()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._build())
+
+    def __len__(self) -> int:
+        return len(self._build())
+
+
+class _Shortcuts(Sequence[str]):
+    """Every family's ``shortcuts`` specs, family by family, each once: a spec that several
+    families list (a shared policy) comes where the last of them lists it."""
+
+    def _specs(self) -> tuple[str, ...]:
+        specs: dict[str, None] = {}
+        for family in FAMILIES:
+            for spec in FAMILIES.hook(family, "shortcuts"):
+                specs.pop(spec, None)
+                specs[spec] = None
+        return tuple(specs)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self._specs()[index]
+
+    def __len__(self) -> int:
+        return len(self._specs())
+
+    def __repr__(self) -> str:
+        return repr(self._specs())
 
 
 #: Policy name → factory taking the spec's ``key=value`` parameters as strings. A factory makes
 #: an answer function (see :class:`ReferencePolicy`) or, for a batch policy, a model.
-POLICIES: dict[str, Callable[..., Any]] = {
-    "ideal": lambda: _any_family(_reading(_ideal)),
-    "always-yes": _constant("yes"),
-    "always-no": _constant("no"),
-    "coin": _coin,
-    "endpoint": lambda: _reading(_endpoint),
-    "forward-reader": lambda: _reading(_forward_reader),
-    "names-order": lambda: _reading(_names_order),
-    "threshold": _threshold,
-    "noisy": _noisy,
-    "sampled": _sampled,
-    **HORN_POLICIES,
-    **CRT_POLICIES,
-    **IW_POLICIES,
-    **PROGRAMS_POLICIES,
-    **RAVEN_POLICIES,
-    **{name: _whole(factory) for name, factory in INDUCTION_POLICIES.items()},
-}
-
+POLICIES: Mapping[str, Callable[..., Any]] = _Live(lambda: {**_generic(), **_declared()[0]})
 
 #: The families whose prompts each policy reads (its model's ``families``); a policy not listed
-#: — ``ideal``, the constant and coin policies — reads every family's prompts.
-READS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("endpoint", "forward-reader", "names-order", "threshold", "noisy", "sampled"),
-                    ("ordering",)),
-    **dict.fromkeys(HORN_POLICIES, ("horn",)),
-    **dict.fromkeys(CRT_POLICIES, ("reformulations",)),
-    **dict.fromkeys(IW_POLICIES, ("intervention",)),
-    **dict.fromkeys(PROGRAMS_POLICIES, ("programs",)),
-    **dict.fromkeys(RAVEN_POLICIES, ("raven",)),
-    **dict.fromkeys(INDUCTION_POLICIES, tuple(induction_families())),
-    "concepts-constant": ("concepts",),
-}
+#: — the family-independent ones — reads every family's prompts.
+READS: Mapping[str, tuple[str, ...]] = _Live(lambda: _declared()[1])
 
 #: What ``--competence-model=ref:shortcuts`` runs: each family's shortcut policies, family by
 #: family. Each is skipped (``n/a``) on the suites of families whose prompts it does not read.
-SHORTCUTS = (
-    "ref:endpoint", "ref:forward-reader", "ref:names-order", "ref:threshold?n=64",
-    "ref:horn-if-then", "ref:horn-goal-rule", "ref:horn-bounded?depth=4",
-    "ref:crt-ignore-negation", "ref:crt-hedge",
-    "ref:iw-stuck", "ref:iw-jumpy", "ref:iw-letter?letter=A",
-    "ref:programs-copy-nearest", "ref:raven-aligned", "ref:concepts-constant", "ref:surface",
-)
-
-
-def _any_family(ordering: Callable[[str], str]) -> Callable[[Prompt | str], str]:
-    """The ideal policy: Horn by forward chaining, reformulations by truth table, intervention
-    worlds by signed forward chaining, rule induction (given the whole prompt) by the family's
-    interpreter, else ordering."""
-
-    def answer(prompt: Prompt | str) -> str:
-        if isinstance(prompt, Prompt):
-            found = induction_oracle(prompt)
-            if found is not None:
-                return found
-            prompt = prompt.text
-        return horn_ideal(prompt) or crt_ideal(prompt) or iw_ideal(prompt) or ordering(prompt)
-
-    return reads_prompt(answer)
-
-
-def ideal_answer(prompt: Prompt) -> str:
-    """The ``ideal`` policy's answer to one prompt (the fallback of the per-family policies)."""
-    return _any_family(_reading(_ideal))(prompt)
+SHORTCUTS: Sequence[str] = _Shortcuts()
 
 
 def reference_policy(rest: str, spec: str) -> ReferencePolicy:
     """Build ``ref:NAME[?key=value&…]``; unknown names and parameters list what exists."""
     name, _, query = rest.partition("?")
-    factory = POLICIES.get(name)
     if name == "shortcuts":
         raise ModelSpecError(f"{spec!r} names several policies ({', '.join(SHORTCUTS)}); give it "
                              f"to --competence-model, which runs each of them")
+    generic = _generic()
+    factories, reads = ({}, {}) if name in generic else _declared()
+    factory = generic.get(name) or factories.get(name)
     if factory is None:
         raise ModelSpecError(
             f"Unknown reference policy {name!r} in {spec!r}; expected one of "
             f"{', '.join(POLICIES)}"
         )
     params = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
-    if name == "threshold" and "n" not in params:
-        raise ModelSpecError(f"{spec!r}: the threshold policy needs its size, e.g. 'ref:threshold?n=64'")
     try:
         made = factory(**params)
         if hasattr(made, "generate"):  # a policy that reads a whole batch is a model already
@@ -409,7 +286,7 @@ def reference_policy(rest: str, spec: str) -> ReferencePolicy:
         else:
             made = ReferencePolicy(spec, made)
         made.spec = spec  # kept when an alias renames it: part of its identity
-        made.families = READS.get(name)
+        made.families = reads.get(name)
         return made
     except TypeError:
         raise ModelSpecError(

@@ -15,10 +15,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_competence.report.bullets import systematicity_html
-from pytest_competence.report.cells import html_table
+from pytest_competence.report.cells import figures_html, html_table, tables_html
 from pytest_competence.report.diagnosis import diagnosis_html
-from pytest_competence.report.intervention import intervention_html
 from pytest_competence.report.matrix import family_matrices
 from pytest_competence.report.svg import SHOWN_PRESENTATIONS, esc, result_plots
 from pytest_competence.report.terminal import verdict
@@ -298,8 +296,8 @@ def _result(index: int, r: Mapping[str, Any]) -> str:
     ])
     return (f'<section id="result-{index}"><h2>{_badge(r)}'
             f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"
-            # A family's own figures (intervention worlds, seeds/002 systematicity) lead.
-            f"{intervention_html(r)}{systematicity_html(r)}{diagnosis_html(r)}<h3>Per level</h3>"
+            # A family's own figures and tables (Family.figures, Family.tables) lead.
+            f"{figures_html(r)}{tables_html(r)}{diagnosis_html(r)}<h3>Per level</h3>"
             f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}"
             f"{_failing_case(r.get('failing_case'))}</section>")
 

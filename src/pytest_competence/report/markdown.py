@@ -6,10 +6,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_competence.report.bullets import systematicity_markdown
-from pytest_competence.report.cells import markdown_table
+from pytest_competence.report.cells import markdown_table, tables_markdown
 from pytest_competence.report.diagnosis import diagnosis_markdown
-from pytest_competence.report.intervention import intervention_markdown
 from pytest_competence.report.matrix import family_matrices
 
 __all__ = ["render_markdown"]
@@ -90,8 +88,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 f"{_num(lv['presentation_dependent'])} | {_num(lv.get('kappa'))} | "
                 f"{_num(lv['coverage'])} | {_num(lv['all_correct'])} |"
             )
-        out += intervention_markdown(r)
-        out += systematicity_markdown(r)
+        out += tables_markdown(r)
         out += diagnosis_markdown(r)
         case = r.get("failing_case")
         out += ["", f"- Condition ({_cell(r['condition'])}): "

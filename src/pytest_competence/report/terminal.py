@@ -8,10 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_competence.report.bullets import systematicity_lines
-from pytest_competence.report.cells import aligned
+from pytest_competence.report.cells import aligned, tables_lines
 from pytest_competence.report.diagnosis import diagnosis_lines
-from pytest_competence.report.intervention import intervention_lines
 from pytest_competence.report.matrix import family_matrices
 from pytest_competence.report.svg import SHOWN_PRESENTATIONS
 
@@ -153,8 +151,7 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
         lines.append(f"{r['nodeid']}  {verdict(r)}  ({r['condition']})")
         lines.append(f"    {_headline(r)}")
         lines.extend(_table(r))
-        lines.extend(intervention_lines(r))
-        lines.extend(systematicity_lines(r))
+        lines.extend(tables_lines(r))
         lines.extend(diagnosis_lines(r))
         lines.extend(_gate(r))
         lines.extend(_minimal(r))
