@@ -149,17 +149,15 @@ def evaluation_from_records(
     """Rebuild an :class:`Evaluation` from its records (the latent instances are not needed).
 
     ``rows`` is read once, as a stream, into the evaluation's arrays. The evaluation rebuilds its
-    rows (:meth:`Evaluation.rows`, which the family analyses of :data:`~.analysis.FAMILY_ANALYSES`
+    rows (:meth:`Evaluation.rows`, which a family's metrics — :func:`~.analysis.family_metrics` —
     read) from ``rows`` again when it is a function that reads them again (e.g. from a file) or a
     list; from a one-pass stream it keeps them only for a family that has such an analysis.
     """
-    from pytest_competence.analysis import FAMILY_ANALYSES
-
     family = description.split("(", 1)[0].lower()
     again = rows if callable(rows) else (lambda: rows) if isinstance(rows, Sequence) else None
     stream = rows() if callable(rows) else rows
     held: list[tuple[Item, tuple[Observation, ...]]] | None = (
-        [] if again is None and family in FAMILY_ANALYSES else None)
+        [] if again is None and _has_metrics(family) else None)
     archived = ArchivedFamily(family, description, ())
     reduction = Reduction(model, archived, (), bounded=True)
     for items, observations in _chunks(_instances(family, stream)):
@@ -175,6 +173,16 @@ def evaluation_from_records(
         return _instances(family, again())
 
     return reduction.finish(source if again is not None or held is not None else None)
+
+
+def _has_metrics(family: str) -> bool:
+    """Whether the family called ``family`` has metrics of its own (beyond the default's none)."""
+    from pytest_competence.analysis import family_metrics
+    from pytest_competence.strategies import Family
+
+    metrics, default = family_metrics(family), getattr(Family, "metrics", None)
+    return metrics is not None and getattr(metrics, "__func__", metrics) is not getattr(
+        default, "__func__", default)
 
 
 def _instances(family: str, rows: Iterable[Mapping[str, Any]]
