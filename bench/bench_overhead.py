@@ -9,7 +9,10 @@ runs the same grid as an ``openai:`` model whose 3,600 answers all come from the
 A CPU row compares the pytest run with the same design through the Python API (``design``,
 ``evaluate``, ``profile``) in a fresh process. Prints figures, asserts nothing:
 
-    python bench/bench_overhead.py [--repeat 3]
+    python bench/bench_overhead.py [--repeat 3] [--pairs 200]
+
+``--pairs`` sets the instances per level (200: the paper's grid): pytest's own start-up is a fixed
+cost, so the CPU ratio of the pytest run to the Python API falls as the design grows.
 """
 
 from __future__ import annotations
@@ -116,7 +119,10 @@ def pytest_run(folder: Path, *args: str, env: dict[str, str] | None = None) -> f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="Timed runs per row")
+    parser.add_argument("--pairs", type=int, default=200,
+                        help="Instances per level, a multiple of 4 (default 200)")
     args = parser.parse_args()
+    prompts = 9 * args.pairs * 2
     print(describe())
     sys.path.insert(0, str(TESTS))
     from fake_server import FakeServer
@@ -127,7 +133,7 @@ def main() -> None:
         (folder / "instant.py").write_text(MODEL)
         (folder / "empty").mkdir()
         (folder / "empty" / "test_empty.py").write_text("def test_nothing():\n    pass\n")
-        (folder / "test_grid.py").write_text(SUITE)
+        (folder / "test_grid.py").write_text(SUITE.replace("pairs=200", f"pairs={args.pairs}"))
         seconds_file = folder / "model_seconds.jsonl"
         env = {"MODEL_SECONDS": str(seconds_file)}
         pytest_run(folder, "--competence-model", "py:instant.py:Instant", env=env)  # warm-up
@@ -142,10 +148,10 @@ def main() -> None:
                 walls.append(pytest_run(folder, "--competence-model", "py:instant.py:Instant",
                                         *extra, env=env))
                 calls = [json.loads(line) for line in seconds_file.read_text().splitlines()]
-                assert sum(n for n, _ in calls) == 3600, calls
+                assert sum(n for n, _ in calls) == prompts, calls
                 inside.append(sum(s for _, s in calls))
             rows.append((f"py: instant, {label}", walls, inside))
-        (folder / "api.py").write_text(API)
+        (folder / "api.py").write_text(API.replace("pairs=200", f"pairs={args.pairs}"))
         cpu = cpu_rows(folder, args.repeat)
         server = FakeServer()
         try:
@@ -154,12 +160,13 @@ def main() -> None:
             server.reset()
             walls = [pytest_run(folder, "--competence-model", spec) for _ in range(args.repeat)]
             assert server.log() == [], "the cached rerun sent requests"
-            rows.append(("openai: all 3,600 from the cache", walls, [0.0] * len(walls)))
+            rows.append((f"openai: all {prompts:,} from the cache", walls, [0.0] * len(walls)))
         finally:
             server.close()
 
     base = statistics.median(startup)
-    print("grid: 9 levels x 200 instances x 2 presentations = 3,600 prompts, one test")
+    print(f"grid: 9 levels x {args.pairs} instances x 2 presentations = {prompts:,} prompts, "
+          f"one test")
     print(f"pytest start-up alone (one empty test, plugin off): {base:.2f} s median")
     print(f"{'':36}{'wall s':>8}{'model ms':>10}{'outside':>9}{'plugin s':>10}")
     for label, walls, inside in rows:
