@@ -27,8 +27,11 @@ def run(args: argparse.Namespace) -> int:
     """Run the audit session; returns pytest's exit status."""
     import pytest
 
+    # This process imported the plugin before pytest could rewrite its asserts (only their
+    # failure messages would differ): pytest's warning about that is not the user's concern.
     argv = [*args.paths, "--competence-audit", "-q", "-p", "no:cacheprovider",
-            "-W", "ignore::pytest_competence.audit.plugin.CompetenceAuditWarning"]
+            "-W", "ignore::pytest_competence.audit.plugin.CompetenceAuditWarning",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     if args.json:
         argv.append(f"--competence-json={args.json}")
     if args.html:
