@@ -109,7 +109,7 @@ def test_generate_memory_does_not_grow_with_the_design():
 def test_stream_rng_is_default_rng_of_its_key_bit_for_bit():
     import numpy as np
 
-    from pytest_competence.strategies._core import _BLOCK, stream_rng
+    from pytest_competence.strategies._rng import _BLOCK, stream_rng
 
     rng = np.random.default_rng(0)
     top = 2**32 - 1
