@@ -20,7 +20,7 @@ from pytest_competence.evaluate import Evaluation, Observation
 from pytest_competence.strategies import AnswerMap, Item, Parsed, Prompt
 
 __all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "RecordsPart", "evaluation_from_records",
-           "iter_records", "prompt_sha256", "records", "shown"]
+           "prompt_sha256", "records", "shown"]
 
 #: Characters of an answer (or an error reason) that failing cases and reports show; a longer
 #: one ends with a marker saying how many were cut. Records and the response cache keep it whole.
@@ -73,12 +73,7 @@ def _record(o: Observation) -> dict[str, Any]:
 def records(evaluation: Evaluation) -> list[dict[str, Any]]:
     """One record per prompt, instance by instance, presentations in design order (the rows are
     rebuilt: a run writes its records chunk by chunk instead, through :class:`RecordsPart`)."""
-    return list(iter_records(evaluation))
-
-
-def iter_records(evaluation: Evaluation) -> Iterator[dict[str, Any]]:
-    """:func:`records` one at a time, the design regenerated chunk by chunk."""
-    return (_record(o) for _, _, row in evaluation.rows() for o in row)
+    return [_record(o) for _, _, row in evaluation.rows() for o in row]
 
 
 class RecordsPart:
@@ -121,7 +116,6 @@ class RecordsPart:
         if not self._file.closed:
             self._file.close()
             self._temp.unlink(missing_ok=True)
-
 
 
 class ArchivedFamily:
