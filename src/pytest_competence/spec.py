@@ -30,6 +30,11 @@ DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts"
 
 #: Prompts per chunk of a design: asked in one batch, reduced, and dropped before the next.
 CHUNK_PROMPTS = 1024
+#: Prompt characters per chunk, at most (past the instance that crosses it): at n = 1024 an
+#: ordering prompt is ~37,000 characters, so 1,024 of them, and the next chunk generated
+#: meanwhile, would hold ~75 MB of text.
+CHUNK_CHARACTERS = 8_000_000
+_PART = 16  # instances generated at a time while a chunk is filled
 
 _DEFAULTS: dict[str, Any] = {
     "pairs": 200,
@@ -92,8 +97,9 @@ class CompetenceSpec:
         return max(1, prompts // (len(self.presentations) * self.attempts))
 
     def chunks(self, prompts: int | None = None) -> Iterator[list[Item]]:
-        """The design in chunks of at most about ``prompts`` prompts, in design order: their
-        concatenation is :meth:`design`, and a design that small is one chunk.
+        """The design in chunks of at most about ``prompts`` prompts (and about
+        :data:`CHUNK_CHARACTERS` of prompt text), in design order: their concatenation is
+        :meth:`design`, and a design that small is one chunk.
 
         The instances come from :func:`~pytest_competence.strategies._core.design_chunks` (a
         family keyed by level and index generates them one at a time, any other a level at a
@@ -103,12 +109,16 @@ class CompetenceSpec:
 
         size = self.chunk_size(prompts)
         chunk: list[Item] = []
+        characters = 0
         for part in design_chunks(self.family, levels=self.levels, pairs=self.pairs,
-                                  seed=self.seed, presentations=self.presentations, size=size):
-            chunk.extend(part)
-            while len(chunk) >= size:
-                yield chunk[:size]
-                chunk = chunk[size:]
+                                  seed=self.seed, presentations=self.presentations,
+                                  size=min(size, _PART)):
+            for item in part:
+                chunk.append(item)
+                characters += sum(len(p.text) for p in item.prompts)
+                if len(chunk) >= size or characters >= CHUNK_CHARACTERS:
+                    yield chunk
+                    chunk, characters = [], 0
         if chunk:
             yield chunk
 
