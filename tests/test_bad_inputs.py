@@ -130,6 +130,12 @@ PYTEST_ROWS = [
     Row("no-model-skips", "", 0),
     Row("openai-no-url", "'openai:gpt-4o-mini' names no server; write its base URL out in full",
         args=("--competence-model=openai:gpt-4o-mini",)),
+    Row("openai-max-response-zero", "expected max_response_mib to be an integer >= 1, but got "
+        "max_response_mib='0'",
+        args=("--competence-model=openai:m@http://127.0.0.1:9/v1?max_response_mib=0",)),
+    Row("max-response-mib-ini", "the ini option competence_max_response_mib = 16MB: expected an "
+        "integer >= 1 (MiB)", ini=("competence_max_response_mib = 16MB",),
+        args=("--competence-model=openai:m@http://127.0.0.1:9/v1",)),
     Row("baseline-missing", "--competence-baseline: no such file 'missing.json'",
         args=("--competence-model=ref:ideal", "--competence-baseline=missing.json")),
     Row("baseline-blank", "--competence-baseline: got an empty value",

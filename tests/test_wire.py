@@ -9,94 +9,24 @@ import asyncio
 import gzip
 import json
 import shutil
-import socket
 import ssl
 import subprocess
-import threading
 import zlib
-from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
 
 from pytest_competence.models._transport import Call, ModelCallError, RetryPolicy, post_all
 from pytest_competence.models._wire import Connection, proxied
+from scripted_server import reply as scripted_reply
+from scripted_server import scripted  # noqa: F401
 
 BODY = json.dumps({"choices": [{"message": {"content": "yes"}}]}).encode()
 
-#: What the server does with a request: the bytes to send back, and whether to close after them.
-Script = Callable[[bytes], tuple[bytes, bool]]
 
-
-class ScriptedServer:
-    """A one-thread-per-connection TCP server that records the requests it reads."""
-
-    def __init__(self, script: Script, tls: ssl.SSLContext | None = None) -> None:
-        self.script, self.tls = script, tls
-        self.requests: list[bytes] = []
-        self.connections = 0
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}/v1"
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
-        if self.tls:
-            try:
-                conn = self.tls.wrap_socket(conn, server_side=True)
-            except (ssl.SSLError, OSError):  # a client that does not trust the certificate
-                conn.close()
-                return
-        with conn:
-            buffer = b""
-            while True:
-                while b"\r\n\r\n" not in buffer:
-                    data = conn.recv(65536)
-                    if not data:
-                        return
-                    buffer += data
-                head, _, buffer = buffer.partition(b"\r\n\r\n")
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
-                while len(buffer) < length:
-                    buffer += conn.recv(65536)
-                request, buffer = head + b"\r\n\r\n" + buffer[:length], buffer[length:]
-                self.requests.append(request)
-                answer, close = self.script(request)
-                conn.sendall(answer)
-                if close:
-                    return
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-@pytest.fixture
-def scripted() -> Iterator[Callable[..., ScriptedServer]]:
-    servers: list[ScriptedServer] = []
-
-    def start(script: Script, tls: ssl.SSLContext | None = None) -> ScriptedServer:
-        servers.append(ScriptedServer(script, tls))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
-
-
-def reply(body: bytes = BODY, *, status: str = "200 OK", headers: str = "",
-          length: bool = True) -> bytes:
-    framing = f"Content-Length: {len(body)}\r\n" if length else ""
-    return f"HTTP/1.1 {status}\r\n{framing}{headers}\r\n".encode() + body
+def reply(body: bytes = BODY, **kwargs: Any) -> bytes:
+    return scripted_reply(body, **kwargs)
 
 
 def post(url: str, count: int = 1, headers: dict[str, str] | None = None,
@@ -177,13 +107,104 @@ def test_compressed_bodies_are_decoded(scripted, name, encode):
     assert answer.content == BODY
 
 
-def test_interim_answers_are_skipped(scripted):
-    early = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"
+def test_100_continue_is_skipped(scripted):
+    early = b"HTTP/1.1 100 Continue\r\n\r\n"
     server = scripted(lambda request: (early + reply(status="429 Too Many Requests",
                                                      headers="Retry-After: 3\r\n"), False))
-    [answer] = post(server.url)
-    assert answer.status_code == 429 and answer.reason_phrase == "Too Many Requests"
-    assert answer.headers["retry-after"] == "3"
+    answers = post(server.url, count=2)
+    assert [a.status_code for a in answers] == [429, 429]
+    assert answers[0].reason_phrase == "Too Many Requests"
+    assert answers[0].headers["retry-after"] == "3" and server.connections == 1
+
+
+@pytest.mark.parametrize("interim", [b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n",
+                                     b"HTTP/1.1 102 Processing\r\n\r\n",
+                                     b"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"])
+def test_any_other_interim_answer_is_a_protocol_error(scripted, interim):
+    # The 200 behind it must never become the next request's answer: the connection is closed.
+    server = scripted(lambda request: (interim + reply(), False))
+    status = interim.split()[1].decode()
+    with pytest.raises(httpx.RemoteProtocolError, match=f"the server answered {status} .*an "
+                       f"interim response this client never asks for"):
+        post(server.url)
+
+
+async def _posts(url: str, count: int, pause: float, blocking: bool) -> list[bytes]:
+    """``count`` posts on one connection with a pause between them: ``asyncio.sleep`` lets the
+    event loop read what arrives meanwhile, ``time.sleep`` leaves it in the kernel."""
+    import time
+
+    connection = Connection(url, {}, None)
+    try:
+        answers = []
+        for k in range(count):
+            if k:
+                time.sleep(pause) if blocking else await asyncio.sleep(pause)
+            answers.append((await connection.post("/chat/completions", b'{"n": %d}' % k,
+                                                  5.0)).content)
+        return answers
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize("blocking", [False, True], ids=["read-by-the-loop", "left-in-the-kernel"])
+def test_a_connection_that_received_bytes_while_idle_is_not_reused(scripted, blocking):
+    # The stray answer arrives after the client took its answer: it must not answer the next.
+    def script(request: bytes):
+        n = json.loads(request.partition(b"\r\n\r\n")[2])["n"]
+
+        def pieces():
+            yield reply(b'{"n": %d}' % n)
+            import time
+            time.sleep(0.05)
+            yield reply(b'{"stray": %d}' % n)
+
+        return pieces(), False
+
+    server = scripted(script)
+    answers = asyncio.run(_posts(server.url, 3, 0.3, blocking))
+    assert answers == [b'{"n": 0}', b'{"n": 1}', b'{"n": 2}']
+    assert server.connections == 3
+
+
+def test_a_connection_closed_while_idle_is_opened_again(scripted):
+    server = scripted(lambda request: (reply(), True))  # closes after each answer, unannounced
+    assert asyncio.run(_posts(server.url, 3, 0.1, False)) == [BODY] * 3
+    assert server.connections == 3
+
+
+def test_two_responses_to_one_request_are_refused(scripted):
+    server = scripted(lambda request: (reply() + reply(b'{"stray": 1}'), False))
+    with pytest.raises(httpx.RemoteProtocolError, match=r"the server sent more after the "
+                       r"complete response \(b'HTTP/1.1 200 OK"):
+        post(server.url)
+
+
+@pytest.mark.parametrize(("headers", "message"), [
+    ("Transfer-Encoding: xchunked\r\n", "Only Transfer-Encoding: chunked is supported"),
+    ("Transfer-Encoding: gzip, chunked\r\n", "Only Transfer-Encoding: chunked is supported"),
+    ("Content-Length: 2\r\nTransfer-Encoding: chunked\r\n", "both Content-Length and "
+     "Transfer-Encoding"),
+    ("Content-Length: 3\r\nContent-Length: 4\r\n", "conflicting Content-Length"),
+    ("Content-Encoding: br\r\n", "unsupported content-encoding 'br'"),
+])
+def test_framing_a_strict_parser_refuses(scripted, headers, message):
+    server = scripted(lambda request: (reply(b"2\r\nok\r\n0\r\n\r\n", headers=headers,
+                                             length=False), False))
+    with pytest.raises(httpx.RemoteProtocolError, match=message):
+        post(server.url)
+
+
+@pytest.mark.parametrize(("name", "damage", "message"), [
+    ("gzip", lambda data: data[:-12], "ends before its compressed stream does"),
+    ("gzip", lambda data: data + b"junk", "4 bytes follow the end of the gzip body"),
+    ("gzip", lambda data: b"not gzip at all", "malformed response body: Error -3"),
+])
+def test_a_damaged_compressed_body_is_a_protocol_error(scripted, name, damage, message):
+    server = scripted(lambda request: (reply(damage(gzip.compress(BODY * 50)),
+                                             headers=f"Content-Encoding: {name}\r\n"), False))
+    with pytest.raises(httpx.RemoteProtocolError, match=message):
+        post(server.url)
 
 
 @pytest.mark.parametrize("garbage", [b"SMTP ready\r\n\r\n", b"HTTP/1.1 2x0 OK\r\n\r\n",
@@ -207,7 +228,8 @@ def test_a_malformed_answer_is_a_protocol_error_and_retried(scripted, garbage):
 
 def test_an_answer_cut_short_is_a_protocol_error(scripted):
     server = scripted(lambda request: (reply()[:-5], True))
-    with pytest.raises(httpx.RemoteProtocolError, match="Server disconnected"):
+    with pytest.raises(httpx.RemoteProtocolError, match=r"peer closed connection without sending "
+                       r"complete message body \(received 41 bytes, expected 46\)"):
         post(server.url)
 
 

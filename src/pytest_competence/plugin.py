@@ -142,6 +142,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("competence_api_key_env", default="OPENAI_API_KEY",
                   help="Environment variable holding the API key of openai: models unless the "
                   "spec names its own with key_env= (default: OPENAI_API_KEY)")
+    parser.addini("competence_max_response_mib", default="",
+                  help="Largest response body of openai: models in MiB, on the wire and after "
+                  "decompression, unless the spec sets max_response_mib= (default: 16)")
 
 
 def pytest_configure(config: pytest.Config) -> None:

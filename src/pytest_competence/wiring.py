@@ -27,6 +27,7 @@ CACHE = pytest.StashKey["ResponseCache"]()
 def backend_settings(config: pytest.Config) -> dict[str, str]:
     """Run-wide settings handed to model loaders (see ``resolve_model``)."""
     return {"api_key_env": str(config.getini("competence_api_key_env")).strip() or "OPENAI_API_KEY",
+            "max_response_mib": str(config.getini("competence_max_response_mib")).strip(),
             "rootdir": str(config.rootpath)}
 
 

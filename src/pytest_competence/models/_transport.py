@@ -7,8 +7,9 @@ replica (:mod:`._wire`; through httpx when the environment names a proxy), and y
 the moment it arrives. A result is what ``parse`` made of the response, or a
 :class:`ModelCallError` saying why the request failed for good: requests are retried with
 exponential backoff and jitter on 408, 429, 5xx, transport errors and unreadable bodies,
-honouring ``Retry-After``, within a number of attempts and a time budget; other 4xx are final at
-once. Nothing is dropped: every index comes back exactly once.
+honouring ``Retry-After``, within a number of attempts and a time budget; other 4xx, and an
+answer past a limit of :mod:`._limits`, are final at once. Nothing is dropped: every index comes
+back exactly once.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import random
 import ssl
 import threading
 import time
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -31,7 +33,8 @@ import httpx
 from pytest_competence.redaction import redact
 
 from . import ModelCallError  # the transport's failures (re-exported)
-from ._wire import Connection, Reply, proxied
+from ._limits import DEFAULT_MAX_RESPONSE_MIB, MIB, Body, LimitExceeded
+from ._wire import Connection, Reply, proxied, within
 
 __all__ = ["BadResponse", "Breaker", "Call", "FinalResponse", "ModelCallError", "RetryPolicy",
            "post_all"]
@@ -39,7 +42,7 @@ __all__ = ["BadResponse", "Breaker", "Call", "FinalResponse", "ModelCallError", 
 
 T = TypeVar("T")
 #: How a worker sends: ``(replica, path, JSON body, timeout) -> the answer``.
-Send = Callable[[int, str, bytes, float], Awaitable["Reply | httpx.Response"]]
+Send = Callable[[int, str, bytes, float], Awaitable[Reply]]
 
 _CREDENTIAL_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
 
@@ -162,6 +165,7 @@ class _Job(Generic[T]):
     timeout: float
     secrets: Sequence[str]
     breaker: Breaker
+    max_body: int  # bytes of a response body, on the wire and decoded
 
     def redact(self, text: str) -> str:
         return redact(text, self.secrets)
@@ -183,6 +187,9 @@ async def _one(send: Send, replicas: _Replicas, job: _Job[T], call: Call,
             response = await send(used, call.path, body, min(job.timeout, max(0.001, left)))
         except (httpx.UnsupportedProtocol, httpx.LocalProtocolError) as exc:
             return ModelCallError(job.redact(f"cannot send to {url}: {type(exc).__name__}: {exc}"))
+        except LimitExceeded as exc:  # the same request would get the same answer
+            job.breaker.reached(used)
+            return ModelCallError(job.redact(f"{exc} (from {url}; not retried)"))
         except httpx.RequestError as exc:  # network, timeouts, a body that cannot be decoded
             last = f"{type(exc).__name__}" + (f": {exc}" if str(exc) else "") + f" from {url}"
             if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
@@ -254,7 +261,7 @@ async def _all(job: _Job[T], urls: Sequence[str], headers: Mapping[str, str], co
         else None
 
     async def worker() -> None:
-        async with _sender(urls, headers, tls, via_proxy, job.timeout) as send:
+        async with _sender(urls, headers, tls, via_proxy, job.max_body) as send:
             for i in todo:
                 if runner.stopped.is_set():
                     return
@@ -274,14 +281,14 @@ async def _all(job: _Job[T], urls: Sequence[str], headers: Mapping[str, str], co
 
 @contextlib.asynccontextmanager
 async def _sender(urls: Sequence[str], headers: Mapping[str, str], tls: ssl.SSLContext | None,
-                  via_proxy: bool, timeout: float) -> AsyncIterator[Send]:
+                  via_proxy: bool, max_body: int) -> AsyncIterator[Send]:
     """One worker's way to send: a connection of its own per replica, one request at a time on
     each (no pool to search, no lock). httpx's shared pool scans every connection for every
     waiting request, and even one httpx client per worker costs 6–15x the CPU per request of
     :mod:`._wire`; httpx carries the requests only when the environment names a proxy, which it
     speaks."""
     if not via_proxy:
-        connections = [Connection(url, headers, tls) for url in urls]
+        connections = [Connection(url, headers, tls, max_body) for url in urls]
         try:
             yield lambda i, path, body, left: connections[i].post(path, body, left)
         finally:
@@ -290,9 +297,31 @@ async def _sender(urls: Sequence[str], headers: Mapping[str, str], tls: ssl.SSLC
         return
     limits = httpx.Limits(max_connections=len(urls), max_keepalive_connections=len(urls))
     async with httpx.AsyncClient(headers={**headers, "Content-Type": "application/json"},
-                                 limits=limits, verify=tls or False,
-                                 timeout=httpx.Timeout(timeout)) as client:
-        yield lambda i, path, body, left: client.post(urls[i] + path, content=body, timeout=left)
+                                 limits=limits, verify=tls or False) as client:
+
+        async def send(i: int, path: str, body: bytes, left: float) -> Reply:
+            async def exchange() -> Reply:
+                async with client.stream("POST", urls[i] + path, content=body,
+                                         timeout=left) as response:
+                    declared = response.headers.get("content-length")
+                    try:
+                        content = Body(response.headers.get("content-encoding", ""),
+                                       int(declared) if declared else None, max_body)
+                        async for data in response.aiter_raw():
+                            content.feed(data)
+                        decoded = content.finish()
+                    except (ValueError, zlib.error) as exc:
+                        raise httpx.RemoteProtocolError(f"malformed response: {exc}") from None
+                    return Reply(response.status_code, response.reason_phrase, response.headers,
+                                 decoded)
+
+            # httpx's timeouts are per read: one deadline for the whole try, as on the wire.
+            try:
+                return await within(left, exchange())
+            except (asyncio.TimeoutError, TimeoutError):
+                raise httpx.ReadTimeout(f"no complete answer within {left:g} s") from None
+
+        yield send
 
 
 class _Runner:
@@ -322,6 +351,7 @@ def post_all(
     calls: Sequence[Call], parse: Callable[[Any], T], *, urls: Sequence[str],
     headers: Mapping[str, str], concurrency: int, timeout: float, policy: RetryPolicy,
     secrets: Sequence[str] = (), breaker: Breaker | None = None,
+    max_body: int = DEFAULT_MAX_RESPONSE_MIB * MIB,
 ) -> Iterator[tuple[int, T | ModelCallError]]:
     """``(index, parse(body) or ModelCallError)`` for every call, in order of completion.
 
@@ -329,6 +359,7 @@ def post_all(
     so are the values of the credential headers (``Authorization``, ``api-key``, ``x-api-key``).
     ``breaker`` (one per model, over ``urls`` in this order) ends the retries against a server
     that refuses every connection; a new one per call when not given.
+    ``max_body`` bounds each response body in bytes, on the wire and decoded.
     Closing the iterator early cancels the requests still in flight.
     """
     if not calls:
@@ -337,7 +368,7 @@ def post_all(
     runner = _Runner()
     credentials = [v for k, v in headers.items() if k.lower() in _CREDENTIAL_HEADERS]
     job = _Job(calls, parse, policy, timeout, (*secrets, *credentials),
-               breaker or Breaker(len(urls)))
+               breaker or Breaker(len(urls)), max_body)
 
     def run() -> None:
         try:

@@ -1,47 +1,64 @@
-"""A lean HTTP/1.1 keep-alive connection for the JSON POSTs of :mod:`._transport`.
+"""One HTTP/1.1 keep-alive connection for the JSON POSTs of :mod:`._transport`, framed by h11.
 
 Why not ``httpx.AsyncClient``: against a local 50 ms server at 32 requests in flight, httpx, even
 with one client per worker, spent 1.5 ms of client CPU per request (2.3 ms at 128): its
-request/response models, header merging, cookie and auth hooks, httpcore's pool, h11's state
-machine, the headers and body sent as two segments. Writing each request as one segment on a
-kept-alive ``asyncio`` stream and reading the answer from it, the backend spends 0.16–0.23 ms
-per request in the same run (``bench/bench_http.py``). A worker of the
+request/response models, header merging, cookie and auth hooks, httpcore's pool. A worker of the
 transport owns one :class:`Connection` per replica and sends one request at a time on it, so
-there is no pool to manage.
+there is no pool to manage; each request leaves as one segment, and the answer is parsed by h11,
+the strict sans-I/O HTTP/1.1 parser under httpcore (``bench/bench_http.py`` measures the cost).
 
-What it speaks: ``POST`` with ``Content-Length``, over ``http`` or ``https`` (TLS through
-httpx's default context, so certificates are checked as httpx checks them); answers with
-``Content-Length``, ``chunked`` or read-until-close bodies, ``gzip``/``deflate`` content
-encoding, interim ``1xx`` answers skipped, keep-alive unless the server says ``close``.
-Proxies are not spoken here: :func:`proxied` tells the transport when the environment names
-one, and then httpx carries the requests. Failures are raised as the httpx exceptions of the
-same meaning (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``, ``ReadError``,
-``WriteError``, ``RemoteProtocolError``, ``LocalProtocolError``), so the retry rules see one
-vocabulary whichever carried the request.
+What this module adds to h11 is the I/O loop and the rules that keep every answer with the
+request that produced it:
+
+- a connection is reused only when nothing is left of the previous answer: no byte after the
+  complete response (two responses to one request is a protocol error), no byte or close while
+  idle (httpcore's ``has_expired``), not ``Connection: close``; anything else opens a new one;
+- any protocol error closes the connection, and so does a ``1xx`` other than ``100 Continue``
+  (this client never asks to switch protocols, so a ``101`` is never the answer);
+- every answer is bounded (:mod:`._limits`): the body on the wire and after inflating, the header
+  block in size and in time after its first byte; ``Content-Length`` with ``Transfer-Encoding``
+  is refused as RFC 9112 §6.3 advises;
+- the whole try — connect, send, headers and body — has one deadline: a server dripping a byte
+  at a time cannot stretch it, as it can a timeout per read.
+
+It speaks ``POST`` over ``http`` or ``https`` (TLS through httpx's default context, so
+certificates are checked as httpx checks them). Proxies are not spoken here: :func:`proxied`
+tells the transport when the environment names one, and then httpx carries the requests.
+Failures are raised as the httpx exceptions of the same meaning (``ConnectError``,
+``ConnectTimeout``, ``ReadTimeout``, ``ReadError``, ``RemoteProtocolError``,
+``LocalProtocolError``), so the retry rules see one vocabulary whichever carried the request;
+a limit passed is :class:`~._limits.LimitExceeded`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import select
+import socket
 import ssl
 import sys
 import urllib.request
 import zlib
+from collections import deque
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 from urllib.parse import quote, urlsplit
 
+import h11
 import httpx
 
 from pytest_competence import __version__
 
-__all__ = ["Connection", "Reply", "proxied"]
+from ._limits import DEFAULT_MAX_RESPONSE_MIB, HEADER_LIMIT, HEADER_SECONDS, MIB, Body, \
+    header_limit_exceeded
+
+__all__ = ["Connection", "Reply", "proxied", "within"]
 
 T = TypeVar("T")
 
-#: Longest status line plus headers accepted (httpx/h11 accept 64 KiB too).
-_HEAD_LIMIT = 2**16
+#: Bytes received but not yet parsed above which the socket stops being read (flow control).
+_BUFFERED = 2**18
 
 
 @dataclass(frozen=True)
@@ -69,32 +86,138 @@ def proxied(url: str) -> bool:
     return not urllib.request.proxy_bypass(parts.netloc)
 
 
-def _header_block(headers: Mapping[str, str]) -> bytes:
-    """``Name: value\\r\\n`` lines; a value that cannot be sent is refused without showing it
-    (it may be an API key)."""
-    lines = []
+def _header_fields(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
+    """The headers as h11 takes them; a value that cannot be sent is refused without showing
+    it (it may be an API key; h11's own message would quote it)."""
+    fields = []
     for name, value in headers.items():
         if any(c in value for c in "\r\n\0") or not value.isascii():
             raise httpx.LocalProtocolError(
                 f"the {name} header holds a character that HTTP cannot carry (a line break or "
                 f"non-ASCII text); check the value it was given")
-        lines.append(f"{name}: {value}\r\n")
-    return "".join(lines).encode("ascii")
+        fields.append((name.encode("ascii"), value.encode("ascii")))
+    return fields
 
 
-async def _within(seconds: float, step: Awaitable[T]) -> T:
+async def within(seconds: float, step: Awaitable[T]) -> T:
+    """``await step``, cancelled after ``seconds`` with ``TimeoutError``."""
     if sys.version_info >= (3, 11):
         async with asyncio.timeout(seconds):
             return await step
     return await asyncio.wait_for(step, seconds)  # pragma: no cover - Python 3.10
 
 
+class _Kernel:
+    """Whether bytes (or a close) wait in the kernel for a socket that should be idle: the
+    event loop has not delivered them yet, but the next answer must not be read after them."""
+
+    def __init__(self, sock: socket.socket | None) -> None:
+        self.fd = -1 if sock is None else sock.fileno()
+        self.poll = None
+        if self.fd >= 0 and hasattr(select, "poll"):  # select() fails past FD_SETSIZE
+            self.poll = select.poll()
+            self.poll.register(self.fd, select.POLLIN)
+
+    def readable(self) -> bool:
+        if self.fd < 0:
+            return True
+        if self.poll is not None:
+            return bool(self.poll.poll(0))
+        return bool(select.select([self.fd], [], [], 0)[0])  # pragma: no cover - Windows
+
+
+class _Inbox(asyncio.Protocol):
+    """The bytes of one connection as the event loop delivers them, read with a deadline.
+
+    Bytes or a close that arrive while no request is waiting mark the connection ``stale``: they
+    answer nothing this client asked, and must never be read as the next answer.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.transport: asyncio.Transport | None = None
+        self.pieces: deque[bytes] = deque()
+        self.buffered = 0
+        self.paused = False
+        self.closed = False
+        self.error: BaseException | None = None
+        self.waiter: asyncio.Future[bool] | None = None
+        self.idle = False
+        self.stale = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.stale |= self.idle
+        self.pieces.append(data)
+        self.buffered += len(data)
+        if self.buffered > _BUFFERED and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake(True)
+
+    def eof_received(self) -> None:
+        self.connection_lost(None)  # returning None: the transport closes itself
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self.stale |= self.idle
+        self.closed = True
+        self.error = self.error or exc
+        self._wake(True)
+
+    def _wake(self, arrived: bool) -> None:
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(arrived)
+
+    async def read(self, until: float) -> bytes:
+        """The next bytes received, ``b""`` once the connection is closed; ``TimeoutError`` if
+        none arrive before the loop time ``until``."""
+        if not self.pieces and not self.closed:
+            self.waiter = self.loop.create_future()
+            timer = self.loop.call_at(until, self._wake, False)
+            try:
+                arrived = await self.waiter
+            finally:
+                timer.cancel()
+                self.waiter = None
+            if not arrived:
+                raise TimeoutError
+        if self.pieces:
+            data = self.pieces.popleft()
+            self.buffered -= len(data)
+            if self.paused and self.buffered <= _BUFFERED // 2 and self.transport is not None:
+                self.paused = False
+                self.transport.resume_reading()
+            return data
+        if isinstance(self.error, OSError):
+            raise self.error
+        return b""
+
+
+class _Link:
+    """An open connection: its transport, what it received, and h11's view of it."""
+
+    def __init__(self, transport: asyncio.Transport, inbox: _Inbox) -> None:
+        self.transport, self.inbox = transport, inbox
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=HEADER_LIMIT)
+        self.kernel = _Kernel(transport.get_extra_info("socket"))
+
+    def reusable(self) -> bool:
+        return not (self.inbox.stale or self.inbox.closed or self.inbox.pieces
+                    or self.transport.is_closing() or self.kernel.readable())
+
+
 class Connection:
     """One keep-alive connection to the origin of ``base_url``, opened at the first request and
-    again after the server closes it; one request at a time."""
+    again whenever the last one cannot be trusted with another; one request at a time.
 
-    def __init__(self, base_url: str, headers: Mapping[str, str],
-                 tls: ssl.SSLContext | None) -> None:
+    ``max_body``: the most bytes of a response body accepted, on the wire and decoded.
+    """
+
+    def __init__(self, base_url: str, headers: Mapping[str, str], tls: ssl.SSLContext | None,
+                 max_body: int = DEFAULT_MAX_RESPONSE_MIB * MIB) -> None:
         parts = urlsplit(base_url)
         self.host = parts.hostname or ""
         self.https = parts.scheme == "https"
@@ -102,11 +225,12 @@ class Connection:
         # Percent-encoded as httpx would: the request line is ASCII.
         self.prefix = quote(parts.path.rstrip("/"), safe="/%:@!$&'()*+,;=~")
         self.tls = tls if self.https else None
+        self.max_body = max_body
         self.headers = {"Host": parts.netloc, "User-Agent": f"pytest-competence/{__version__}",
                         "Accept": "application/json", "Accept-Encoding": "gzip, deflate",
                         "Content-Type": "application/json", **headers}
-        self.fixed: bytes | None = None  # the header lines, checked at the first request
-        self.streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        self.fields: list[tuple[bytes, bytes]] | None = None  # checked at the first request
+        self.link: _Link | None = None
 
     async def post(self, path: str, body: bytes, timeout: float) -> Reply:
         """Send ``body`` to ``path`` (under the base URL's path) and read the whole answer,
@@ -116,132 +240,174 @@ class Connection:
         wrote nothing back) is opened again and the request sent once more, as urllib3 does:
         that is the connection going stale, not the server failing, and costs no attempt.
         """
-        if self.fixed is None:
-            self.fixed = _header_block(self.headers)  # refused per request, like any bad send
-        request = (b"POST " + (self.prefix + path).encode() + b" HTTP/1.1\r\n" + self.fixed
-                   + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        if self.fields is None:
+            self.fields = _header_fields(self.headers)  # refused per request, like any bad send
+        try:
+            request = h11.Request(method=b"POST", target=(self.prefix + path).encode(),
+                                  headers=[*self.fields, (b"Content-Length", b"%d" % len(body))])
+        except h11.LocalProtocolError as exc:  # header values were checked above: the path
+            raise httpx.LocalProtocolError(str(exc)[:200]) from None
+        deadline = asyncio.get_running_loop().time() + timeout
         for again in (False, True):
-            fresh = again or self.streams is None or self.streams[0].at_eof()
+            fresh = again or self.link is None or not self.link.reusable()
             if fresh:
-                await self._open(max(0.001, deadline - loop.time()))
+                await self._open(deadline)
             try:
-                return await _within(max(0.001, deadline - loop.time()), self._exchange(request))
+                return await self._exchange(request, body, deadline, timeout)
             except _Unanswered as exc:
                 self.close()
                 if fresh:
                     raise httpx.RemoteProtocolError(str(exc)) from None
-            except (asyncio.TimeoutError, TimeoutError):
-                self.close()
-                raise httpx.ReadTimeout(f"no complete answer within {timeout:g} s") from None
             except BaseException:
                 self.close()  # whatever was left half-read must not meet the next request
                 raise
         raise AssertionError("unreachable: the second pass is on a fresh connection")
 
-    async def _open(self, timeout: float) -> None:
+    async def _open(self, deadline: float) -> None:
         self.close()
+        loop = asyncio.get_running_loop()
+        timeout = max(0.001, deadline - loop.time())
         try:
-            self.streams = await _within(timeout, asyncio.open_connection(
-                self.host, self.port, ssl=self.tls, limit=_HEAD_LIMIT))
+            transport, inbox = await within(timeout, loop.create_connection(
+                lambda: _Inbox(loop), self.host, self.port, ssl=self.tls))
         except (asyncio.TimeoutError, TimeoutError):
             raise httpx.ConnectTimeout(f"no connection within {timeout:g} s") from None
         except OSError as exc:  # refused, unreachable, DNS, TLS (ssl.SSLError is an OSError)
             raise httpx.ConnectError(str(exc) or type(exc).__name__) from None
+        assert isinstance(transport, asyncio.Transport)
+        self.link = _Link(transport, inbox)
 
-    async def _exchange(self, request: bytes) -> Reply:
-        assert self.streams is not None
-        reader, writer = self.streams
+    async def _exchange(self, request: h11.Request, body: bytes, deadline: float,
+                        timeout: float) -> Reply:
+        assert self.link is not None
+        link, loop = self.link, asyncio.get_running_loop()
+        link.inbox.idle = False
+        conn = link.h11
+        link.transport.write(conn.send(request) + conn.send(h11.Data(data=body))
+                             + conn.send(h11.EndOfMessage()))
+        received, until = 0, deadline
+        in_head = False  # between the first byte of a header block and its end
+        answer: h11.Response | None = None
+        headers: dict[str, str] = {}
+        content: Body | None = None
+        while True:
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise _protocol_error(exc, answer is not None) from None
+            if event is h11.NEED_DATA:
+                try:
+                    data = await link.inbox.read(until)
+                except TimeoutError:
+                    raise _late(received, answer is not None, in_head and until < deadline,
+                                timeout) from None
+                except OSError as exc:
+                    if received:
+                        raise httpx.ReadError(str(exc) or type(exc).__name__) from None
+                    raise _Unanswered(f"the server closed the connection: {exc}") from None
+                if not data and not received:
+                    raise _Unanswered("Server disconnected without sending a response.")
+                if answer is None and not in_head:
+                    in_head, until = True, min(deadline, loop.time() + HEADER_SECONDS)
+                received += len(data)
+                conn.receive_data(data)
+            elif type(event) is h11.Data:
+                assert content is not None
+                try:
+                    content.feed(event.data)
+                except (ValueError, zlib.error) as exc:
+                    raise httpx.RemoteProtocolError(f"malformed response body: {exc}") from None
+            elif type(event) is h11.Response:
+                answer, in_head, until = event, False, deadline
+                headers, content = _read_head(event, self.max_body)
+            elif type(event) is h11.EndOfMessage:
+                break
+            elif type(event) is h11.InformationalResponse:
+                if event.status_code != 100:
+                    raise _interim(event.status_code, event.reason)
+                in_head, until = False, deadline  # the answer itself may take the model's time
+            else:  # ConnectionClosed before the end: h11 raises first, but never read on
+                raise httpx.RemoteProtocolError(f"unexpected {type(event).__name__} from h11")
+        assert answer is not None and content is not None
         try:
-            writer.write(request)
-            await writer.drain()
-            head = await reader.readuntil(b"\r\n\r\n")
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial:
-                raise httpx.RemoteProtocolError("the server closed the connection in the "
-                                                "middle of the response headers") from None
-            raise _Unanswered("Server disconnected without sending a response.") from None
-        except (ConnectionResetError, BrokenPipeError) as exc:
-            raise _Unanswered(f"the server closed the connection: {exc}") from None
-        except asyncio.LimitOverrunError:
-            raise httpx.RemoteProtocolError("the response headers are too long") from None
-        except OSError as exc:
-            raise httpx.ReadError(str(exc) or type(exc).__name__) from None
-        try:
-            reply, keep = await _read_reply(reader, head)
-        except asyncio.IncompleteReadError:
-            raise httpx.RemoteProtocolError("Server disconnected without sending a complete "
-                                            "response.") from None
-        except asyncio.LimitOverrunError:
-            raise httpx.RemoteProtocolError("the response headers are too long") from None
+            decoded = content.finish()
         except (ValueError, zlib.error) as exc:
-            raise httpx.RemoteProtocolError(f"malformed response: {exc}") from None
-        except OSError as exc:
-            raise httpx.ReadError(str(exc) or type(exc).__name__) from None
-        if not keep:
+            raise httpx.RemoteProtocolError(f"malformed response body: {exc}") from None
+        stray, closed = conn.trailing_data
+        if stray or link.inbox.pieces:
+            extra = stray or link.inbox.pieces[0]
+            raise httpx.RemoteProtocolError(
+                f"the server sent more after the complete response ({extra[:40]!r}…): two "
+                f"answers to one request, so neither is taken")
+        if conn.our_state is h11.DONE and conn.their_state is h11.DONE and not closed:
+            conn.start_next_cycle()
+            link.inbox.idle = True
+        else:  # Connection: close, HTTP/1.0, or a body that ended with the connection
             self.close()
-        return reply
+        return Reply(answer.status_code, answer.reason.decode("latin-1"), headers, decoded)
 
     def close(self) -> None:
-        if self.streams is not None:
-            self.streams[1].close()
-            self.streams = None
+        if self.link is not None:
+            self.link.transport.close()
+            self.link = None
 
 
 class _Unanswered(httpx.RemoteProtocolError):
     """The connection ended before a single byte of the answer came back."""
 
 
-async def _read_reply(reader: asyncio.StreamReader, head: bytes) -> tuple[Reply, bool]:
-    """The response whose first header block is ``head``, and whether the connection may carry
-    another."""
-    while True:
-        status_line, *lines = head[:-4].decode("latin-1").split("\r\n")
-        version, _, rest = status_line.partition(" ")
-        code, _, reason = rest.partition(" ")
-        if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
-            raise ValueError(f"not an HTTP/1.x status line: {status_line[:80]!r}")
-        status = int(code)
-        if status >= 200 or status == 101:
-            break
-        head = await reader.readuntil(b"\r\n\r\n")  # 100 Continue, 103 Early Hints: interim
+def _read_head(response: h11.Response, limit: int) -> tuple[dict[str, str], Body]:
+    """``response``'s headers (lower-case names, repeats joined) and the reader of its body,
+    once the headers pass the checks h11 leaves to us."""
     headers: dict[str, str] = {}
-    for line in lines:
-        name, colon, value = line.partition(":")
-        if not colon:
-            raise ValueError(f"malformed header line {line[:80]!r}")
-        name = name.strip().lower()
-        value = value.strip()
+    size = len(response.reason) + 15
+    for raw_name, raw_value in response.headers:
+        size += len(raw_name) + len(raw_value) + 4
+        name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    keep = headers.get("connection", "").lower() != "close" and version != "HTTP/1.0"
-    if status in (101, 204, 304):
-        content = b""
-    elif "chunked" in headers.get("transfer-encoding", "").lower():
-        content = await _read_chunks(reader)
-    elif "content-length" in headers:
-        content = await reader.readexactly(int(headers["content-length"]))
-    else:  # the body ends when the server closes the connection
-        content, keep = await reader.read(), False
-    encoding = headers.get("content-encoding", "identity").lower()
-    if encoding in ("gzip", "x-gzip"):
-        content = zlib.decompress(content, 16 + zlib.MAX_WBITS)
-    elif encoding == "deflate":  # zlib-wrapped as the RFC says, or raw as some servers send
-        content = zlib.decompress(content, zlib.MAX_WBITS if content[:1] == b"x" else
-                                  -zlib.MAX_WBITS)
-    elif encoding != "identity":
-        raise ValueError(f"unsupported content-encoding {encoding!r}")
-    return Reply(status, reason, headers, content), keep
+    if size > HEADER_LIMIT:  # h11 bounds only the events it has not parsed yet
+        raise header_limit_exceeded("the response headers")
+    # h11 checked these: Content-Length digits and one value, Transfer-Encoding exactly chunked.
+    declared = headers.get("content-length")
+    if declared is not None and "transfer-encoding" in headers:
+        raise httpx.RemoteProtocolError(
+            "malformed response: both Content-Length and Transfer-Encoding, a sign of response "
+            "smuggling (RFC 9112 section 6.3)")
+    try:
+        body = Body(headers.get("content-encoding", ""),
+                    None if declared is None else int(declared), limit)
+    except ValueError as exc:
+        raise httpx.RemoteProtocolError(f"malformed response: {exc}") from None
+    return headers, body
 
 
-async def _read_chunks(reader: asyncio.StreamReader) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        size = int((await reader.readuntil(b"\r\n")).split(b";")[0].strip(), 16)
-        if size == 0:
-            while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers
-                pass
-            return b"".join(parts)
-        parts.append(await reader.readexactly(size))
-        if await reader.readexactly(2) != b"\r\n":
-            raise ValueError("a chunk does not end with CRLF")
+def _protocol_error(exc: h11.RemoteProtocolError, answered: bool) -> Exception:
+    """h11's complaint in the transport's words."""
+    if exc.error_status_hint == 431:  # h11: "Receive buffer too long"
+        return header_limit_exceeded("a chunk-size line or the trailers" if answered else
+                                     "the response headers")
+    message = str(exc)
+    if "_SWITCH_UPGRADE" in message:  # h11 refuses a 101 nobody asked for, in its own terms
+        return _interim(101, b"Switching Protocols")
+    return httpx.RemoteProtocolError(f"malformed response: {message[:200]} (h11)")
+
+
+def _interim(status: int, reason: bytes) -> httpx.RemoteProtocolError:
+    return httpx.RemoteProtocolError(
+        f"the server answered {status} {reason.decode('latin-1')[:40]}, an interim response "
+        f"this client never asks for; only 100 Continue may come before the answer, so the "
+        f"connection is closed")
+
+
+def _late(received: int, answered: bool, headers_bound: bool, timeout: float) -> Exception:
+    if headers_bound:
+        return httpx.ReadTimeout(
+            f"the response headers were still arriving {HEADER_SECONDS:g} s after their first "
+            f"byte ({received} bytes so far): a server writes them at once, so something is "
+            f"stalling")
+    if received:
+        where = "its headers complete" if answered else "in its headers"
+        return httpx.ReadTimeout(f"no complete answer within {timeout:g} s ({received} bytes of "
+                                 f"the response so far, {where})")
+    return httpx.ReadTimeout(f"no complete answer within {timeout:g} s")
+

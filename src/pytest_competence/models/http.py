@@ -11,23 +11,26 @@ never part of the model's name, repr, cache key or any error message.
 
 Parameters (``?temperature=0&max_tokens=16``):
 
-==================  ========================================================================
-``mode``            ``chat`` (``/chat/completions``, default) or ``completions``
-                    (``/completions``; the prompt is the system prompt, a blank line, the text)
-``temperature``     default ``0`` (greedy); ``top_p``, ``max_tokens``, ``stop`` (repeatable) and
-                    ``reasoning_effort`` are sent only when given
-``seed``            sent as ``seed + attempt``: sampled repeats differ, and reproduce
-``readout``         ``generate`` (default) or ``score``: answer with the most likely of the
-                    prompt's answer space, from logprobs (``top_logprobs`` first-token
-                    alternatives in chat mode; exact echoed prompt logprobs in completions mode).
-                    A response without logprobs is final at once, not retried: that server
-                    cannot score (``transformers serve`` returns none; vLLM returns up to
-                    ``--max-logprobs`` alternatives, default 20)
-``concurrency``     requests in flight at once (default 32)
-``timeout``         seconds per try (default 60); ``attempts`` tries per prompt (default 6) within
-                    ``budget`` seconds (default 600), waits from ``backoff`` seconds (default 0.5)
-``key_env``         the environment variable holding the API key
-==================  ========================================================================
+====================  ======================================================================
+``mode``              ``chat`` (``/chat/completions``, default) or ``completions``
+                      (``/completions``; the prompt is the system prompt, a blank line, the text)
+``temperature``       default ``0`` (greedy); ``top_p``, ``max_tokens``, ``stop`` (repeatable) and
+                      ``reasoning_effort`` are sent only when given
+``seed``              sent as ``seed + attempt``: sampled repeats differ, and reproduce
+``readout``           ``generate`` (default) or ``score``: answer with the most likely of the
+                      prompt's answer space, from logprobs (``top_logprobs`` first-token
+                      alternatives in chat mode; exact echoed prompt logprobs in completions mode).
+                      A response without logprobs is final at once, not retried: that server
+                      cannot score (``transformers serve`` returns none; vLLM returns up to
+                      ``--max-logprobs`` alternatives, default 20)
+``concurrency``       requests in flight at once (default 32)
+``timeout``           seconds per try (default 60); ``attempts`` tries per prompt (default 6) within
+                      ``budget`` seconds (default 600), waits from ``backoff`` seconds (default 0.5)
+``max_response_mib``  the largest response body accepted, in MiB, on the wire and after
+                      decompression (default: the ``competence_max_response_mib`` ini option, 16);
+                      a larger answer is an infrastructure error, not retried
+``key_env``           the environment variable holding the API key
+====================  ======================================================================
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from urllib.parse import urlsplit
 from pytest_competence.strategies import Prompt
 
 from . import ModelSpecError, NoAnswer
+from ._limits import DEFAULT_MAX_RESPONSE_MIB, MIB
 from ._params import Param, choice, number, parse_params, text, whole
 from .readout import Answer, Scores, best_candidate, group_by_space, in_order, logsumexp
 
@@ -68,6 +72,7 @@ PARAMS = (
     Param("attempts", whole(1, 100), "tries per prompt", 6),
     Param("budget", number(0, above=True), "seconds per prompt, all tries", 600.0),
     Param("backoff", number(0), "first wait between tries, seconds", 0.5),
+    Param("max_response_mib", whole(1), "largest response body, MiB (wire and decoded)"),
     Param("key_env", text, "environment variable holding the API key"),
 )
 _DECODING = ("temperature", "top_p", "max_tokens", "stop", "reasoning_effort")
@@ -109,6 +114,13 @@ def openai_model(rest: str, spec: str, settings: Mapping[str, str] | None = None
         )
     params = parse_params(query, PARAMS, spec)
     key_env = params.pop("key_env", None) or (settings or {}).get("api_key_env") or "OPENAI_API_KEY"
+    ini = (settings or {}).get("max_response_mib", "").strip()
+    if "max_response_mib" not in params and ini:
+        try:
+            params["max_response_mib"] = whole(1)(ini)
+        except ValueError as exc:
+            raise ModelSpecError(f"{spec!r}: the ini option competence_max_response_mib = {ini}: "
+                                 f"expected {exc} (MiB)") from None
     return OpenAIModel(spec, model.strip(), _base_urls(urls, spec), key_env=key_env, **params)
 
 
@@ -119,7 +131,7 @@ class OpenAIModel:
                  mode: str = "chat", readout: str = "generate", top_logprobs: int = 20,
                  seed: int | None = None, concurrency: int = 32, timeout: float = 60.0,
                  attempts: int = 6, budget: float = 600.0, backoff: float = 0.5,
-                 **decoding: Any) -> None:
+                 max_response_mib: int = DEFAULT_MAX_RESPONSE_MIB, **decoding: Any) -> None:
         from ._transport import Breaker, RetryPolicy
 
         self.name = name
@@ -130,6 +142,7 @@ class OpenAIModel:
         self.concurrency, self.timeout, self.key_env = concurrency, timeout, key_env
         self.policy = RetryPolicy(attempts=attempts, budget=budget, backoff=backoff)
         self.breaker = Breaker(len(self.base_urls))  # across batches: a dead server stays dead
+        self.max_body = max_response_mib * MIB
         #: Everything that decides the answers, and nothing else (no key, no tuning knobs).
         self.cache_identity = json.dumps(
             {"backend": "openai", "model": model, "base_urls": sorted(self.base_urls),
@@ -172,7 +185,8 @@ class OpenAIModel:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         return post_all(calls, parse, urls=self.base_urls, headers=headers,
                         concurrency=self.concurrency, timeout=self.timeout, policy=self.policy,
-                        secrets=[key] if key else [], breaker=self.breaker)
+                        secrets=[key] if key else [], breaker=self.breaker,
+                        max_body=self.max_body)
 
     def _answer_text(self, data: Any) -> str | BaseException:
         first = data["choices"][0]
