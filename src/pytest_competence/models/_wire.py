@@ -142,6 +142,7 @@ class _Inbox(asyncio.Protocol):
         self.closed = False
         self.error: BaseException | None = None
         self.waiter: asyncio.Future[bool] | None = None
+        self.timer: asyncio.TimerHandle | None = None  # one per deadline, not one per read
         self.idle = False
         self.stale = False
 
@@ -175,12 +176,15 @@ class _Inbox(asyncio.Protocol):
         """The next bytes received, ``b""`` once the connection is closed; ``TimeoutError`` if
         none arrive before the loop time ``until``."""
         if not self.pieces and not self.closed:
+            if self.loop.time() >= until:
+                raise TimeoutError
+            if self.timer is None or self.timer.when() != until:
+                self.disarm()
+                self.timer = self.loop.call_at(until, self._wake, False)
             self.waiter = self.loop.create_future()
-            timer = self.loop.call_at(until, self._wake, False)
             try:
                 arrived = await self.waiter
             finally:
-                timer.cancel()
                 self.waiter = None
             if not arrived:
                 raise TimeoutError
@@ -194,6 +198,12 @@ class _Inbox(asyncio.Protocol):
         if isinstance(self.error, OSError):
             raise self.error
         return b""
+
+    def disarm(self) -> None:
+        """No deadline any more: the exchange is over."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
 
 class _Link:
@@ -290,11 +300,8 @@ class Connection:
         answer: h11.Response | None = None
         headers: dict[str, str] = {}
         content: Body | None = None
+        event: object = h11.NEED_DATA  # nothing can be parsed before the first read
         while True:
-            try:
-                event = conn.next_event()
-            except h11.RemoteProtocolError as exc:
-                raise _protocol_error(exc, answer is not None) from None
             if event is h11.NEED_DATA:
                 try:
                     data = await link.inbox.read(until)
@@ -328,6 +335,11 @@ class Connection:
                 in_head, until = False, deadline  # the answer itself may take the model's time
             else:  # ConnectionClosed before the end: h11 raises first, but never read on
                 raise httpx.RemoteProtocolError(f"unexpected {type(event).__name__} from h11")
+            try:
+                event = conn.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise _protocol_error(exc, answer is not None) from None
+        link.inbox.disarm()
         assert answer is not None and content is not None
         try:
             decoded = content.finish()
@@ -348,6 +360,7 @@ class Connection:
 
     def close(self) -> None:
         if self.link is not None:
+            self.link.inbox.disarm()
             self.link.transport.close()
             self.link = None
 
