@@ -4,7 +4,7 @@ A server, or anything between it and the client, can answer with a body of any s
 gzip body that inflates to gigabytes; on loopback either arrives faster than any timeout. So
 every answer is read through a :class:`Body`, which counts the bytes on the wire and inflates
 ``gzip``/``deflate`` incrementally with ``zlib.decompressobj().decompress(data, max_length)``:
-neither the wire body nor the decoded one can pass ``max_body`` bytes in memory. The header
+neither the wire body nor the decoded one can pass ``max_body`` bytes. The header
 block is bounded by :data:`HEADER_LIMIT` (h11's ``max_incomplete_event_size``), and must arrive
 within :data:`HEADER_SECONDS` of its first byte.
 
@@ -29,6 +29,8 @@ HEADER_LIMIT = 2**16
 #: Seconds the header block may take after its first byte. Servers write their headers in one
 #: go; a block still dripping in after this is a server or proxy stalling, not a slow model.
 HEADER_SECONDS = 10.0
+#: The most a compressed body is inflated in one step while it is counted.
+_STEP = 2**20
 
 _RAISE_IT = ("raise it with max_response_mib=N in the openai: spec (e.g. ?max_response_mib=64) "
              "or the competence_max_response_mib ini option")
@@ -57,19 +59,25 @@ class Body:
     ``encoding`` is the ``Content-Encoding`` value (``gzip``, ``x-gzip``, ``deflate``, or
     ``identity``/empty); ``declared`` the ``Content-Length``, checked before a byte is read.
     Deflate is taken zlib-wrapped as RFC 9110 says, or raw as some servers send it.
+
+    A compressed body is kept compressed while it arrives and inflated as it comes only to count
+    what it inflates to, :data:`_STEP` at a time, the output dropped; it is inflated for good
+    once complete and known to fit. So the bodies in flight hold their wire bytes, not up to
+    ``limit`` each: 32 gzip bombs arriving at once hold 32 MiB, not 32 times 16 MiB.
     """
 
     def __init__(self, encoding: str, declared: int | None, limit: int) -> None:
         self.limit = limit
         self.wire = 0
-        self.parts: list[bytes] = []
-        self.size = 0  # decoded bytes held in parts
+        self.parts: list[bytes] = []  # as they came off the wire
+        self.inflated = 0  # what a compressed body inflates to, so far
         encoding = encoding.strip().lower()
         if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
             raise ValueError(f"unsupported content-encoding {encoding!r} (this client asks for "
                              f"gzip or deflate)")
         self.encoding = "" if encoding == "identity" else encoding
-        self.inflate: zlib._Decompress | None = None  # made at the first byte (deflate: which kind)
+        self.wbits = 0  # zlib's for the encoding, chosen at the first byte (deflate: which kind)
+        self.counter: zlib._Decompress | None = None
         if declared is not None and declared > limit:
             raise _too_large(f"the response body (Content-Length: {declared:,})", limit)
 
@@ -78,38 +86,37 @@ class Body:
         self.wire += len(data)
         if self.wire > self.limit:
             raise _too_large(f"the response body ({self.wire:,} bytes so far)", self.limit)
-        if not self.encoding:
-            self._keep(data)
-            return
-        if self.inflate is None:
-            if not data:
-                return
-            raw = self.encoding == "deflate" and data[:1] != b"x"
-            wbits = -zlib.MAX_WBITS if raw else (zlib.MAX_WBITS | 16 if "gzip" in self.encoding
-                                                 else zlib.MAX_WBITS)
-            self.inflate = zlib.decompressobj(wbits)
-        while data:
-            if self.inflate.eof:
-                raise ValueError(f"{len(data)} bytes follow the end of the {self.encoding} body")
-            # At most one byte past what may still be kept: enough to know the limit is passed.
-            self._keep(self.inflate.decompress(data, self.limit - self.size + 1))
-            data = self.inflate.unconsumed_tail or self.inflate.unused_data
-
-    def _keep(self, data: bytes) -> None:
-        self.size += len(data)
-        if self.size > self.limit:
-            what = "the decompressed response body" if self.encoding else "the response body"
-            raise _too_large(f"{what} ({self.size:,} bytes so far)", self.limit)
         if data:
             self.parts.append(data)
+        if self.encoding and data:
+            self._count(data)
+
+    def _count(self, data: bytes) -> None:
+        if self.counter is None:
+            raw = self.encoding == "deflate" and data[:1] != b"x"
+            self.wbits = -zlib.MAX_WBITS if raw else (zlib.MAX_WBITS | 16 if "gzip" in
+                                                      self.encoding else zlib.MAX_WBITS)
+            self.counter = zlib.decompressobj(self.wbits)
+        while data:
+            if self.counter.eof:
+                raise ValueError(f"{len(data)} bytes follow the end of the {self.encoding} body")
+            self._counted(len(self.counter.decompress(data, _STEP)))
+            data = self.counter.unconsumed_tail or self.counter.unused_data
+
+    def _counted(self, more: int) -> None:
+        self.inflated += more
+        if self.inflated > self.limit:
+            raise _too_large(f"the decompressed response body ({self.inflated:,} bytes so far)",
+                             self.limit)
 
     def finish(self) -> bytes:
         """The whole decoded body; a compressed body that stops short is an error."""
-        if self.encoding and self.wire:
-            assert self.inflate is not None
-            # All input is consumed, so what zlib still holds is the end of one match: bytes.
-            self._keep(self.inflate.flush())
-            if not self.inflate.eof:
-                raise ValueError(f"the {self.encoding} body ends before its compressed stream "
-                                 f"does")
-        return b"".join(self.parts)
+        wire = b"".join(self.parts)
+        if not self.encoding or not wire:
+            return wire
+        assert self.counter is not None
+        # All input is consumed, so what zlib still holds is the end of one match: bytes.
+        self._counted(len(self.counter.flush()))
+        if not self.counter.eof:
+            raise ValueError(f"the {self.encoding} body ends before its compressed stream does")
+        return zlib.decompressobj(self.wbits).decompress(wire, self.limit + 1)
