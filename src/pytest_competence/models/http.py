@@ -11,26 +11,27 @@ never part of the model's name, repr, cache key or any error message.
 
 Parameters (``?temperature=0&max_tokens=16``):
 
-====================  ======================================================================
-``mode``              ``chat`` (``/chat/completions``, default) or ``completions``
-                      (``/completions``; the prompt is the system prompt, a blank line, the text)
-``temperature``       default ``0`` (greedy); ``top_p``, ``max_tokens``, ``stop`` (repeatable) and
-                      ``reasoning_effort`` are sent only when given
-``seed``              sent as ``seed + attempt``: sampled repeats differ, and reproduce
-``readout``           ``generate`` (default) or ``score``: answer with the most likely of the
-                      prompt's answer space, from logprobs (``top_logprobs`` first-token
-                      alternatives in chat mode; exact echoed prompt logprobs in completions mode).
-                      A response without logprobs is final at once, not retried: that server
-                      cannot score (``transformers serve`` returns none; vLLM returns up to
-                      ``--max-logprobs`` alternatives, default 20)
-``concurrency``       requests in flight at once (default 32)
-``timeout``           seconds per try (default 60); ``attempts`` tries per prompt (default 6) within
-                      ``budget`` seconds (default 600), waits from ``backoff`` seconds (default 0.5)
-``max_response_mib``  the largest response body accepted, in MiB, on the wire and after
-                      decompression (default: the ``competence_max_response_mib`` ini option, 16);
-                      a larger answer is an infrastructure error, not retried
-``key_env``           the environment variable holding the API key
-====================  ======================================================================
+==================  ========================================================================
+``mode``            ``chat`` (``/chat/completions``, default) or ``completions``
+                    (``/completions``; the prompt is the system prompt, a blank line, the text)
+``temperature``     default ``0`` (greedy); ``top_p``, ``max_tokens``, ``stop`` (repeatable) and
+                    ``reasoning_effort`` are sent only when given
+``seed``            sent as ``seed + attempt``: sampled repeats differ, and reproduce
+``readout``         ``generate`` (default) or ``score``: answer with the most likely of the
+                    prompt's answer space, from logprobs (``top_logprobs`` first-token
+                    alternatives in chat mode; exact echoed prompt logprobs in completions mode).
+                    A response without logprobs is final at once, not retried: that server
+                    cannot score (``transformers serve`` returns none; vLLM returns up to
+                    ``--max-logprobs`` alternatives, default 20)
+``concurrency``     requests in flight at once (default 32)
+``timeout``         seconds per try (default 60); ``attempts`` tries per prompt (default 6) within
+                    ``budget`` seconds (default 600), waits from ``backoff`` seconds (default 0.5)
+``key_env``         the environment variable holding the API key
+==================  ========================================================================
+
+``max_response_mib`` is the largest response body accepted in MiB, on the wire and after
+decompression (default: the ``competence_max_response_mib`` ini option, else 16): a larger answer
+is an infrastructure error, not retried.
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ PARAMS = (
     Param("attempts", whole(1, 100), "tries per prompt", 6),
     Param("budget", number(0, above=True), "seconds per prompt, all tries", 600.0),
     Param("backoff", number(0), "first wait between tries, seconds", 0.5),
-    Param("max_response_mib", whole(1), "largest response body, MiB (wire and decoded)"),
+    Param("max_response_mib", whole(1), "largest response body in MiB, on the wire and decoded "
+          "(default: the competence_max_response_mib ini option, else 16)"),
     Param("key_env", text, "environment variable holding the API key"),
 )
 _DECODING = ("temperature", "top_p", "max_tokens", "stop", "reasoning_effort")
