@@ -17,7 +17,8 @@ from pytest_competence.strategies import CATALOG, Ordering
 
 from pytest_competence.asking import Asker, Budget
 from pytest_competence.casedb import CaseDatabases, CaseStore, case_key
-from pytest_competence.evaluate import ModelProtocolError, evaluate
+from pytest_competence.models import ModelProtocolError
+from pytest_competence.evaluate import evaluate
 from pytest_competence.models import resolve_model
 from pytest_competence.strategies.ordering.policies import read_ordering
 from pytest_competence.shrink import boundary_search, fails, minimise

@@ -9,7 +9,7 @@ import pytest
 
 from plugin_helpers import ideal_py, read_archive
 from pytest_competence.analysis import analyze
-from pytest_competence.compact import NOT_KEPT, Reduction
+from pytest_competence.evaluation import NOT_KEPT, Reduction
 from pytest_competence.evaluate import evaluate, evaluate_chunks
 from pytest_competence.files import json_text
 from pytest_competence.models import resolve_model
@@ -79,7 +79,7 @@ def test_a_bounded_reduction_drops_raw_text_not_figures(monkeypatch: pytest.Monk
 
     exact = evaluate(spec.family, items, Chatty())
     rows = [list(row) for row in exact.observations]
-    monkeypatch.setattr("pytest_competence.compact._RAW_LIMIT", 5)
+    monkeypatch.setattr("pytest_competence.evaluation._RAW_LIMIT", 5)
     bounded = Reduction("chatty", spec.family, (), bounded=True)
     bounded.add(items, rows)
     small = bounded.finish(lambda: ((item, None) for item in items))

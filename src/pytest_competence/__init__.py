@@ -15,14 +15,15 @@ __all__ = ["CompetenceFailure", "Condition", "Evaluation", "evaluate", "resolve_
 _LAZY = {
     "CompetenceFailure": "pytest_competence.conditions",
     "Condition": "pytest_competence.conditions",
-    "Evaluation": "pytest_competence.evaluate",
+    "Evaluation": "pytest_competence.evaluation",
     "evaluate": "pytest_competence.evaluate",
     "resolve_model": "pytest_competence.models",
 }
 
 if TYPE_CHECKING:
     from pytest_competence.conditions import CompetenceFailure, Condition
-    from pytest_competence.evaluate import Evaluation, evaluate
+    from pytest_competence.evaluation import Evaluation
+    from pytest_competence.evaluate import evaluate
     from pytest_competence.models import resolve_model
 
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from pytest_competence import stats
-from pytest_competence.evaluate import Evaluation
+from pytest_competence.evaluation import Evaluation
 from pytest_competence.profile import LevelProfile, profile
-from pytest_competence.strategies import FAMILIES
+from pytest_competence.registry import FAMILIES
 
 __all__ = ["FAMILY_ANALYSES", "SCHEMA", "analyze", "family_metrics", "instance_table"]
 
@@ -35,7 +35,7 @@ FAMILY_ANALYSES: dict[str, Callable[..., dict[str, Any]]] = {}
 def family_metrics(name: str) -> Callable[..., dict[str, Any]]:
     """The extra analysis of the family called ``name``: :data:`FAMILY_ANALYSES`'s entry, else
     the family's ``metrics`` (none for a family that declares none)."""
-    return FAMILY_ANALYSES.get(name) or FAMILIES.hook(name, "metrics")
+    return FAMILY_ANALYSES.get(name) or FAMILIES.hooks(name).metrics
 
 
 def _f(x: float | None) -> float | None:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pytest_competence.cache import ResponseCache
     from pytest_competence.models import Model
-    from pytest_competence.strategies import Prompt
+    from pytest_competence.protocol import Prompt
 
 __all__ = ["BatchError", "Imported", "export_requests", "import_results"]
 

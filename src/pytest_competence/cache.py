@@ -28,7 +28,7 @@ from pytest_competence.models import Model, ModelWrapper, as_they_come
 from pytest_competence.redaction import redact
 
 if TYPE_CHECKING:
-    from pytest_competence.strategies import Prompt
+    from pytest_competence.protocol import Prompt
 
 __all__ = ["MODES", "CachedModel", "ResponseCache", "cache_key", "count_rows"]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from pytest_competence.strategies import InvalidArgument, Item
-from pytest_competence.strategies._core import design_chunks
+from pytest_competence.protocol import InvalidArgument, Item
+from pytest_competence.protocol import design_chunks
 
 from pytest_competence.settings import (
     DEFAULT_MAX_PROMPTS,
@@ -55,7 +55,7 @@ def _option(text: str) -> tuple[str, object]:
 
 def _family_name(text: str) -> str:
     """A registered family's name (built-in or an entry point's, imported only now)."""
-    from pytest_competence.strategies import ENTRY_POINT_GROUP, FAMILIES
+    from pytest_competence.registry import ENTRY_POINT_GROUP, FAMILIES
 
     if text not in FAMILIES:
         raise argparse.ArgumentTypeError(
@@ -148,7 +148,7 @@ class _Group:
 def _family_options(gen: argparse.ArgumentParser, argv: Sequence[str] | None) -> None:
     """Each family's own flags (``Family.generate_options``), a group per family: the built-in
     ones, and the family ``argv`` names if another package registered it (imported only then)."""
-    from pytest_competence.strategies import FAMILIES
+    from pytest_competence.registry import FAMILIES
 
     words = list(sys.argv[1:] if argv is None else argv)
     named = next((w for w in words[words.index("generate") + 1:] if not w.startswith("-")),
@@ -157,7 +157,7 @@ def _family_options(gen: argparse.ArgumentParser, argv: Sequence[str] | None) ->
     if named is not None and named not in names and named in FAMILIES:
         names.append(named)
     for name in names:
-        FAMILIES.hook(name, "generate_options")(_Group(gen, f"{name} options"))
+        FAMILIES.hooks(name).generate_options(_Group(gen, f"{name} options"))
 
 
 def _floats(text: str) -> list[float]:
@@ -235,18 +235,18 @@ def checked_chunks(family: Any, args: argparse.Namespace, written: int, *,
 def generate(args: argparse.Namespace, out: TextIO) -> int:
     """Write the designs the arguments describe (``Family.generate_designs``): audit records
     with the family's checker metadata (``Family.record_meta``), or training rows."""
-    from pytest_competence.strategies import FAMILIES
+    from pytest_competence.registry import FAMILIES
     from pytest_competence.training import resolve_split
 
     resolve_split(args)
     if args.format == "hf" and not args.presentations:
-        args.presentations = list(FAMILIES.hook(args.family, "training_presentations")) or None
+        args.presentations = list(FAMILIES.hooks(args.family).training_presentations) or None
     designs = _checked_designs(args)
     if args.format == "hf":
         from pytest_competence.training import write_rows
 
         return write_rows(designs, out, seed=args.seed)
-    meta = FAMILIES.hook(args.family, "record_meta")
+    meta = FAMILIES.hooks(args.family).record_meta
     count = 0
     for items in designs:
         for record in prompt_records(items, SCHEMA, meta):
@@ -258,10 +258,10 @@ def generate(args: argparse.Namespace, out: TextIO) -> int:
 def _checked_designs(args: argparse.Namespace) -> Iterator[list[Item]]:
     """Each design a chunk at a time, once its size (with the prompts before it) is within
     ``--max-prompts``."""
-    from pytest_competence.strategies import FAMILIES
+    from pytest_competence.registry import FAMILIES
 
     written = 0
-    for family, design in FAMILIES.hook(args.family, "generate_designs")(args):
+    for family, design in FAMILIES.hooks(args.family).generate_designs(args):
         for items in checked_chunks(family, args, written, **design):
             written += sum(len(item.prompts) for item in items)
             yield items

@@ -13,9 +13,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_competence.evaluate import Evaluation, Observation
+from pytest_competence.evaluation import Evaluation
+from pytest_competence.protocol import Observation
 from pytest_competence.profile import METRICS, SUMMARY_METRICS, LevelProfile, kappa_bar
-from pytest_competence.strategies import AnswerMap, InvalidArgument
+from pytest_competence.protocol import AnswerMap, InvalidArgument
 
 __all__ = ["CompetenceFailure", "Condition", "Threshold", "failing_case", "parse_condition"]
 

@@ -37,9 +37,9 @@ from pytest_competence.conditions import (
     describe_case,
     observation_records,
 )
-from pytest_competence.evaluate import Observation
+from pytest_competence.protocol import Observation
 from pytest_competence.models import Model
-from pytest_competence.strategies import InvalidArgument, Prompt, default_presentations
+from pytest_competence.protocol import InvalidArgument, Prompt, default_presentations
 
 __all__ = ["assert_competent", "model_backed_settings"]
 

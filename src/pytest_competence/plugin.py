@@ -218,7 +218,7 @@ def _check_run_settings(config: pytest.Config, state: CompetenceSession) -> None
     """Settings that would otherwise fail per test, after the models ran: usage errors now."""
     if state.gates:
         from pytest_competence.conditions import parse_condition
-        from pytest_competence.strategies import InvalidArgument
+        from pytest_competence.protocol import InvalidArgument
 
         try:
             parse_condition(state.gates)
@@ -226,7 +226,7 @@ def _check_run_settings(config: pytest.Config, state: CompetenceSession) -> None
             raise pytest.UsageError(f"competence_require: {exc}") from None
     if state.trained_on_lines:
         from pytest_competence.splits import split
-        from pytest_competence.strategies import InvalidArgument
+        from pytest_competence.protocol import InvalidArgument
 
         try:
             state.trained_on = [split(line.strip()) for line in state.trained_on_lines]
@@ -249,7 +249,7 @@ def _check_run_settings(config: pytest.Config, state: CompetenceSession) -> None
 def _spec(item: pytest.Item | pytest.Function, marker: pytest.Mark,
           overrides: dict[str, Any] | None = None) -> CompetenceSpec:
     from pytest_competence.spec import spec_from_marker
-    from pytest_competence.strategies import InvalidArgument
+    from pytest_competence.protocol import InvalidArgument
 
     try:
         spec = spec_from_marker(marker.args, marker.kwargs, overrides)
@@ -266,7 +266,7 @@ def _overridable(marker: pytest.Mark) -> tuple[str, ...]:
     """Test parameters that override the marker: design keys and the family's options."""
     from pytest_competence.spec import DESIGN_KEYS, family_options
 
-    from pytest_competence.strategies import DEFAULT_FAMILY
+    from pytest_competence.registry import DEFAULT_FAMILY
 
     family_name = marker.kwargs.get("family", marker.args[0] if marker.args else DEFAULT_FAMILY)
     options = family_options(family_name) if isinstance(family_name, str) else ()
@@ -360,7 +360,8 @@ def competence(request: pytest.FixtureRequest,
 def _ask(item: pytest.Item, run: CompetenceRun) -> None:
     """Evaluate at setup: an outage, a broken model object or a foreign baseline is the test's
     ERROR (pytest's setup error), never a FAILED verdict on the model."""
-    from pytest_competence.evaluate import InfrastructureError, ModelProtocolError
+    from pytest_competence.evaluation import InfrastructureError
+    from pytest_competence.models import ModelProtocolError
     from pytest_competence.gate import BaselineError
 
     try:
@@ -428,7 +429,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
             raise from_body
         return result
     from pytest_competence.conditions import CompetenceFailure
-    from pytest_competence.evaluate import ModelProtocolError
+    from pytest_competence.models import ModelProtocolError
     from pytest_competence.gate import BaselineError
 
     message = None
@@ -444,7 +445,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
 
                 message = minimise_failure(pyfuncitem, run, message)
         if message is None and not run._session.report_only:
-            from pytest_competence.evaluate import InfrastructureError
+            from pytest_competence.evaluation import InfrastructureError
             from pytest_competence.falsify import replay_saved
 
             try:

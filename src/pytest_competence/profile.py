@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_competence import stats
-from pytest_competence.evaluate import Evaluation
+from pytest_competence.evaluation import Evaluation
 
 __all__ = ["METRICS", "SUMMARY_METRICS", "LevelProfile", "kappa_bar", "profile"]
 

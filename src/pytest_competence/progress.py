@@ -21,7 +21,7 @@ from pytest_competence.models import Model, ModelWrapper, as_they_come
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_competence.strategies import Prompt
+    from pytest_competence.protocol import Prompt
 
 __all__ = ["Progress", "ProgressModel", "expecting", "progress_enabled"]
 

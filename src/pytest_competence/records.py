@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence.compact import Reduction
-from pytest_competence.evaluate import Evaluation, Observation
-from pytest_competence.strategies import AnswerMap, Item, Parsed, Prompt
+from pytest_competence.evaluation import Reduction
+from pytest_competence.evaluation import Evaluation
+from pytest_competence.protocol import Observation
+from pytest_competence.protocol import AnswerMap, Item, Parsed, Prompt
 
 __all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "RecordsPart", "evaluation_from_records",
            "prompt_sha256", "records", "shown"]
@@ -172,7 +173,7 @@ def evaluation_from_records(
 def _has_metrics(family: str) -> bool:
     """Whether the family called ``family`` has metrics of its own (beyond the default's none)."""
     from pytest_competence.analysis import family_metrics
-    from pytest_competence.strategies import Family
+    from pytest_competence.protocol import Family
 
     metrics, default = family_metrics(family), getattr(Family, "metrics", None)
     return metrics is not None and getattr(metrics, "__func__", metrics) is not getattr(

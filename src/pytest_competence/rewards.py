@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pytest_competence.strategies import AnswerMap, InvalidArgument, Prompt
+from pytest_competence.protocol import AnswerMap, InvalidArgument, Prompt
 
 __all__ = [
     "EPSILON",

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_competence.evaluate import Evaluation
+    from pytest_competence.evaluation import Evaluation
     from pytest_competence.models import Model
     from pytest_competence.profile import LevelProfile
     from pytest_competence.spec import CompetenceSpec

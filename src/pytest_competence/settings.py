@@ -98,7 +98,7 @@ def check_prompt_count(count: int, limit: int, breakdown: str, raise_with: str) 
     """``InvalidArgument`` when a design of ``count`` prompts (``breakdown`` says how they
     multiply) is over ``limit``; ``raise_with`` names the setting that raises the limit."""
     if count > limit:
-        from pytest_competence.strategies import InvalidArgument
+        from pytest_competence.protocol import InvalidArgument
 
         raise InvalidArgument(
             f"the design asks {count:,} prompts ({breakdown}), over the limit of {limit:,}; "

@@ -36,9 +36,9 @@ from typing import Any, Protocol
 
 from pytest_competence.asking import Asker, Budget, verdicts
 from pytest_competence.casedb import SavedCase
-from pytest_competence.evaluate import Observation
+from pytest_competence.protocol import Observation
 from pytest_competence.models import Model
-from pytest_competence.strategies import Prompt
+from pytest_competence.protocol import Prompt
 
 __all__ = ["Boundary", "Budget", "CaseSpace", "Minimal", "Replay", "boundary_search",
            "check_minimal", "minimise"]

@@ -11,16 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_competence.conditions import Condition, parse_condition
-from pytest_competence.strategies import (
-    DEFAULT_FAMILY,
-    FAMILIES,
-    Family,
+from pytest_competence.protocol import (
+    FamilyLike,
     InvalidArgument,
     Item,
     default_presentations,
-    family,
-    is_family,
+    design_chunks,
 )
+from pytest_competence.registry import DEFAULT_FAMILY, FAMILIES, family
 
 __all__ = ["CHUNK_PROMPTS", "DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
 
@@ -58,7 +56,7 @@ def _hashable(value: Any) -> Any:
 class CompetenceSpec:
     """A validated competence declaration: which family, which design, what must hold."""
 
-    family: Family
+    family: FamilyLike
     levels: tuple[int, ...]
     pairs: int
     seed: int
@@ -101,12 +99,10 @@ class CompetenceSpec:
         :data:`CHUNK_CHARACTERS` of prompt text), in design order: their concatenation is
         :meth:`design`, and a design that small is one chunk.
 
-        The instances come from :func:`~pytest_competence.strategies._core.design_chunks` (a
+        The instances come from :func:`~pytest_competence.protocol.design_chunks` (a
         family keyed by level and index generates them one at a time, any other a level at a
         time); chunks run across levels, so a small grid is still asked in one batch.
         """
-        from pytest_competence.strategies._core import design_chunks
-
         size = self.chunk_size(prompts)
         chunk: list[Item] = []
         characters = 0
@@ -151,10 +147,11 @@ def spec_from_marker(
         raise InvalidArgument(
             "@pytest.mark.competence needs levels=, the grid of sizes, e.g. levels=[4, 8, 16]"
         )
+    instance: FamilyLike
     if isinstance(fam, str):
         instance = family(fam, **kwargs)
         key_family: Any = (fam, _hashable(kwargs))
-    elif is_family(fam):
+    elif isinstance(fam, FamilyLike) and not isinstance(fam, type):
         if kwargs:
             raise InvalidArgument(
                 f"Options {sorted(kwargs)} were given beside a family object; configure the "

@@ -40,15 +40,15 @@ def family_zoo(family: str, levels: Sequence[int]) -> dict[str, Any]:
     ``audit_policies(levels)`` (by default its shortcuts; the ideal and the constant policies
     for a family that declares none)."""
     from pytest_competence.models.reference import reference_policy
-    from pytest_competence.strategies import FAMILIES
+    from pytest_competence.registry import FAMILIES
 
-    own = list(FAMILIES.hook(family, "audit_policies")(levels))
+    own = list(FAMILIES.hooks(family).audit_policies(levels))
     specs = ["ref:ideal", *own] if own else ["ref:ideal", "ref:always-yes", "ref:always-no"]
     return {s: reference_policy(s.removeprefix("ref:"), s) for s in specs}
 
 
 def _parser(evaluation: Any) -> Any:
-    from pytest_competence.strategies._core import parse_choice
+    from pytest_competence.protocol import parse_choice
 
     def parse(text: str | None, prompt: Any) -> str | None:
         if text is None:

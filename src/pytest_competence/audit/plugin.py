@@ -38,7 +38,7 @@ class AuditItem(pytest.Item):
 
     def runtest(self) -> None:
         from pytest_competence.spec import spec_from_marker
-        from pytest_competence.strategies import InvalidArgument
+        from pytest_competence.protocol import InvalidArgument
 
         from .suite import audit_spec
 

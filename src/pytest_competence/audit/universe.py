@@ -73,7 +73,7 @@ def family_variant(family: Any, options: Mapping[str, Any]) -> Any:
 
 
 def _drawable(family: Any, n: int, pairs: int, seed: int, presentations: Sequence[str]) -> bool:
-    from pytest_competence.strategies import InvalidArgument
+    from pytest_competence.protocol import InvalidArgument
 
     try:
         family.check_design(levels=[n], pairs=pairs, seed=seed, presentations=presentations)
@@ -86,7 +86,7 @@ def audit_pairs(family: Any, levels: Sequence[int], presentations: Sequence[str]
                 want: int, most: int) -> int:
     """The fewest instances per level, at least ``want`` (and at most ``most``, the suite's),
     that the family's design accepts (e.g. a multiple of its balanced cells)."""
-    from pytest_competence.strategies import InvalidArgument
+    from pytest_competence.protocol import InvalidArgument
 
     for pairs in range(min(want, most), most + 1):
         try:
@@ -100,7 +100,7 @@ def audit_pairs(family: Any, levels: Sequence[int], presentations: Sequence[str]
 
 def _check_candidates(family: Any, candidates: Sequence[Any]) -> None:
     """Raise :class:`InvalidArgument` at the first candidate that is not an audit component."""
-    from pytest_competence.strategies import InvalidArgument
+    from pytest_competence.protocol import InvalidArgument
 
     names: set[str] = set()
     for c in candidates:
@@ -138,7 +138,7 @@ def suite_universe(family: Any, policies: Mapping[str, Any], *, levels: Sequence
     A candidate that is not an audit component, or a presentation the design refuses, raises
     :class:`~pytest_competence.strategies.InvalidArgument` naming it.
     """
-    from pytest_competence.strategies import InvalidArgument
+    from pytest_competence.protocol import InvalidArgument
 
     if candidates is None:
         found = getattr(family, "audit_components", None)

@@ -20,8 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TYPE_CHECKING, Protocol, runtime_checkable
 
+from pytest_competence.policy import ModelSpecError
+
 if TYPE_CHECKING:
-    from pytest_competence.strategies import Prompt
+    from pytest_competence.protocol import Prompt
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -145,10 +147,6 @@ def reads_family(model: Model, family: str) -> bool:
     """
     families = getattr(model, "families", None)
     return families is None or family in families
-
-
-class ModelSpecError(ValueError):
-    """A ``--competence-model`` spec that cannot be resolved; the message says how to fix it."""
 
 
 #: ``loader(rest, spec, settings) -> Model``: ``rest`` is the spec after ``scheme:``, ``spec`` the

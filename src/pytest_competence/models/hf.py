@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence.strategies import Prompt
+from pytest_competence.protocol import Prompt
 
 from . import ModelSpecError
 from ._params import Param, choice, number, parse_params, text, whole

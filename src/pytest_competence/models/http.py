@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
-from pytest_competence.strategies import Prompt
+from pytest_competence.protocol import Prompt
 
 from . import ModelSpecError, NoAnswer
 from ._params import Param, choice, number, parse_params, text, whole

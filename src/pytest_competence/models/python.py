@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence.strategies import Prompt
+from pytest_competence.protocol import Prompt
 
 from . import Model, ModelSpecError, where_raised
 

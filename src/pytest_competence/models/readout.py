@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Union
 from . import ModelProtocolError, NoAnswer
 
 if TYPE_CHECKING:
-    from pytest_competence.strategies import Prompt
+    from pytest_competence.protocol import Prompt
 
     from . import ScoringModel
 

@@ -7,25 +7,18 @@ every cell) for the HTML page. :func:`number` writes a figure the way every repo
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from pytest_competence.strategies import Table
+from pytest_competence.drawing import number
+from pytest_competence.protocol import Table
 
-__all__ = ["aligned", "family_tables", "figures_html", "html_table", "markdown_table", "number", "tables_html",
+__all__ = ["aligned", "family_html", "family_tables", "figures_html", "html_table", "markdown_table", "tables_html",
            "tables_lines", "tables_markdown"]
 
 Rows = Sequence[Sequence[str]]
-
-
-def number(value: Any) -> str:
-    """Three decimals; ``—`` for a missing or non-finite figure (never ``None`` or ``nan``)."""
-    if value is None or isinstance(value, bool) or not math.isfinite(value):
-        return "—"
-    return f"{value:.3f}"
 
 
 def aligned(rows: Rows, indent: str) -> list[str]:
@@ -51,9 +44,9 @@ def html_table(rows: Rows) -> str:
 
 def family_tables(r: Mapping[str, Any]) -> list[Table]:
     """The report tables the result's family draws from its summary (``Family.tables``)."""
-    from pytest_competence.strategies import FAMILIES
+    from pytest_competence.registry import FAMILIES
 
-    return list(FAMILIES.hook(r.get("family_name") or "", "tables")(r))
+    return list(FAMILIES.hooks(r.get("family_name") or "").tables(r))
 
 
 def _cell(value: Any, intervals: bool) -> str:
@@ -105,11 +98,16 @@ def _anchor(table: Table) -> str:
 
 def figures_html(r: Mapping[str, Any]) -> str:
     """The family's figures (``Family.figures``) side by side, each with its caption."""
-    from pytest_competence.strategies import FAMILIES
+    from pytest_competence.registry import FAMILIES
 
-    figures = FAMILIES.hook(r.get("family_name") or "", "figures")(r)
+    figures = FAMILIES.hooks(r.get("family_name") or "").figures(r)
     if not figures:
         return ""
     return '<div class="plots">' + "".join(
         f"<figure><figcaption>{escape(f.title)} <span>{escape(f.caption)}</span></figcaption>"
         f"{f.svg}</figure>" for f in figures) + "</div>"
+
+
+def family_html(r: Mapping[str, Any]) -> str:
+    """The family's own section of the HTML page: its figures, then its tables."""
+    return figures_html(r) + tables_html(r)

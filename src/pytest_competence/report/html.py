@@ -15,10 +15,11 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_competence.report.cells import figures_html, html_table, tables_html
+from pytest_competence.report.cells import family_html, html_table
 from pytest_competence.report.diagnosis import diagnosis_html
 from pytest_competence.report.matrix import family_matrices
-from pytest_competence.report.svg import SHOWN_PRESENTATIONS, esc, result_plots
+from pytest_competence.drawing import SHOWN_PRESENTATIONS, esc
+from pytest_competence.report.svg import result_plots
 from pytest_competence.report.terminal import verdict
 
 __all__ = ["render_html"]
@@ -297,7 +298,7 @@ def _result(index: int, r: Mapping[str, Any]) -> str:
     return (f'<section id="result-{index}"><h2>{_badge(r)}'
             f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"
             # A family's own figures and tables (Family.figures, Family.tables) lead.
-            f"{figures_html(r)}{tables_html(r)}{diagnosis_html(r)}<h3>Per level</h3>"
+            f"{family_html(r)}{diagnosis_html(r)}<h3>Per level</h3>"
             f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}"
             f"{_failing_case(r.get('failing_case'))}</section>")
 

@@ -11,7 +11,7 @@ from typing import Any
 from pytest_competence.report.cells import aligned, tables_lines
 from pytest_competence.report.diagnosis import diagnosis_lines
 from pytest_competence.report.matrix import family_matrices
-from pytest_competence.report.svg import SHOWN_PRESENTATIONS
+from pytest_competence.drawing import SHOWN_PRESENTATIONS
 
 __all__ = ["summary_lines", "verdict"]
 

@@ -1,66 +1,89 @@
 """Task families for competence-based evaluation: latent instances, oracles, renderers, transforms.
 
-Installed as ``pytest_competence.strategies`` (never as a bare top-level ``strategies``, which would
-collide in users' environments). Depends on numpy, and on Hypothesis for the strategies only.
+One folder per built-in family (``ordering/``, ``horn/``, ``reformulations/``, ``intervention/``,
+``programs/``, ``raven/``, ``concepts/``, ``grammar/``; rule-induction code shared by the last four
+in ``_induction/``). This face is what a family author imports: the family protocol
+(:mod:`pytest_competence.protocol`), the registry (:mod:`pytest_competence.registry`), the
+helpers families are written with (:func:`stream_rng`, :func:`parse_choice`, the ``check_*``
+functions, :class:`DesignSpace`), and the built-in families' classes and tables, each imported
+only when first used. Installed as ``pytest_competence.strategies`` (never as a bare top-level
+``strategies``, which would collide in users' environments). Depends on numpy, and on Hypothesis
+for the strategies only.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from ._core import (
+from pytest_competence.protocol import (
     AnswerMap,
     AuditComponent,
     Family,
+    FamilyLike,
     Figure,
     InvalidArgument,
     Item,
+    Observation,
     Parsed,
     Prompt,
     Table,
     Transform,
     compose,
     default_presentations,
-    is_family,
     parse_choice,
-    stream_rng,
 )
-from ._registry import ENTRY_POINT_GROUP, FamilyRegistry
-from .concepts import Concepts
-from .grammar import Grammar
-from .horn import HORN_PRESENTATIONS, Horn, HornInstance
-from .intervention import IW_PRESENTATIONS, Intervention, IWInstance
-from .ordering import CELLS, PRESENTATIONS, SYSTEM_PROMPT, Ordering, OrderingInstance, OrderingView
-from .programs import Programs
-from .raven import Raven
-from .reformulations import CATEGORIES, Reformulations
-from .ordering.vocabularies import CATALOG, GROUPS, Phrase, Vocabulary, vocabulary
+from pytest_competence.registry import DEFAULT_FAMILY, ENTRY_POINT_GROUP, FAMILIES, family
+
+from ._checks import (
+    check_levels,
+    check_pairs,
+    check_presentations,
+    check_seed,
+    check_sequence,
+    check_word,
+)
+from ._rng import stream_rng
+
+if TYPE_CHECKING:
+    from ._design_cases import DesignSpace
+    from .concepts import Concepts
+    from .grammar import Grammar
+    from .horn import HORN_PRESENTATIONS, Horn, HornInstance
+    from .intervention import IW_PRESENTATIONS, Intervention, IWInstance
+    from .ordering import CELLS, PRESENTATIONS, SYSTEM_PROMPT, Ordering, OrderingInstance, OrderingView
+    from .ordering.vocabularies import CATALOG, GROUPS, Phrase, Vocabulary, vocabulary
+    from .programs import Programs
+    from .raven import Raven
+    from .reformulations import CATEGORIES, Reformulations
 
 __all__ = [
-    "AuditComponent",
     "CATALOG",
     "CATEGORIES",
     "CELLS",
     "DEFAULT_FAMILY",
+    "ENTRY_POINT_GROUP",
     "FAMILIES",
     "GROUPS",
     "HORN_PRESENTATIONS",
+    "IW_PRESENTATIONS",
     "PRESENTATIONS",
     "SYSTEM_PROMPT",
     "AnswerMap",
     "AuditComponent",
     "Concepts",
     "DesignSpace",
-    "ENTRY_POINT_GROUP",
     "Family",
+    "FamilyLike",
+    "Figure",
     "Grammar",
     "Horn",
     "HornInstance",
     "IWInstance",
-    "IW_PRESENTATIONS",
     "Intervention",
     "InvalidArgument",
     "Item",
+    "Observation",
     "Ordering",
     "OrderingInstance",
     "OrderingView",
@@ -73,51 +96,40 @@ __all__ = [
     "Table",
     "Transform",
     "Vocabulary",
+    "check_levels",
+    "check_pairs",
+    "check_presentations",
+    "check_seed",
+    "check_sequence",
+    "check_word",
     "compose",
     "default_presentations",
     "family",
-    "is_family",
     "parse_choice",
     "stream_rng",
     "vocabulary",
 ]
 
-#: Family classes by name, as markers, ``competence generate``, reports and ``ref:`` policies
-#: refer to them: the built-in ones, then those registered in the ``pytest_competence.families``
-#: entry-point group (imported when first looked up).
-FAMILIES = FamilyRegistry({"ordering": Ordering, "horn": Horn, "reformulations": Reformulations,
-                           "intervention": Intervention, "programs": Programs,
-                           "raven": Raven, "concepts": Concepts,
-                           "grammar": Grammar})
-
-
-#: The family of a ``@pytest.mark.competence`` declaration that names none.
-DEFAULT_FAMILY = "ordering"
+#: The names this face hands on from a family's folder (or from Hypothesis's strategies), each
+#: imported when first asked for: importing the protocol, or one family, imports no other.
+_LAZY = {
+    "DesignSpace": "._design_cases",
+    "Concepts": ".concepts",
+    "Grammar": ".grammar",
+    **dict.fromkeys(("HORN_PRESENTATIONS", "Horn", "HornInstance"), ".horn"),
+    **dict.fromkeys(("IW_PRESENTATIONS", "Intervention", "IWInstance"), ".intervention"),
+    **dict.fromkeys(("CELLS", "PRESENTATIONS", "SYSTEM_PROMPT", "Ordering", "OrderingInstance",
+                     "OrderingView"), ".ordering"),
+    **dict.fromkeys(("CATALOG", "GROUPS", "Phrase", "Vocabulary", "vocabulary"),
+                    ".ordering.vocabularies"),
+    "Programs": ".programs",
+    "Raven": ".raven",
+    **dict.fromkeys(("CATEGORIES", "Reformulations"), ".reformulations"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name == "DesignSpace":  # imports Hypothesis: only when asked for
-        from ._design_cases import DesignSpace
-
-        return DesignSpace
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def family(name: str, **options: object) -> Family:
-    """Construct the family called ``name`` with ``options``; unknown names list what exists."""
-    try:
-        cls = FAMILIES[name]
-    except (KeyError, TypeError):
-        raise InvalidArgument(
-            f"Unknown family={name!r}. Expected one of: {', '.join(FAMILIES)} (or a family "
-            f"registered in the {ENTRY_POINT_GROUP!r} entry-point group)"
-        ) from None
-    try:
-        return cls(**options)
-    except TypeError as exc:
-        if isinstance(exc, InvalidArgument):
-            raise
-        raise InvalidArgument(
-            f"family={name!r} does not take these options: {exc} "
-            f"(given: {', '.join(map(repr, sorted(options)))})"
-        ) from None
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module, __name__), name)

@@ -6,7 +6,7 @@ from typing import Any, Generic, TypeVar
 
 from hypothesis import strategies as st
 
-from ._core import InvalidArgument
+from pytest_competence.protocol import InvalidArgument
 
 __all__ = ["SEEDS", "BoundStrategies", "ordered_range"]
 

@@ -22,7 +22,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ._bound import ordered_range
-from ._core import InvalidArgument, Item, Parsed, Prompt
+from pytest_competence.protocol import InvalidArgument, Item, Parsed, Prompt
 
 __all__ = ["DesignCase", "DesignSpace"]
 

@@ -28,11 +28,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from .._core import (
-    AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt, check_levels, check_pairs,
+from pytest_competence.protocol import AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt
+from .._checks import (
+    check_levels,
+    check_pairs,
     check_presentations,
-    check_seed, stream_rng,
+    check_seed,
 )
+from .._rng import stream_rng
 
 if TYPE_CHECKING:
     from ._strategies import InductionStrategies
@@ -153,21 +156,21 @@ class RuleInduction(Family, ABC):
     @classmethod
     def generate_options(cls, group: Any) -> None:
         """``competence generate NAME (a rule-induction family)``'s own flags."""
-        from .cli import add_options
+        from ._generate import add_options
 
         add_options(group)
 
     @classmethod
     def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
         """The designs ``competence generate NAME (a rule-induction family)`` writes."""
-        from .cli import designs
+        from ._generate import designs
 
-        return designs(cls.name, args)
+        return designs(cls, args)
 
     @classmethod
     def record_meta(cls, item: Item) -> dict[str, Any]:
         """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from .cli import meta
+        from ._generate import meta
 
         return meta(item)
 

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from pytest_competence import stats
-from pytest_competence.evaluate import Evaluation, Observation
-from .. import FAMILIES
+from pytest_competence.protocol import Evaluated, Observation
+from pytest_competence.registry import FAMILIES
 from . import RuleInduction
 
 __all__ = ["induction_analyses", "induction_families", "systematicity_summary"]
@@ -127,7 +127,7 @@ def _block(rows: Sequence[Sequence[_Cell]], kinds: Sequence[str | None],
     return out
 
 
-def systematicity_summary(evaluation: Evaluation, *, bootstrap: int = 1000,
+def systematicity_summary(evaluation: Evaluated, *, bootstrap: int = 1000,
                           seed: int = 0) -> dict[str, Any]:
     """``summary["systematicity"]`` of a rule-induction evaluation, or ``{}`` for any other.
 

@@ -34,7 +34,8 @@ import json
 from collections.abc import Callable
 from functools import lru_cache
 
-from .. import Prompt
+from pytest_competence.policy import ModelSpecError, ideal_answer, number, reads_prompt, uniform
+from pytest_competence.protocol import Prompt
 from . import RuleInduction, Task, canonical
 from .metrics import induction_families
 
@@ -92,8 +93,6 @@ def induction_oracle(prompt: Prompt) -> str | None:
 
 def _other(prompt: Prompt) -> str:
     """A prompt of another family: the shared ``ideal`` policy's answer."""
-    from pytest_competence.models.reference import ideal_answer  # imports this module: late
-
     return ideal_answer(prompt)
 
 
@@ -111,16 +110,14 @@ def _surface() -> Answer:
 
 
 def _sampled(p: str = "0.6", seed: str = "0") -> Answer:
-    from pytest_competence.models.reference import _number, _uniform
-
-    rate = _number("p", p, 0.0, 1.0)
+    rate = number("p", p, 0.0, 1.0)
 
     def answer(prompt: Prompt) -> str:
         right = induction_oracle(prompt)
         if right is None:
             return _other(prompt)
         # Keyed on the attempt, not on a send count: attempts differ, reruns agree.
-        draw = _uniform(f"{seed}:{prompt.attempt}", f"{prompt.system}\x00{prompt.text}")
+        draw = uniform(f"{seed}:{prompt.attempt}", f"{prompt.system}\x00{prompt.text}")
         return right if draw < rate else "Answer: []"
 
     return answer
@@ -128,8 +125,6 @@ def _sampled(p: str = "0.6", seed: str = "0") -> Answer:
 
 def _constant(value: str = "true") -> Answer:
     if value not in ("true", "false"):
-        from pytest_competence.models import ModelSpecError
-
         raise ModelSpecError(f"ref:concepts-constant: expected value=true or value=false, but "
                              f"got value={value!r}")
 
@@ -151,8 +146,6 @@ INDUCTION_POLICIES: dict[str, Callable[..., Answer]] = {
 
 
 def _whole(factory: Callable[..., Answer]) -> Callable[..., Answer]:
-    from pytest_competence.models.reference import reads_prompt
-
     return lambda **params: reads_prompt(factory(**params))
 
 

@@ -1,4 +1,4 @@
-"""The systematicity section of the reports: bullet charts, tables and the variance split.
+"""The systematicity section of the reports, as data: bullet charts, tables, the variance split.
 
 Renders ``summary["systematicity"]`` (:func:`pytest_competence.strategies._induction.metrics.systematicity_summary`)
 as seeds/002 Fig. 4 does: per isomorphism type and pooled, three nested bars — solve-any ≥
@@ -12,15 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_competence.report.cells import (
-    figures_html, number, tables_html, tables_lines, tables_markdown,
-)
-from pytest_competence.report.svg import bullet_chart, level_label
+from pytest_competence.drawing import bullet_chart, level_label, number
+from pytest_competence.protocol import Figure, Table
 
-from .._core import Figure, Table
-
-__all__ = ["systematicity_figures", "systematicity_html", "systematicity_lines",
-           "systematicity_markdown", "systematicity_tables"]
+__all__ = ["systematicity_figures", "systematicity_tables"]
 
 PARTS = [("solve-any", "#bcd4ee"), ("fraction solved", "#5b8fc9"), ("solve-all", "#15365f")]
 _HEAD = ["", "tasks", "K", "any", "fraction", "all", "gap"]
@@ -63,16 +58,6 @@ def _variance_rows(block: Mapping[str, Any]) -> list[list[str]]:
     return rows if len(rows) > 1 else []
 
 
-def systematicity_lines(r: Mapping[str, Any]) -> list[str]:
-    """Terminal lines: any/fraction/all/gap per isomorphism type, then the variance split."""
-    return tables_lines(r) if _block(r) else []
-
-
-def systematicity_markdown(r: Mapping[str, Any]) -> list[str]:
-    """Markdown lines: the any/fraction/all/gap table (95% intervals) and the variance split."""
-    return tables_markdown(r) if _block(r) else []
-
-
 def _chart(title: str, named: list[tuple[str, Mapping[str, Any]]]) -> str:
     rows = [(name, (m.get("any"), m.get("fraction"), m.get("all"))) for name, m in named]
     spans = [(m["all"], m["any"]) if m.get("gap") else None for _, m in named]
@@ -90,11 +75,6 @@ def _named(block: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     if "pooled" in block and len(types) > 1:
         named.append(("pooled", block["pooled"]))
     return named
-
-
-def systematicity_html(r: Mapping[str, Any]) -> str:
-    """An HTML section: bullet charts (overall and per level), the table, the variance split."""
-    return figures_html(r) + tables_html(r) if _block(r) else ""
 
 
 def systematicity_tables(r: Mapping[str, Any]) -> list[Table]:

@@ -31,7 +31,8 @@ import numpy as np
 from ._logic import (
     FEATURES, OBJECTS, Obj, Rule, build_support, draw_rule, ideal_observer, index, labels,
 )
-from .._core import AuditComponent, InvalidArgument, stream_rng
+from pytest_competence.protocol import AuditComponent, InvalidArgument
+from .._rng import stream_rng
 from .._induction import REORDER, RuleInduction, Task
 
 __all__ = ["CONCEPTS_SYSTEM", "MAX_QUERIES", "Concepts", "expression", "ideal_observer", "rebind"]

@@ -45,7 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core import InvalidArgument, stream_rng
+from pytest_competence.protocol import InvalidArgument
+from .._rng import stream_rng
 from ._lang import COLOURS, PSEUDOWORDS, Language, sample_language
 from ._support import build_examples
 from .._induction import REORDER, RuleInduction, Task

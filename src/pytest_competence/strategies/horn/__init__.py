@@ -18,16 +18,31 @@ same programs appear on every process, worker and machine.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._core import (
-    AnswerMap, AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt, Transform,
-    check_levels, check_pairs, check_presentations, check_word, compose, parse_choice, stream_rng,
+from pytest_competence.protocol import (
+    AnswerMap,
+    AuditComponent,
+    Family,
+    InvalidArgument,
+    Item,
+    Parsed,
+    Prompt,
+    Transform,
+    compose,
+    parse_choice,
 )
+from .._checks import (
+    check_levels,
+    check_pairs,
+    check_presentations,
+    check_word,
+)
+from .._rng import stream_rng
 from ._programs import HornInstance, Rule, build_program, derive, pseudowords
 
 if TYPE_CHECKING:
@@ -103,6 +118,27 @@ class Horn(Family):
         from .policies import horn_ideal
 
         return horn_ideal(prompt.text)
+
+    @classmethod
+    def generate_options(cls, parser: Any) -> None:
+        """``competence generate horn``'s own flags."""
+        from ._generate import add_options
+
+        add_options(parser)
+
+    @classmethod
+    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """The designs ``competence generate horn`` writes."""
+        from ._generate import designs
+
+        return designs(cls, args)
+
+    @classmethod
+    def record_meta(cls, item: Item) -> dict[str, Any]:
+        """What a checker needs beside the prompt text to re-derive the gold answer."""
+        from ._generate import meta
+
+        return meta(item)
 
     @classmethod
     def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:

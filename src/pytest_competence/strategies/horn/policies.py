@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from pytest_competence.policy import number
+
 __all__ = ["HORN_POLICIES", "HornText", "horn_ideal", "read_horn"]
 
 UNREADABLE = "I cannot read this prompt."
@@ -124,9 +126,7 @@ def horn_ideal(text: str) -> str | None:
 
 
 def _bounded(depth: str = "4") -> Callable[[str], str]:
-    from pytest_competence.models.reference import _number
-
-    limit = int(_number("depth", depth, 0, 10**9))
+    limit = int(number("depth", depth, 0, 10**9))
     return _reading(lambda t: _say(t, t.goal in _chain(t.facts, t.rules, limit)))
 
 

@@ -20,16 +20,23 @@ answers only); the engine's default presentations select all 36.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import permutations
 from typing import TYPE_CHECKING, Any
 
-from .._core import (
-    AnswerMap, AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt, check_levels,
-    check_pairs, check_word, stream_rng,
+from pytest_competence.protocol import (
+    AnswerMap,
+    AuditComponent,
+    Family,
+    InvalidArgument,
+    Item,
+    Parsed,
+    Prompt,
 )
+from .._checks import check_levels, check_pairs, check_word
+from .._rng import stream_rng
 from ._theory import (
     TRANSITIONS, Edit, Lit, SignedRule, Theory, apply_edit, build_cluster, check_cluster,
     label,
@@ -185,6 +192,20 @@ class Intervention(Family):
         from .policies import iw_ideal
 
         return iw_ideal(prompt.text)
+
+    @classmethod
+    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """The designs ``competence generate intervention`` writes."""
+        from ._generate import designs
+
+        return designs(cls, args)
+
+    @classmethod
+    def record_meta(cls, item: Item) -> dict[str, Any]:
+        """What a checker needs beside the prompt text to re-derive the gold answer."""
+        from ._generate import meta
+
+        return meta(item)
 
 
     @classmethod

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 
 from .._bound import SEEDS, BoundStrategies, ordered_range
-from .._core import InvalidArgument
+from pytest_competence.protocol import InvalidArgument
 from .._design_cases import DesignSpace
 from . import IW_PRESENTATIONS, MIN_N, Intervention, IWInstance
 

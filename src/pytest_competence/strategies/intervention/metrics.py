@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from pytest_competence.evaluate import Evaluation
+from pytest_competence.protocol import Evaluated
 
 __all__ = ["RATES", "intervention_entries", "intervention_summary", "unit_table"]
 
@@ -50,7 +50,7 @@ def _decode(letter: str | None, mapping: str) -> str | None:
     return _VALUES[mapping[_LETTERS.index(letter)]]
 
 
-def unit_table(evaluation: Evaluation) -> dict[str, Any]:
+def unit_table(evaluation: Evaluated) -> dict[str, Any]:
     """Per-unit arrays (``cluster``, ``direction``, ``readout`` indices; ``base_ok``, ``target_ok``,
     ``sham_stay``, ``complete``), per-cell validity by readout, and the names behind the indices."""
     directions: list[str] = []
@@ -148,7 +148,7 @@ def _f(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
-def intervention_summary(evaluation: Evaluation, *, bootstrap: int = 2000,
+def intervention_summary(evaluation: Evaluated, *, bootstrap: int = 2000,
                          seed: int = 0) -> dict[str, Any]:
     """The intervention metrics (see the module docstring), JSON-able, with cluster-bootstrap
     intervals ``[estimate, low, high]`` (95% percentile) for the headline rates."""
@@ -189,7 +189,7 @@ def intervention_summary(evaluation: Evaluation, *, bootstrap: int = 2000,
     return out
 
 
-def intervention_entries(evaluation: Evaluation, *, bootstrap: int = 2000,
+def intervention_entries(evaluation: Evaluated, *, bootstrap: int = 2000,
                          seed: int = 0) -> dict[str, Any]:
     """The ``analysis.FAMILY_ANALYSES`` entry: ``{"intervention": intervention_summary(...)}``."""
     return {"intervention": intervention_summary(evaluation, bootstrap=bootstrap, seed=seed)}

@@ -29,10 +29,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_competence.models.reference import point_mass
+from pytest_competence.policy import ModelSpecError, point_mass
+from pytest_competence.policy import point_mass
 
 if TYPE_CHECKING:
-    from .. import Prompt
+    from pytest_competence.protocol import Prompt
 
 __all__ = ["IW_POLICIES", "IWText", "iw_ideal", "point_mass", "read_iw"]
 
@@ -174,8 +175,6 @@ class BatchPolicy:
 
 
 def _letter(letter: str = "A") -> BatchPolicy:
-    from pytest_competence.models import ModelSpecError
-
     if letter not in ("A", "B", "C"):
         raise ModelSpecError(f"Expected letter to be A, B or C, but got letter={letter!r}")
     return BatchPolicy(None, letter)

@@ -1,4 +1,4 @@
-"""The intervention-worlds section of the reports: terminal, Markdown and HTML.
+"""The intervention-worlds table of the reports, as data the terminal, Markdown and HTML draw.
 
 Renders ``summary["intervention"]`` (:func:`pytest_competence.strategies.intervention.metrics.intervention_summary`):
 the headline rates with their cluster-bootstrap intervals, the same rates per readout with each
@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_competence.report.cells import number, tables_html, tables_lines, tables_markdown
-from .. import Table
+from pytest_competence.drawing import number
+from pytest_competence.protocol import Table
 
-__all__ = ["intervention_html", "intervention_lines", "intervention_markdown",
-           "intervention_tables"]
+__all__ = ["intervention_tables"]
 
 _RATES = (("base_accuracy", "base acc"), ("target_follow", "target-follow"),
           ("sham_stay", "sham-stay"), ("selective_response", "selective"),
@@ -62,18 +61,3 @@ def intervention_tables(r: Mapping[str, Any]) -> list[Table]:
     return [Table("Intervention worlds", tuple(rows[0]), tuple(map(tuple, rows[1:])),
                   note=f"{_headline(block)} (95% cluster-bootstrap intervals; rates weighted "
                        f"equally across transitions)", label="intervention")]
-
-
-def intervention_lines(r: Mapping[str, Any]) -> list[str]:
-    """Terminal lines: the headline (with 95% cluster-bootstrap intervals) and an aligned table."""
-    return tables_lines(r) if intervention_tables(r) else []
-
-
-def intervention_markdown(r: Mapping[str, Any]) -> list[str]:
-    """Markdown lines: the headline and a table per readout and transition."""
-    return tables_markdown(r) if intervention_tables(r) else []
-
-
-def intervention_html(r: Mapping[str, Any]) -> str:
-    """An HTML section: the headline and the same table."""
-    return tables_html(r) if intervention_tables(r) else ""

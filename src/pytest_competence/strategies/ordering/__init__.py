@@ -15,17 +15,32 @@ protocols, controls, processes and xdist workers (App. B.1 "Catalog").
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._core import (
-    AnswerMap, AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt, Transform,
-    check_levels, check_pairs, check_presentations, check_seed, compose, parse_choice, stream_rng,
+from pytest_competence.protocol import (
+    AnswerMap,
+    AuditComponent,
+    Family,
+    InvalidArgument,
+    Item,
+    Parsed,
+    Prompt,
+    Transform,
+    compose,
+    parse_choice,
 )
+from .._checks import (
+    check_levels,
+    check_pairs,
+    check_presentations,
+    check_seed,
+)
+from .._rng import stream_rng
 from ..names import first_names, random_names
 from .vocabularies import CATALOG, Vocabulary, vocabulary
 
@@ -186,6 +201,27 @@ class Ordering(Family):
         from .policies import ordering_ideal
 
         return ordering_ideal(prompt.text)
+
+    @classmethod
+    def generate_options(cls, parser: Any) -> None:
+        """``competence generate ordering``'s own flags."""
+        from ._generate import add_options
+
+        add_options(parser)
+
+    @classmethod
+    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """The designs ``competence generate ordering`` writes."""
+        from ._generate import designs
+
+        return designs(cls, args)
+
+    @classmethod
+    def record_meta(cls, item: Item) -> dict[str, Any]:
+        """What a checker needs beside the prompt text to re-derive the gold answer."""
+        from ._generate import meta
+
+        return meta(item)
 
     @classmethod
     def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:

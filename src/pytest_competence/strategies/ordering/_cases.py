@@ -20,7 +20,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from .._core import InvalidArgument, Item, Parsed, Prompt, compose, stream_rng
+from pytest_competence.protocol import InvalidArgument, Item, Parsed, Prompt, compose
+from .._rng import stream_rng
 from . import (
     _ORIGINAL,
     _POSITIONS,

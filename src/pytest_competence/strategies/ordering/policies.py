@@ -27,9 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .. import CATALOG
+from pytest_competence.policy import ModelSpecError, number
 
-from pytest_competence.models import ModelSpecError
+from .vocabularies import CATALOG
 
 __all__ = ["ORDERING_POLICIES", "OrderingText", "ordering_ideal", "read_ordering"]
 
@@ -163,10 +163,8 @@ def _reading(rule: Callable[[OrderingText], str]) -> Callable[[str], str]:
 def _threshold(n: str = "", rewrites: str = "1", vocabularies: str = "") -> Callable[[str], str]:
     if not n:
         raise ModelSpecError("the threshold policy needs its size, e.g. 'ref:threshold?n=64'")
-    from pytest_competence.models.reference import _number
-
-    limit = int(_number("n", n, 2, 10**9))
-    least = int(_number("rewrites", rewrites, 1, 10**9))
+    limit = int(number("n", n, 2, 10**9))
+    least = int(number("rewrites", rewrites, 1, 10**9))
     names = [v.strip() for v in vocabularies.split(",") if v.strip()]
     known = {v.name for v in CATALOG}
     unknown = [v for v in names if v not in known]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._core import InvalidArgument
+from pytest_competence.protocol import InvalidArgument
 
 __all__ = ["CATALOG", "GROUPS", "Phrase", "Vocabulary", "vocabulary"]
 

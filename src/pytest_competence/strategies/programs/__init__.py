@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core import InvalidArgument, stream_rng
+from pytest_competence.protocol import InvalidArgument
+from .._rng import stream_rng
 from .._induction import REORDER, RuleInduction, Task
 from ._ops import DIGITS, draw_program, run, substitute
 

@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from .._core import InvalidArgument, Prompt, stream_rng
+from pytest_competence.protocol import InvalidArgument, Prompt
+from .._rng import stream_rng
 from .._induction import REORDER, RuleInduction, Task
 from ._rules import MODULUS, RULES, answers_over_alignments, draw_rows, solve
 

@@ -22,17 +22,24 @@ in cell ``i % 3``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._core import (
-    IDENTITY, AnswerMap, AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt,
-    check_levels, check_pairs, check_seed,
+from pytest_competence.protocol import (
+    IDENTITY,
+    AnswerMap,
+    AuditComponent,
+    Family,
+    InvalidArgument,
+    Item,
+    Parsed,
+    Prompt,
 )
+from .._checks import check_levels, check_pairs, check_seed
 from ._lexicon import LEXICON, NOUNS
 from ._logic import (
     ANSWERS,
@@ -196,6 +203,27 @@ class Reformulations(Family):
         from .policies import crt_ideal
 
         return crt_ideal(prompt.text)
+
+    @classmethod
+    def generate_options(cls, parser: Any) -> None:
+        """``competence generate reformulations``'s own flags."""
+        from ._generate import add_options
+
+        add_options(parser)
+
+    @classmethod
+    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """The designs ``competence generate reformulations`` writes."""
+        from ._generate import designs
+
+        return designs(cls, args)
+
+    @classmethod
+    def record_meta(cls, item: Item) -> dict[str, Any]:
+        """What a checker needs beside the prompt text to re-derive the gold answer."""
+        from ._generate import meta
+
+        return meta(item)
 
 
     def __init__(self, *, category: str = "propositional_logic", prompt: str = "zero_shot") -> None:

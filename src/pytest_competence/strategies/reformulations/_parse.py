@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .._core import Parsed
+from pytest_competence.protocol import Parsed
 
 __all__ = ["parse_answer"]
 

@@ -1,6 +1,7 @@
-"""Observations, and an evaluation kept as compact arrays rather than objects.
+"""An evaluation: one design under one model, kept as compact arrays rather than objects.
 
-A design of a million prompts cannot keep a million :class:`Observation` objects (each holds its
+A design of a million prompts cannot keep a million
+:class:`~pytest_competence.protocol.Observation` objects (each holds its
 prompt, up to 9 KB of text). :class:`Reduction` takes the observations chunk by chunk and keeps,
 per instance, its level and id and, per instance × presentation, the bits the figures need
 (correct, valid, infrastructure error) and the parsed answer, the gold answer, the raw answer
@@ -26,39 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from pytest_competence.strategies import Family, Item, Parsed, Prompt
+from pytest_competence.protocol import FamilyLike, Item, Observation, Parsed
 
-__all__ = ["NONE", "NOT_KEPT", "Evaluation", "InfrastructureError", "Interned", "Observation",
-           "Reduction"]
+__all__ = ["NONE", "NOT_KEPT", "Evaluation", "InfrastructureError", "Interned", "Reduced",
+           "Reduction", "RowSource", "design_rows"]
 
 NONE = -1  # the code of None: an invalid answer, a missing raw answer
 NOT_KEPT = -2  # a string past its table's limit: the records file has it, the arrays do not
 _RAW_LIMIT = 4096  # distinct raw answers (and reasons) interned before they are dropped
 _RAW_LENGTH = 512  # longer raw answers are never interned
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One prompt, the model's raw answer (``None`` when the call for it failed), and its parse.
-
-    ``error`` is the reason of an infrastructure error (see :mod:`~.evaluate`), ``None`` for an
-    answer; an errored observation is also invalid, with the same reason.
-    """
-
-    prompt: Prompt
-    raw: str | None
-    parsed: Parsed
-    attempts: tuple[tuple[str | None, Parsed], ...] = ()  # every attempt, when N > 1
-    error: str | None = None
-
-    @property
-    def valid(self) -> bool:
-        return self.parsed.valid
-
-    @property
-    def correct(self) -> bool:
-        """Correct against the presentation's (mapped) gold; invalid answers are never correct."""
-        return self.parsed.answer == self.prompt.gold
 
 
 class InfrastructureError(RuntimeError):
@@ -90,6 +67,7 @@ class Interned:
         self.limit, self.length = limit, length
 
     def code(self, text: str | None) -> int:
+        """The code of ``text``, interning it if the table has room."""
         if text is None:
             return NONE
         code = self._codes.get(text)
@@ -103,7 +81,12 @@ class Interned:
         return len(self.strings) - 1
 
     def text(self, code: int) -> str | None:
+        """The string behind ``code`` (``None`` for :data:`NONE` and :data:`NOT_KEPT`)."""
         return self.strings[code] if code >= 0 else None
+
+    def find(self, text: str) -> int:
+        """The code of ``text`` if it was interned, else :data:`NOT_KEPT` (nothing is added)."""
+        return self._codes.get(text, NOT_KEPT)
 
     def codes(self, texts: Iterable[str | None]) -> np.ndarray:
         """The codes of ``texts`` as an int32 array."""
@@ -124,7 +107,7 @@ class Reduction:
     rebuilt rows are exact. Call :meth:`add` per chunk, then :meth:`finish`.
     """
 
-    def __init__(self, model: str, family: Family, presentations: Sequence[str],
+    def __init__(self, model: str, family: FamilyLike, presentations: Sequence[str],
                  attempts: int = 1, *, bounded: bool = False) -> None:
         self.model, self.family = model, family
         self.presentations = tuple(presentations)
@@ -190,6 +173,12 @@ class Reduction:
     def finish(self, source: RowSource | None, *, calls: int = 1, seconds: float = 0.0,
                meta: dict[str, object] | None = None) -> Evaluation:
         """The evaluation of every chunk added; ``source`` regenerates its rows (see above)."""
+        return Evaluation(self.model, self.family, calls=calls, seconds=seconds, meta=meta,
+                          reduced=self.reduce(source))
+
+    def reduce(self, source: RowSource | None) -> Reduced:
+        """Every chunk added, as the arrays and tables of an evaluation (the chunks are
+        dropped); ``source`` regenerates its rows."""
         width = len(self.presentations)
         arrays: dict[str, np.ndarray] = {}
         for name, chunks in self._parts.items():
@@ -201,7 +190,9 @@ class Reduction:
             arrays[name] = np.concatenate(chunks) if chunks else np.zeros(
                 empty, dtype=np.int64 if name == "level" else bool if name in _BITS else np.int32)
         self._parts = {k: [] for k in _ARRAYS}
-        return Evaluation._reduced(self, arrays, source, calls, seconds, dict(meta or {}))
+        return Reduced(self.presentations, self.ids, arrays, self.answers, self.raws,
+                       self.reasons, self.errors, self.first_error, self.kept, self._tried,
+                       self.binary, source)
 
 
 _BITS = ("correct", "valid", "errored")
@@ -218,57 +209,56 @@ def _pad(codes: np.ndarray, tried: int) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class Reduced:
+    """What a :class:`Reduction` made of its chunks: the arrays of an :class:`Evaluation`, the
+    interned tables their codes index, and the whole rows kept as observed."""
+
+    presentations: tuple[str, ...]
+    ids: list[str]
+    arrays: dict[str, np.ndarray]
+    answers: Interned
+    raws: Interned
+    reasons: Interned
+    errors: Counter[str]
+    first_error: str | None
+    kept: dict[int, tuple[Observation, ...]]
+    attempts: int
+    binary: bool
+    source: RowSource | None
+
+
 class Evaluation:
     """One design under one model, as compact arrays (see the module docstring).
 
     ``Evaluation(model, family, items, observations)`` reduces whole rows at once (small designs,
-    tests); a run reduces chunk by chunk through :class:`Reduction`. The figures read the arrays
+    tests); a run reduces chunk by chunk through a :class:`Reduction`, whose ``finish`` passes
+    what it reduced as ``reduced``. The figures read the arrays
     (:meth:`table`, :attr:`level`, :attr:`ids`); :meth:`rows` (and :attr:`items`,
     :attr:`observations`, which hold a whole design in memory) rebuild the rows.
     """
 
-    model: str
-    family: Family
-    presentations: tuple[str, ...]
-    ids: list[str]
-    binary: bool
-    calls: int
-    seconds: float
-    meta: dict[str, object]
-    error_reasons: Counter[str]  # infrastructure errors by reason
-    first_error: str | None
-    kept: dict[int, tuple[Observation, ...]]  # whole rows as observed, by instance index
-    attempts_recorded: int  # the most attempts any observation recorded (0: single sends)
-    _arrays: dict[str, np.ndarray]
-    _answers: Interned
-    _raws: Interned
-    _reasons: Interned
-    _source: RowSource | None
-
-    def __init__(self, model: str, family: Family, items: Sequence[Item] = (),
+    def __init__(self, model: str, family: FamilyLike, items: Sequence[Item] = (),
                  observations: Sequence[Sequence[Observation]] = (), calls: int = 1,
-                 seconds: float = 0.0, meta: dict[str, object] | None = None) -> None:
-        reduction = Reduction(model, family, ())
-        reduction.add(items, observations)
-        rows = list(zip(items, map(tuple, observations)))
-        done = reduction.finish(lambda: rows, calls=calls, seconds=seconds, meta=meta)
-        self.__dict__.update(done.__dict__)
-
-    @classmethod
-    def _reduced(cls, r: Reduction, arrays: dict[str, np.ndarray], source: RowSource | None,
-                 calls: int, seconds: float, meta: dict[str, object]) -> Evaluation:
-        self = cls.__new__(cls)
-        self.model, self.family, self.presentations = r.model, r.family, r.presentations
-        self.ids = r.ids
-        self.calls, self.seconds, self.meta = calls, seconds, meta
-        self._arrays = arrays
-        self._answers, self._raws, self._reasons = r.answers, r.raws, r.reasons
-        self.error_reasons, self.first_error = r.errors, r.first_error
-        self.kept = r.kept
-        self.attempts_recorded = r._tried
-        self.binary = r.binary
-        self._source = source
-        return self
+                 seconds: float = 0.0, meta: dict[str, object] | None = None, *,
+                 reduced: Reduced | None = None) -> None:
+        if reduced is None:  # whole rows: reduce them here, and keep them to rebuild rows
+            reduction = Reduction(model, family, ())
+            reduction.add(items, observations)
+            rows = list(zip(items, map(tuple, observations)))
+            reduced = reduction.reduce(lambda: rows)
+        self.model, self.family = model, family
+        self.calls, self.seconds, self.meta = calls, seconds, dict(meta or {})
+        self.reduced = reduced
+        self.presentations: tuple[str, ...] = reduced.presentations
+        self.ids: list[str] = reduced.ids
+        self.binary = reduced.binary  # two answers (κ is defined)
+        self.error_reasons: Counter[str] = reduced.errors  # infrastructure errors by reason
+        self.first_error = reduced.first_error
+        #: Whole rows as observed, by instance index (the first failing instance of each level).
+        self.kept: dict[int, tuple[Observation, ...]] = reduced.kept
+        #: The most attempts any observation recorded (0: single sends).
+        self.attempts_recorded = reduced.attempts
 
     # -- the arrays ----------------------------------------------------------------------------
 
@@ -279,44 +269,44 @@ class Evaluation:
     @property
     def level(self) -> np.ndarray:
         """Per instance, its level θ (the ``n`` parameter)."""
-        return self._arrays["level"]
+        return self.reduced.arrays["level"]
 
     def array(self, name: str) -> np.ndarray:
         """The instance × presentation array ``name``: ``correct``, ``valid``, ``errored`` (bits),
         ``answer``, ``gold`` (codes: :meth:`answer_text`), ``tries`` (codes per attempt)."""
-        return self._arrays[name]
+        return self.reduced.arrays[name]
 
     def answer_text(self, code: int) -> str | None:
         """The parsed (or gold) answer behind ``code``; ``None`` for an invalid answer."""
-        return self._answers.text(int(code))
+        return self.reduced.answers.text(int(code))
 
     def answer_code(self, text: str | None) -> int:
         """The code of the answer ``text`` (:data:`NOT_KEPT` when no cell holds it)."""
         if text is None:
             return NONE
-        return self._answers._codes.get(text, NOT_KEPT)
+        return self.reduced.answers.find(text)
 
     def answers(self, column: int) -> list[str | None]:
         """The parsed answers of one presentation, instance by instance."""
-        table = self._answers.strings
-        return [table[c] if c >= 0 else None for c in self._arrays["answer"][:, column].tolist()]
+        table = self.reduced.answers.strings
+        return [table[c] if c >= 0 else None for c in self.reduced.arrays["answer"][:, column].tolist()]
 
     @property
     def first_attempts(self) -> int:
         """The most attempts recorded for the first presentation (0: single sends)."""
-        ntries = self._arrays["ntries"]
+        ntries = self.reduced.arrays["ntries"]
         return int(ntries[:, 0].max()) if ntries.size else 0
 
     # -- infrastructure errors -----------------------------------------------------------------
 
     @property
     def error_count(self) -> int:
-        return int(self._arrays["errored"].sum())
+        return int(self.reduced.arrays["errored"].sum())
 
     @property
     def prompt_total(self) -> int:
         """Observations (instance × presentation) of the design."""
-        return int(self._arrays["correct"].size)
+        return int(self.reduced.arrays["correct"].size)
 
     def infrastructure_error(self) -> InfrastructureError | None:
         """The infrastructure errors of this evaluation as one exception; ``None`` without any."""
@@ -334,8 +324,8 @@ class Evaluation:
         kept = self.kept.get(index)
         if kept is not None:
             return kept
-        a = self._arrays
-        raws, reasons = self._raws, self._reasons
+        a = self.reduced.arrays
+        raws, reasons = self.reduced.raws, self.reduced.reasons
         out = []
         for k, prompt in enumerate(item.prompts):
             reason = reasons.text(int(a["reason"][index, k])) or ""
@@ -363,11 +353,11 @@ class Evaluation:
         """``(index, item, observations)`` of every instance (or of ``indices``), in design
         order, regenerating the design chunk by chunk. Raises ``TypeError`` for an evaluation
         whose design cannot be regenerated."""
-        if self._source is None:
+        if self.reduced.source is None:
             raise TypeError(f"the evaluation of {self.family!r} keeps no design to rebuild rows "
                             f"from")
         wanted = None if indices is None else set(indices)
-        for index, (item, recorded) in enumerate(self._source()):
+        for index, (item, recorded) in enumerate(self.reduced.source()):
             if wanted is not None:
                 if index not in wanted:
                     continue
@@ -388,7 +378,7 @@ class Evaluation:
 
     def errors(self) -> list[Observation]:
         """The observations that are infrastructure errors, in design order (rebuilds rows)."""
-        errored = self._arrays["errored"].any(axis=1)
+        errored = self.reduced.arrays["errored"].any(axis=1)
         return [o for _, _, row in self.rows(np.flatnonzero(errored).tolist())
                 for o in row if o.error is not None]
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .. import Item, default_presentations
-from .. import family as make_family
+from pytest_competence.protocol import Family, Item, construct, default_presentations
 from . import CATEGORIES
 
 __all__ = ["REFORMULATION_GRID", "add_options", "designs", "meta"]
@@ -29,11 +28,11 @@ def add_options(group: Any) -> None:
                        help="reformulations: the seeds/004 App. B system prompt")
 
 
-def designs(args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+def designs(cls: type[Family], args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
     categories = list(CATEGORIES) if args.category == ["all"] else args.category
     for category in categories:
-        family = make_family("reformulations", **{"category": category, "prompt": args.prompt,
-                                                  **dict(args.options)})
+        family = construct(cls, {"category": category, "prompt": args.prompt,
+                                 **dict(args.options)})
         levels = args.levels or [n for n in REFORMULATION_GRID if n >= CATEGORIES[category][0]]
         yield family, dict(levels=levels, pairs=args.pairs or 200,
                            presentations=args.presentations or default_presentations(family))

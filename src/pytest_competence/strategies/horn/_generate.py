@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .. import Item, default_presentations
-from .. import family as make_family
+from pytest_competence.protocol import Family, Item, construct, default_presentations
 
 __all__ = ["HORN_GRID", "TEMPLATES", "add_options", "designs", "meta"]
 
@@ -26,9 +25,9 @@ def add_options(group: Any) -> None:
                        help="horn: distractor rules beside the proof (with --vary depth)")
 
 
-def designs(args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-    horn = make_family("horn", **{"vary": args.vary, "depth": args.depth,
-                                  "distractors": args.distractor_rules, **dict(args.options)})
+def designs(cls: type[Family], args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+    horn = construct(cls, {"vary": args.vary, "depth": args.depth,
+                           "distractors": args.distractor_rules, **dict(args.options)})
     yield horn, dict(levels=args.levels or list(HORN_GRID), pairs=args.pairs or 200,
                      presentations=args.presentations or default_presentations(horn))
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .. import InvalidArgument, Item, default_presentations
-from .. import family as make_family
+from pytest_competence.protocol import InvalidArgument, Item, construct, default_presentations
 from . import PRESENTATIONS, Ordering
 from .vocabularies import CATALOG, vocabulary
 
@@ -55,13 +54,13 @@ def _vocabularies(args: Any) -> list[str]:
     return names or ["front_behind"]
 
 
-def designs(args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+def designs(cls: type[Ordering], args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
     for name in _vocabularies(args):
-        family = make_family("ordering", **{
+        family = construct(cls, {
             "vocabulary": name, "protocol": args.protocol, "names": args.names,
             "names_line": args.names_line, "distractors": args.distractors,
             "distance": args.distance, **dict(args.options)})
-        yield family, dict(levels=args.levels or list(Ordering.default_levels), pairs=args.pairs or 200,
+        yield family, dict(levels=args.levels or list(cls.default_levels), pairs=args.pairs or 200,
                            presentations=args.presentations or default_presentations(family))
 
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .. import Item, default_presentations
-from .. import family as make_family
+from pytest_competence.protocol import Family, Item, construct, default_presentations
 
 __all__ = ["add_options", "designs", "meta"]
 
@@ -21,8 +20,8 @@ def add_options(group: Any) -> None:
                             "and task (default 5; levels default to the family's whole range)")
 
 
-def designs(name: str, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-    rules: Any = make_family(name, **{"variations": args.variations, **dict(args.options)})
+def designs(cls: type[Family], args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+    rules: Any = construct(cls, {"variations": args.variations, **dict(args.options)})
     lo, hi = rules.levels  # a RuleInduction: its smallest and largest level
     yield rules, dict(levels=args.levels or list(range(lo, hi + 1)), pairs=args.pairs or 200,
                       presentations=args.presentations or default_presentations(rules))

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .. import Item, default_presentations
-from .. import family as make_family
+from pytest_competence.protocol import Family, Item, construct, default_presentations
 
 __all__ = ["INTERVENTION_GRID", "IW_SEMANTICS", "designs", "meta"]
 
@@ -24,8 +23,8 @@ IW_SEMANTICS = {
 }
 
 
-def designs(args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-    worlds = make_family("intervention", **dict(args.options))
+def designs(cls: type[Family], args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
+    worlds = construct(cls, dict(args.options))
     # 60, not the usual 200: the design's cells (6 transitions) must divide the pairs.
     yield worlds, dict(levels=args.levels or list(INTERVENTION_GRID), pairs=args.pairs or 60,
                        presentations=args.presentations or default_presentations(worlds))

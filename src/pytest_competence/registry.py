@@ -6,32 +6,45 @@ A package adds a family through the ``pytest_competence.families`` entry-point g
     brackets = "competence_brackets:Brackets"
 
 The entry point's name is the family's name (the marker's ``family=``, ``competence generate``,
-the reports); its object is the family class (a callable taking the family's options and
-returning a family, see :class:`~._core.Family`). Entry points are read when a name is first
-looked up that no built-in family has, and each is imported only when its own name is looked up
-(or every family is listed), so installing a family costs a pytest session nothing it does not
-use. Every family is validated when it is first looked up, with errors that name what is wrong.
+the reports); its object is the family class, a subclass of
+:class:`~pytest_competence.protocol.Family`. The built-in families are named the same way, by
+module and class (:data:`BUILTIN`), so nothing here imports a family: each is imported when its
+own name is first looked up (or every family is listed), and validated then, with errors that
+name what is wrong. Installing a family costs a pytest session nothing it does not use.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any
 
-from ._core import REQUIRED, Family, InvalidArgument
+from pytest_competence.protocol import REQUIRED, Family, InvalidArgument, construct
 
-__all__ = ["ENTRY_POINT_GROUP", "FamilyRegistry", "check_family_class"]
+__all__ = ["BUILTIN", "DEFAULT_FAMILY", "ENTRY_POINT_GROUP", "FAMILIES", "FamilyRegistry",
+           "check_family_class", "family"]
 
 #: The entry-point group through which other packages register families.
 ENTRY_POINT_GROUP = "pytest_competence.families"
 
-#: Optional class-level members and what each must be (see :class:`~._core.Family`).
-_HOOKS = ("audit_policies", "shortcut_policies", "ideal_answer", "metrics", "tables", "figures", "record_meta",
-          "audit_components")
+#: The families this package ships, by name: ``module:class``, imported on first lookup.
+BUILTIN = {
+    "ordering": "pytest_competence.strategies.ordering:Ordering",
+    "horn": "pytest_competence.strategies.horn:Horn",
+    "reformulations": "pytest_competence.strategies.reformulations:Reformulations",
+    "intervention": "pytest_competence.strategies.intervention:Intervention",
+    "programs": "pytest_competence.strategies.programs:Programs",
+    "raven": "pytest_competence.strategies.raven:Raven",
+    "concepts": "pytest_competence.strategies.concepts:Concepts",
+    "grammar": "pytest_competence.strategies.grammar:Grammar",
+}
+
+#: The family of a ``@pytest.mark.competence`` declaration that names none.
+DEFAULT_FAMILY = "ordering"
 
 
-def check_family_class(cls: object, name: str, origin: str = "") -> type:
+def check_family_class(cls: object, name: str, origin: str = "") -> type[Family]:
     """Return ``cls`` if it can be registered as the family ``name``, else raise
     :class:`InvalidArgument` saying what is missing or wrong and where it came from."""
     where = f" ({origin})" if origin else ""
@@ -40,17 +53,24 @@ def check_family_class(cls: object, name: str, origin: str = "") -> type:
             f"Expected family {name!r}{where} to be a family class, but got {cls!r} "
             f"(type={type(cls).__name__}); register the class itself, e.g. "
             f"'{name} = my_package:MyFamily'")
-    missing = [k for k in REQUIRED if not hasattr(cls, k)]
+    abstract: frozenset[str] = getattr(cls, "__abstractmethods__", frozenset())
+    missing = [k for k in REQUIRED if not hasattr(cls, k) or k in abstract]
     if missing:
         raise InvalidArgument(
             f"Family class {cls.__qualname__}{where} lacks {', '.join(missing)}; a family "
             f"needs {', '.join(REQUIRED)} (see pytest_competence.strategies.Family)")
-    declared = getattr(cls, "name")
+    if not issubclass(cls, Family):
+        raise InvalidArgument(
+            f"Family class {cls.__qualname__}{where} does not subclass "
+            f"pytest_competence.strategies.Family; subclass it, which gives the optional hooks "
+            f"their defaults")
+    declared = cls.name
     if declared != name:
         raise InvalidArgument(
             f"Family class {cls.__qualname__}{where} is registered as {name!r} but its name is "
             f"{declared!r}; the two must agree, set name = {name!r} on the class")
-    for method in ("design", "parse", *[h for h in _HOOKS if hasattr(cls, h)]):
+    for method in ("design", "parse", "audit_policies", "shortcut_policies", "ideal_answer",
+                   "metrics", "tables", "figures", "record_meta", "audit_components"):
         if not callable(getattr(cls, method)):
             raise InvalidArgument(
                 f"Expected {cls.__qualname__}.{method}{where} to be a method, but got "
@@ -61,14 +81,13 @@ def check_family_class(cls: object, name: str, origin: str = "") -> type:
         raise InvalidArgument(
             f"Expected {cls.__qualname__}.answer_space{where} to be a tuple of answer strings "
             f"(() for open answers), but got {answers!r}")
-    for key in ("shortcuts", "default_levels"):
-        value = getattr(cls, key, ())
-        kind = str if key == "shortcuts" else int
+    for key, kind in (("shortcuts", str), ("default_levels", int)):
+        value = getattr(cls, key)
         if not isinstance(value, tuple) or not all(isinstance(v, kind) for v in value):
             raise InvalidArgument(
                 f"Expected {cls.__qualname__}.{key}{where} to be a tuple of {kind.__name__}, "
                 f"but got {value!r}")
-    bad = [s for s in getattr(cls, "shortcuts", ()) if not s.startswith("ref:")]
+    bad = [s for s in cls.shortcuts if not s.startswith("ref:")]
     if bad:
         raise InvalidArgument(
             f"Expected {cls.__qualname__}.shortcuts{where} to hold reference specs such as "
@@ -82,17 +101,26 @@ def _entry_points() -> dict[str, Any]:
     return {entry.name: entry for entry in entry_points(group=ENTRY_POINT_GROUP)}
 
 
-class FamilyRegistry(MutableMapping[str, type]):
+def _load(name: str, where: str) -> type[Family]:
+    """The built-in family ``name`` from ``where`` (``module:class``), validated."""
+    module, _, attribute = where.partition(":")
+    return check_family_class(getattr(importlib.import_module(module), attribute), name,
+                              "built-in")
+
+
+class FamilyRegistry(MutableMapping[str, type[Family]]):
     """Family classes by name: the built-in ones first, then the entry points' in name order.
 
-    Iterating gives names without importing anything; looking a name up imports and validates
-    that family once. Assigning registers a class in this process (validated the same way).
+    ``builtin`` maps each built-in name to its class or to ``module:class``. Iterating gives
+    names without importing anything; looking a name up imports and validates that family once.
+    Assigning registers a class in this process (validated the same way).
     """
 
-    def __init__(self, builtin: dict[str, type]) -> None:
-        self._classes = {name: check_family_class(cls, name, "built-in")
-                         for name, cls in builtin.items()}
-        self._builtin = frozenset(builtin)  # in order: self._classes keeps it
+    def __init__(self, builtin: Mapping[str, type | str]) -> None:
+        self._classes: dict[str, type[Family] | str] = {
+            name: where if isinstance(where, str) else check_family_class(where, name, "built-in")
+            for name, where in builtin.items()}
+        self._builtin = tuple(builtin)
         self._plugins: dict[str, Any] | None = None  # entry points not yet loaded
         self._from_entry_points: set[str] = set()
 
@@ -100,7 +128,7 @@ class FamilyRegistry(MutableMapping[str, type]):
         if self._plugins is None or refresh:
             found = _entry_points()
             self._plugins = {k: v for k, v in found.items() if k not in self._classes}
-            clash = sorted(self._builtin & set(found))
+            clash = sorted(set(self._builtin) & set(found))
             if clash:
                 entry = found[clash[0]]
                 raise InvalidArgument(
@@ -109,8 +137,10 @@ class FamilyRegistry(MutableMapping[str, type]):
                     f"register the family under another name")
         return self._plugins
 
-    def __getitem__(self, name: str) -> type:
-        found = self._classes.get(name)
+    def __getitem__(self, name: str) -> type[Family]:
+        found = self._classes.get(name) if isinstance(name, str) else None
+        if isinstance(found, str):
+            self._classes[name] = found = _load(name, found)
         if found is not None:
             return found
         if not isinstance(name, str):
@@ -133,7 +163,7 @@ class FamilyRegistry(MutableMapping[str, type]):
         del pending[name]
         return cls
 
-    def __setitem__(self, name: str, cls: type) -> None:
+    def __setitem__(self, name: str, cls: type[Family]) -> None:
         self._classes[name] = check_family_class(cls, name)
 
     def __delitem__(self, name: str) -> None:
@@ -170,8 +200,27 @@ class FamilyRegistry(MutableMapping[str, type]):
             return ()
         return tuple(p for p in inspect.signature(cls).parameters if p != "self")
 
-    def hook(self, name: str, member: str) -> Any:
-        """The class-level member ``member`` of family ``name``, else :class:`Family`'s default
-        (a family need not subclass :class:`Family`)."""
-        cls = self.get(name)
-        return getattr(cls, member, None) or getattr(Family, member)
+    def hooks(self, name: str) -> type[Family]:
+        """The class whose optional hooks serve the family called ``name``: the registered
+        class, else :class:`~pytest_competence.protocol.Family` itself, every hook's default
+        (a family object no registry knows, e.g. one rebuilt from an archive)."""
+        found = self.get(name)
+        return Family if found is None else found
+
+
+#: Family classes by name, as markers, ``competence generate``, reports and ``ref:`` policies
+#: refer to them: the built-in ones, then those registered in the ``pytest_competence.families``
+#: entry-point group (each imported when first looked up).
+FAMILIES = FamilyRegistry(BUILTIN)
+
+
+def family(name: str, **options: object) -> Family:
+    """Construct the family called ``name`` with ``options``; unknown names list what exists."""
+    try:
+        cls = FAMILIES[name]
+    except (KeyError, TypeError):
+        raise InvalidArgument(
+            f"Unknown family={name!r}. Expected one of: {', '.join(FAMILIES)} (or a family "
+            f"registered in the {ENTRY_POINT_GROUP!r} entry-point group)"
+        ) from None
+    return construct(cls, options)
