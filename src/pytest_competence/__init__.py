@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from pytest_competence._version import __version__
 
-__all__ = ["CompetenceFailure", "Condition", "Evaluation", "evaluate", "resolve_model"]
+__all__ = ["CompetenceFailure", "Condition", "Evaluation", "__version__", "evaluate", "resolve_model"]
 
 _LAZY = {
     "CompetenceFailure": "pytest_competence.conditions",

@@ -27,7 +27,7 @@ text-align:left;font-size:.9em}th{background:#f3f3f3}.warn{color:#a40000;font-we
 
 def audit_document(audits: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The versioned audit document: one entry per audited test, sorted by test id."""
-    from pytest_competence import __version__
+    from pytest_competence._version import __version__
 
     return {"schema": AUDIT_SCHEMA, "plugin_version": __version__,
             "audits": [dict(audits[t], test=t) for t in sorted(audits)]}

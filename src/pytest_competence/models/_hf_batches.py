@@ -17,7 +17,7 @@ from typing import Any
 
 from pytest_competence.protocol import Prompt
 
-from . import NoAnswer
+from ._base import NoAnswer
 
 __all__ = ["Runner", "Weights"]
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from pytest_competence.protocol import Prompt
 
-from . import ModelSpecError
+from pytest_competence.policy import ModelSpecError
 from ._params import Param, choice, number, parse_params, text, whole
 from .readout import Answer, Scores, in_order, scored_stream
 

@@ -41,7 +41,8 @@ from urllib.parse import urlsplit
 
 from pytest_competence.protocol import Prompt
 
-from . import ModelSpecError, NoAnswer
+from pytest_competence.policy import ModelSpecError
+from ._base import NoAnswer
 from ._params import Param, choice, number, parse_params, text, whole
 from .readout import Answer, Scores, best_candidate, group_by_space, in_order, logsumexp
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from pytest_competence.protocol import Prompt
 
-from . import Model, ModelSpecError, where_raised
+from ._base import Model, where_raised
+from pytest_competence.policy import ModelSpecError
 
 __all__ = ["CallableModel", "python_model"]
 

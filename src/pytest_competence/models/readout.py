@@ -12,12 +12,12 @@ import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, Union
 
-from . import ModelProtocolError, NoAnswer
+from ._base import ModelProtocolError, NoAnswer
 
 if TYPE_CHECKING:
     from pytest_competence.protocol import Prompt
 
-    from . import ScoringModel
+    from ._base import ScoringModel
 
 __all__ = [
     "Answer",

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence import __version__
+from pytest_competence._version import __version__
 from pytest_competence.analysis import SCHEMA
 
 __all__ = ["READABLE_SCHEMAS", "SCHEMA", "build_document", "load_document", "recompute",
