@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pytest_competence.audit.diagnose import family_zoo
+from pytest_competence.audit.universe import family_zoo
 from pytest_competence.audit.suite import audit_spec, audit_suite, summary_lines
 from pytest_competence.audit.universe import audit_pairs, family_variant, suite_universe
 from pytest_competence.models.reference import reference_policy

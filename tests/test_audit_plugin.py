@@ -119,7 +119,7 @@ def test_no_test_that_would_call_a_model_runs_under_the_audit(pytester: pytest.P
 
 @pytest.mark.slow
 def test_the_audit_of_every_example_suite_covers_every_family(pytester: pytest.Pytester):
-    from pytest_competence.audit.diagnose import family_zoo
+    from pytest_competence.audit.universe import family_zoo
     from pytest_competence.strategies import FAMILIES
 
     examples = Path(__file__).resolve().parent.parent / "examples"

@@ -27,24 +27,13 @@ from typing import Any
 from pytest_competence.stats import wilson_interval
 
 from .core import Observations
+from .universe import family_zoo
 
-__all__ = ["diagnose", "family_zoo"]
+__all__ = ["diagnose"]
 
 MODEL = "the model"  # its name among the policies of the class computation
 _SEPARATION_PAIRS = 6  # candidate pairs reported, closest first
 _CHUNK = 64  # prompts per round of the zoo (below the reading cache of the ordering policies)
-
-
-def family_zoo(family: str, levels: Sequence[int]) -> dict[str, Any]:
-    """The reference policies of a family as models: ``ref:ideal`` and the family's
-    ``audit_policies(levels)`` (by default its shortcuts; the ideal and the constant policies
-    for a family that declares none)."""
-    from pytest_competence.models.reference import reference_policy
-    from pytest_competence.registry import FAMILIES
-
-    own = list(FAMILIES.hooks(family).audit_policies(levels))
-    specs = ["ref:ideal", *own] if own else ["ref:ideal", "ref:always-yes", "ref:always-no"]
-    return {s: reference_policy(s.removeprefix("ref:"), s) for s in specs}
 
 
 def _parser(evaluation: Any) -> Any:
@@ -173,7 +162,7 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
         "separations": separations,
         "to_add": to_add,
     }
-    doc["verdict"] = verdict(doc)
+    doc["verdict"] = _verdict(doc)
     return doc
 
 
@@ -209,7 +198,7 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{100 * x:.1f}%"
 
 
-def verdict(doc: Mapping[str, Any]) -> str:
+def _verdict(doc: Mapping[str, Any]) -> str:
     """One sentence: what the model answers like on this design."""
     best = doc["closest"][0]
     lead = (f"answers like {' = '.join(best['policies'])} on {_pct(best['rate'])} of "

@@ -1,7 +1,7 @@
 """Audit one declared competence suite, of any family, against its family's policies.
 
 The declared design is split into components and widened by the family's audit components
-(:mod:`.universe`); the family's reference policies (:func:`~.diagnose.family_zoo`: the ideal
+(:mod:`.universe`); the family's reference policies (:func:`~.universe.family_zoo`: the ideal
 solver and the family's shortcuts) run over every cell — they read prompt text, so no model is
 called. Then:
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from .api import audit
 from .components import LATTICE_LIMIT
-from .universe import Universe, audit_pairs, suite_universe
+from .universe import Universe, audit_pairs, family_zoo, suite_universe
 
 __all__ = ["AUDIT_PAIRS", "IDEAL", "audit_spec", "audit_suite", "summary_lines", "witness"]
 
@@ -51,8 +51,6 @@ def audit_suite(family: Any, *, levels: list[int], presentations: list[str],
 
     ``policies`` (name → model; it must hold ``ref:ideal``) defaults to the family's zoo.
     """
-    from .diagnose import family_zoo
-
     models = policies if policies is not None else family_zoo(family.name, levels)
     pairs = audit_pairs(family, levels, presentations, seed, pairs, most or pairs)
     universe = suite_universe(family, models, levels=levels, presentations=presentations,

@@ -32,7 +32,7 @@ from .core import Observations
 
 _CHUNK = 64  # prompts per round of the zoo (below the reading caches of the reference policies)
 
-__all__ = ["SuiteCell", "Universe", "audit_pairs", "family_variant", "suite_universe"]
+__all__ = ["SuiteCell", "Universe", "audit_pairs", "family_variant", "family_zoo", "suite_universe"]
 
 
 class SuiteCell(NamedTuple):
@@ -58,6 +58,18 @@ class Universe(NamedTuple):
     costs: dict[Hashable, float]  # characters of prompt text in the cell (≈ 4 per token)
     prompts: int  # per policy
     solved: dict[str, float]  # policy → share of declared instances answered right throughout
+
+
+def family_zoo(family: str, levels: Sequence[int]) -> dict[str, Any]:
+    """The reference policies of a family as models: ``ref:ideal`` and the family's
+    ``audit_policies(levels)`` (by default its shortcuts; the ideal and the constant policies
+    for a family that declares none)."""
+    from pytest_competence.models.reference import reference_policy
+    from pytest_competence.registry import FAMILIES
+
+    own = list(FAMILIES.hooks(family).audit_policies(levels))
+    specs = ["ref:ideal", *own] if own else ["ref:ideal", "ref:always-yes", "ref:always-no"]
+    return {s: reference_policy(s.removeprefix("ref:"), s) for s in specs}
 
 
 def family_variant(family: Any, options: Mapping[str, Any]) -> Any:
