@@ -31,10 +31,10 @@ from _machine import describe
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from pytest_competence.strategies import Ordering
 
-from pytest_competence.asking import Asker, Budget
+from pytest_competence.minimise import Asker, Budget
 from pytest_competence.evaluate import evaluate
 from pytest_competence.models import resolve_model
-from pytest_competence.shrink import fails, minimise
+from pytest_competence.minimise import fails, minimise
 
 LO, HI = 4, 1024
 TARGET = 60

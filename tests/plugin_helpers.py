@@ -104,7 +104,7 @@ def scripted_document(spec, given: list[object]) -> dict:
     as archives of schema /1 held them (``write_outputs(..., records=archived_records(doc, "."))``
     moves them to a records file)."""
     from pytest_competence.analysis import analyze
-    from pytest_competence.conditions import failing_case
+    from pytest_competence.failure import failing_case
     from pytest_competence.evaluate import evaluate
     from pytest_competence.profile import profile
     from pytest_competence.records import records

@@ -24,9 +24,7 @@ STRATEGIES = CORE / "strategies"
 REGISTRY = CORE / "registry.py"  # names each built-in family: module and class
 
 #: Core files that still name a built-in family, and why (what is left of issue 17 item 2).
-REMAINING = {
-    "plugin.py": "the marker's help names the default family (start-up imports no family)",
-}
+REMAINING: dict[str, str] = {}
 
 
 def _builtin() -> dict[str, type]:

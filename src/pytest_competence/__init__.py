@@ -10,10 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_competence._version import __version__
 
-__all__ = ["CompetenceFailure", "Condition", "Evaluation", "__version__", "evaluate", "resolve_model"]
+__all__ = ["CompetenceFailure", "CompetenceRun", "CompetenceTrainingOverlap", "Condition", "Evaluation",
+           "__version__", "evaluate", "resolve_model"]
 
 _LAZY = {
     "CompetenceFailure": "pytest_competence.conditions",
+    "CompetenceRun": "pytest_competence._run",
+    "CompetenceTrainingOverlap": "pytest_competence._run",
     "Condition": "pytest_competence.conditions",
     "Evaluation": "pytest_competence.evaluation",
     "evaluate": "pytest_competence.evaluate",
@@ -21,6 +24,7 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from pytest_competence._run import CompetenceRun, CompetenceTrainingOverlap
     from pytest_competence.conditions import CompetenceFailure, Condition
     from pytest_competence.evaluation import Evaluation
     from pytest_competence.evaluate import evaluate

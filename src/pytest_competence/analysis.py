@@ -17,6 +17,7 @@ import numpy as np
 from pytest_competence import stats
 from pytest_competence.evaluation import Evaluation
 from pytest_competence.profile import LevelProfile, profile
+from pytest_competence.result import Analysis
 from pytest_competence.registry import FAMILIES
 
 __all__ = ["FAMILY_ANALYSES", "SCHEMA", "analyze", "family_metrics", "instance_table"]
@@ -136,7 +137,7 @@ def _bootstrap(t: Mapping[str, np.ndarray], presentations: Sequence[str], B: int
 
 
 def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
-            profiles: Sequence[LevelProfile] | None = None) -> dict[str, Any]:
+            profiles: Sequence[LevelProfile] | None = None) -> Analysis:
     """Every figure of one evaluation, JSON-able: levels, summary, intervals, tests, instances.
 
     ``profiles`` are the evaluation's, when the caller has them already (else computed).

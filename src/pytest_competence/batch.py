@@ -32,8 +32,14 @@ if TYPE_CHECKING:
     from pytest_competence.cache import ResponseCache
     from pytest_competence.models import Model
     from pytest_competence.protocol import Prompt
+    from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["BatchError", "Imported", "export_requests", "import_results"]
+__all__ = ["AWAITING", "BatchError", "Imported", "export_design", "export_requests",
+           "import_results"]
+
+#: Why a competence test whose requests went to a batch file was skipped.
+AWAITING = "awaiting batch results"
+_EXPORT_CHUNK = 65536  # prompts per export step: each step reads the batch file once
 
 
 class BatchError(ValueError):
@@ -100,6 +106,16 @@ def export_requests(model: Model, prompts: Sequence[Prompt], path: str | Path) -
         finally:
             fcntl.flock(out, fcntl.LOCK_UN)
     return len(wanted)
+
+
+def export_design(model: Model, spec: CompetenceSpec, path: str | Path) -> str:
+    """Export the requests of ``model`` on ``spec``'s design, chunk by chunk
+    (:func:`export_requests`): the reason the test is skipped, with the count written."""
+    from pytest_competence.evaluate import sent_prompts
+
+    count = sum(export_requests(model, sent_prompts(chunk, spec.attempts), path)
+                for chunk in spec.chunks(prompts=_EXPORT_CHUNK))
+    return f"{AWAITING}: {count} new requests written to {path}"
 
 
 @dataclass

@@ -31,12 +31,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_competence.asking import Asker, Budget, Memo, verdicts
-from pytest_competence.conditions import (
-    CompetenceFailure,
-    describe_case,
-    observation_records,
-)
+from pytest_competence.minimise import Asker, Budget, Memo, verdicts
+from pytest_competence.conditions import CompetenceFailure
+from pytest_competence.failure import describe_case, observation_records
 from pytest_competence.protocol import Observation
 from pytest_competence.models import Model
 from pytest_competence.protocol import InvalidArgument, Prompt, default_presentations

@@ -32,7 +32,7 @@ T = TypeVar("T", int, float)
 
 @dataclass(frozen=True)
 class Settings:
-    """The validated run-wide settings."""
+    """The validated run-wide settings: ini options and command-line options alike."""
 
     bootstrap: int
     alpha: float
@@ -40,6 +40,15 @@ class Settings:
     gates: tuple[str, ...]
     max_prompts: int
     max_error_rate: float
+    json_path: str | None = None  # --competence-json and the other report paths
+    records_path: str | None = None
+    html_path: str | None = None
+    markdown_path: str | None = None
+    report_only: bool = False
+    diagnose: bool = False
+    baseline: str | None = None  # --competence-baseline: a spec, an alias or an archive
+    batch_export: str | None = None
+    trained_on: tuple[str, ...] = ()  # competence_trained_on, one split a line (parsed later)
 
 
 def _usage(option: str, value: object, expected: str, fix: str) -> pytest.UsageError:
@@ -91,7 +100,18 @@ def read_settings(config: pytest.Config) -> Settings:
     max_error_rate = _number(config, "competence_max_error_rate", float, lambda r: 0 <= r < 1,
                              "the share of prompts that may end in infrastructure errors, a "
                              "number in [0, 1)", "e.g. competence_max_error_rate = 0.001")
-    return Settings(bootstrap, alpha, margin, gates, max_prompts, max_error_rate)
+    return Settings(
+        bootstrap, alpha, margin, gates, max_prompts, max_error_rate,
+        json_path=config.getoption("competence_json"),
+        records_path=config.getoption("competence_records"),
+        html_path=config.getoption("competence_html"),
+        markdown_path=config.getoption("competence_markdown"),
+        report_only=bool(config.getoption("competence_report_only")),
+        diagnose=bool(config.getoption("competence_diagnose")),
+        baseline=config.getoption("competence_baseline"),
+        batch_export=config.getoption("competence_batch_export"),
+        trained_on=tuple(t for t in config.getini("competence_trained_on") if t.strip()),
+    )
 
 
 def check_prompt_count(count: int, limit: int, breakdown: str, raise_with: str) -> None:
@@ -180,7 +200,7 @@ def _check_database(config: pytest.Config) -> None:
             raise _usage("competence_database", local, "a writable directory",
                          f"cannot write in {path} ({why}); choose another directory, or 'none' "
                          f"to save nothing")
-    from pytest_competence.casedb import github_location
+    from pytest_competence.minimise import github_location
 
     for entry in config.getini("competence_database_shared"):
         if entry.strip().startswith("github:"):

@@ -20,7 +20,8 @@ from pytest_competence.protocol import (
 )
 from pytest_competence.registry import DEFAULT_FAMILY, FAMILIES, family
 
-__all__ = ["CHUNK_PROMPTS", "DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
+__all__ = ["CHUNK_CHARACTERS", "CHUNK_PROMPTS", "DESIGN_KEYS", "CompetenceSpec", "family_options",
+           "overridable", "spec_from_marker"]
 
 #: Marker keywords that shape the design rather than the family.
 DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts",
@@ -122,6 +123,14 @@ class CompetenceSpec:
 def family_options(name: str) -> tuple[str, ...]:
     """Constructor keywords of the family called ``name`` (what a parameter may override)."""
     return FAMILIES.options(name)
+
+
+def overridable(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The test parameters that override a ``competence`` marker with these arguments: the
+    design keys and the family's options."""
+    family_name = kwargs.get("family", args[0] if args else DEFAULT_FAMILY)
+    options = family_options(family_name) if isinstance(family_name, str) else ()
+    return DESIGN_KEYS + options
 
 
 def spec_from_marker(

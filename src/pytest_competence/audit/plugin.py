@@ -80,7 +80,7 @@ class AuditPlugin:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config,
                                       items: list[pytest.Item]) -> None:
-        from pytest_competence.plugin import _overridable
+        from pytest_competence.spec import overridable
 
         out: list[pytest.Item] = []
         seen: set[str] = set()
@@ -100,7 +100,7 @@ class AuditPlugin:
             if name in seen:
                 continue
             seen.add(name)
-            names = _overridable(marker)
+            names = overridable(marker.args, marker.kwargs)
             overrides = {k: v for k, v in callspec.params.items() if k in names}
             test = item.nodeid.replace(model, "*", 1)
             assert item.parent is not None  # a test function always has its module or class

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ RecordSource = tuple[str, str, Iterable[bytes]]
 
 
 def build_document(
-    results: Sequence[dict[str, Any]], *, models: Sequence[str] = (), bootstrap: int = 2000,
+    results: Sequence[Mapping[str, Any]], *, models: Sequence[str] = (), bootstrap: int = 2000,
     not_applicable: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The results document: every result's figures, the comparisons, and the test × model pairs
@@ -86,7 +86,8 @@ def recompute(document: dict[str, Any], *, bootstrap: int | None = None,
     that is missing, truncated or another document's.
     """
     from pytest_competence.analysis import analyze
-    from pytest_competence.conditions import failing_case, parse_condition
+    from pytest_competence.failure import failing_case
+    from pytest_competence.conditions import parse_condition
     from pytest_competence.profile import profile
     from pytest_competence.records import evaluation_from_records
     from pytest_competence.report.records_file import read_records

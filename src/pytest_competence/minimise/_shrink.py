@@ -34,14 +34,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from pytest_competence.asking import Asker, Budget, verdicts
-from pytest_competence.casedb import SavedCase
+from ._asking import Asker, Budget, verdicts
+from ._casedb import SavedCase
 from pytest_competence.protocol import Observation
 from pytest_competence.models import Model
 from pytest_competence.protocol import Prompt
 
-__all__ = ["Boundary", "Budget", "CaseSpace", "Minimal", "Replay", "boundary_search",
-           "check_minimal", "minimise"]
+__all__ = ["Boundary", "CaseSpace", "Minimal", "Replay", "boundary_search", "check_minimal",
+           "fails", "minimise"]
 
 PHASES = ("replay", "start", "check", "boundary", "vocabulary", "shrink", "confirm")
 AGAIN = 3  # fresh re-asks of a failing case, in one call, that must all give the same verdicts

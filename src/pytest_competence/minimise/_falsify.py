@@ -9,18 +9,23 @@ minimal case to the failure message, and keeps it for the reports, where it appe
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_competence.asking import Asker, Budget
-from pytest_competence.casedb import CaseDatabases, CaseStore, case_key, open_databases
-from pytest_competence.conditions import describe_case, observation_records
+from pytest_competence.failure import describe_case, observation_records
 from pytest_competence.models.identity import model_identity
-from pytest_competence.shrink import Minimal, minimise
-from pytest_competence.shrink_hooks import ShrinkSettings, settings_for
 
-__all__ = ["MINIMAL", "attach_minimal", "minimal_record", "minimal_text", "minimise_failure"]
+from ._asking import Asker, Budget
+from ._casedb import CaseDatabases, CaseStore, case_key, open_databases
+from ._hooks import ShrinkSettings, settings_for
+from ._shrink import Minimal, minimise
+
+if TYPE_CHECKING:
+    from pytest_competence.result import Result
+
+__all__ = ["MINIMAL", "attach_minimal", "minimal_record", "minimal_text", "minimise_failure",
+           "replay_saved"]
 
 MINIMAL = pytest.StashKey[dict]()
 _DATABASES = pytest.StashKey[CaseDatabases]()
@@ -110,19 +115,20 @@ def replay_saved(item: pytest.Item, run: Any) -> str | None:
     )
 
 
-def attach_minimal(item: pytest.Item, result: dict[str, Any]) -> None:
+def attach_minimal(item: pytest.Item, result: Result) -> None:
     """Put the minimal case of ``item`` (if any) on its result for the reports."""
     record = item.stash.get(MINIMAL, None)
     if record is None:
         return
-    if not result.get("failing_case"):  # the design passed; a saved case failed
-        result["failing_case"] = {
+    case = result.get("failing_case")
+    if not case:  # the design passed; a saved case failed
+        case = result["failing_case"] = {
             "condition": result["condition"], "level": record["params"].get("n"),
             "what": "a case saved by an earlier run fails", "also_failing": [],
             "instance_id": None, "observations": [],
         }
         result["condition_met"] = False
-    result["failing_case"]["minimal"] = record
+    case["minimal"] = record
 
 
 def _minimise(item: pytest.Item, run: Any,

@@ -1,35 +1,25 @@
-"""Hooks for minimisation and for model-backed Hypothesis tests; imports only pytest.
+"""The ``competence_shrink`` marker and the ini options of minimisation; imports only pytest.
 
-Registered by :mod:`pytest_competence.plugin` at configure time:
-
-- the ``competence_shrink`` marker is validated at collection, so a bad argument is a collection
-  error that names it and the fix;
-- a Hypothesis test that takes the ``competence_model`` fixture gets settings that make sense when
-  each example costs a model call — no per-example deadline, no ``too_slow`` health check, and no
-  ``function_scoped_fixture`` check for the model fixture — but only where the test's settings
-  still hold Hypothesis's own defaults: explicit ``@settings`` and profiles are left as they are.
+Registered by :mod:`pytest_competence.plugin` at configure time: the ini options are checked
+then, and the marker at collection, so a bad argument is a usage or collection error that names
+it and the fix.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-__all__ = ["SHRINK_MARKER_HELP", "ShrinkHooks", "ShrinkSettings", "shrink_settings"]
+__all__ = ["SHRINK_MARKER_HELP", "ShrinkHooks", "ShrinkSettings", "settings_for", "shrink_settings"]
 
 SHRINK_MARKER_HELP = (
     "competence_shrink(*, calls=100, seconds=300, attempts=None, vocabulary=True): how a failing "
     "competence test minimises its failing case (calls=0 turns minimisation off)"
 )
-
-#: Fixtures whose value lives for the whole session whatever their scope says: a Hypothesis
-#: test may use them across examples.
-MODEL_FIXTURES = frozenset({"competence_model"})
-
 
 @dataclass(frozen=True)
 class ShrinkSettings:
@@ -123,36 +113,3 @@ class ShrinkHooks:
         else:
             return
         pytest.fail(message, pytrace=False)
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, object, object]:
-        # First in line: Hypothesis's own hook checks fixtures and health checks after this one.
-        fn: Any = getattr(item, "obj", None)
-        names = getattr(item, "fixturenames", ())
-        if getattr(fn, "is_hypothesis_test", False) and MODEL_FIXTURES & set(names):
-            from pytest_competence.given import model_backed_settings
-
-            fn = getattr(fn, "__func__", fn)
-            current = fn._hypothesis_internal_use_settings
-            others = _function_scoped_arguments(item) - MODEL_FIXTURES
-            fn._hypothesis_internal_use_settings = model_backed_settings(
-                current, model_fixture_only=not others)
-        return (yield)
-
-
-def _function_scoped_arguments(item: pytest.Item) -> set[str]:
-    """Function-scoped fixtures the test function names in its signature.
-
-    Looked up the way Hypothesis's pytest plugin does for its ``function_scoped_fixture`` check,
-    so the two agree on which fixtures count (parametrized arguments are not fixtures).
-    """
-    import inspect
-
-    request = getattr(item, "_request", None)
-    if request is None:
-        return set()
-    function = item.function  # type: ignore[attr-defined]
-    info = request._fixturemanager.getfixtureinfo(node=item, func=function, cls=None)
-    argnames = set(inspect.signature(function).parameters)
-    return {name for name, defs in info.name2fixturedefs.items()
-            if name in argnames and defs and defs[-1].scope == "function"}
