@@ -15,8 +15,8 @@ from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from pytest_competence.protocol import InvalidArgument, Item
-from pytest_competence.protocol import design_chunks
+from pytest_competence.protocol import InvalidArgument, Item, design_chunks
+from pytest_competence.registry import ENTRY_POINT_GROUP
 
 from pytest_competence.settings import (
     DEFAULT_MAX_PROMPTS,
@@ -53,47 +53,10 @@ def _option(text: str) -> tuple[str, object]:
         return key.strip(), value.strip()
 
 
-def _family_name(text: str) -> str:
-    """A registered family's name (built-in or an entry point's, imported only now)."""
-    from pytest_competence.registry import ENTRY_POINT_GROUP, FAMILIES
-
-    if text not in FAMILIES:
-        raise argparse.ArgumentTypeError(
-            f"unknown family {text!r}; expected one of {', '.join(FAMILIES)}, or a family "
-            f"registered in the {ENTRY_POINT_GROUP!r} entry-point group")
-    return text
-
-
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="competence", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    gen = sub.add_parser("generate", help="Write a family's seeded design as JSON Lines")
-    gen.add_argument("family", type=_family_name, metavar="FAMILY",
-                     help="Task family: a built-in family's name or that of a family "
-                          "registered in the pytest_competence.families entry-point group")
-    gen.add_argument("--levels", type=_ints, default=None,
-                     help="Levels, comma-separated (default: the family's own grid)")
-    gen.add_argument("--per-level", type=int, default=None, dest="pairs",
-                     help="Instances per level (default: 200, or the family's own)")
-    gen.add_argument("--seed", type=int, default=None,
-                     help="Design seed (default 1; with --split, the split's first seed)")
-    gen.add_argument("--presentations", type=_names, default=None,
-                     help="Comma-separated (default: the family's own)")
-    gen.add_argument("--option", type=_option, action="append", default=[], dest="options",
-                     metavar="KEY=VALUE",
-                     help="A constructor option of the family, repeatable (e.g. programs: "
-                          "hint=True; grammar: extra_support=8)")
-    gen.add_argument("--format", choices=["jsonl", "hf"], default="jsonl",
-                     help="jsonl: audit records; hf: training rows (prompt, system, gold, "
-                          "instance_id, presentation, …) with each instance's rows adjacent")
-    gen.add_argument("--split", default=None, metavar="NAME",
-                     help="A named split of the family (every family: train, eval; some have "
-                          "their own): its seeds and option values (default with --format hf: "
-                          "the family's training split)")
-    gen.add_argument("-o", "--output", default="-", help="Output file (default: standard output)")
-    gen.add_argument("--max-prompts", type=int, default=DEFAULT_MAX_PROMPTS,
-                     help=f"Refuse designs of more prompts than this, levels x pairs x "
-                          f"presentations (default {DEFAULT_MAX_PROMPTS})")
+    _generate_parser(sub, argv)
     rep = sub.add_parser("report", help="Recompute and re-render a results JSON, no model calls")
     rep.add_argument("results", help="A file written by pytest --competence-json")
     rep.add_argument("--html", help="Write the HTML report here")
@@ -124,40 +87,67 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     from pytest_competence.audit.command import add_parser as add_audit_parser
 
     add_audit_parser(sub)
-    _family_options(gen, argv)
     return parser
 
 
-class _Group:
-    """An argument group that adds each flag once: families may share one (``--variations``)."""
-
-    def __init__(self, parser: argparse.ArgumentParser, title: str) -> None:
-        self.parser, self.group = parser, parser.add_argument_group(title)
-
-    def add_argument(self, *flags: str, **kwargs: Any) -> None:
-        if not any(f in self.parser._option_string_actions for f in flags):
-            self.group.add_argument(*flags, **kwargs)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("parser", "group"):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.group, name, value)
-
-
-def _family_options(gen: argparse.ArgumentParser, argv: Sequence[str] | None) -> None:
-    """Each family's own flags (``Family.generate_options``), a group per family: the built-in
-    ones, and the family ``argv`` names if another package registered it (imported only then)."""
+def _generate_parser(sub: Any, argv: Sequence[str] | None) -> None:
+    """``competence generate FAMILY``: one subcommand per family (the built-in ones and those
+    registered by entry point, listed without importing them), each with the common flags and
+    the family's own (``Family.generate_options``). Only the family ``argv`` names is imported
+    to add its flags, and each family's flags live in its own parser: two families may use the
+    same flag, each for its own meaning."""
     from pytest_competence.registry import FAMILIES
 
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--levels", type=_ints, default=None,
+                        help="Levels, comma-separated (default: the family's own grid)")
+    common.add_argument("--per-level", type=int, default=None, dest="pairs",
+                        help="Instances per level (default: 200, or the family's own)")
+    common.add_argument("--seed", type=int, default=None,
+                        help="Design seed (default 1; with --split, the split's first seed)")
+    common.add_argument("--presentations", type=_names, default=None,
+                        help="Comma-separated (default: the family's own)")
+    common.add_argument("--option", type=_option, action="append", default=[], dest="options",
+                        metavar="KEY=VALUE",
+                        help="A constructor option of the family, repeatable (e.g. programs: "
+                             "hint=True; grammar: extra_support=8)")
+    common.add_argument("--format", choices=["jsonl", "hf"], default="jsonl",
+                        help="jsonl: audit records; hf: training rows (prompt, system, gold, "
+                             "instance_id, presentation, …) with each instance's rows adjacent")
+    common.add_argument("--split", default=None, metavar="NAME",
+                        help="A named split of the family (every family: train, eval; some "
+                             "have their own): its seeds and option values (default with "
+                             "--format hf: the family's training split)")
+    common.add_argument("-o", "--output", default="-",
+                        help="Output file (default: standard output)")
+    common.add_argument("--max-prompts", type=int, default=DEFAULT_MAX_PROMPTS,
+                        help=f"Refuse designs of more prompts than this, levels x pairs x "
+                             f"presentations (default {DEFAULT_MAX_PROMPTS})")
+    gen = sub.add_parser("generate", help="Write a family's seeded design as JSON Lines")
+    families = gen.add_subparsers(
+        dest="family", metavar="FAMILY", required=True,
+        help="Task family: a built-in family's name or that of a family registered in the "
+             "pytest_competence.families entry-point group")
+    named = _named_family(argv)
+    if named is not None and named not in FAMILIES:
+        gen.error(f"argument FAMILY: unknown family {named!r}; expected one of "
+                  f"{', '.join(FAMILIES)}, or a family registered in the "
+                  f"{ENTRY_POINT_GROUP!r} entry-point group")
+    for name in FAMILIES:
+        parser = families.add_parser(name, parents=[common], help=f"the {name} family",
+                                     description=f"Write the {name} family's seeded design "
+                                                 f"as JSON Lines")
+        if name == named:
+            FAMILIES.hooks(name).generate_options(parser.add_argument_group(f"{name} options"))
+
+
+def _named_family(argv: Sequence[str] | None) -> str | None:
+    """The word after ``generate`` in ``argv`` (the command line's by default), if any."""
     words = list(sys.argv[1:] if argv is None else argv)
-    named = next((w for w in words[words.index("generate") + 1:] if not w.startswith("-")),
-                 None) if "generate" in words else None
-    names = list(FAMILIES.builtin)
-    if named is not None and named not in names and named in FAMILIES:
-        names.append(named)
-    for name in names:
-        FAMILIES.hooks(name).generate_options(_Group(gen, f"{name} options"))
+    if "generate" not in words:
+        return None
+    after = words[words.index("generate") + 1:]
+    return after[0] if after and not after[0].startswith("-") else None
 
 
 def _floats(text: str) -> list[float]:
