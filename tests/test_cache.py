@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_competence.cache import CachedModel, ResponseCache, cache_key, count_rows
+from pytest_competence._cache import CachedModel, ResponseCache, cache_key, count_rows
 from pytest_competence.strategies import Ordering
 from plugin_helpers import read_archive
 from server_fixtures import fake_server_process, server  # noqa: F401

@@ -21,7 +21,7 @@ from pytest_competence.evaluation import Evaluation
 from pytest_competence.evaluate import evaluate, majority
 from pytest_competence.protocol import Observation
 from pytest_competence.models import ModelSpecError, resolve_model
-from pytest_competence.records import evaluation_from_records, records
+from pytest_competence._records import evaluation_from_records, records
 from pytest_competence.strategies import FAMILIES, Item, Parsed, Prompt
 from pytest_competence.strategies._induction.metrics import induction_families, systematicity_summary
 

@@ -18,9 +18,9 @@ from pytest_competence.analysis import FAMILY_ANALYSES, analyze
 from pytest_competence.cli import main as cli_main
 from pytest_competence.evaluate import evaluate
 from pytest_competence.models import resolve_model
-from pytest_competence.report.cells import family_html as systematicity_html
-from pytest_competence.report.cells import tables_lines as systematicity_lines
-from pytest_competence.report.cells import tables_markdown as systematicity_markdown
+from pytest_competence.report._cells import family_html as systematicity_html
+from pytest_competence.report._cells import tables_lines as systematicity_lines
+from pytest_competence.report._cells import tables_markdown as systematicity_markdown
 from pytest_competence.strategies import FAMILIES
 from pytest_competence.strategies._induction.metrics import induction_families, systematicity_summary
 

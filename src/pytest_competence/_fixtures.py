@@ -136,7 +136,7 @@ def _ask(item: pytest.Item, run: CompetenceRun) -> None:
     ERROR (pytest's setup error), never a FAILED verdict on the model."""
     from pytest_competence._verdict import junit_properties
     from pytest_competence.evaluation import InfrastructureError
-    from pytest_competence.gate import BaselineError
+    from pytest_competence._gate import BaselineError
     from pytest_competence.models import ModelProtocolError, where_raised
 
     try:

@@ -70,7 +70,7 @@ class CompetenceRun:
         """Check the baseline's design, then ask the model (and a baseline model) now.
 
         Called by the ``competence`` fixture, so that an outage is a *setup error* of the test —
-        pytest's ERROR, never FAILED. Raises :class:`~pytest_competence.gate.BaselineError` for
+        pytest's ERROR, never FAILED. Raises :class:`~pytest_competence._gate.BaselineError` for
         an archived baseline of another design (before any model call) and
         :class:`~pytest_competence.evaluate.InfrastructureError` when more than
         ``competence_max_error_rate`` of the prompts ended in infrastructure errors.
@@ -82,7 +82,7 @@ class CompetenceRun:
                 f"competence_trained_on ({where}): it measures held-in performance, not "
                 f"transfer"), stacklevel=1)
         if session.baseline_document is not None:
-            from pytest_competence.gate import check_design
+            from pytest_competence._gate import check_design
 
             check_design(str(session.settings.baseline), session.baseline_document, self.test,
                          self.fingerprint())
@@ -121,7 +121,7 @@ class CompetenceRun:
         if not baseline:
             return None
         from pytest_competence.analysis import instance_table
-        from pytest_competence.gate import baseline_from_document, compare_with_baseline
+        from pytest_competence._gate import baseline_from_document, compare_with_baseline
 
         table = instance_table(self.evaluation)
         presentations = list(self.evaluation.presentations)
@@ -154,8 +154,8 @@ class CompetenceRun:
         """
         __tracebackhide__ = True
         from pytest_competence.conditions import CompetenceFailure
-        from pytest_competence.failure import failure_message
-        from pytest_competence.gate import regression_message
+        from pytest_competence._failure import failure_message
+        from pytest_competence._gate import regression_message
 
         self.checked = True
         messages = []
@@ -171,7 +171,7 @@ class CompetenceRun:
     def result(self, nodeid: str, test: str) -> Result:
         """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""
         from pytest_competence.analysis import analyze
-        from pytest_competence.failure import failing_case
+        from pytest_competence._failure import failing_case
 
         settings = self.session.settings
         result: Result = {
@@ -197,13 +197,13 @@ class CompetenceRun:
                                 "message": str(failed),
                                 "reasons": [[r, c] for r, c in failed.reasons.most_common(5)]}
         elif settings.diagnose:
-            from pytest_competence.audit.diagnose import diagnose
+            from pytest_competence.audit._diagnose import diagnose
 
             result["diagnosis"] = diagnose(self.evaluation, seed=self.spec.seed)
         # Plain JSON types only: the result crosses to the xdist controller through execnet,
         # which refuses numpy scalars, and must equal what an archive reloads.
         # No API key in it: it becomes JUnit properties and travels to the controller.
-        from pytest_competence.redaction import redact_all
+        from pytest_competence._redaction import redact_all
 
         # The per-instance part (ids, bits) is plain already: a million ids are not copied.
         order = list(result)

@@ -6,8 +6,8 @@ report hooks see this run's results (the evaluation behind one test is a
 test report (``report.competence``, a JSON-able dict); prompt-level records, which can be
 gigabytes, are appended chunk by chunk, as the model answers, to part files that survive a
 worker crash — JSON Lines, one record a line, redacted as it is written — and are copied line by
-line into the records file when the session ends (:mod:`~pytest_competence.report.records_file`).
-An evaluation itself is kept as compact arrays (:mod:`~pytest_competence.compact`), never as
+line into the records file when the session ends (:mod:`~pytest_competence.report._records_file`).
+An evaluation itself is kept as compact arrays (:mod:`~pytest_competence.evaluation`), never as
 prompts.
 """
 
@@ -38,7 +38,7 @@ class CompetenceSession:
     """Model specs, loaded models, shared evaluations, and the results gathered for the reports."""
 
     def __init__(self, config: pytest.Config, specs: list[str], aliases: dict[str, str]) -> None:
-        from pytest_competence.settings import read_settings
+        from pytest_competence._settings import read_settings
 
         #: Every run-wide setting, checked once: a bad ini value or output path is a
         #: UsageError now, before any model is loaded.
@@ -97,7 +97,7 @@ class CompetenceSession:
             raise pytest.UsageError("--competence-baseline: got an empty value; pass a model "
                                     "spec, an alias or an archived --competence-json file")
         if baseline and baseline.endswith(".json"):
-            from pytest_competence.gate import BaselineError, load_baseline
+            from pytest_competence._gate import BaselineError, load_baseline
 
             try:
                 self.baseline_document = load_baseline(Path(baseline))
@@ -108,7 +108,7 @@ class CompetenceSession:
 
     def resolve(self, spec: str) -> Model:
         from pytest_competence.models import resolve_model
-        from pytest_competence.wiring import backend_settings, wire
+        from pytest_competence._wiring import backend_settings, wire
 
         model = resolve_model(spec, self.aliases, settings=backend_settings(self.config))
         return wire(self.config, model)  # the response cache and the progress line
@@ -144,9 +144,9 @@ class CompetenceSession:
 
     def _stream(self, spec: CompetenceSpec, model: Model, label: str, key: tuple) -> Evaluation:
         from pytest_competence.evaluate import evaluate_chunks
-        from pytest_competence.gate import DesignDigest
-        from pytest_competence.progress import expecting
-        from pytest_competence.records import RecordsPart
+        from pytest_competence._gate import DesignDigest
+        from pytest_competence._progress import expecting
+        from pytest_competence._records import RecordsPart
 
         part = None if self.parts is None else RecordsPart(self.parts, label, self.secrets())
         digest = DesignDigest() if spec.key not in self.fingerprints else None
@@ -180,11 +180,11 @@ class CompetenceSession:
         return next((chunk[0] for chunk in spec.chunks(prompts=1) if chunk), None)
 
     def fingerprint(self, spec: CompetenceSpec) -> dict[str, Any]:
-        """The design's fingerprint (:func:`~pytest_competence.gate.design_fingerprint`), hashed
+        """The design's fingerprint (:func:`~pytest_competence._gate.design_fingerprint`), hashed
         once per process: while the design is first asked, or in a pass of its own when it is
         needed before (to check an archived baseline)."""
         if spec.key not in self.fingerprints:
-            from pytest_competence.gate import design_fingerprint
+            from pytest_competence._gate import design_fingerprint
 
             self.fingerprints[spec.key] = design_fingerprint(
                 spec, (item for chunk in spec.chunks() for item in chunk))
@@ -192,14 +192,14 @@ class CompetenceSession:
 
     def secrets(self) -> list[str]:
         """The API keys this run knows: the values of ``competence_api_key_env`` and of each
-        loaded model's ``key_env`` (see :mod:`~pytest_competence.redaction`)."""
-        from pytest_competence.wiring import api_keys
+        loaded model's ``key_env`` (see :mod:`~pytest_competence._redaction`)."""
+        from pytest_competence._wiring import api_keys
 
         return api_keys(self.config, *self.models.values())
 
     def redact(self, text: str) -> str:
         """``text`` without any of :meth:`secrets` (for failure messages: terminal, JUnit)."""
-        from pytest_competence.redaction import redact
+        from pytest_competence._redaction import redact
 
         return redact(text, self.secrets())
 
@@ -257,7 +257,7 @@ class CompetenceSession:
                 shutil.rmtree(self.parts, ignore_errors=True)
 
     def _write_reports(self) -> None:
-        from pytest_competence.redaction import redact_all
+        from pytest_competence._redaction import redact_all
         from pytest_competence.report import build_document, write_outputs
 
         parts = {r["nodeid"]: r.get("records_file") for r in self.results}
@@ -277,7 +277,7 @@ class CompetenceSession:
     def _records(self, document: dict[str, Any], parts: dict[str, str | None]
                  ) -> Iterator[tuple[str, str, Iterator[bytes]]]:
         """Each result's records, in document order, read line by line from its part file."""
-        from pytest_competence.report.records_file import part_lines
+        from pytest_competence.report._records_file import part_lines
 
         for result in document["results"]:
             name = parts.get(result["nodeid"])
@@ -303,7 +303,7 @@ class CompetenceSession:
                 terminalreporter.write_line(line, red=True)
         if self.document is None:
             return
-        from pytest_competence.report.terminal import summary_lines
+        from pytest_competence.report._terminal import summary_lines
 
         terminalreporter.section("competence profiles")
         for line in summary_lines(self.document, verbosity=terminalreporter.verbosity):

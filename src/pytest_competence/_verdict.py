@@ -38,7 +38,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
             raise from_body
         return result
     from pytest_competence.conditions import CompetenceFailure
-    from pytest_competence.gate import BaselineError
+    from pytest_competence._gate import BaselineError
     from pytest_competence.models import ModelProtocolError
 
     message = None

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_competence.cache import ResponseCache
+    from pytest_competence._cache import ResponseCache
     from pytest_competence.models import Model
     from pytest_competence.protocol import Prompt
     from pytest_competence.spec import CompetenceSpec
@@ -48,7 +48,7 @@ class BatchError(ValueError):
 
 def _exportable(model: Model) -> tuple[Any, Any]:
     """The backend behind the wrappers, and the run's cache; :class:`BatchError` if not both."""
-    from pytest_competence.cache import CachedModel
+    from pytest_competence._cache import CachedModel
 
     cached = model
     while not isinstance(cached, CachedModel) and hasattr(cached, "model"):
@@ -72,7 +72,7 @@ def export_requests(model: Model, prompts: Sequence[Prompt], path: str | Path) -
     holds (the file named by device and inode), so an export costs the same whether the file holds
     ten lines or ten million: a test, or a chunk of one, never rereads it.
     """
-    from pytest_competence.cache import cache_key
+    from pytest_competence._cache import cache_key
 
     backend, cache = _exportable(model)
     for p in prompts:

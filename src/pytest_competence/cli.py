@@ -18,7 +18,7 @@ from typing import Any, TextIO
 from pytest_competence.protocol import InvalidArgument, Item, design_chunks
 from pytest_competence.registry import ENTRY_POINT_GROUP
 
-from pytest_competence.settings import (
+from pytest_competence._settings import (
     DEFAULT_MAX_PROMPTS,
     output_path_problem,
     records_path_problem,
@@ -84,7 +84,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                       help="Paired discordance ψ for the detectable difference (default 0.32,0.5)")
     plan.add_argument("--confidence", type=float, default=0.95, help="Confidence (default 0.95)")
     plan.add_argument("--power", type=float, default=0.8, help="Power (default 0.8)")
-    from pytest_competence.audit.command import add_parser as add_audit_parser
+    from pytest_competence.audit._command import add_parser as add_audit_parser
 
     add_audit_parser(sub)
     return parser
@@ -208,7 +208,7 @@ def checked_chunks(family: Any, args: argparse.Namespace, written: int, *,
     """``family``'s design at ``args.seed`` in chunks (:func:`design_chunks`), once its size
     (with the ``written`` prompts before it) is known to be within ``--max-prompts``;
     :class:`InvalidArgument` otherwise, raised here rather than at the first chunk."""
-    from pytest_competence.settings import check_prompt_count
+    from pytest_competence._settings import check_prompt_count
 
     check = getattr(family, "check_design", None)
     if check is not None:  # a bad argument is named before the size is counted from it
@@ -260,10 +260,10 @@ def _checked_designs(args: argparse.Namespace) -> Iterator[list[Item]]:
 def report(args: argparse.Namespace) -> int:
     """Recompute and re-render an archive; 1 when its figures disagree with its records."""
     from pytest_competence.report import load_document, recompute, write_outputs
-    from pytest_competence.report.archive import disagreements, unrecomputed
-    from pytest_competence.report.terminal import summary_lines
+    from pytest_competence.report._archive import disagreements, unrecomputed
+    from pytest_competence.report._terminal import summary_lines
 
-    from pytest_competence.report.records_file import archived_records
+    from pytest_competence.report._records_file import archived_records
 
     archived = load_document(args.results)
     folder = Path(args.results).parent
@@ -293,7 +293,7 @@ def report(args: argparse.Namespace) -> int:
 
 def batch_import(args: argparse.Namespace) -> int:
     from pytest_competence.batch import import_results
-    from pytest_competence.cache import ResponseCache
+    from pytest_competence._cache import ResponseCache
 
     if not Path(args.cache).is_file():
         raise ValueError(f"no response cache at {args.cache!r}: export the requests first with "
@@ -319,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError, BatchError) as exc:
             parser.error(f"batch import: {exc}")
     if args.command == "audit":
-        from pytest_competence.audit.command import run as run_audit
+        from pytest_competence.audit._command import run as run_audit
 
         return run_audit(args)
     if args.command == "plan":
@@ -352,7 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.output == "-":
             count = generate(args, sys.stdout)
         else:
-            from pytest_competence.files import atomic_writer
+            from pytest_competence._files import atomic_writer
 
             with atomic_writer(args.output) as out:
                 count = generate(args, out)

@@ -3,7 +3,7 @@
 ``"strict"`` is seeds/000 §3.1 eq. (1): every presentation of every instance correct, at every level.
 A threshold reads ``"METRIC OP VALUE"`` with an optional scope ``"for n OP VALUE"``, e.g.
 ``"robust_correct >= 0.95 for n <= 128"``; it must hold at *each* level in scope. How a violation
-is shown — the failing case, the failure message — is :mod:`pytest_competence.failure`'s.
+is shown — the failing case, the failure message — is :mod:`pytest_competence._failure`'s.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class Condition:
         """Raise :class:`CompetenceFailure` with a readable report if the condition fails."""
         __tracebackhide__ = True
         if self.violations(profiles):
-            from pytest_competence.failure import failure_message
+            from pytest_competence._failure import failure_message
 
             raise CompetenceFailure(failure_message(self, evaluation, profiles))
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from pytest_competence.minimise import Asker, Budget, Memo, verdicts
 from pytest_competence.conditions import CompetenceFailure
-from pytest_competence.failure import describe_case, observation_records
+from pytest_competence._failure import describe_case, observation_records
 from pytest_competence.protocol import Observation
 from pytest_competence.models import Model
 from pytest_competence.protocol import InvalidArgument, Prompt, default_presentations

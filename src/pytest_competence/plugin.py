@@ -216,7 +216,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_fixtures, "competence-fixtures")
     config.pluginmanager.register(_verdict, "competence-verdict")
     if config.getoption("competence_audit"):
-        from pytest_competence.audit.plugin import AuditPlugin
+        from pytest_competence.audit._plugin import AuditPlugin
 
         config.pluginmanager.register(AuditPlugin(config), "competence-audit")
     if config.pluginmanager.hasplugin("xdist"):

@@ -76,7 +76,7 @@ class CompetenceSpec:
 
     def check_size(self, limit: int) -> None:
         """Raise :class:`InvalidArgument` when the design asks more than ``limit`` prompts."""
-        from pytest_competence.settings import check_prompt_count
+        from pytest_competence._settings import check_prompt_count
 
         check_prompt_count(self.prompt_count, limit, (
             f"{len(self.levels)} level(s) x pairs={self.pairs} x {len(self.presentations)} "

@@ -7,7 +7,7 @@ sequences (``choices_to_bytes``), exactly what the space's strategy draws them f
 key per model name records which cases a complete minimisation found minimal under that name,
 and a third when, and for which model identity (:func:`~.models.identity.model_identity`), each
 case was saved: the name stays, the model behind it changes. A replayed case marked minimal is
-still checked against the model now asked (:func:`~.shrink.minimise`) before it is called
+still checked against the model now asked (:func:`~._shrink.minimise`) before it is called
 minimal. Databases written before identities were recorded load as they are: their cases have
 no recorded identity.
 

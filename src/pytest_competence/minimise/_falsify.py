@@ -1,7 +1,7 @@
 """The plugin side of minimisation: from a failed competence test to its minimal failing case.
 
 When the plugin's check of the declared condition fails, :func:`minimise_failure` minimises the
-design's smallest failing instance (see :mod:`.shrink`) within the test's budget, appends the
+design's smallest failing instance (see :mod:`._shrink`) within the test's budget, appends the
 minimal case to the failure message, and keeps it for the reports, where it appears as
 ``failing_case.minimal`` (documented in ``docs/results-schema.md``). Imported only on failure.
 """
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_competence.failure import describe_case, observation_records
+from pytest_competence._failure import describe_case, observation_records
 from pytest_competence.models.identity import model_identity
 
 from ._asking import Asker, Budget

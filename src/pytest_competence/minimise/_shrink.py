@@ -22,7 +22,7 @@ failing case — one the design found, or one an earlier run saved — :func:`mi
    and the vocabulary again);
 7. asks the result again the same way, and saves it when the failure reproduces.
 
-Every step is one batched call; every prompt is remembered (:class:`~.asking.Asker`), so Hypothesis
+Every step is one batched call; every prompt is remembered (:class:`~._asking.Asker`), so Hypothesis
 revisiting a case costs nothing. A budget of calls and seconds bounds the whole; when it runs out
 the best case so far is reported as possibly not minimal.
 """
@@ -244,7 +244,7 @@ def minimise(
         starts: candidate failing cases, e.g. the design's failing instances as cases.
         budget: calls and seconds for the whole minimisation (one call is kept for the final
             confirmation).
-        store: a :class:`~.casedb.CaseStore`: saved cases are replayed first, the result saved.
+        store: a :class:`~._casedb.CaseStore`: saved cases are replayed first, the result saved.
         asker: reuse one (and its remembered answers, e.g. the design's); else a new one.
         boundary, vocabularies, hypothesis: switch a phase off (for measuring them apart).
 

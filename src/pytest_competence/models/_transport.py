@@ -28,7 +28,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from pytest_competence.redaction import redact
+from pytest_competence._redaction import redact
 
 from ._base import ModelCallError  # the transport's failures (re-exported)
 from ._wire import Connection, Reply, proxied

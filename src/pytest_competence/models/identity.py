@@ -14,7 +14,7 @@ is known cheaply:
 
 The result is a hash (16 hex digits), or ``None`` when nothing is known. It says which model a
 saved case was saved for; it never decides whether a case is minimal — minimisation checks that
-against the model it asks (:mod:`pytest_competence.shrink`).
+against the model it asks (:mod:`pytest_competence.minimise`).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ support and query permutations and bijections of the input and output spaces —
 edits on the rendered prompt, so the transformed task's answers are its own interpreter's.
 
 :class:`RuleInduction` is the engine-facing half every rule-induction family shares: the design
-(one :class:`~._core.Item` per task; its prompts are the original task and, per isomorphism
+(one :class:`~pytest_competence.protocol.Item` per task; its prompts are the original task and, per isomorphism
 type, ``K`` sampled variations named ``"TYPE:k"``), the answer format (a JSON list, one entry per
 query) and its parser. A family supplies the latent half: :meth:`~RuleInduction.task` draws a
 task with its interpreter's answers, :meth:`~RuleInduction.vary` applies one isomorphism type,

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_competence.report.cells import aligned, tables_lines
-from pytest_competence.report.diagnosis import diagnosis_lines
-from pytest_competence.report.matrix import family_matrices
+from pytest_competence.report._cells import aligned, tables_lines
+from pytest_competence.report._diagnosis import diagnosis_lines
+from pytest_competence.report._matrix import family_matrices
 from pytest_competence.drawing import SHOWN_PRESENTATIONS
 
 __all__ = ["summary_lines", "verdict"]
@@ -36,7 +36,7 @@ def verdict(r: Mapping[str, Any]) -> str:
 
 
 def _matrix(document: Mapping[str, Any]) -> list[str]:
-    """Which suite catches which model, one table per family (see :mod:`.matrix`)."""
+    """Which suite catches which model, one table per family (see :mod:`._matrix`)."""
     matrices = family_matrices(document)
     if not matrices:
         return []

@@ -19,7 +19,7 @@ from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .components import (
+from pytest_competence.audit._components import (
     LATTICE_LIMIT,
     Components,
     LatticeRow,
@@ -27,8 +27,8 @@ from .components import (
     lattice,
     leave_one_out,
 )
-from .core import Collision, Observations, check_support
-from .hitting import MAX_NODES, HittingSets, minimum_hitting_sets
+from pytest_competence.audit._core import Collision, Observations, check_support
+from pytest_competence.audit._hitting import MAX_NODES, HittingSets, minimum_hitting_sets
 
 __all__ = ["AuditResult", "audit"]
 

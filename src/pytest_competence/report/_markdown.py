@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pytest_competence.report.cells import markdown_table, tables_markdown
-from pytest_competence.report.diagnosis import diagnosis_markdown
-from pytest_competence.report.matrix import family_matrices
+from pytest_competence.report._cells import markdown_table, tables_markdown
+from pytest_competence.report._diagnosis import diagnosis_markdown
+from pytest_competence.report._matrix import family_matrices
 
 __all__ = ["render_markdown"]
 

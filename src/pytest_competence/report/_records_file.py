@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from pytest_competence.report.archive import NotAResultsDocument, check_record
+from pytest_competence.report._archive import NotAResultsDocument, check_record
 
 __all__ = ["RecordsFileError", "archived_records", "part_lines", "pointers", "read_records",
            "write_records_file"]
@@ -62,7 +62,7 @@ class _Hashing(io.RawIOBase):
 
 
 def _tag(nodeid: str, model: str) -> bytes:
-    from pytest_competence.files import json_text
+    from pytest_competence._files import json_text
 
     return f'{{"nodeid": {json_text(nodeid)}, "model": {json_text(model)}'.encode()
 
@@ -73,7 +73,7 @@ def write_records_file(
     """Write each ``(nodeid, model, lines)`` source's record lines, tagged, to ``path`` (gzip
     when it ends in ``.gz``), written whole or not at all; the sha256 of the bytes written and
     each node id's count of records."""
-    from pytest_competence.files import atomic_binary
+    from pytest_competence._files import atomic_binary
 
     counts: dict[str, int] = {}
     with atomic_binary(path) as raw:
@@ -193,7 +193,7 @@ def archived_records(document: Mapping[str, Any], folder: str | os.PathLike[str]
                      ) -> Iterator[tuple[str, str, Iterable[bytes]]]:
     """The records of an archived document as :func:`write_records_file` sources: what
     ``competence report --json`` writes next to the recomputed document."""
-    from pytest_competence.files import json_text
+    from pytest_competence._files import json_text
 
     for result, rows in read_records(document, folder):
         if rows is not None:

@@ -5,7 +5,7 @@ as plain data (the ``failing_case`` of a result: level, what failed, one failing
 its observations); :func:`failure_message` is the text a failed test prints, and
 :func:`describe_case` the lines of one instance in it — every presentation's prompt, raw and
 parsed answer and gold. Answers are cut as every report cuts them
-(:func:`~pytest_competence.records.shown`).
+(:func:`~pytest_competence._records.shown`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_competence.files import utf8_safe
+from pytest_competence._files import utf8_safe
 from pytest_competence.protocol import AnswerMap, Observation
-from pytest_competence.records import shown
+from pytest_competence._records import shown
 
 if TYPE_CHECKING:
     from pytest_competence.conditions import Condition
@@ -59,7 +59,7 @@ def failing_case(
 
 def observation_records(observations: Sequence[Observation]) -> list[dict[str, Any]]:
     """One instance's observations as the plain records a failing case shows: long answers cut
-    (:func:`~pytest_competence.records.shown`), lone surrogates escaped (the case travels from
+    (:func:`~pytest_competence._records.shown`), lone surrogates escaped (the case travels from
     xdist workers, which take UTF-8 only; the records keep the exact text)."""
     return [
         {

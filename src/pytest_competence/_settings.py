@@ -3,7 +3,7 @@
 :func:`read_settings` reads every competence ini option that shapes a run and raises one
 ``pytest.UsageError`` line naming the option, the value, what it takes and how to fix it —
 before any model is loaded or asked. (The ``competence_shrink_*`` options are checked at the
-same moment by :class:`~pytest_competence.shrink_hooks.ShrinkHooks`, which owns them.)
+same moment by :class:`~pytest_competence.minimise.ShrinkHooks`, which owns them.)
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def read_settings(config: pytest.Config) -> Settings:
     gates = tuple(g for g in config.getini("competence_require") if g.strip())
     _check_database(config)
     if str(config.getoption("competence_cache") or "rw") != "off":
-        from pytest_competence.wiring import cache_path
+        from pytest_competence._wiring import cache_path
 
         _check_cache(config, cache_path(config))
     for option in ("competence_json", "competence_records", "competence_html",

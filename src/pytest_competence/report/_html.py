@@ -2,7 +2,7 @@
 
 The page needs nothing beyond itself — no script, no network, no external CSS or fonts — so it
 opens from disk, from a CI artifact or from an archive years later. Plots are inline SVG drawn
-by :mod:`pytest_competence.report.svg`. Every string that came from a model or a user (prompts,
+by :mod:`pytest_competence.report._svg`. Every string that came from a model or a user (prompts,
 answers, model names, node ids, the family's repr) is escaped, and a Content-Security-Policy
 forbids script outright as a second line of defence. The output depends only on the document:
 no timestamps, no randomness, so serial and ``-n auto`` runs give byte-identical pages.
@@ -15,12 +15,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_competence.report.cells import family_html, html_table
-from pytest_competence.report.diagnosis import diagnosis_html
-from pytest_competence.report.matrix import family_matrices
+from pytest_competence.report._cells import family_html, html_table
+from pytest_competence.report._diagnosis import diagnosis_html
+from pytest_competence.report._matrix import family_matrices
 from pytest_competence.drawing import SHOWN_PRESENTATIONS, esc
-from pytest_competence.report.svg import result_plots
-from pytest_competence.report.terminal import verdict
+from pytest_competence.report._svg import result_plots
+from pytest_competence.report._terminal import verdict
 
 __all__ = ["render_html"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
-from .core import Collision, Observations
+from pytest_competence.audit._core import Collision, Observations
 
 __all__ = ["LATTICE_LIMIT", "Components", "LatticeRow", "LeaveOneOut", "lattice", "leave_one_out"]
 

@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     # This process imported the plugin before pytest could rewrite its asserts (only their
     # failure messages would differ): pytest's warning about that is not the user's concern.
     argv = [*args.paths, "--competence-audit", "-q", "-p", "no:cacheprovider",
-            "-W", "ignore::pytest_competence.audit.plugin.CompetenceAuditWarning",
+            "-W", "ignore::pytest_competence.audit.CompetenceAuditWarning",
             "-W", "ignore::pytest.PytestAssertRewriteWarning"]
     if args.json:
         argv.append(f"--competence-json={args.json}")

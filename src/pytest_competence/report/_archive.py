@@ -3,7 +3,7 @@
 :func:`check_shape` says in one line where a file stops being a results document (a record set
 to ``null``, ``results`` as an object, a record without its gold answer, a JSON Lines dataset
 passed by mistake) before anything is recomputed from it (:func:`check_record` checks each
-record read from a records file, :mod:`.records_file`); :func:`disagreements` lists the
+record read from a records file, :mod:`._records_file`); :func:`disagreements` lists the
 figures an archive states that its own records do not give back (figures edited by hand,
 records removed).
 """

@@ -95,8 +95,8 @@ class RecordsPart:
 
     def append(self, rows: Iterable[Sequence[Observation]]) -> None:
         """Write the records of ``rows`` (one row of observations per instance)."""
-        from pytest_competence.files import json_text
-        from pytest_competence.redaction import redact_all
+        from pytest_competence._files import json_text
+        from pytest_competence._redaction import redact_all
 
         lines = []
         for row in rows:

@@ -1,7 +1,7 @@
 """How a resolved model is wired into a run: backend settings, the response cache, progress.
 
 :func:`wire` is applied to every model the session resolves. A model with a ``cache_identity``
-goes behind the run's :class:`~pytest_competence.cache.CachedModel` (unless
+goes behind the run's :class:`~pytest_competence._cache.CachedModel` (unless
 ``--competence-cache=off``); a model that answers one by one (``stream``) gets a progress line.
 Reference policies and plain Python callables come back untouched.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_competence.cache import ResponseCache
+    from pytest_competence._cache import ResponseCache
     from pytest_competence.models import Model
 
 __all__ = ["CACHE", "api_keys", "backend_settings", "cache_mode", "cache_path", "wire"]
@@ -33,7 +33,7 @@ def backend_settings(config: pytest.Config) -> dict[str, str]:
 def api_keys(config: pytest.Config, *models: object) -> list[str]:
     """The API keys a run knows, to redact: the values of ``competence_api_key_env`` and of
     each model's ``key_env``."""
-    from pytest_competence.redaction import run_secrets
+    from pytest_competence._redaction import run_secrets
 
     names = [config.getini("competence_api_key_env"),
              *(getattr(m, "key_env", "") for m in models)]
@@ -53,7 +53,7 @@ def cache_path(config: pytest.Config) -> Path:
 
 def _cache(config: pytest.Config) -> ResponseCache:
     if CACHE not in config.stash:
-        from pytest_competence.cache import ResponseCache
+        from pytest_competence._cache import ResponseCache
 
         cache = ResponseCache(cache_path(config))
         config.stash[CACHE] = cache
@@ -66,11 +66,11 @@ def wire(config: pytest.Config, model: Model) -> Model:
     mode = cache_mode(config)
     # getattr_static: a backend may compute its identity only once its weights are loaded.
     if mode != "off" and inspect.getattr_static(model, "cache_identity", None) is not None:
-        from pytest_competence.cache import CachedModel
+        from pytest_competence._cache import CachedModel
 
         model = CachedModel(model, _cache(config), mode, secrets=api_keys(config, model))
     if callable(getattr(model, "stream", None)):
-        from pytest_competence.progress import ProgressModel
+        from pytest_competence._progress import ProgressModel
 
         model = ProgressModel(model, config)
     return model

@@ -2,12 +2,12 @@
 
 Registered by the main plugin only when the option is given. At collection, each competence
 test's items (one per model) are replaced by one :class:`AuditItem` per test, which runs the
-test's declared design against the reference-policy zoo (:func:`~.suite.audit_spec`; no model
+test's declared design against the reference-policy zoo (:func:`~._suite.audit_spec`; no model
 is called; other tests that take ``competence_model`` are deselected too, since they would call
 one). A surviving shortcut is a :class:`CompetenceAuditWarning` naming the policy and a
 witness cell; the audit travels on the test report (to the xdist controller too) and the
 terminal summary prints one ``competence audit`` section. ``--competence-json`` and
-``--competence-html`` receive the audit document and page (:mod:`.render`).
+``--competence-html`` receive the audit document and page (:mod:`._render`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class AuditItem(pytest.Item):
         from pytest_competence.spec import spec_from_marker
         from pytest_competence.protocol import InvalidArgument
 
-        from .suite import audit_spec
+        from pytest_competence.audit._suite import audit_spec
 
         try:
             spec = spec_from_marker(self.marker.args, self.marker.kwargs, self.overrides)
@@ -126,7 +126,7 @@ class AuditPlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.audits:
             return
-        from .suite import summary_lines
+        from pytest_competence.audit._suite import summary_lines
 
         terminalreporter.section("competence audit")
         survivors = 0
@@ -143,7 +143,7 @@ class AuditPlugin:
     def pytest_sessionfinish(self) -> None:
         if getattr(self.config, "workerinput", None) is not None or not self.audits:
             return
-        from .render import audit_document, write_audit
+        from pytest_competence.audit._render import audit_document, write_audit
 
         self.written = write_audit(audit_document(self.audits),
                                    json_path=self.config.getoption("competence_json"),

@@ -1,7 +1,7 @@
 """Audit one declared competence suite, of any family, against its family's policies.
 
 The declared design is split into components and widened by the family's audit components
-(:mod:`.universe`); the family's reference policies (:func:`~.universe.family_zoo`: the ideal
+(:mod:`._universe`); the family's reference policies (:func:`~._universe.family_zoo`: the ideal
 solver and the family's shortcuts) run over every cell — they read prompt text, so no model is
 called. Then:
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from .api import audit
-from .components import LATTICE_LIMIT
-from .universe import Universe, audit_pairs, family_zoo, suite_universe
+from pytest_competence.audit._api import audit
+from pytest_competence.audit._components import LATTICE_LIMIT
+from pytest_competence.audit._universe import Universe, audit_pairs, family_zoo, suite_universe
 
 __all__ = ["AUDIT_PAIRS", "IDEAL", "audit_spec", "audit_suite", "summary_lines", "witness"]
 

@@ -9,13 +9,13 @@ family's parser (an invalid answer is its own answer, ``None``), and:
   Wilson interval over every answer (every attempt of a sampled model);
 * **indistinguishable**: the policies whose answer equals the model's on every prompt (and every
   attempt) of the design — the model's equivalence class among the policies, the audit's notion
-  (:meth:`~.core.Observations.classes`) applied to observed answers;
+  (:meth:`~._core.Observations.classes`) applied to observed answers;
 * **closest**: the policies' own classes on the design, ranked by agreement; the candidates are the
   indistinguishable policies, else the best class and every class whose interval reaches the
   best's (at least two classes);
 * **separations** between the candidate classes: on the prompts where two of them differ, which one
   the model answers like; and, for candidates the design cannot separate (they answer alike on
-  every prompt), the cell to add to the suite that would (:func:`~.suite.witness`, from the
+  every prompt), the cell to add to the suite that would (:func:`~._suite.witness`, from the
   family's audit components).
 """
 
@@ -26,8 +26,8 @@ from typing import Any
 
 from pytest_competence.stats import wilson_interval
 
-from .core import Observations
-from .universe import family_zoo
+from pytest_competence.audit._core import Observations
+from pytest_competence.audit._universe import family_zoo
 
 __all__ = ["diagnose"]
 
@@ -173,8 +173,8 @@ def _cells_to_add(evaluation: Any, tied: Sequence[Sequence[str]], levels: Sequen
     family = evaluation.family
     if not tied or not levels or not hasattr(family, "design"):
         return []
-    from .suite import witness
-    from .universe import audit_pairs, suite_universe
+    from pytest_competence.audit._suite import witness
+    from pytest_competence.audit._universe import audit_pairs, suite_universe
 
     names = sorted({p for c in tied for p in c})
     zoo = {k: v for k, v in family_zoo(getattr(family, "name", ""), levels).items()

@@ -1,6 +1,6 @@
 """The diagnosis section of the reports (``--competence-diagnose``): terminal, Markdown, HTML.
 
-Renders ``result["diagnosis"]`` (:func:`pytest_competence.audit.diagnose.diagnose`): the verdict,
+Renders ``result["diagnosis"]`` (:func:`pytest_competence.audit.diagnose`): the verdict,
 the agreement of the model with each class of reference policies on the design (95% Wilson
 intervals), the best-matching policies per level × presentation, where the closest candidates
 differ, and the cells that would separate the ones the design cannot. A result without that key
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from pytest_competence.report.cells import aligned, html_table, markdown_table
+from pytest_competence.report._cells import aligned, html_table, markdown_table
 from pytest_competence.drawing import number
 
 __all__ = ["diagnosis_html", "diagnosis_lines", "diagnosis_markdown"]

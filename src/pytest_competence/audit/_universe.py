@@ -13,7 +13,7 @@ and every presentation, skipping the levels a configuration cannot draw. A cell 
 presentation type (a rule-induction type's ``K`` variations together) × configuration × the
 prompt's balanced query cell (``params["cell"]``, where a family has one); it requires its level
 component, its presentation factors' components and its option component
-(:meth:`~.components.Components.factorial`). A policy's response in a cell is the tuple of its
+(:meth:`~._components.Components.factorial`). A policy's response in a cell is the tuple of its
 *parsed* answers there (an invalid answer is ``None``).
 
 Policies read prompt text, so no model is called. A policy that reads a whole batch in order
@@ -27,8 +27,8 @@ import inspect
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .components import Components
-from .core import Observations
+from pytest_competence.audit._components import Components
+from pytest_competence.audit._core import Observations
 
 _CHUNK = 64  # prompts per round of the zoo (below the reading caches of the reference policies)
 
