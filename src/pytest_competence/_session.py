@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_competence._run import CompetenceRun
+    from pytest_competence._run import CompetenceRun  # noqa: F401 (a StashKey names it)
     from pytest_competence.evaluation import Evaluation
     from pytest_competence.models import Model
     from pytest_competence.result import Result
     from pytest_competence.spec import CompetenceSpec
     from pytest_competence.splits import Split
 
-__all__ = ["NOT_APPLICABLE", "NO_MODEL", "RESULT", "RUN", "STATE",
-           "CompetenceSession"]
+__all__ = ["NOT_APPLICABLE", "NO_MODEL", "RESULT", "RUN", "STATE", "CompetenceSession",
+           "start_session"]
 
 
 class CompetenceSession:
@@ -310,6 +310,67 @@ class CompetenceSession:
             terminalreporter.write_line(line)
         for what, path in self.written:
             terminalreporter.write_line(f"competence {what}: {path}")
+
+
+def start_session(config: pytest.Config) -> CompetenceSession:
+    """The run's session: the models named on the command line (or the default one) and the
+    aliases checked, the settings read, and every model that costs nothing to resolve resolved —
+    a bad spec, alias or value is a ``pytest.UsageError`` now, before any test runs."""
+    from pytest_competence.models import split_specs
+
+    given = config.getoption("competence_models")
+    for chunk in given:
+        if not split_specs(chunk):
+            raise pytest.UsageError(
+                f"--competence-model: got {chunk!r}, which names no model (an unset variable in "
+                f"a CI workflow?); pass a spec such as 'openai:MODEL@http://HOST:PORT/v1' or an "
+                f"alias from competence_models"
+            )
+    raw = given or [str(config.getini("competence_default_model"))]
+    specs = [s for chunk in raw for s in split_specs(chunk)]
+    if not specs and config.getini("competence_require_model"):
+        raise pytest.UsageError(
+            "competence_require_model is set, but no model was named: pass --competence-model=SPEC "
+            "(or set competence_default_model)"
+        )
+    aliases: dict[str, str] = {}
+    lines = config.getini("competence_models")
+    if lines:
+        from pytest_competence.models import ModelSpecError, parse_aliases
+
+        try:
+            aliases = parse_aliases(lines)
+        except ModelSpecError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    for spec in specs:
+        if spec not in aliases and ":" not in spec:
+            known = ", ".join(sorted(aliases)) or "none are configured"
+            raise pytest.UsageError(
+                f"--competence-model: unknown model {spec!r}; it is not an alias (aliases: "
+                f"{known}) nor a spec such as 'ref:ideal' or 'py:my_models:answer'. Add "
+                f"'{spec} = SPEC' to the competence_models ini option"
+            )
+    state = CompetenceSession(config, list(dict.fromkeys(specs)), aliases)
+    for spec in state.specs:
+        # Reference policies and unknown schemes cost nothing to resolve: reject a bad one now,
+        # as a usage error. py: models stay lazy, since importing a user's model may be slow.
+        if not aliases.get(spec, spec).startswith("py:"):
+            from pytest_competence.models import ModelSpecError
+
+            try:
+                state.models[spec] = state.resolve(spec)
+            except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
+                raise pytest.UsageError(f"--competence-model: {exc}") from None
+    state.check_settings()
+    export = state.settings.batch_export
+    if export and not state.is_worker:
+        try:  # a fresh file per run: the lines of an earlier export may be answered by now
+            open(export, "w").close()
+        except OSError as exc:
+            raise pytest.UsageError(f"--competence-batch-export: cannot write {export!r} "
+                                    f"({exc.strerror}); give a path in an existing, writable "
+                                    f"directory") from None
+    return state
 
 
 NO_MODEL = "no competence model: pass --competence-model=SPEC (or set competence_default_model)"

@@ -20,7 +20,9 @@ from pytest_competence.profile import LevelProfile, profile
 from pytest_competence.result import Analysis
 from pytest_competence.registry import FAMILIES
 
-__all__ = ["FAMILY_ANALYSES", "SCHEMA", "analyze", "family_metrics", "instance_table"]
+__all__ = [
+    "BOUNDARY_TAU", "FAMILY_ANALYSES", "SCHEMA", "analyze", "family_metrics", "instance_table",
+]
 
 #: /2: the records moved out of the document into a records file it points to (/1 embedded them).
 SCHEMA = "pytest-competence/results/2"

@@ -127,6 +127,7 @@ class Imported:
     unmatched: int = 0
 
     def lines(self) -> list[str]:
+        """What ``competence batch import`` prints: stored, failed and unmatched lines."""
         out = [f"stored {self.stored} answers in the response cache",
                f"failed {sum(self.failed.values())} lines (not stored; asked again next run)",
                f"matched no exported request: {self.unmatched} lines"]

@@ -55,11 +55,13 @@ class Threshold:
         return self.metric in SUMMARY_METRICS
 
     def applies(self, level: int) -> bool:
+        """Whether the threshold holds at ``level``: inside its ``for n`` scope, if any."""
         if self.scope_op is None or self.scope is None:
             return True
         return _OPS[self.scope_op](level, self.scope)
 
     def holds(self, p: LevelProfile) -> bool:
+        """Whether one level's profile meets the threshold."""
         value = p.metric(self.metric)
         return value is not None and _OPS[self.op](value, self.value)
 

@@ -23,15 +23,15 @@ __all__ = [
     "number", "stacked_bars",
 ]
 
-WIDTH = 560
-LEFT, RIGHT, BOTTOM = 52, 16, 44
-GRID, MUTED = "#e3e6ea", "#6a737d"
+_WIDTH = 560
+_LEFT, _RIGHT, _BOTTOM = 52, 16, 44
+_GRID, _MUTED = "#e3e6ea", "#6a737d"
 PRESENTATION_COLORS = ["#1f5fa8", "#7b4fa0", "#3d9bd6", "#8c564b", "#0f8b8d", "#a0522d"]
 ROBUST, SHARED, DEPENDENT, IOTA = "#2c7a4b", "#c0392b", "#e0a526", "#d95f02"
 BULLET = [("any presentation right", "#bcd4ee"), ("fraction of prompts right", "#5b8fc9"),
           ("all right: C₀ = … = C_K = 1", "#15365f")]
 
-Scale = Callable[[float], float]
+_Scale = Callable[[float], float]
 
 
 def esc(value: object) -> str:
@@ -83,11 +83,11 @@ def _legend(entries: Sequence[tuple[str, str, str]]) -> tuple[list[str], int]:
 
     ``kind`` is ``"line"``, ``"dash"`` or ``"box"``. Returns the markup and the height it takes.
     """
-    out, x, row = [], float(LEFT), 0
+    out, x, row = [], float(_LEFT), 0
     for label, color, kind in entries:
         span = 30 + 6.4 * len(label)  # a generous estimate of the text width
-        if x > LEFT and x + span > WIDTH - RIGHT:
-            x, row = float(LEFT), row + 1
+        if x > _LEFT and x + span > _WIDTH - _RIGHT:
+            x, row = float(_LEFT), row + 1
         y = 14 + 18 * row
         if kind == "box":
             out.append(f'<rect x="{_c(x)}" y="{y - 5}" width="18" height="10" fill="{color}"/>')
@@ -101,7 +101,7 @@ def _legend(entries: Sequence[tuple[str, str, str]]) -> tuple[list[str], int]:
 
 
 def _open(height: float, label: str) -> list[str]:
-    return [f'<svg class="chart" viewBox="0 0 {WIDTH} '
+    return [f'<svg class="chart" viewBox="0 0 {_WIDTH} '
             f'{_c(height)}" role="img" aria-label="{esc(label)}">', f"<title>{esc(label)}</title>"]
 
 
@@ -127,8 +127,8 @@ def level_chart(
     """
     legend, top = _legend([(s.label, s.color, "dash" if s.dash else "line") for s in series])
     top += 6
-    height = max(height, top + BOTTOM + 160)  # a long legend pushes the plot down, never into it
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, height - top - BOTTOM
+    height = max(height, top + _BOTTOM + 160)  # a long legend pushes the plot down, never into it
+    plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, height - top - _BOTTOM
     shown = sorted(set(levels)) or [4, 16]
     pad = 0.3 if len(shown) > 1 else 1.0  # a single level sits mid-axis
     # n = 0 sits one octave left of the smallest positive level (a log axis has no 0).
@@ -141,33 +141,33 @@ def level_chart(
     y0, y1 = y_range
 
     def x(n: float) -> float:
-        return LEFT + (log2(n) - lo) / (hi - lo) * plot_w
+        return _LEFT + (log2(n) - lo) / (hi - lo) * plot_w
 
     def y(v: float) -> float:  # 6 px of headroom keeps a line at y1 off the frame
         return top + 6 + (y1 - min(max(v, y0), y1)) / (y1 - y0) * (plot_h - 12)
 
     out = _open(height, title)
     for t in y_ticks:
-        out.append(f'<line x1="{LEFT}" y1="{_c(y(t))}" x2="{LEFT + plot_w}" y2="{_c(y(t))}" '
-                   f'stroke="{GRID}"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{_c(y(t) + 4)}" text-anchor="end">{t:g}</text>')
+        out.append(f'<line x1="{_LEFT}" y1="{_c(y(t))}" x2="{_LEFT + plot_w}" y2="{_c(y(t))}" '
+                   f'stroke="{_GRID}"/>')
+        out.append(f'<text x="{_LEFT - 6}" y="{_c(y(t) + 4)}" text-anchor="end">{t:g}</text>')
     bottom = top + plot_h
     for n in _log2_ticks(shown):
         out.append(f'<line x1="{_c(x(n))}" y1="{top}" x2="{_c(x(n))}" y2="{_c(bottom + 5)}" '
-                   f'stroke="{GRID}"/>')
+                   f'stroke="{_GRID}"/>')
         out.append(f'<text x="{_c(x(n))}" y="{_c(bottom + 18)}" text-anchor="middle">'
                    f"{esc(level_label(n))}</text>")
-    out.append(f'<rect x="{LEFT}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
-               f'stroke="{MUTED}"/>')
-    out.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle" '
+    out.append(f'<rect x="{_LEFT}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
+               f'stroke="{_MUTED}"/>')
+    out.append(f'<text x="{_LEFT + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle" '
                f'class="axis">n (log₂ scale)</text>')
     out.append(f'<text transform="translate(13 {top + plot_h / 2:.1f}) rotate(-90)" '
                f'text-anchor="middle" class="axis">{esc(y_label)}</text>')
     for value, label, side in rules:
         if y0 <= value <= y1:
-            out.append(f'<line x1="{LEFT}" y1="{_c(y(value))}" x2="{LEFT + plot_w}" '
-                       f'y2="{_c(y(value))}" stroke="{MUTED}" stroke-dasharray="2 3"/>')
-            at, anchor = (LEFT + 4, "start") if side == "left" else (LEFT + plot_w - 4, "end")
+            out.append(f'<line x1="{_LEFT}" y1="{_c(y(value))}" x2="{_LEFT + plot_w}" '
+                       f'y2="{_c(y(value))}" stroke="{_MUTED}" stroke-dasharray="2 3"/>')
+            at, anchor = (_LEFT + 4, "start") if side == "left" else (_LEFT + plot_w - 4, "end")
             out.append(f'<text x="{at}" y="{_c(y(value) - 4)}" text-anchor="{anchor}" '
                        f'class="rule">{esc(label)}</text>')
     for s in series:
@@ -176,7 +176,7 @@ def level_chart(
     for s in sorted(series, key=lambda s: -s.width):  # thin lines stay visible over thick ones
         out += _line(s, x, y)
     if note:
-        out.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
+        out.append(f'<text x="{_LEFT + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
                    f'text-anchor="middle" class="note">{esc(note)}</text>')
     return "\n".join(out + legend + ["</svg>"])
 
@@ -193,7 +193,7 @@ def _runs(points: Sequence[tuple]) -> list[list[tuple]]:
     return [r for r in runs if r]
 
 
-def _band(band: Band, x: Scale, y: Scale) -> list[str]:
+def _band(band: Band, x: _Scale, y: _Scale) -> list[str]:
     out = []
     for run in _runs(band.points):
         if len(run) == 1:  # a lone interval: an error bar rather than an area
@@ -208,7 +208,7 @@ def _band(band: Band, x: Scale, y: Scale) -> list[str]:
     return out
 
 
-def _line(s: Series, x: Scale, y: Scale) -> list[str]:
+def _line(s: Series, x: _Scale, y: _Scale) -> list[str]:
     out = []
     dash = f' stroke-dasharray="{s.dash}"' if s.dash else ""
     for run in _runs(s.points):
@@ -230,17 +230,17 @@ def stacked_bars(
     """One bar per level stacking ``parts`` (label, colour) from the bottom; ``None``: no bar."""
     legend, top = _legend([(label, color, "box") for label, color in parts])
     top += 6
-    plot_w, plot_h = WIDTH - LEFT - RIGHT, height - top - BOTTOM
+    plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, height - top - _BOTTOM
     slot = plot_w / max(len(levels), 1)
     bar = min(56.0, slot * 0.7)
     out = _open(height, title)
     for t in (0, 0.25, 0.5, 0.75, 1):
         yy = top + (1 - t) * plot_h
-        out.append(f'<line x1="{LEFT}" y1="{_c(yy)}" x2="{LEFT + plot_w}" y2="{_c(yy)}" '
-                   f'stroke="{GRID}"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{_c(yy + 4)}" text-anchor="end">{t:g}</text>')
+        out.append(f'<line x1="{_LEFT}" y1="{_c(yy)}" x2="{_LEFT + plot_w}" y2="{_c(yy)}" '
+                   f'stroke="{_GRID}"/>')
+        out.append(f'<text x="{_LEFT - 6}" y="{_c(yy + 4)}" text-anchor="end">{t:g}</text>')
     for i, (n, stack) in enumerate(zip(levels, stacks)):
-        cx = LEFT + slot * (i + 0.5)
+        cx = _LEFT + slot * (i + 0.5)
         out.append(f'<text x="{_c(cx)}" y="{top + plot_h + 16}" text-anchor="middle">'
                    f"{esc(level_label(n))}</text>")
         if i < len(notes) and notes[i]:
@@ -261,12 +261,12 @@ def stacked_bars(
             if h >= 14 and bar >= 30:
                 out.append(f'<text x="{_c(cx)}" y="{_c(base + h / 2 + 4)}" text-anchor="middle" '
                            f'class="onbar">{value:.2f}</text>')
-    out.append(f'<line x1="{LEFT}" y1="{top + plot_h}" x2="{LEFT + plot_w}" y2="{top + plot_h}" '
-               f'stroke="{MUTED}"/>')
-    out.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{height - 2}" text-anchor="middle" '
+    out.append(f'<line x1="{_LEFT}" y1="{top + plot_h}" x2="{_LEFT + plot_w}" y2="{top + plot_h}" '
+               f'stroke="{_MUTED}"/>')
+    out.append(f'<text x="{_LEFT + plot_w / 2:.1f}" y="{height - 2}" text-anchor="middle" '
                f'class="axis">n</text>')
     if note:
-        out.append(f'<text x="{LEFT + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
+        out.append(f'<text x="{_LEFT + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
                    f'text-anchor="middle" class="note">{esc(note)}</text>')
     return "\n".join(out + legend + ["</svg>"])
 
@@ -283,36 +283,36 @@ def bullet_chart(
     """
     legend, top = _legend([(label, color, "box") for label, color in parts])
     top, row_h, value_w = top + 6, 30, 150
-    plot_w = WIDTH - LEFT - RIGHT - value_w
+    plot_w = _WIDTH - _LEFT - _RIGHT - value_w
     height = top + row_h * max(len(rows), 1) + 30
     out = _open(height, title)
     for t in (0, 0.25, 0.5, 0.75, 1):
-        xx = LEFT + t * plot_w
+        xx = _LEFT + t * plot_w
         out.append(f'<line x1="{_c(xx)}" y1="{top}" x2="{_c(xx)}" y2="{top + row_h * len(rows)}" '
-                   f'stroke="{GRID}"/>')
+                   f'stroke="{_GRID}"/>')
         out.append(f'<text x="{_c(xx)}" y="{top + row_h * len(rows) + 16}" '
                    f'text-anchor="middle">{t:g}</text>')
     thickness = [20, 12, 5]
     for i, (label, values) in enumerate(rows):
         mid = top + row_h * (i + 0.5)
-        out.append(f'<text x="{LEFT - 6}" y="{_c(mid + 4)}" text-anchor="end">{esc(label)}</text>')
-        out.append(f'<rect x="{LEFT}" y="{_c(mid - 10)}" width="{plot_w}" height="20" '
+        out.append(f'<text x="{_LEFT - 6}" y="{_c(mid + 4)}" text-anchor="end">{esc(label)}</text>')
+        out.append(f'<rect x="{_LEFT}" y="{_c(mid - 10)}" width="{plot_w}" height="20" '
                    f'fill="#f3f4f6"/>')
         for k, (value, (name, color)) in enumerate(zip(values, parts)):
             if value is None:
                 continue
             h = thickness[min(k, len(thickness) - 1)]
-            out.append(f'<rect x="{LEFT}" y="{_c(mid - h / 2)}" width="{_c(value * plot_w)}" '
+            out.append(f'<rect x="{_LEFT}" y="{_c(mid - h / 2)}" width="{_c(value * plot_w)}" '
                        f'height="{h}" fill="{color}"><title>{esc(name)}: {esc(label)}, '
                        f"{_num(value)}</title></rect>")
         span = spans[i] if i < len(spans) else None
         if span is not None and span[1] > span[0]:
-            x0, x1, yy = LEFT + span[0] * plot_w, LEFT + span[1] * plot_w, mid - 12
+            x0, x1, yy = _LEFT + span[0] * plot_w, _LEFT + span[1] * plot_w, mid - 12
             out.append(f'<path d="M{_c(x0)} {_c(yy + 3)}V{_c(yy)}H{_c(x1)}V{_c(yy + 3)}" '
                        f'fill="none" stroke="{SHARED}" stroke-width="1.5"><title>'
                        f"{esc(span_label)}: {esc(label)}, {_num(span[1] - span[0])}</title></path>")
         text = " · ".join("—" if v is None else f"{v:.2f}" for v in values)
-        out.append(f'<text x="{LEFT + plot_w + 10}" y="{_c(mid + 4)}">{text}</text>')
+        out.append(f'<text x="{_LEFT + plot_w + 10}" y="{_c(mid + 4)}">{text}</text>')
     return "\n".join(out + legend + ["</svg>"])
 
 

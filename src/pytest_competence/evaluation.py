@@ -21,19 +21,15 @@ come back exactly.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from pytest_competence._reduced import NONE, Interned, Reduced, RowSource
 from pytest_competence.protocol import FamilyLike, Item, Observation, Parsed
 
-__all__ = ["NONE", "NOT_KEPT", "Evaluation", "InfrastructureError", "Interned", "Reduced",
-           "Reduction", "RowSource", "design_rows"]
+__all__ = ["Evaluation", "InfrastructureError", "Reduction"]
 
-NONE = -1  # the code of None: an invalid answer, a missing raw answer
-NOT_KEPT = -2  # a string past its table's limit: the records file has it, the arrays do not
 _RAW_LIMIT = 4096  # distinct raw answers (and reasons) interned before they are dropped
 _RAW_LENGTH = 512  # longer raw answers are never interned
 
@@ -55,47 +51,6 @@ class InfrastructureError(RuntimeError):
         """The error of the errored observations ``errors`` (of ``total`` prompts)."""
         return cls(model, Counter(o.error for o in errors if o.error is not None), total,
                    next((o.error for o in errors if o.error is not None), "none"))
-
-
-class Interned:
-    """Strings as small integer codes (``None`` is :data:`NONE`); with ``limit``, strings past
-    that many distinct ones (or longer than ``length``) get :data:`NOT_KEPT`."""
-
-    def __init__(self, limit: int | None = None, length: int | None = None) -> None:
-        self.strings: list[str] = []
-        self._codes: dict[str, int] = {}
-        self.limit, self.length = limit, length
-
-    def code(self, text: str | None) -> int:
-        """The code of ``text``, interning it if the table has room."""
-        if text is None:
-            return NONE
-        code = self._codes.get(text)
-        if code is not None:
-            return code
-        if (self.limit is not None and len(self.strings) >= self.limit) or (
-                self.length is not None and len(text) > self.length):
-            return NOT_KEPT
-        self._codes[text] = len(self.strings)
-        self.strings.append(text)
-        return len(self.strings) - 1
-
-    def text(self, code: int) -> str | None:
-        """The string behind ``code`` (``None`` for :data:`NONE` and :data:`NOT_KEPT`)."""
-        return self.strings[code] if code >= 0 else None
-
-    def find(self, text: str) -> int:
-        """The code of ``text`` if it was interned, else :data:`NOT_KEPT` (nothing is added)."""
-        return self._codes.get(text, NOT_KEPT)
-
-    def codes(self, texts: Iterable[str | None]) -> np.ndarray:
-        """The codes of ``texts`` as an int32 array."""
-        return np.fromiter((self.code(t) for t in texts), dtype=np.int32)
-
-
-#: What :meth:`Evaluation.rows` regenerates rows from: items alone (the observations come back
-#: from the arrays) or items with the observations an archive recorded.
-RowSource = Callable[[], Iterable[tuple[Item, "tuple[Observation, ...] | None"]]]
 
 
 class Reduction:
@@ -209,25 +164,6 @@ def _pad(codes: np.ndarray, tried: int) -> np.ndarray:
     return out
 
 
-@dataclass(frozen=True)
-class Reduced:
-    """What a :class:`Reduction` made of its chunks: the arrays of an :class:`Evaluation`, the
-    interned tables their codes index, and the whole rows kept as observed."""
-
-    presentations: tuple[str, ...]
-    ids: list[str]
-    arrays: dict[str, np.ndarray]
-    answers: Interned
-    raws: Interned
-    reasons: Interned
-    errors: Counter[str]
-    first_error: str | None
-    kept: dict[int, tuple[Observation, ...]]
-    attempts: int
-    binary: bool
-    source: RowSource | None
-
-
 class Evaluation:
     """One design under one model, as compact arrays (see the module docstring).
 
@@ -301,6 +237,7 @@ class Evaluation:
 
     @property
     def error_count(self) -> int:
+        """Observations that are infrastructure errors."""
         return int(self.reduced.arrays["errored"].sum())
 
     @property
@@ -385,13 +322,3 @@ class Evaluation:
     def __repr__(self) -> str:
         return (f"Evaluation(model={self.model!r}, family={self.family!r}, "
                 f"instances={len(self)}, presentations={list(self.presentations)!r})")
-
-
-def design_rows(chunks: Callable[[], Iterable[Sequence[Item]]]) -> RowSource:
-    """A :data:`RowSource` that regenerates a design's items from its chunks."""
-    def rows() -> Iterator[tuple[Item, None]]:
-        for chunk in chunks():
-            for item in chunk:
-                yield item, None
-    return rows
-

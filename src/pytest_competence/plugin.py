@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_competence._session import STATE, CompetenceSession
+from pytest_competence._session import STATE, CompetenceSession, start_session
 
 __all__ = ["MARKER_HELP", "pytest_addhooks", "pytest_addoption", "pytest_configure"]
 
@@ -48,46 +48,33 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Model to evaluate: ref:NAME, py:MODULE:ATTR or an alias from competence_models; "
         "repeatable or comma-separated",
     )
-    group.addoption("--competence-json", metavar="PATH", default=None, dest="competence_json",
-                    help="Write every figure as versioned JSON, and every prompt-level record "
+    group.addoption("--competence-json", metavar="PATH", help="Write every figure as versioned JSON, and every prompt-level record "
                     "to a records file next to it (see --competence-records)")
-    group.addoption("--competence-records", metavar="PATH", default=None,
-                    dest="competence_records",
-                    help="Where --competence-json writes the prompt-level records, one JSON line "
+    group.addoption("--competence-records", metavar="PATH", help="Where --competence-json writes the prompt-level records, one JSON line "
                     "each; a name ending in .gz is gzip-compressed (default: the JSON's name "
                     "with .records.jsonl, e.g. report.records.jsonl)")
-    group.addoption("--competence-html", metavar="PATH", default=None, dest="competence_html",
-                    help="Write a self-contained HTML report with the profile plots")
-    group.addoption("--competence-markdown", metavar="PATH", default=None,
-                    dest="competence_markdown",
-                    help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)")
-    group.addoption("--competence-baseline", metavar="SPEC_OR_JSON", default=None,
-                    dest="competence_baseline",
-                    help="Also fail a test on a significant regression against this model (a "
+    group.addoption("--competence-html", metavar="PATH", help="Write a self-contained HTML report with the profile plots")
+    group.addoption("--competence-markdown", metavar="PATH", help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)")
+    group.addoption("--competence-baseline", metavar="SPEC_OR_JSON", help="Also fail a test on a significant regression against this model (a "
                     "spec or alias) or archived results (a --competence-json file); the test's "
                     "own condition still applies")
-    group.addoption("--competence-report-only", action="store_true", default=False,
-                    dest="competence_report_only",
+    group.addoption("--competence-report-only", action="store_true",
                     help="Evaluate and report every condition and gate, but do not fail tests")
-    group.addoption("--competence-batch-export", metavar="PATH", default=None,
-                    dest="competence_batch_export",
-                    help="Write the requests not yet in the response cache as OpenAI Batch input "
+    group.addoption("--competence-batch-export", metavar="PATH", help="Write the requests not yet in the response cache as OpenAI Batch input "
                     "lines to PATH and skip the competence tests (then run them, e.g. with vllm "
                     "run-batch, and 'competence batch import' the results)")
-    group.addoption("--competence-audit", action="store_true", default=False,
-                    dest="competence_audit",
+    group.addoption("--competence-audit", action="store_true",
                     help="Audit each competence suite against the reference policies instead of "
                     "running models: which shortcuts it catches, which survive, and why")
-    group.addoption("--competence-diagnose", action="store_true", default=False,
-                    dest="competence_diagnose",
+    group.addoption("--competence-diagnose", action="store_true",
                     help="Compare each model's answers with every reference policy of the "
                     "family on the same prompts: which shortcut it answers like, and the cells "
                     "that would tell the closest apart")
-    parser.addini("competence_require", type="linelist", default=[],
+    parser.addini("competence_require", type="linelist",
                   help="The condition of every competence test that declares no require=, one "
                   "line each, replacing the strict condition (add a 'strict' line to keep it), "
                   "e.g. 'robust_correct >= 0.95 for n <= 128' or 'kappa_bar >= 0.6'")
-    parser.addini("competence_trained_on", type="linelist", default=[],
+    parser.addini("competence_trained_on", type="linelist",
                   help="Splits the models under test were trained on, one per line "
                   "(FAMILY:NAME, e.g. ordering:paper-heldin): a test whose design overlaps one "
                   "warns")
@@ -113,7 +100,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="Directory of the example database where minimal failing cases are saved "
                   "and replayed first, relative to the rootdir; 'none' saves nothing "
                   "(default: .hypothesis/examples)")
-    parser.addini("competence_database_shared", type="linelist", default=[],
+    parser.addini("competence_database_shared", type="linelist",
                   help="Read-only example databases replayed too: directories, or "
                   "github:OWNER/REPO[/ARTIFACT] for a GitHub Actions artifact")
     parser.addini(
@@ -155,60 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", MARKER_HELP.format(family=DEFAULT_FAMILY))
     config.addinivalue_line("markers", SHRINK_MARKER_HELP)
     config.pluginmanager.register(ShrinkHooks(config), "competence-shrink")
-    from pytest_competence.models import split_specs
-
-    given = config.getoption("competence_models")
-    for chunk in given:
-        if not split_specs(chunk):
-            raise pytest.UsageError(
-                f"--competence-model: got {chunk!r}, which names no model (an unset variable in "
-                f"a CI workflow?); pass a spec such as 'openai:MODEL@http://HOST:PORT/v1' or an "
-                f"alias from competence_models"
-            )
-    raw = given or [str(config.getini("competence_default_model"))]
-    specs = [s for chunk in raw for s in split_specs(chunk)]
-    if not specs and config.getini("competence_require_model"):
-        raise pytest.UsageError(
-            "competence_require_model is set, but no model was named: pass --competence-model=SPEC "
-            "(or set competence_default_model)"
-        )
-    aliases: dict[str, str] = {}
-    lines = config.getini("competence_models")
-    if lines:
-        from pytest_competence.models import ModelSpecError, parse_aliases
-
-        try:
-            aliases = parse_aliases(lines)
-        except ModelSpecError as exc:
-            raise pytest.UsageError(str(exc)) from None
-    for spec in specs:
-        if spec not in aliases and ":" not in spec:
-            known = ", ".join(sorted(aliases)) or "none are configured"
-            raise pytest.UsageError(
-                f"--competence-model: unknown model {spec!r}; it is not an alias (aliases: "
-                f"{known}) nor a spec such as 'ref:ideal' or 'py:my_models:answer'. Add "
-                f"'{spec} = SPEC' to the competence_models ini option"
-            )
-    state = CompetenceSession(config, list(dict.fromkeys(specs)), aliases)
-    for spec in state.specs:
-        # Reference policies and unknown schemes cost nothing to resolve: reject a bad one now,
-        # as a usage error. py: models stay lazy, since importing a user's model may be slow.
-        if not aliases.get(spec, spec).startswith("py:"):
-            from pytest_competence.models import ModelSpecError
-
-            try:
-                state.models[spec] = state.resolve(spec)
-            except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
-                raise pytest.UsageError(f"--competence-model: {exc}") from None
-    state.check_settings()
-    export = state.settings.batch_export
-    if export and not state.is_worker:
-        try:  # a fresh file per run: the lines of an earlier export may be answered by now
-            open(export, "w").close()
-        except OSError as exc:
-            raise pytest.UsageError(f"--competence-batch-export: cannot write {export!r} "
-                                    f"({exc.strerror}); give a path in an existing, writable "
-                                    f"directory") from None
+    state = start_session(config)
     config.stash[STATE] = state
     config.pluginmanager.register(state, "competence-session")
     from pytest_competence import _fixtures, _verdict

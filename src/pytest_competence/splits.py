@@ -44,6 +44,7 @@ class Split:
 
     @property
     def training(self) -> bool:
+        """Whether the split's seeds are training seeds (:data:`TRAIN_SEEDS`)."""
         return self.seeds.start >= TRAIN_SEEDS.start
 
     def seed(self, index: int = 0) -> int:

@@ -63,7 +63,13 @@ _MODULES = {
 }
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
-__all__ = sorted(_LAZY)
+__all__ = [
+    "MINIMAL", "SHRINK_MARKER_HELP", "Asker", "Boundary", "Budget", "CaseDatabases", "CaseSpace",
+    "CaseStore", "Memo", "Minimal", "Replay", "SavedCase", "ShrinkHooks", "ShrinkSettings",
+    "attach_minimal", "boundary_search", "case_key", "check_minimal", "fails", "github_location",
+    "minimal_record", "minimal_text", "minimise", "minimise_failure", "open_databases",
+    "replay_saved", "settings_for", "shrink_settings", "verdicts",
+]
 
 
 def __getattr__(name: str) -> Any:

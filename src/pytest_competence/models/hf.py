@@ -34,7 +34,10 @@ from pytest_competence.policy import ModelSpecError
 from ._params import Param, choice, number, parse_params, text, whole
 from .readout import Answer, Scores, in_order, scored_stream
 
-__all__ = ["PARAMS", "HFModel", "hf_model", "hub_cache", "locate"]
+__all__ = [
+    "EXTRA", "PARAMS", "SHIPPED", "SHIPPED_DIR", "HFModel", "hf_model", "hub_cache", "locate",
+    "require",
+]
 
 EXTRA = "pip install 'pytest-competence[hf]'"
 

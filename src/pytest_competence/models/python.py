@@ -25,6 +25,7 @@ class CallableModel:
         self.name = name
 
     def generate(self, prompts: Sequence[Prompt]) -> Sequence[str | BaseException]:
+        """One answer per prompt: the callable's, checked."""
         return self.fn([p.text for p in prompts])
 
 

@@ -20,10 +20,8 @@ if TYPE_CHECKING:
     from ._base import ScoringModel
 
 __all__ = [
-    "Answer",
-    "ReadoutError",
-    "Scores", "best_candidate", "group_by_space", "in_order", "logsumexp", "margins",
-    "scored_answers",
+    "Answer", "ReadoutError", "Scores", "best_candidate", "group_by_space", "in_order",
+    "logsumexp", "margins", "scored_answers", "scored_stream",
 ]
 
 

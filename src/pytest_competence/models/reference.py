@@ -60,6 +60,7 @@ class ReferencePolicy:
         self.families = families  # the families whose prompts it reads; None: every family's
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str]:
+        """The policy's answer to each prompt."""
         whole = getattr(self._answer, "reads_prompt", False)
         return [self._answer(p if whole else p.text) for p in prompts]
 

@@ -18,8 +18,10 @@ from typing import Any
 from pytest_competence._version import __version__
 from pytest_competence.analysis import SCHEMA
 
-__all__ = ["READABLE_SCHEMAS", "SCHEMA", "build_document", "load_document", "recompute",
-           "write_outputs"]
+__all__ = [
+    "READABLE_SCHEMAS", "SCHEMA", "RecordSource", "build_document", "load_document", "recompute",
+    "write_outputs",
+]
 
 #: The schemas :func:`load_document` reads: this one, and /1, whose results embed their records.
 READABLE_SCHEMAS = ("pytest-competence/results/1", SCHEMA)

@@ -18,11 +18,9 @@ lives here.
 
 from __future__ import annotations
 
-import json
-import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -37,62 +35,18 @@ from .._checks import (
 )
 from .._rng import stream_rng
 
+from ._tasks import REORDER, Inductive, Task, canonical, induction_families, last_json_list
+
 if TYPE_CHECKING:
     from ._strategies import InductionStrategies
 
-__all__ = ["REORDER", "RuleInduction", "Task", "canonical", "last_json_list"]
+__all__ = ["REORDER", "Inductive", "RuleInduction", "Task", "canonical", "induction_families",
+           "last_json_list"]
 
-REORDER = "reorder"
 _STREAM = 1000  # variation streams start here, clear of the streams a family's task() draws
 
 
-@dataclass(frozen=True)
-class Task:
-    """A latent rule-induction task: support pairs, query inputs and the rule's query answers.
-
-    ``rule`` is the hidden rule in the family's own latent form and ``answers[j]`` its
-    interpreter's output on ``query[j]``; ``context`` holds whatever else the renderer needs
-    (a vocabulary, a feature binding). Everything is hashable plain data.
-    """
-
-    rule: Any
-    support: tuple[tuple[Any, Any], ...]
-    query: tuple[Any, ...]
-    answers: tuple[Any, ...]
-    context: Any = None
-
-
-def canonical(answers: Sequence[Any]) -> str:
-    """The one string a list of answers compares by: compact JSON, keys in order."""
-    return json.dumps(list(answers), separators=(",", ":"), ensure_ascii=False)
-
-
-_PYTHON_LITERAL = re.compile(r"\b(True|False|None)\b")
-
-
-def last_json_list(text: str) -> list[Any] | None:
-    """The last top-level JSON list in ``text``, or ``None`` when there is none.
-
-    Reasoning models write lists while they think; the final answer is the last one. Python's
-    ``True``/``False``/``None`` are read as JSON's, a common slip that changes no meaning.
-    """
-    text = _PYTHON_LITERAL.sub(lambda m: {"True": "true", "False": "false"}.get(m[1], "null"), text)
-    decoder = json.JSONDecoder()
-    found: list[Any] | None = None
-    i = text.find("[")
-    while i != -1:
-        try:
-            value, end = decoder.raw_decode(text, i)
-        except ValueError:
-            i = text.find("[", i + 1)
-            continue
-        if isinstance(value, list):
-            found = value
-        i = text.find("[", end)
-    return found
-
-
-class RuleInduction(Family, ABC):
+class RuleInduction(Family, Inductive):
     """Base of the rule-induction families of seeds/002 §4: design, answer format, parser.
 
     Args:

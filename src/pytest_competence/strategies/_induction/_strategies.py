@@ -16,7 +16,7 @@ from .._bound import SEEDS, BoundStrategies, ordered_range
 from .._design_cases import DesignSpace
 
 if TYPE_CHECKING:
-    from . import RuleInduction, Task
+    from . import RuleInduction, Task  # noqa: F401 (the generic base names it)
 
 __all__ = ["InductionStrategies"]
 

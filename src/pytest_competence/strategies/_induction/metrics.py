@@ -25,10 +25,8 @@ import numpy as np
 
 from pytest_competence import stats
 from pytest_competence.protocol import Evaluated, Observation
-from pytest_competence.registry import FAMILIES
-from . import RuleInduction
 
-__all__ = ["induction_analyses", "induction_families", "systematicity_summary"]
+__all__ = ["systematicity_summary"]
 
 _METRICS = ("any", "fraction", "all", "gap")
 
@@ -166,14 +164,3 @@ def systematicity_summary(evaluation: Evaluated, *, bootstrap: int = 1000,
         variance["pooled"] = _variance(np.concatenate(stacked, axis=1))
         out["variance"] = variance
     return {"systematicity": out}
-
-
-def induction_families() -> dict[str, type[RuleInduction]]:
-    """Every rule-induction family registered in ``FAMILIES``, by name, in registry order."""
-    return {name: cls for name, cls in FAMILIES.items()
-            if isinstance(cls, type) and issubclass(cls, RuleInduction)}
-
-
-def induction_analyses() -> dict[str, Any]:
-    """``analysis.FAMILY_ANALYSES`` entries: every rule-induction family in ``FAMILIES``."""
-    return {name: systematicity_summary for name in induction_families()}

@@ -36,8 +36,7 @@ from functools import lru_cache
 
 from pytest_competence.policy import ModelSpecError, ideal_answer, number, reads_prompt, uniform
 from pytest_competence.protocol import Prompt
-from . import RuleInduction, Task, canonical
-from .metrics import induction_families
+from ._tasks import Inductive, Task, canonical, induction_families
 
 __all__ = ["INDUCTION_POLICIES", "induction_oracle", "induction_task"]
 
@@ -45,7 +44,7 @@ Answer = Callable[[Prompt], str]
 
 
 @lru_cache(maxsize=64)
-def _family(name: str, options: str) -> RuleInduction | None:
+def _family(name: str, options: str) -> Inductive | None:
     cls = induction_families().get(name)
     return None if cls is None else cls(**json.loads(options))
 
@@ -54,7 +53,7 @@ def _options(prompt: Prompt) -> str:
     return json.dumps(prompt.params.get("options") or {}, sort_keys=True)
 
 
-def _rebuild(prompt: Prompt) -> RuleInduction | None:
+def _rebuild(prompt: Prompt) -> Inductive | None:
     """The family that wrote ``prompt``, rebuilt from its recorded options; else ``None``."""
     if "isomorphism" not in prompt.params:
         return None

@@ -35,7 +35,10 @@ from pytest_competence.protocol import AuditComponent, InvalidArgument
 from .._rng import stream_rng
 from .._induction import REORDER, RuleInduction, Task
 
-__all__ = ["CONCEPTS_SYSTEM", "MAX_QUERIES", "Concepts", "expression", "ideal_observer", "rebind"]
+__all__ = [
+    "CONCEPTS_SYSTEM", "MAX_QUERIES", "REBIND", "Concepts", "describe", "expression",
+    "ideal_observer", "rebind",
+]
 
 REBIND = "rebind"
 MAX_QUERIES = 8  # every support leaves at least this many objects unseen

@@ -51,7 +51,7 @@ from ._lang import COLOURS, PSEUDOWORDS, Language, sample_language
 from ._support import build_examples
 from .._induction import REORDER, RuleInduction, Task
 
-__all__ = ["GRAMMAR_SYSTEM", "Grammar"]
+__all__ = ["GRAMMAR_SYSTEM", "Grammar", "recompose", "substitute"]
 
 #: App. C Fig. 11, verbatim; ``n_query`` is filled in with the number of queries.
 GRAMMAR_SYSTEM = """\

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_competence.protocol import (
-    AnswerMap,
     AuditComponent,
     Family,
     InvalidArgument,
@@ -44,48 +43,29 @@ from .._checks import (
 )
 from .._rng import stream_rng
 from ._programs import HornInstance, Rule, build_program, derive, pseudowords
+from ._presentations import (
+    SYSTEM_PROMPT,
+    INSTRUCTION,
+    VARY,
+    _PROGRAM,
+    _ORDER,
+    _SHUFFLED,
+    _RENAMED,
+    WHENEVER,
+    RESHUFFLE,
+    RENAME,
+    NEGATE_QUERY,
+    HORN_PRESENTATIONS,
+    render_rule,
+)
 
 if TYPE_CHECKING:
     from ._strategies import HornStrategies
 
-__all__ = ["HORN_PRESENTATIONS", "VARY", "Horn", "HornInstance", "Rule", "derive"]
-
-SYSTEM_PROMPT = "You are a helpful assistant. Answer logical reasoning questions concisely."
-INSTRUCTION = "Provide your answer only as yes or no. Answer:"
-VARY = ("rules", "depth", "distractors")
-
-_PROGRAM, _ORDER, _SHUFFLED, _RENAMED = range(4)
-
-
-WHENEVER = Transform("whenever")
-RESHUFFLE = Transform("reshuffle")
-RENAME = Transform("rename")
-NEGATE_QUERY = Transform("negated_query", AnswerMap.swap("yes", "no"))
-
-#: Named presentations, each a composition of transforms of the original (If…then, fixed order).
-HORN_PRESENTATIONS: dict[str, tuple[Transform, ...]] = {
-    "original": (),
-    "equivalent": (WHENEVER,),  # the paper's pair: the other renderer, rule order unchanged
-    "whenever": (WHENEVER,),
-    "reshuffle": (RESHUFFLE,),
-    "rename": (RENAME,),
-    "shuffled_renamed": (WHENEVER, RESHUFFLE, RENAME),
-    "negated_query": (NEGATE_QUERY,),
-    "repeat": (),  # the original prompt sent again: the repeat-agreement control (App. H)
-}
-
-
-def _conjunction(atoms: Sequence[str]) -> str:
-    return atoms[0] if len(atoms) == 1 else f"{', '.join(atoms[:-1])} and {atoms[-1]}"
-
-
-def render_rule(rule: Rule, whenever: bool) -> str:
-    """One rule in either renderer of App. C.1."""
-    if whenever:
-        verb = "holds" if len(rule.body) == 1 else "hold"
-        return f"{rule.head} holds whenever {_conjunction(rule.body)} {verb}."
-    return f"If {_conjunction(rule.body)}, then {rule.head}."
-
+__all__ = [
+    "HORN_PRESENTATIONS", "INSTRUCTION", "NEGATE_QUERY", "RENAME", "RESHUFFLE", "SYSTEM_PROMPT",
+    "VARY", "WHENEVER", "Horn", "HornInstance", "Rule", "derive", "render_rule",
+]
 
 class Horn(Family):
     """The Horn-clause family, configured once and sampled by seed.
@@ -205,6 +185,8 @@ class Horn(Family):
         return (4 if self.depth is None else self.depth), n
 
     def check_n(self, n: object, name: str = "n") -> int:
+        """``n`` if it is a level this configuration can draw, else :class:`InvalidArgument` naming
+        ``name``."""
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
             raise InvalidArgument(f"Expected an integer for {name}, but got {name}={n!r}")
         if n < self.min_n or n > 100_000:

@@ -6,17 +6,23 @@ level, a positive program (index 0) and seed 0, and a presentation toward ``"ori
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
 from .._bound import SEEDS, BoundStrategies, ordered_range
 from .._design_cases import DesignSpace
-from . import HORN_PRESENTATIONS, Horn, HornInstance
+from ._presentations import HORN_PRESENTATIONS
+from ._programs import HornInstance
+
+if TYPE_CHECKING:
+    from . import Horn  # noqa: F401 (the generic base names it)
 
 __all__ = ["HornStrategies"]
 
-class HornStrategies(BoundStrategies[Horn]):
+class HornStrategies(BoundStrategies["Horn"]):
     """Strategies bound to one :class:`~.horn.Horn` configuration."""
 
     def instances(self, *, min_n: int | None = None, max_n: int = 32,

@@ -23,11 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pytest_competence.policy import number
+from pytest_competence.policy import UNREADABLE, number
 
 __all__ = ["HORN_POLICIES", "HornText", "horn_ideal", "read_horn"]
 
-UNREADABLE = "I cannot read this prompt."
 _NEGATED = "Is it true that "
 _POSITIVE = "Can "
 

@@ -6,6 +6,8 @@ theory, the first transition (TRUE → FALSE) and seed 0, and a cell toward ``"b
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 
 from hypothesis import strategies as st
@@ -13,11 +15,14 @@ from hypothesis import strategies as st
 from .._bound import SEEDS, BoundStrategies, ordered_range
 from pytest_competence.protocol import InvalidArgument
 from .._design_cases import DesignSpace
-from . import IW_PRESENTATIONS, MIN_N, Intervention, IWInstance
+from ._cells import IW_PRESENTATIONS, MIN_N, IWInstance
+
+if TYPE_CHECKING:
+    from . import Intervention  # noqa: F401 (the generic base names it)
 
 __all__ = ["InterventionStrategies"]
 
-class InterventionStrategies(BoundStrategies[Intervention]):
+class InterventionStrategies(BoundStrategies["Intervention"]):
     """Strategies bound to one :class:`~.intervention.Intervention` configuration."""
 
     def instances(self, *, min_n: int = MIN_N, max_n: int = 32,

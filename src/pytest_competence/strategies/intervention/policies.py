@@ -29,15 +29,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_competence.policy import ModelSpecError, point_mass
+from pytest_competence.policy import ModelSpecError, UNREADABLE, point_mass
 from pytest_competence.policy import point_mass
 
 if TYPE_CHECKING:
     from pytest_competence.protocol import Prompt
 
-__all__ = ["IW_POLICIES", "IWText", "iw_ideal", "point_mass", "read_iw"]
+__all__ = ["IW_POLICIES", "BatchPolicy", "IWText", "Lit", "iw_ideal", "point_mass", "read_iw"]
 
-UNREADABLE = "I cannot read this prompt."
 _LIT = re.compile(r"^(\w+) is (true|false)$")
 _OPTION = re.compile(r"^([ABC])\) (true|false|unknown)$")
 _QUESTION = re.compile(r"^Question: is (\w+) true, false, or unknown\?$")
@@ -156,6 +155,7 @@ class BatchPolicy:
         self._letter = letter
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str]:
+        """The policy's answer to each prompt, reading the batch in order."""
         memory = _Memory()  # a fresh memory per call: the same batch always gets the same answers
         out = []
         for p in prompts:
@@ -168,6 +168,7 @@ class BatchPolicy:
 
     def score(self, prompts: Sequence[Prompt],
               candidates: Sequence[str]) -> list[dict[str, float]]:
+        """Candidate scores: log-probability 0 for the answer it generates, ``-inf`` elsewhere."""
         return [point_mass(a, candidates) for a in self.generate(prompts)]
 
     def __repr__(self) -> str:

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
 from pytest_competence.protocol import InvalidArgument, Item, Parsed, Prompt, compose
 from .._rng import stream_rng
-from . import (
+from ._instances import (
     _ORIGINAL,
     _POSITIONS,
     _SHUFFLED,
@@ -31,12 +31,14 @@ from . import (
     PRESENTATIONS,
     RESHUFFLE,
     REWRITE,
-    Ordering,
     OrderingInstance,
     OrderingView,
     _premise_count,
     _presentation,
 )
+
+if TYPE_CHECKING:
+    from . import Ordering
 from .vocabularies import CATALOG
 
 __all__ = ["CaseSpace", "OrderingCase"]

@@ -8,10 +8,13 @@ independent checker recomputes the gold answer from the prompt text alone. With 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_competence.protocol import InvalidArgument, Item, construct, default_presentations
-from . import PRESENTATIONS, Ordering
+from ._instances import PRESENTATIONS
+
+if TYPE_CHECKING:
+    from . import Ordering
 from .vocabularies import CATALOG, vocabulary
 
 __all__ = ["add_options", "designs", "meta"]

@@ -7,6 +7,8 @@ permutation toward the identity (one flag, then one seed — never 1,024 separat
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 
 import numpy as np
@@ -14,7 +16,10 @@ from hypothesis import strategies as st
 
 from .._bound import SEEDS, BoundStrategies, ordered_range
 from ._cases import CaseSpace, OrderingCase
-from . import Ordering, OrderingInstance, OrderingView
+from ._instances import OrderingInstance, OrderingView
+
+if TYPE_CHECKING:
+    from . import Ordering  # noqa: F401 (the generic base names it)
 from .vocabularies import CATALOG, Vocabulary
 
 __all__ = ["CaseSpace", "OrderingCase", "OrderingStrategies"]
@@ -28,7 +33,7 @@ def _permutation(size: int) -> st.SearchStrategy[tuple[int, ...]]:
     )
 
 
-class OrderingStrategies(BoundStrategies[Ordering]):
+class OrderingStrategies(BoundStrategies["Ordering"]):
     """Strategies bound to one :class:`~.ordering.Ordering` configuration."""
 
     def instances(self, *, min_n: int | None = None, max_n: int = 64) -> st.SearchStrategy[OrderingInstance]:

@@ -27,13 +27,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pytest_competence.policy import ModelSpecError, number
+from pytest_competence.policy import ModelSpecError, UNREADABLE, number
 
 from .vocabularies import CATALOG
 
 __all__ = ["ORDERING_POLICIES", "OrderingText", "ordering_ideal", "read_ordering"]
 
-UNREADABLE = "I cannot read this prompt."
 
 
 @dataclass(frozen=True)

@@ -27,12 +27,15 @@ class Phrase:
     question: str
 
     def state(self, a: str, b: str) -> str:
+        """The premise "a R b"."""
         return self.statement.format(a=a, b=b)
 
     def deny(self, a: str, b: str) -> str:
+        """The negated premise "a is not R b"."""
         return self.negation.format(a=a, b=b)
 
     def ask(self, a: str, b: str) -> str:
+        """The question "is a R b?"."""
         return self.question.format(a=a, b=b)
 
 
@@ -68,6 +71,7 @@ class Vocabulary:
     rule: str = ""
 
     def context(self, n: int, names_line: str) -> str:
+        """The context sentence that opens a prompt of ``n`` entities."""
         rule = f" {self.rule}" if self.rule else ""
         return (
             f"There are {n} people {self.setting}.{rule} Their names are {names_line}. "

@@ -29,7 +29,7 @@ from .._rng import stream_rng
 from .._induction import REORDER, RuleInduction, Task
 from ._ops import DIGITS, draw_program, run, substitute
 
-__all__ = ["HINT", "Programs", "ProgramsContext", "SUBSTITUTE"]
+__all__ = ["HINT", "LONGEST", "SHORTEST", "SUBSTITUTE", "Programs", "ProgramsContext"]
 
 SUBSTITUTE = "substitute"
 SHORTEST, LONGEST = 2, 10  # input list lengths; the query band sits strictly inside

@@ -17,9 +17,10 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pytest_competence.policy import UNREADABLE
+
 __all__ = ["PROGRAMS_POLICIES", "ProgramsText", "read_programs"]
 
-UNREADABLE = "I cannot read this prompt."
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,10 @@ from collections.abc import Callable
 
 from ._rules import RULES, complete, fits
 
-__all__ = ["RAVEN_POLICIES", "read_raven"]
+from pytest_competence.policy import UNREADABLE
 
-UNREADABLE = "I cannot read this prompt."
+__all__ = ["RAVEN_POLICIES", "Grid", "read_raven"]
+
 
 Grid = tuple[tuple[tuple[int, ...], ...], ...]
 

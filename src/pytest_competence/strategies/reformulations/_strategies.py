@@ -6,12 +6,17 @@ its smallest level, the "yes" cell (index 0) and seed 0.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
 from .._design_cases import DesignSpace
-from . import CATEGORIES, MAX_N, ReformulationInstance, Reformulations
+from ._instances import CATEGORIES, MAX_N, ReformulationInstance
+
+if TYPE_CHECKING:
+    from . import Reformulations
 
 __all__ = ["ReformulationStrategies"]
 

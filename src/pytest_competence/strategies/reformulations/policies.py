@@ -29,9 +29,10 @@ from ._quantifiers import QProblem, solve_quantified
 
 from .policies_quantified import PREFIX, read_quantified, strip_negation
 
+from pytest_competence.policy import UNREADABLE
+
 __all__ = ["CRT_POLICIES", "crt_ideal", "read_crt"]
 
-UNREADABLE = "I cannot read this prompt."
 _NOT_ALL = "it is not the case that all of the following hold: "
 _ANY = "at least one of the following holds: "
 

@@ -22,7 +22,7 @@ from ._qrender import SCENE, _sentence, _Words
 from ._quantifiers import Is, QProblem, Quantified, Statement, Term
 from ..names import first_names
 
-__all__ = ["read_quantified", "strip_negation"]
+__all__ = ["PREFIX", "read_quantified", "strip_negation"]
 
 PREFIX = f"Premises: {SCENE} "
 
