@@ -11,7 +11,7 @@ from itertools import chain
 
 import pytest
 
-from pytest_competence.cli import SCHEMA, prompt_records
+from pytest_competence.dataset import SCHEMA, prompt_records
 from pytest_competence.strategies import FAMILIES, default_presentations
 from pytest_competence.strategies import family as make_family
 from pytest_competence.protocol import design_chunks

@@ -9,7 +9,8 @@ import pytest
 
 from plugin_helpers import ideal_py, read_archive
 from pytest_competence.analysis import analyze
-from pytest_competence.evaluation import NOT_KEPT, Reduction
+from pytest_competence._reduced import NOT_KEPT
+from pytest_competence.evaluation import Reduction
 from pytest_competence.evaluate import evaluate, evaluate_chunks
 from pytest_competence._files import json_text
 from pytest_competence.models import resolve_model

@@ -23,7 +23,8 @@ from pytest_competence.protocol import Observation
 from pytest_competence.models import ModelSpecError, resolve_model
 from pytest_competence._records import evaluation_from_records, records
 from pytest_competence.strategies import FAMILIES, Item, Parsed, Prompt
-from pytest_competence.strategies._induction.metrics import induction_families, systematicity_summary
+from pytest_competence.strategies._induction import induction_families
+from pytest_competence.strategies._induction.metrics import systematicity_summary
 
 GOLD, WRONG = "[1]", "[0]"
 

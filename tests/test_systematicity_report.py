@@ -22,7 +22,8 @@ from pytest_competence.report._cells import family_html as systematicity_html
 from pytest_competence.report._cells import tables_lines as systematicity_lines
 from pytest_competence.report._cells import tables_markdown as systematicity_markdown
 from pytest_competence.strategies import FAMILIES
-from pytest_competence.strategies._induction.metrics import induction_families, systematicity_summary
+from pytest_competence.strategies._induction import induction_families
+from pytest_competence.strategies._induction.metrics import systematicity_summary
 
 SUITE = """
     import pytest
