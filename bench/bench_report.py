@@ -96,7 +96,7 @@ def write_report(how: str, folder: str, results: list[dict[str, Any]], gzip: boo
     from pytest_competence._redaction import redact_all
     from pytest_competence.report import write_outputs
     from pytest_competence.report._records_file import part_lines
-    from pytest_competence._settings import records_name
+    from pytest_competence._settings import records_name  # noqa: F401  (imported before measuring)
 
     parts = Path(folder)
     out = parts / "out"

@@ -19,8 +19,8 @@ import pytest_competence.models.reference  # noqa: F401
 import pytest_competence.analysis  # noqa: F401
 import pytest_competence.profile  # noqa: F401
 import pytest_competence.report  # noqa: F401
-import pytest_competence.report._compare
-import pytest_competence.report._terminal
+import pytest_competence.report._compare  # noqa: F401
+import pytest_competence.report._terminal  # noqa: F401
 import pytest_competence.spec  # noqa: F401
 import pytest_competence.stats  # noqa: F401
 

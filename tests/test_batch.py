@@ -16,7 +16,7 @@ import pytest
 
 import plugin_helpers  # noqa: F401  (the engine, imported before any in-process session)
 import pytest_competence.batch  # noqa: F401
-import pytest_competence._cache
+import pytest_competence._cache  # noqa: F401
 import pytest_competence.models.http  # noqa: F401
 from fake_server import answer_for
 from server_fixtures import fake_server_process, server  # noqa: F401  (fixtures)

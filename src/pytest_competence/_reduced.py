@@ -59,15 +59,17 @@ class Interned:
         return np.fromiter((self.code(t) for t in texts), dtype=np.int32)
 
 
-#: What :meth:`~pytest_competence.evaluation.Evaluation.rows` regenerates rows from: items alone (the observations come back
-#: from the arrays) or items with the observations an archive recorded.
+#: What :meth:`~pytest_competence.evaluation.Evaluation.rows` regenerates rows from: items
+#: alone (the observations come back from the arrays) or items with the observations an
+#: archive recorded.
 RowSource = Callable[[], Iterable[tuple[Item, "tuple[Observation, ...] | None"]]]
 
 
 @dataclass(frozen=True)
 class Reduced:
-    """What a :class:`~pytest_competence.evaluation.Reduction` made of its chunks: the arrays of an :class:`~pytest_competence.evaluation.Evaluation`, the
-    interned tables their codes index, and the whole rows kept as observed."""
+    """What a :class:`~pytest_competence.evaluation.Reduction` made of its chunks: the arrays
+    of an :class:`~pytest_competence.evaluation.Evaluation`, the interned tables their codes
+    index, and the whole rows kept as observed."""
 
     presentations: tuple[str, ...]
     ids: list[str]

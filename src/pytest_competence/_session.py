@@ -2,8 +2,8 @@
 
 :class:`CompetenceSession` lives in ``config.stash`` and is registered as a plugin object, so its
 report hooks see this run's results (the evaluation behind one test is a
-:class:`~pytest_competence._run.CompetenceRun`). Results travel from xdist workers to the controller on the
-test report (``report.competence``, a JSON-able dict); prompt-level records, which can be
+:class:`~pytest_competence._run.CompetenceRun`). Results travel from xdist workers to the
+controller on the test report (``report.competence``, a JSON-able dict); prompt-level records, which can be
 gigabytes, are appended chunk by chunk, as the model answers, to part files that survive a
 worker crash — JSON Lines, one record a line, redacted as it is written — and are copied line by
 line into the records file when the session ends (:mod:`~pytest_competence.report._records_file`).

@@ -4,8 +4,8 @@ A model answers a batch of prompts in one call. Specs are ``SCHEME:REST``:
 
 - ``ref:NAME[?key=value&…]`` — a built-in reference policy (see :mod:`.reference`);
 - ``py:MODULE:ATTR`` — a Python callable taking a list of prompt strings and returning a list of
-  answer strings, or an object with ``generate(prompts)`` taking :class:`~pytest_competence.protocol.Prompt`
-  objects (system prompt included);
+  answer strings, or an object with ``generate(prompts)`` taking
+  :class:`~pytest_competence.protocol.Prompt` objects (system prompt included);
 - ``openai:MODEL@BASE_URL[,URL…][?key=value&…]`` — an OpenAI-compatible HTTP server (:mod:`.http`);
 - ``hf:PATH_OR_ID[?key=value&…]`` — a transformers checkpoint loaded in this process (:mod:`.hf`);
 - ``vllm:PATH_OR_ID[?key=value&…]`` — vLLM's offline engine in this process (:mod:`.vllm`);

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._base import ModelProtocolError, NoAnswer
 
@@ -26,7 +26,7 @@ __all__ = [
 
 
 #: One entry of a model's batch: the answer text, or why there is none.
-Answer = Union[str, BaseException]
+Answer = str | BaseException
 #: Candidate → log-probability as the answer, for one prompt.
 Scores = dict[str, float]
 T = TypeVar("T")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Literal, Union
+from typing import Literal
 
 import numpy as np
 
@@ -36,7 +36,7 @@ FEATURES: dict[str, tuple[str, str, str]] = {
 }
 
 Obj = tuple[int, int, int]
-Rule = Union[tuple[Literal["is"], int, int], tuple[Literal["and", "or"], "Rule", "Rule"]]
+Rule = tuple[Literal["is"], int, int] | tuple[Literal["and", "or"], "Rule", "Rule"]
 
 OBJECTS: tuple[Obj, ...] = tuple((o // 9, o // 3 % 3, o % 3) for o in range(27))
 FULL = (1 << 27) - 1

@@ -1,4 +1,4 @@
-"""Intervention worlds: the cells (world × mapping × readout), the letters and the rendered theory."""
+"""Intervention worlds: the cells (world × mapping × readout), the letters, the rendered theory."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seeds/004 reformulations: system prompts, transformations, categories and latent instances."""
+"""The seeds/004 reformulations: system prompts, transformations, categories, latent instances."""
 
 from __future__ import annotations
 
