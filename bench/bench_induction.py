@@ -19,6 +19,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from _machine import describe
+
 from pytest_competence.strategies._induction import induction_families
 
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -94,9 +94,9 @@ def write_report(how: str, folder: str, results: list[dict[str, Any]], gzip: boo
     """In this (fresh) process: extra peak RSS in MB, wall seconds, bytes written."""
     from pytest_competence._files import json_text, write_text_atomic
     from pytest_competence._redaction import redact_all
+    from pytest_competence._settings import records_name  # noqa: F401  (imported before measuring)
     from pytest_competence.report import write_outputs
     from pytest_competence.report._records_file import part_lines
-    from pytest_competence._settings import records_name  # noqa: F401  (imported before measuring)
 
     parts = Path(folder)
     out = parts / "out"

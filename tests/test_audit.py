@@ -6,7 +6,6 @@ import random
 from itertools import combinations
 
 import pytest
-from pytest_competence.strategies import AuditComponent, Ordering
 
 from pytest_competence.audit import (
     Components,
@@ -20,6 +19,7 @@ from pytest_competence.audit import (
 )
 from pytest_competence.audit._universe import suite_universe
 from pytest_competence.models.reference import reference_policy
+from pytest_competence.strategies import AuditComponent, Ordering
 
 # -- a policy class whose answers are known by construction -------------------------------------
 

@@ -7,9 +7,12 @@ import json
 
 import pytest
 
-from pytest_competence.audit._universe import family_zoo
 from pytest_competence.audit._suite import audit_spec, audit_suite, summary_lines
-from pytest_competence.audit._universe import audit_pairs, family_variant, suite_universe
+from pytest_competence.audit._universe import (
+    family_variant,
+    family_zoo,
+    suite_universe,
+)
 from pytest_competence.models.reference import reference_policy
 from pytest_competence.spec import spec_from_marker
 

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-from solver import solve
 
 from pytest_competence.cli import main
+from solver import solve
 
 
 def _generate(tmp_path, *args):

@@ -19,8 +19,8 @@ from pytest_competence.audit._diagnose import diagnose
 from pytest_competence.audit._universe import family_zoo
 from pytest_competence.evaluate import evaluate
 from pytest_competence.models import resolve_model
-from pytest_competence.strategies.ordering.policies import read_ordering
 from pytest_competence.strategies import Ordering
+from pytest_competence.strategies.ordering.policies import read_ordering
 
 ENDPOINTS = Ordering(vocabulary="front_behind")
 INTERIOR = Ordering(vocabulary="front_behind", distance=2)

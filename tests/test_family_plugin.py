@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from plugin_helpers import install_example_family
-from pytest_competence.strategies import FAMILIES, Family, InvalidArgument, Ordering
 from pytest_competence.registry import FamilyRegistry, check_family_class
+from pytest_competence.strategies import FAMILIES, Family, InvalidArgument, Ordering
 
 SUITE = """
 import pytest

@@ -12,9 +12,9 @@ from itertools import chain
 import pytest
 
 from pytest_competence.dataset import SCHEMA, prompt_records
+from pytest_competence.protocol import design_chunks
 from pytest_competence.strategies import FAMILIES, default_presentations
 from pytest_competence.strategies import family as make_family
-from pytest_competence.protocol import design_chunks
 from pytest_competence.training import grpo_order, row, write_rows
 
 # One design per family, small but with more instances per level than a chunk holds, so that

@@ -14,13 +14,13 @@ import sys
 from collections import Counter
 
 import pytest
-from horn_solver import MalformedPrompt, parse, proof_depth, repairs, solve
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pytest_competence.strategies import FAMILIES, HORN_PRESENTATIONS, Horn, InvalidArgument, family
 
+from horn_solver import MalformedPrompt, parse, proof_depth, repairs, solve
 from pytest_competence.cli import main
 from pytest_competence.models.reference import reference_policy
+from pytest_competence.strategies import FAMILIES, HORN_PRESENTATIONS, Horn, InvalidArgument, family
 
 ALL = tuple(HORN_PRESENTATIONS)
 PRESERVING = tuple(p for p in ALL if p != "negated_query")

@@ -11,7 +11,6 @@ and the terminal.
 from __future__ import annotations
 
 import gzip
-import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path

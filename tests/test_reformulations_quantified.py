@@ -14,8 +14,10 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pytest_competence.strategies import CATEGORIES, InvalidArgument, Reformulations
+
+from pytest_competence.cli import main
 from pytest_competence.protocol import IDENTITY
+from pytest_competence.strategies import CATEGORIES, InvalidArgument, Reformulations
 from pytest_competence.strategies import reformulations as crt
 from pytest_competence.strategies.reformulations._lexicon import NOUNS
 from pytest_competence.strategies.reformulations._qrender import render_quantified
@@ -27,8 +29,6 @@ from pytest_competence.strategies.reformulations._quantifiers import (
     solve_quantified,
 )
 from quantifier_solver import MalformedPrompt, equivalent, parse, solve
-
-from pytest_competence.cli import main
 
 QUANTIFIED = ("syllogistic", "quantifier")
 FLIP = {"yes": "no", "no": "yes", "cannot be determined": "cannot be determined"}

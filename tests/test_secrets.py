@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from plugin_helpers import read_archive
 from pytest_competence.models import resolve_model
 from pytest_competence.models._transport import Call, ModelCallError, RetryPolicy, post_all
-from plugin_helpers import read_archive
 from server_fixtures import fake_server_process, server  # noqa: F401
 
 KEY = "sk-test-NEVER-SHOWN-9f8e7d6c5b4a39281706"

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 
 from plugin_helpers import ideal_py, read_archive
-from pytest_competence.analysis import analyze
-from pytest_competence._reduced import NOT_KEPT
-from pytest_competence.evaluation import Reduction
-from pytest_competence.evaluate import evaluate, evaluate_chunks
 from pytest_competence._files import json_text
-from pytest_competence.models import resolve_model
 from pytest_competence._progress import ProgressModel
 from pytest_competence._records import RecordsPart, _record, evaluation_from_records, records
 from pytest_competence._redaction import redact_all
+from pytest_competence._reduced import NOT_KEPT
+from pytest_competence.analysis import analyze
+from pytest_competence.evaluate import evaluate, evaluate_chunks
+from pytest_competence.evaluation import Reduction
+from pytest_competence.models import resolve_model
 from pytest_competence.spec import spec_from_marker
 from pytest_competence.strategies import FAMILIES, Parsed
 

@@ -9,11 +9,11 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import induction_toy
 import pytest
+
+import induction_toy
 from induction_toy import Toyshift
 from plugin_helpers import profile_section
-
 from pytest_competence.analysis import FAMILY_ANALYSES, analyze
 from pytest_competence.cli import main as cli_main
 from pytest_competence.evaluate import evaluate

@@ -26,8 +26,8 @@ _LAZY = {
 if TYPE_CHECKING:
     from pytest_competence._run import CompetenceRun, CompetenceTrainingOverlap
     from pytest_competence.conditions import CompetenceFailure, Condition
-    from pytest_competence.evaluation import Evaluation
     from pytest_competence.evaluate import evaluate
+    from pytest_competence.evaluation import Evaluation
     from pytest_competence.models import resolve_model
 
 

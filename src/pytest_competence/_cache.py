@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_competence.models import Model, ModelWrapper, as_they_come
 from pytest_competence._redaction import redact
+from pytest_competence.models import Model, ModelWrapper, as_they_come
 
 if TYPE_CHECKING:
     from pytest_competence.protocol import Prompt

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_competence._files import utf8_safe
-from pytest_competence.protocol import AnswerMap, Observation
 from pytest_competence._records import shown
+from pytest_competence.protocol import AnswerMap, Observation
 
 if TYPE_CHECKING:
     from pytest_competence.conditions import Condition

@@ -134,9 +134,9 @@ def competence(request: pytest.FixtureRequest,
 def _ask(item: pytest.Item, run: CompetenceRun) -> None:
     """Evaluate at setup: an outage, a broken model object or a foreign baseline is the test's
     ERROR (pytest's setup error), never a FAILED verdict on the model."""
+    from pytest_competence._gate import BaselineError
     from pytest_competence._verdict import junit_properties
     from pytest_competence.evaluation import InfrastructureError
-    from pytest_competence._gate import BaselineError
     from pytest_competence.models import ModelProtocolError, where_raised
 
     try:

@@ -120,7 +120,7 @@ def check_design(path: str, document: Mapping[str, Any], test: str,
         raise BaselineError(
             f"baseline {path}: {test} was archived from another design, so its instances cannot "
             f"be matched; " + "; ".join(differ) + ". Archive the baseline again with this design "
-            f"(or restore the test's old design)")
+            "(or restore the test's old design)")
 
 
 def baseline_from_document(

@@ -15,10 +15,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence.evaluation import Reduction
-from pytest_competence.evaluation import Evaluation
-from pytest_competence.protocol import Observation
-from pytest_competence.protocol import AnswerMap, Item, Parsed, Prompt
+from pytest_competence.evaluation import Evaluation, Reduction
+from pytest_competence.protocol import AnswerMap, Item, Observation, Parsed, Prompt
 
 __all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "RecordsPart", "evaluation_from_records",
            "prompt_sha256", "records", "shown"]

@@ -120,8 +120,8 @@ class CompetenceRun:
         baseline = self.session.settings.baseline
         if not baseline:
             return None
-        from pytest_competence.analysis import instance_table
         from pytest_competence._gate import baseline_from_document, compare_with_baseline
+        from pytest_competence.analysis import instance_table
 
         table = instance_table(self.evaluation)
         presentations = list(self.evaluation.presentations)
@@ -153,9 +153,9 @@ class CompetenceRun:
         With ``--competence-report-only`` the verdict is recorded for the reports instead.
         """
         __tracebackhide__ = True
-        from pytest_competence.conditions import CompetenceFailure
         from pytest_competence._failure import failure_message
         from pytest_competence._gate import regression_message
+        from pytest_competence.conditions import CompetenceFailure
 
         self.checked = True
         messages = []
@@ -170,8 +170,8 @@ class CompetenceRun:
 
     def result(self, nodeid: str, test: str) -> Result:
         """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""
-        from pytest_competence.analysis import analyze
         from pytest_competence._failure import failing_case
+        from pytest_competence.analysis import analyze
 
         settings = self.session.settings
         result: Result = {

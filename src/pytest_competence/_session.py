@@ -107,8 +107,8 @@ class CompetenceSession:
     # -- models and designs ------------------------------------------------------------------
 
     def resolve(self, spec: str) -> Model:
-        from pytest_competence.models import resolve_model
         from pytest_competence._wiring import backend_settings, wire
+        from pytest_competence.models import resolve_model
 
         model = resolve_model(spec, self.aliases, settings=backend_settings(self.config))
         return wire(self.config, model)  # the response cache and the progress line
@@ -143,10 +143,10 @@ class CompetenceSession:
         return self.evaluations[key]
 
     def _stream(self, spec: CompetenceSpec, model: Model, label: str, key: tuple) -> Evaluation:
-        from pytest_competence.evaluate import evaluate_chunks
         from pytest_competence._gate import DesignDigest
         from pytest_competence._progress import expecting
         from pytest_competence._records import RecordsPart
+        from pytest_competence.evaluate import evaluate_chunks
 
         part = None if self.parts is None else RecordsPart(self.parts, label, self.secrets())
         digest = DesignDigest() if spec.key not in self.fingerprints else None

@@ -37,8 +37,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         if from_body is not None:
             raise from_body
         return result
-    from pytest_competence.conditions import CompetenceFailure
     from pytest_competence._gate import BaselineError
+    from pytest_competence.conditions import CompetenceFailure
     from pytest_competence.models import ModelProtocolError
 
     message = None

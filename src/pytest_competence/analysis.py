@@ -17,8 +17,8 @@ import numpy as np
 from pytest_competence import stats
 from pytest_competence.evaluation import Evaluation
 from pytest_competence.profile import LevelProfile, profile
-from pytest_competence.result import Analysis
 from pytest_competence.registry import FAMILIES
+from pytest_competence.result import Analysis
 
 __all__ = [
     "BOUNDARY_TAU", "FAMILY_ANALYSES", "SCHEMA", "analyze", "family_metrics", "instance_table",

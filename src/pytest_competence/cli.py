@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from collections.abc import Sequence
-
-from pytest_competence.protocol import InvalidArgument
+from pathlib import Path
 
 from pytest_competence._settings import (
     output_path_problem,
     records_path_problem,
 )
+from pytest_competence.protocol import InvalidArgument
 
 __all__ = ["batch_import", "main", "plan", "report"]
 
@@ -96,9 +95,8 @@ def report(args: argparse.Namespace) -> int:
     """Recompute and re-render an archive; 1 when its figures disagree with its records."""
     from pytest_competence.report import load_document, recompute, write_outputs
     from pytest_competence.report._archive import disagreements, unrecomputed
-    from pytest_competence.report._terminal import summary_lines
-
     from pytest_competence.report._records_file import archived_records
+    from pytest_competence.report._terminal import summary_lines
 
     archived = load_document(args.results)
     folder = Path(args.results).parent
@@ -128,8 +126,8 @@ def report(args: argparse.Namespace) -> int:
 
 def batch_import(args: argparse.Namespace) -> int:
     """``competence batch import``: store a batch run's answers in the response cache."""
-    from pytest_competence.batch import import_results
     from pytest_competence._cache import ResponseCache
+    from pytest_competence.batch import import_results
 
     if not Path(args.cache).is_file():
         raise ValueError(f"no response cache at {args.cache!r}: export the requests first with "

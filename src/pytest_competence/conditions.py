@@ -12,7 +12,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_competence.profile import METRICS, SUMMARY_METRICS, LevelProfile, kappa_bar
 from pytest_competence.protocol import InvalidArgument

@@ -19,8 +19,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from pytest_competence.evaluation import Evaluation, Reduction
 from pytest_competence._reduced import design_rows
+from pytest_competence.evaluation import Evaluation, Reduction
 from pytest_competence.models import Model, ModelCallError, ModelProtocolError, NoAnswer
 from pytest_competence.protocol import FamilyLike, Item, Observation, Parsed, Prompt
 

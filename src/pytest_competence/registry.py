@@ -75,7 +75,7 @@ def check_family_class(cls: object, name: str, origin: str = "") -> type[Family]
             raise InvalidArgument(
                 f"Expected {cls.__qualname__}.{method}{where} to be a method, but got "
                 f"{getattr(cls, method)!r}")
-    answers = getattr(cls, "answer_space")
+    answers = cls.answer_space
     if not isinstance(answers, (tuple, property)) or isinstance(answers, tuple) and not all(
             isinstance(a, str) for a in answers):
         raise InvalidArgument(

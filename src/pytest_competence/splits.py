@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pytest_competence.registry import FAMILIES
 from pytest_competence.protocol import InvalidArgument
+from pytest_competence.registry import FAMILIES
 
 __all__ = ["EVAL_SEEDS", "SPLITS", "TRAIN_SEEDS", "Split", "overlap", "split"]
 

@@ -14,10 +14,10 @@ import random
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from pytest_competence.splits import Split, split
-from pytest_competence.registry import FAMILIES
 from pytest_competence.protocol import InvalidArgument, Item, Prompt, default_presentations
+from pytest_competence.registry import FAMILIES
 from pytest_competence.registry import family as make_family
+from pytest_competence.splits import Split, split
 
 __all__ = ["dataset", "grpo_order", "resolve_split", "row", "rows", "write_rows"]
 

@@ -24,10 +24,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from pytest_competence.stats import wilson_interval
-
 from pytest_competence.audit._core import Observations
 from pytest_competence.audit._universe import family_zoo
+from pytest_competence.stats import wilson_interval
 
 __all__ = ["diagnose"]
 

@@ -37,10 +37,9 @@ class AuditItem(pytest.Item):
         self.audit: dict[str, Any] | None = None
 
     def runtest(self) -> None:
-        from pytest_competence.spec import spec_from_marker
-        from pytest_competence.protocol import InvalidArgument
-
         from pytest_competence.audit._suite import audit_spec
+        from pytest_competence.protocol import InvalidArgument
+        from pytest_competence.spec import spec_from_marker
 
         try:
             spec = spec_from_marker(self.marker.args, self.marker.kwargs, self.overrides)

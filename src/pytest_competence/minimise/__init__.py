@@ -38,7 +38,13 @@ if TYPE_CHECKING:
         minimise_failure,
         replay_saved,
     )
-    from ._hooks import SHRINK_MARKER_HELP, ShrinkHooks, ShrinkSettings, settings_for, shrink_settings
+    from ._hooks import (
+        SHRINK_MARKER_HELP,
+        ShrinkHooks,
+        ShrinkSettings,
+        settings_for,
+        shrink_settings,
+    )
     from ._shrink import (
         Boundary,
         CaseSpace,

@@ -34,11 +34,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from pytest_competence.models import Model
+from pytest_competence.protocol import Observation, Prompt
+
 from ._asking import Asker, Budget, verdicts
 from ._casedb import SavedCase
-from pytest_competence.protocol import Observation
-from pytest_competence.models import Model
-from pytest_competence.protocol import Prompt
 
 __all__ = ["Boundary", "CaseSpace", "Minimal", "Replay", "boundary_search", "check_minimal",
            "fails", "minimise"]

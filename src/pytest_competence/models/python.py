@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_competence.policy import ModelSpecError
 from pytest_competence.protocol import Prompt
 
 from ._base import Model, where_raised
-from pytest_competence.policy import ModelSpecError
 
 __all__ = ["CallableModel", "python_model"]
 

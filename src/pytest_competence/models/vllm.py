@@ -21,9 +21,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_competence.policy import ModelSpecError
 from pytest_competence.protocol import Prompt
 
-from pytest_competence.policy import ModelSpecError
 from ._params import Param, choice, number, parse_params, whole
 from .readout import Answer, Scores, in_order, scored_stream
 

@@ -15,7 +15,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from ._values import AuditComponent, Figure, InvalidArgument, Item, Observation, Parsed, Prompt, Table
+from ._values import (
+    AuditComponent,
+    Figure,
+    InvalidArgument,
+    Item,
+    Observation,
+    Parsed,
+    Prompt,
+    Table,
+)
 
 if TYPE_CHECKING:
     import numpy as np

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 __all__ = [
@@ -92,7 +92,7 @@ class Transform:
     answer_map: AnswerMap = IDENTITY
 
 
-@lru_cache(maxsize=None)
+@cache
 def compose(transforms: tuple[Transform, ...]) -> AnswerMap:
     """The answer map of applying ``transforms`` in order (identity for none)."""
     out = IDENTITY

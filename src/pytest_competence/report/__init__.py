@@ -87,11 +87,11 @@ def recompute(document: dict[str, Any], *, bootstrap: int | None = None,
     Raises :class:`~pytest_competence.report._records_file.RecordsFileError` for a records file
     that is missing, truncated or another document's.
     """
-    from pytest_competence.analysis import analyze
     from pytest_competence._failure import failing_case
+    from pytest_competence._records import evaluation_from_records
+    from pytest_competence.analysis import analyze
     from pytest_competence.conditions import parse_condition
     from pytest_competence.profile import profile
-    from pytest_competence._records import evaluation_from_records
     from pytest_competence.report._records_file import read_records
 
     results = []
@@ -132,8 +132,8 @@ def write_outputs(
 
     written = []
     if json_path:
-        from pytest_competence.report._records_file import pointers, write_records_file
         from pytest_competence._settings import records_name
+        from pytest_competence.report._records_file import pointers, write_records_file
 
         path = records_path or records_name(json_path)
         sha256, counts = write_records_file(path, records)

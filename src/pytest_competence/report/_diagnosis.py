@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from pytest_competence.report._cells import aligned, html_table, markdown_table
 from pytest_competence.drawing import number
+from pytest_competence.report._cells import aligned, html_table, markdown_table
 
 __all__ = ["diagnosis_html", "diagnosis_lines", "diagnosis_markdown"]
 

@@ -13,11 +13,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_competence.report._cells import html_table
-from pytest_competence.report._matrix import family_matrices
 from pytest_competence.drawing import esc
+from pytest_competence.report._cells import html_table
+from pytest_competence.report._html_result import (
+    badge,
+    interval,
+    num,
+    p_value,
+    result_section,
+    table,
+)
+from pytest_competence.report._matrix import family_matrices
 from pytest_competence.report._terminal import verdict
-from pytest_competence.report._html_result import badge, interval, num, p_value, result_section, table
 
 __all__ = ["render_html"]
 

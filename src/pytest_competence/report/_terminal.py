@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_competence.drawing import SHOWN_PRESENTATIONS
 from pytest_competence.report._cells import aligned, tables_lines
 from pytest_competence.report._diagnosis import diagnosis_lines
 from pytest_competence.report._matrix import family_matrices
-from pytest_competence.drawing import SHOWN_PRESENTATIONS
 
 __all__ = ["summary_lines", "verdict"]
 

@@ -24,6 +24,7 @@ from pytest_competence.stats.bootstrap import (
     ROWS_PER_DISTINCT_ROW,
     AdditiveFigure,
     BootstrapInterval,
+    Statistic,
     accuracy_figure,
     bootstrap_sums,
     difference_figure,
@@ -31,7 +32,6 @@ from pytest_competence.stats.bootstrap import (
     kappa_bar_figure,
     paired_bootstrap,
     robust_correct_figure,
-    Statistic,
 )
 from pytest_competence.stats.boundary import (
     COIN_FLIP_BELOW,

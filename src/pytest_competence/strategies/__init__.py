@@ -51,7 +51,14 @@ if TYPE_CHECKING:
     from .grammar import Grammar
     from .horn import HORN_PRESENTATIONS, Horn, HornInstance
     from .intervention import IW_PRESENTATIONS, Intervention, IWInstance
-    from .ordering import CELLS, PRESENTATIONS, SYSTEM_PROMPT, Ordering, OrderingInstance, OrderingView
+    from .ordering import (
+        CELLS,
+        PRESENTATIONS,
+        SYSTEM_PROMPT,
+        Ordering,
+        OrderingInstance,
+        OrderingView,
+    )
     from .ordering.vocabularies import CATALOG, GROUPS, Phrase, Vocabulary, vocabulary
     from .programs import Programs
     from .raven import Raven

@@ -21,8 +21,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from ._bound import ordered_range
 from pytest_competence.protocol import InvalidArgument, Item, Parsed, Prompt
+
+from ._bound import ordered_range
 
 __all__ = ["DesignCase", "DesignSpace"]
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from pytest_competence.protocol import AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt
+
 from .._checks import (
     check_levels,
     check_pairs,
@@ -34,7 +35,6 @@ from .._checks import (
     check_seed,
 )
 from .._rng import stream_rng
-
 from ._tasks import REORDER, Inductive, Task, canonical, induction_families, last_json_list
 
 if TYPE_CHECKING:

@@ -36,6 +36,7 @@ from functools import lru_cache
 
 from pytest_competence.policy import ModelSpecError, ideal_answer, number, reads_prompt, uniform
 from pytest_competence.protocol import Prompt
+
 from ._tasks import Inductive, Task, canonical, induction_families
 
 __all__ = ["INDUCTION_POLICIES", "induction_oracle", "induction_task"]

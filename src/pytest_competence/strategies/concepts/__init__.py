@@ -28,12 +28,21 @@ from typing import Any
 
 import numpy as np
 
-from ._logic import (
-    FEATURES, OBJECTS, Obj, Rule, build_support, draw_rule, ideal_observer, index, labels,
-)
 from pytest_competence.protocol import AuditComponent, InvalidArgument
-from .._rng import stream_rng
+
 from .._induction import REORDER, RuleInduction, Task
+from .._rng import stream_rng
+from ._logic import (
+    FEATURES,
+    OBJECTS,
+    Obj,
+    Rule,
+    build_support,
+    draw_rule,
+    ideal_observer,
+    index,
+    labels,
+)
 
 __all__ = [
     "CONCEPTS_SYSTEM", "MAX_QUERIES", "REBIND", "Concepts", "describe", "expression",

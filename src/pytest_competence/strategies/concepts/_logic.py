@@ -15,7 +15,7 @@ then a filter of those masks by the support labels.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Literal
 
 import numpy as np
@@ -84,7 +84,7 @@ def length(rule: Rule) -> int:
     return 1 if rule[0] == "is" else length(rule[1]) + length(rule[2])
 
 
-@lru_cache(maxsize=None)
+@cache
 def min_lengths(longest: int) -> dict[int, int]:
     """The shortest rule length of every function some rule of length ≤ ``longest`` denotes.
 
@@ -106,7 +106,7 @@ def min_lengths(longest: int) -> dict[int, int]:
     return {mask: k for k, masks in enumerate(levels[: longest + 1]) for mask in masks}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _masks(longest: int) -> np.ndarray:
     """Every function of shortest length ≤ ``longest``, as an array the observer filters."""
     return np.array(sorted(min_lengths(longest)), dtype=np.uint32)

@@ -46,10 +46,11 @@ from typing import Any
 import numpy as np
 
 from pytest_competence.protocol import InvalidArgument
+
+from .._induction import REORDER, RuleInduction, Task
 from .._rng import stream_rng
 from ._lang import COLOURS, PSEUDOWORDS, Language, sample_language
 from ._support import build_examples
-from .._induction import REORDER, RuleInduction, Task
 
 __all__ = ["GRAMMAR_SYSTEM", "Grammar", "recompose", "substitute"]
 

@@ -35,6 +35,7 @@ from pytest_competence.protocol import (
     compose,
     parse_choice,
 )
+
 from .._checks import (
     check_levels,
     check_pairs,
@@ -42,22 +43,22 @@ from .._checks import (
     check_word,
 )
 from .._rng import stream_rng
-from ._programs import HornInstance, Rule, build_program, derive, pseudowords
 from ._presentations import (
-    SYSTEM_PROMPT,
-    INSTRUCTION,
-    VARY,
-    _PROGRAM,
     _ORDER,
-    _SHUFFLED,
+    _PROGRAM,
     _RENAMED,
-    WHENEVER,
-    RESHUFFLE,
-    RENAME,
-    NEGATE_QUERY,
+    _SHUFFLED,
     HORN_PRESENTATIONS,
+    INSTRUCTION,
+    NEGATE_QUERY,
+    RENAME,
+    RESHUFFLE,
+    SYSTEM_PROMPT,
+    VARY,
+    WHENEVER,
     render_rule,
 )
+from ._programs import HornInstance, Rule, build_program, derive, pseudowords
 
 if TYPE_CHECKING:
     from ._strategies import HornStrategies

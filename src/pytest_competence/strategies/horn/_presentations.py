@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 from pytest_competence.protocol import (
     AnswerMap,
     Transform,
 )
+
 from ._programs import Rule
 
 __all__ = ["SYSTEM_PROMPT", "INSTRUCTION", "VARY", "WHENEVER", "RESHUFFLE", "RENAME", "NEGATE_QUERY", "HORN_PRESENTATIONS", "render_rule"]

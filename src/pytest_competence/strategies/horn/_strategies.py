@@ -6,9 +6,8 @@ level, a positive program (index 0) and seed 0, and a presentation toward ``"ori
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 

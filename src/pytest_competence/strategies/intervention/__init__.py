@@ -33,26 +33,27 @@ from pytest_competence.protocol import (
     Parsed,
     Prompt,
 )
+
 from .._checks import check_levels, check_pairs, check_word
 from .._rng import stream_rng
-from ._theory import TRANSITIONS, build_cluster, check_cluster
 from ._cells import (
-    IW_WORLDS,
-    IW_MAPPINGS,
-    IW_READOUTS,
-    IW_PRESENTATIONS,
-    LETTERS,
-    MIN_N,
-    MAX_N,
-    SYSTEM_PROMPT,
-    INSTRUCTION,
     _RENDER,
-    letter_of,
-    value_of,
-    render_theory,
+    INSTRUCTION,
+    IW_MAPPINGS,
+    IW_PRESENTATIONS,
+    IW_READOUTS,
+    IW_WORLDS,
+    LETTERS,
+    MAX_N,
+    MIN_N,
+    SYSTEM_PROMPT,
     IWInstance,
+    letter_of,
+    render_theory,
     select_presentations,
+    value_of,
 )
+from ._theory import TRANSITIONS, build_cluster, check_cluster
 
 if TYPE_CHECKING:
     from ._strategies import InterventionStrategies

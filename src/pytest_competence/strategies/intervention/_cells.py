@@ -6,11 +6,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import permutations
+
 from pytest_competence.protocol import (
     InvalidArgument,
 )
+
 from ._theory import (
-    Edit, Lit, SignedRule, Theory, apply_edit, label,
+    Edit,
+    Lit,
+    SignedRule,
+    Theory,
+    apply_edit,
+    label,
 )
 
 __all__ = ["IW_WORLDS", "IW_MAPPINGS", "IW_READOUTS", "IW_PRESENTATIONS", "LETTERS", "MIN_N", "MAX_N", "SYSTEM_PROMPT", "INSTRUCTION", "letter_of", "value_of", "render_theory", "IWInstance", "select_presentations"]

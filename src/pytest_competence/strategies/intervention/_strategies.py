@@ -6,14 +6,14 @@ theory, the first transition (TRUE → FALSE) and seed 0, and a cell toward ``"b
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 
-from .._bound import SEEDS, BoundStrategies, ordered_range
 from pytest_competence.protocol import InvalidArgument
+
+from .._bound import SEEDS, BoundStrategies, ordered_range
 from .._design_cases import DesignSpace
 from ._cells import IW_PRESENTATIONS, MIN_N, IWInstance
 

@@ -29,8 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pytest_competence.policy import ModelSpecError, UNREADABLE, point_mass
-from pytest_competence.policy import point_mass
+from pytest_competence.policy import UNREADABLE, ModelSpecError, point_mass
 
 if TYPE_CHECKING:
     from pytest_competence.protocol import Prompt

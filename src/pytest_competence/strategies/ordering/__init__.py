@@ -31,6 +31,7 @@ from pytest_competence.protocol import (
     compose,
     parse_choice,
 )
+
 from .._checks import (
     check_levels,
     check_pairs,
@@ -39,32 +40,32 @@ from .._checks import (
 )
 from .._rng import stream_rng
 from ..names import first_names, random_names
-from .vocabularies import CATALOG, Vocabulary
 from ._instances import (
-    SYSTEM_PROMPT,
-    INSTRUCTION,
-    CELLS,
+    _DISTRACT,
     _NAMES,
     _QUERY,
     _RANDOM_NAMES,
-    _DISTRACT,
-    OrderingInstance,
-    OrderingView,
-    RESHUFFLE,
-    REWRITE,
-    NEGATE,
+    CELLS,
     FLIP_QUERY,
+    INSTRUCTION,
+    NEGATE,
     PAPER_HELD_IN,
     PAPER_HELD_OUT,
     PRESENTATIONS,
+    RESHUFFLE,
+    REWRITE,
+    SYSTEM_PROMPT,
+    OrderingInstance,
+    OrderingView,
+    _choice,
+    _presentation,
+    _vocabulary,
     render,
     rewrite_count,
     rewrite_positions,
     views,
-    _vocabulary,
-    _choice,
-    _presentation,
 )
+from .vocabularies import CATALOG, Vocabulary
 
 if TYPE_CHECKING:
     from ._strategies import OrderingStrategies

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from hypothesis import strategies as st
 
 from pytest_competence.protocol import InvalidArgument, Item, Parsed, Prompt, compose
+
 from .._rng import stream_rng
 from ._instances import (
     _ORIGINAL,

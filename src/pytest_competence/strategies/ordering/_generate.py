@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from pytest_competence.protocol import InvalidArgument, Item, construct, default_presentations
+
 from ._instances import PRESENTATIONS
 
 if TYPE_CHECKING:

@@ -7,9 +7,8 @@ permutation toward the identity (one flag, then one seed — never 1,024 separat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from hypothesis import strategies as st

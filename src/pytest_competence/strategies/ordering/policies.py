@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pytest_competence.policy import ModelSpecError, UNREADABLE, number
+from pytest_competence.policy import UNREADABLE, ModelSpecError, number
 
 from .vocabularies import CATALOG
 

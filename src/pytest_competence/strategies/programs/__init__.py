@@ -18,15 +18,16 @@ interpreter answers are ψ of the original's (tests/test_programs.py checks it o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from pytest_competence.protocol import InvalidArgument
-from .._rng import stream_rng
+
 from .._induction import REORDER, RuleInduction, Task
+from .._rng import stream_rng
 from ._ops import DIGITS, draw_program, run, substitute
 
 __all__ = ["HINT", "LONGEST", "SHORTEST", "SUBSTITUTE", "Programs", "ProgramsContext"]

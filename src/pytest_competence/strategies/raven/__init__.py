@@ -23,15 +23,16 @@ panel in column 3's order. With ``F = 1`` there is nothing to permute.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from pytest_competence.protocol import InvalidArgument, Prompt
-from .._rng import stream_rng
+
 from .._induction import REORDER, RuleInduction, Task
+from .._rng import stream_rng
 from ._rules import MODULUS, RULES, answers_over_alignments, draw_rows, solve
 
 __all__ = ["EXACT_RULES", "PERMUTE", "RULES", "SYSTEM", "Raven", "render_grid", "system_prompt"]

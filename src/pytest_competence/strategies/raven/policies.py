@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from ._rules import RULES, complete, fits
-
 from pytest_competence.policy import UNREADABLE
+
+from ._rules import RULES, complete, fits
 
 __all__ = ["RAVEN_POLICIES", "Grid", "read_raven"]
 

@@ -29,23 +29,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from pytest_competence.protocol import AuditComponent, Family, InvalidArgument, Item, Parsed, Prompt
+
 from .._checks import check_levels, check_pairs, check_seed
+from ..names import first_names
+from ._instances import (
+    CATEGORIES,
+    MAX_N,
+    PROMPTS,
+    TRANSFORMATIONS,
+    ReformulationInstance,
+    _build,
+    _solve,
+)
 from ._lexicon import LEXICON, NOUNS
 from ._logic import ANSWERS, Problem
 from ._parse import parse_answer
 from ._qrender import render_quantified
 from ._quantifiers import QProblem
 from ._render import render
-from ..names import first_names
-from ._instances import (
-    PROMPTS,
-    _solve,
-    TRANSFORMATIONS,
-    CATEGORIES,
-    MAX_N,
-    ReformulationInstance,
-    _build,
-)
 
 if TYPE_CHECKING:
     from ._strategies import ReformulationStrategies

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pytest_competence.protocol import Family, Item, construct, default_presentations
+
 from ._instances import CATEGORIES
 
 __all__ = ["REFORMULATION_GRID", "add_options", "designs", "meta"]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+
 import numpy as np
+
 from pytest_competence.protocol import (
     IDENTITY,
     AnswerMap,
 )
+
 from ._logic import (
     Fact,
     If,

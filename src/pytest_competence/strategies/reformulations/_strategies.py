@@ -6,9 +6,8 @@ its smallest level, the "yes" cell (index 0) and seed 0.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from hypothesis import strategies as st
 

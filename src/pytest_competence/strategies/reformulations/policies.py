@@ -21,15 +21,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from pytest_competence.policy import UNREADABLE
+
 from ._lexicon import LEXICON
 from ._logic import (
-    AnyOf, Fact, If, Lit, NotAll, Premise, Problem, solve,
+    AnyOf,
+    Fact,
+    If,
+    Lit,
+    NotAll,
+    Premise,
+    Problem,
+    solve,
 )
 from ._quantifiers import QProblem, solve_quantified
-
 from .policies_quantified import PREFIX, read_quantified, strip_negation
-
-from pytest_competence.policy import UNREADABLE
 
 __all__ = ["CRT_POLICIES", "crt_ideal", "read_crt"]
 

@@ -17,10 +17,10 @@ import re
 from dataclasses import replace
 from functools import lru_cache
 
+from ..names import first_names
 from ._lexicon import NOUNS
 from ._qrender import SCENE, _sentence, _Words
 from ._quantifiers import Is, QProblem, Quantified, Statement, Term
-from ..names import first_names
 
 __all__ = ["PREFIX", "read_quantified", "strip_negation"]
 
