@@ -18,7 +18,6 @@ group: the entry point's name is the scheme, its object a loader ``(rest, spec, 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from pytest_competence.policy import ModelSpecError
 
