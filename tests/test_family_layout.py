@@ -28,9 +28,12 @@ REGISTRY = CORE / "registry.py"  # names each built-in family: module and class
 PACKAGE = "pytest_competence"
 FAMILY_PACKAGE = f"{PACKAGE}.strategies"
 
-#: The bottom layer, and what each of its modules may import of the package (besides itself).
+#: The bottom layer, and what each of its modules may import of the package (besides itself):
+#: the version, the lazy faces' helper, the protocol, the drawing helpers, the statistics, the
+#: registry and the policy helpers.
 BOTTOM = {
     f"{PACKAGE}._version": set(),
+    f"{PACKAGE}._lazy": set(),
     f"{PACKAGE}.protocol": set(),
     f"{PACKAGE}.drawing": set(),
     f"{PACKAGE}.stats": set(),

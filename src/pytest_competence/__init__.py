@@ -6,8 +6,9 @@ imports nothing heavy; the public names resolve lazily on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pytest_competence._lazy import lazy_attributes
 from pytest_competence._version import __version__
 
 __all__ = ["CompetenceFailure", "CompetenceRun", "CompetenceTrainingOverlap", "Condition", "Evaluation",
@@ -31,10 +32,4 @@ if TYPE_CHECKING:
     from pytest_competence.models import resolve_model
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_competence' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

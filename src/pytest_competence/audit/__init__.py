@@ -13,9 +13,9 @@ three are imported when first asked for: they need the statistics and the report
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from pytest_competence._lazy import lazy_attributes
 from pytest_competence.audit._api import AuditResult, audit
 from pytest_competence.audit._components import (
     LATTICE_LIMIT,
@@ -66,8 +66,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module, __name__), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -17,8 +17,9 @@ at start-up without Hypothesis, and the rest only when a test fails or replays.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_competence._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from ._asking import Asker, Budget, Memo, verdicts
@@ -78,8 +79,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module, __name__), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)
