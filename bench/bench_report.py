@@ -1,7 +1,7 @@
 """Peak memory of writing the JSON report: the records file streamed, against the old whole copy.
 
 The session's part files are synthetic here (one per result, JSON Lines of records shaped as
-``records._record`` builds them, a prompt of ``--prompt-chars`` characters each). Each figure is
+``_records._record`` builds them, a prompt of ``--prompt-chars`` characters each). Each figure is
 one fresh process that writes the report the way the plugin does at the end of a session:
 
 * ``streamed``: what ``CompetenceSession._write_reports`` does now — the figures document and a
@@ -44,7 +44,7 @@ RESULTS = 4  # test × model results the records are spread over
 
 
 def _record(i: int, prompt_chars: int) -> dict[str, Any]:
-    """A record with the fields and sizes ``records._record`` gives an ordering prompt."""
+    """A record with the fields and sizes ``_records._record`` gives an ordering prompt."""
     text = (f"prompt {i}: " + "Alice stands in front of Bob. " * (prompt_chars // 30))[:prompt_chars]
     return {
         "instance_id": f"ordering/seed=1/n=64/{i // 2}", "params": {

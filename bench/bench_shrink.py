@@ -7,7 +7,7 @@ vocabulary from the catalog, the latent instance, both presentations' names line
 orders, the rewrite count and positions, each drawn by Hypothesis.
 
 1. Hypothesis *generates* cases until the first one fails; its calls are the cost of finding it.
-2. :func:`pytest_competence.shrink.minimise` minimises that case: boundary search on n, a
+2. :func:`pytest_competence.minimise.minimise` minimises that case: boundary search on n, a
    vocabulary scan, Hypothesis's shrinker, and asking the result again (3 fresh sends, 1 call).
    Then the same from the same case with Hypothesis's shrinker alone, for comparison.
 3. The plugin's own path: the paper's grid (n = 4, 8, …, 1024; 8 instances per level) finds the

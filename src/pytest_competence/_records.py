@@ -3,7 +3,7 @@
 A record holds everything needed to recompute every figure without a model call (seeds/000
 App. B.2: figures are "recomputed from archived answers"): the prompt and its hash, the raw and
 parsed answers, validity and its reason, the gold answer, the presentation, the instance and θ.
-Records keep the answers whole (they go to the records file, :mod:`.report.records_file`); what
+Records keep the answers whole (they go to the records file, :mod:`.report._records_file`); what
 a person reads — failing cases, the reports, failure messages — cuts them with :func:`shown`.
 """
 
