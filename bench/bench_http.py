@@ -58,7 +58,8 @@ def design(requests: int) -> list[Any]:
 
     pairs = -(-requests // 4) * 4
     items = Ordering(vocabulary="front_behind").design(
-        levels=[4, 8], pairs=pairs, seed=1, presentations=["original", "equivalent"])
+        levels=[4, 8], pairs=pairs, seed=1, presentations=["original", "equivalent"]
+    )
     return [p for item in items for p in item.prompts][:requests]
 
 
@@ -82,9 +83,19 @@ def httpx_client(url: str, batch: list[Any]) -> Callable[[int], Callable[[int], 
     """Answers through plain httpx, each worker with its own ``AsyncClient`` (kept alive)."""
     import httpx
 
-    bodies = [json.dumps({"model": "bench", "temperature": 0.0, "messages": [
-        {"role": "system", "content": p.system}, {"role": "user", "content": p.text}]}).encode()
-        for p in batch]
+    bodies = [
+        json.dumps(
+            {
+                "model": "bench",
+                "temperature": 0.0,
+                "messages": [
+                    {"role": "system", "content": p.system},
+                    {"role": "user", "content": p.text},
+                ],
+            }
+        ).encode()
+        for p in batch
+    ]
     endpoint = url + "/chat/completions"
 
     def at(concurrency: int) -> Callable[[int], list[Any]]:
@@ -95,8 +106,11 @@ def httpx_client(url: str, batch: list[Any]) -> Callable[[int], Callable[[int], 
             async def worker() -> None:
                 async with httpx.AsyncClient(timeout=60) as client:
                     for i in todo:
-                        r = await client.post(endpoint, content=bodies[i],
-                                              headers={"Content-Type": "application/json"})
+                        r = await client.post(
+                            endpoint,
+                            content=bodies[i],
+                            headers={"Content-Type": "application/json"},
+                        )
                         answers[i] = r.json()["choices"][0]["message"]["content"]
 
             async def main() -> None:
@@ -116,18 +130,31 @@ def lmeval_client(url: str, batch: list[Any]) -> Callable[[int], Callable[[int],
     from lm_eval.models.api_models import JsonChatStr
     from lm_eval.models.openai_completions import LocalChatCompletion
 
-    chats = [json.dumps([{"role": "system", "content": p.system},
-                         {"role": "user", "content": p.text}]) for p in batch]
+    chats = [
+        json.dumps([{"role": "system", "content": p.system}, {"role": "user", "content": p.text}])
+        for p in batch
+    ]
 
     def at(concurrency: int) -> Callable[[int], list[Any]]:
-        lm = LocalChatCompletion(model="bench", base_url=url + "/chat/completions",
-                                 num_concurrent=concurrency, max_retries=3,
-                                 tokenized_requests=False, max_gen_toks=16)
+        lm = LocalChatCompletion(
+            model="bench",
+            base_url=url + "/chat/completions",
+            num_concurrent=concurrency,
+            max_retries=3,
+            tokenized_requests=False,
+            max_gen_toks=16,
+        )
 
         def run(count: int) -> list[Any]:
-            requests = [Instance(request_type="generate_until", doc={}, idx=i,
-                                 arguments=(JsonChatStr(chat), {"until": ["\n\n"]}))
-                        for i, chat in enumerate(chats[:count])]
+            requests = [
+                Instance(
+                    request_type="generate_until",
+                    doc={},
+                    idx=i,
+                    arguments=(JsonChatStr(chat), {"until": ["\n\n"]}),
+                )
+                for i, chat in enumerate(chats[:count])
+            ]
             return list(lm.generate_until(requests, disable_tqdm=True))
 
         return run
@@ -135,8 +162,12 @@ def lmeval_client(url: str, batch: list[Any]) -> Callable[[int], Callable[[int],
     return at
 
 
-CLIENTS: dict[str, Client] = {"competence": competence_client, "baseline": competence_client,
-           "httpx": httpx_client, "lm-eval": lmeval_client}
+CLIENTS: dict[str, Client] = {
+    "competence": competence_client,
+    "baseline": competence_client,
+    "httpx": httpx_client,
+    "lm-eval": lmeval_client,
+}
 
 
 def worker(kind: str, url: str, requests: int) -> None:
@@ -171,7 +202,10 @@ class Worker:
         self.kind = kind
         self.proc = subprocess.Popen(
             [python, str(HERE), "--worker", kind, "--url", url, "--requests", str(requests)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.version = self._read()["ready"]
 
     def _read(self) -> dict[str, Any]:
@@ -194,6 +228,7 @@ class Worker:
 
 
 # -- the bench ------------------------------------------------------------------------------------
+
 
 class Tally:
     """Rates and CPU per request of one client at one concurrency, one entry per round."""
@@ -232,15 +267,26 @@ def lmeval_python() -> str | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--latency", type=float, default=0.05, help="Server latency, seconds")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128],
-                        help="Requests in flight (one or more)")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        nargs="+",
+        default=[32, 128],
+        help="Requests in flight (one or more)",
+    )
     parser.add_argument("--requests", type=int, default=3200, help="Requests per run")
     parser.add_argument("--rounds", type=int, default=5, help="Interleaved timed rounds")
-    parser.add_argument("--baseline-python", help="A Python with another pytest-competence "
-                        "installed, measured in the same rounds as 'baseline'")
-    parser.add_argument("--clients", nargs="+", default=["competence", "baseline", "httpx",
-                                                         "lm-eval"],
-                        help="Which clients to run (those without their Python are skipped)")
+    parser.add_argument(
+        "--baseline-python",
+        help="A Python with another pytest-competence "
+        "installed, measured in the same rounds as 'baseline'",
+    )
+    parser.add_argument(
+        "--clients",
+        nargs="+",
+        default=["competence", "baseline", "httpx", "lm-eval"],
+        help="Which clients to run (those without their Python are skipped)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # a client process's role
     parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -251,11 +297,16 @@ def main() -> None:
     sys.path[:0] = [str(HERE.parent), str(HERE.parents[1] / "tests")]
     import httpx
     from _machine import describe
+
     from fake_server import FakeServer, answer_for
 
     print(describe(f"httpx {httpx.__version__}"))
-    pythons = {"competence": sys.executable, "baseline": args.baseline_python,
-               "httpx": sys.executable, "lm-eval": lmeval_python()}
+    pythons = {
+        "competence": sys.executable,
+        "baseline": args.baseline_python,
+        "httpx": sys.executable,
+        "lm-eval": lmeval_python(),
+    }
     kinds = [k for k in args.clients if pythons.get(k)]
     expected = [answer_for(p.text) for p in design(args.requests)]
     server = FakeServer(latency=args.latency)
@@ -272,8 +323,12 @@ def main() -> None:
                     served = cpu_seconds(server.proc.pid)
                     got = workers[kind].run(c)
                     check(kind, got["answers"], expected)
-                    tallies[c, kind].add(len(expected), got["wall"], got["cpu"],
-                                         cpu_seconds(server.proc.pid) - served)
+                    tallies[c, kind].add(
+                        len(expected),
+                        got["wall"],
+                        got["cpu"],
+                        cpu_seconds(server.proc.pid) - served,
+                    )
             loads.append(os.getloadavg()[0])
     finally:
         for w in workers.values():
@@ -282,38 +337,56 @@ def main() -> None:
     report(args, tallies, kinds, loads)
 
 
-def report(args: argparse.Namespace, tallies: dict[tuple[int, str], Tally], kinds: list[str],
-           loads: list[float]) -> None:
-    print(f"{args.requests} requests per run, latency {args.latency * 1e3:g} ms, medians of "
-          f"{args.rounds} interleaved rounds after a warm-up; client CPU = the client process's "
-          f"CPU / requests; load average (1 min) {min(loads):.1f}-{max(loads):.1f} on "
-          f"{os.cpu_count()} CPUs over the run")
-    print(f"{'C':>4} {'client':12}{'req/s':>8}{'x ideal':>9}{'client ms/req':>15}"
-          f"{'server ms/req':>15}   per round: x ideal | client ms/req")
+def report(
+    args: argparse.Namespace,
+    tallies: dict[tuple[int, str], Tally],
+    kinds: list[str],
+    loads: list[float],
+) -> None:
+    print(
+        f"{args.requests} requests per run, latency {args.latency * 1e3:g} ms, medians of "
+        f"{args.rounds} interleaved rounds after a warm-up; client CPU = the client process's "
+        f"CPU / requests; load average (1 min) {min(loads):.1f}-{max(loads):.1f} on "
+        f"{os.cpu_count()} CPUs over the run"
+    )
+    print(
+        f"{'C':>4} {'client':12}{'req/s':>8}{'x ideal':>9}{'client ms/req':>15}"
+        f"{'server ms/req':>15}   per round: x ideal | client ms/req"
+    )
     for c in args.concurrency:
         ideal = c / args.latency
         for name in ("competence", "baseline", "httpx", "lm-eval"):
             if name not in kinds:
-                why = ("--baseline-python not given" if name == "baseline" else
-                       f"lm-eval not installed (set {LMEVAL_ENV} to a Python with lm-eval[api])"
-                       if name == "lm-eval" else "not in --clients")
+                why = (
+                    "--baseline-python not given"
+                    if name == "baseline"
+                    else f"lm-eval not installed (set {LMEVAL_ENV} to a Python with lm-eval[api])"
+                    if name == "lm-eval"
+                    else "not in --clients"
+                )
                 print(f"{c:>4} {name:12}skipped: {why}")
                 continue
             t = tallies[c, name]
             rounds = " ".join(f"{r / ideal:.2f}" for r in t.rates)
             cpus = " ".join(f"{m:.3f}" for m in t.cpu_ms)
-            print(f"{c:>4} {name:12}{t.rate():8,.0f}{t.rate() / ideal:9.3f}{t.cpu():15.3f}"
-                  f"{statistics.median(t.server_ms):15.3f}   {rounds} | {cpus}")
+            print(
+                f"{c:>4} {name:12}{t.rate():8,.0f}{t.rate() / ideal:9.3f}{t.cpu():15.3f}"
+                f"{statistics.median(t.server_ms):15.3f}   {rounds} | {cpus}"
+            )
         if "competence" not in kinds:
             continue
         ours = tallies[c, "competence"]
         for other in ("baseline", "httpx", "lm-eval"):
             if other in kinds:
                 them = tallies[c, other]
-                print(f"{c:>4} competence / {other}: {ours.rate() / them.rate():.2f}x the rate, "
-                      f"{ours.cpu() / them.cpu():.2f}x the client CPU per request")
-    print(f"targets at C=32 and C=128: >= {TARGET_RATE:g} x ideal, <= {TARGET_CPU_MS:g} ms "
-          f"client CPU per request")
+                print(
+                    f"{c:>4} competence / {other}: {ours.rate() / them.rate():.2f}x the rate, "
+                    f"{ours.cpu() / them.cpu():.2f}x the client CPU per request"
+                )
+    print(
+        f"targets at C=32 and C=128: >= {TARGET_RATE:g} x ideal, <= {TARGET_CPU_MS:g} ms "
+        f"client CPU per request"
+    )
 
 
 if __name__ == "__main__":

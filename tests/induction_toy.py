@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from pytest_competence.strategies import FAMILIES
-from pytest_competence.strategies._core import stream_rng
 from pytest_competence.strategies._induction import RuleInduction, Task
+from pytest_competence.strategies._rng import stream_rng
 
 
 class Toyshift(RuleInduction):
@@ -28,8 +28,9 @@ class Toyshift(RuleInduction):
 
     def task(self, n: int, index: int, seed: int) -> Task:
         xs = stream_rng(seed, n, index, 0).choice(100, size=6, replace=False).tolist()
-        return Task(n, tuple((x, x + n) for x in xs[:4]), tuple(xs[4:]),
-                    tuple(x + n for x in xs[4:]))
+        return Task(
+            n, tuple((x, x + n) for x in xs[:4]), tuple(xs[4:]), tuple(x + n for x in xs[4:])
+        )
 
     def vary(self, task: Task, kind: str, rng: np.random.Generator) -> Task:
         sign, shift = (-1, 0) if kind == "negate" else (1, int(rng.integers(0, 3)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -19,7 +19,6 @@ from pytest_competence.strategies import (
     Ordering,
     OrderingInstance,
 )
-
 from solver import RELATIONS, chains, parse, solve
 
 ALL_PRESENTATIONS = tuple(PRESENTATIONS)
@@ -39,7 +38,7 @@ CONTROLS: dict[str, dict[str, object]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def family(vocabulary: str = "front_behind", **options: object) -> Ordering:
     return Ordering(vocabulary=vocabulary, **options)
 
@@ -65,7 +64,9 @@ class Latent:
     chain: tuple[str, ...]  # the queried chain, a_0 first
     distractors: tuple[str, ...]  # the other chain (empty without distractors), same orientation
     names: tuple[str, ...]  # the names line as written
-    links: tuple[object, ...]  # premise order: link index i for (a_i, a_{i+1}), ("d", k) for distractors
+    links: tuple[
+        object, ...
+    ]  # premise order: link index i for (a_i, a_{i+1}), ("d", k) for distractors
     rewritten: frozenset[int]  # chain links worded with the converse phrase or negated
     negated: bool  # whether the rewritten links are negations of the forward phrase
     query: tuple[int, int]  # chain positions of the question's subject and object
@@ -79,7 +80,7 @@ def forward_phrase(original_text: str) -> str:
     premises = parse(original_text).premises
     phrases = {(p.phrase, p.negated) for p in premises}
     assert len(phrases) == 1, f"original presentation mixes phrases: {phrases}"
-    (phrase, negated), = phrases
+    ((phrase, negated),) = phrases
     assert not negated
     return phrase
 

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest_competence.analysis  # noqa: F401
 
 # Import the engine here, before any in-process session: pytester restores ``sys.modules`` after
 # each in-process run, so anything first imported inside one (numpy included) would be imported
@@ -16,11 +17,10 @@ import pytest_competence.conditions  # noqa: F401
 import pytest_competence.evaluate  # noqa: F401
 import pytest_competence.models.python  # noqa: F401
 import pytest_competence.models.reference  # noqa: F401
-import pytest_competence.analysis  # noqa: F401
 import pytest_competence.profile  # noqa: F401
 import pytest_competence.report  # noqa: F401
-import pytest_competence.report.compare  # noqa: F401
-import pytest_competence.report.terminal  # noqa: F401
+import pytest_competence.report._compare  # noqa: F401
+import pytest_competence.report._terminal  # noqa: F401
 import pytest_competence.spec  # noqa: F401
 import pytest_competence.stats  # noqa: F401
 
@@ -47,7 +47,7 @@ def profile_section(output: str) -> list[str]:
     starts = [i for i, line in enumerate(lines) if re.match(r"^=+ competence profiles =+$", line)]
     assert len(starts) == 1, output
     section = []
-    for line in lines[starts[0] + 1:]:
+    for line in lines[starts[0] + 1 :]:
         if line.startswith("=") or re.match(r"^\d+ (passed|failed|error)", line):
             break
         if line.strip():
@@ -103,25 +103,35 @@ def scripted_document(spec, given: list[object]) -> dict:
     without a pytest run: figures as the plugin builds them, the records embedded in the result
     as archives of schema /1 held them (``write_outputs(..., records=archived_records(doc, "."))``
     moves them to a records file)."""
+    from pytest_competence._failure import failing_case
+    from pytest_competence._records import records
     from pytest_competence.analysis import analyze
-    from pytest_competence.conditions import failing_case
     from pytest_competence.evaluate import evaluate
     from pytest_competence.profile import profile
-    from pytest_competence.records import records
     from pytest_competence.report import READABLE_SCHEMAS, build_document
 
     evaluation = evaluate(spec.family, spec.design(), Scripted(given), 1)
     result = analyze(evaluation, bootstrap=0, seed=spec.seed)
     result.update(
-        test="test_hostile.py::test_x[*]", nodeid="test_hostile.py::test_x[py:scripted]",
-        outcome="failed", condition=str(spec.condition), condition_met=False, report_only=False,
-        gate=None, design={"levels": list(spec.levels), "pairs": spec.pairs, "seed": spec.seed,
-                           "require": spec.require, "gates": [], "attempts": 1},
+        test="test_hostile.py::test_x[*]",
+        nodeid="test_hostile.py::test_x[py:scripted]",
+        outcome="failed",
+        condition=str(spec.condition),
+        condition_met=False,
+        report_only=False,
+        gate=None,
+        design={
+            "levels": list(spec.levels),
+            "pairs": spec.pairs,
+            "seed": spec.seed,
+            "require": spec.require,
+            "gates": [],
+            "attempts": 1,
+        },
         failing_case=failing_case(spec.condition, evaluation, profile(evaluation)),
         records=records(evaluation),
     )
-    document = build_document([json.loads(json.dumps(result))], models=["py:scripted"],
-                              bootstrap=0)
+    document = build_document([json.loads(json.dumps(result))], models=["py:scripted"], bootstrap=0)
     return dict(document, schema=READABLE_SCHEMAS[0])
 
 
@@ -129,11 +139,14 @@ def read_archive(path) -> tuple[dict, dict[str, list[dict]]]:
     """A results document and its records by node id, read back as ``competence report`` reads
     them (from the records file, or embedded in an older archive)."""
     from pytest_competence.report import load_document
-    from pytest_competence.report.records_file import read_records
+    from pytest_competence.report._records_file import read_records
 
     document = load_document(path)
-    records = {result["nodeid"]: list(rows)
-               for result, rows in read_records(document, Path(path).parent) if rows is not None}
+    records = {
+        result["nodeid"]: list(rows)
+        for result, rows in read_records(document, Path(path).parent)
+        if rows is not None
+    }
     return document, records
 
 
@@ -154,7 +167,8 @@ def install_example_family(path: Any) -> Any:
     section = re.search(r'\[project\.entry-points\."(.+?)"\]\n(.*?)(?:\n\n|\Z)', toml, re.S)
     assert section is not None
     entries = section[2].replace('"', "").strip()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: competence-brackets\n"
-                                   "Version: 0.1.0\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: competence-brackets\nVersion: 0.1.0\n"
+    )
     (info / "entry_points.txt").write_text(f"[{section[1]}]\n{entries}\n")
     return site

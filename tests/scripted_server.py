@@ -45,15 +45,17 @@ def prompt_of(request: bytes) -> str:
 
 def answer_body(request: bytes, pad: int = 0) -> bytes:
     """A chat completion whose answer is the tag of the request's prompt (``pad`` bytes more)."""
-    answer = {"choices": [{"index": 0, "message": {"role": "assistant",
-                                                   "content": tag(prompt_of(request))}}]}
+    answer = {
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": tag(prompt_of(request))}}
+        ]
+    }
     if pad:
         answer["pad"] = "." * pad
     return json.dumps(answer).encode()
 
 
-def reply(body: bytes, *, status: str = "200 OK", headers: str = "",
-          length: bool = True) -> bytes:
+def reply(body: bytes, *, status: str = "200 OK", headers: str = "", length: bool = True) -> bytes:
     """A response with ``Content-Length`` framing (or none, with ``length=False``)."""
     framing = f"Content-Length: {len(body)}\r\n" if length else ""
     return f"HTTP/1.1 {status}\r\n{framing}{headers}\r\n".encode() + body
@@ -104,8 +106,11 @@ class ScriptedServer:
                     return
                 buffer += data
             head, _, buffer = buffer.partition(b"\r\n\r\n")
-            length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                          if line.lower().startswith(b"content-length:"))
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
             while len(buffer) < length:
                 buffer += conn.recv(65536)
             request, buffer = head + b"\r\n\r\n" + buffer[:length], buffer[length:]

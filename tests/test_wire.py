@@ -29,15 +29,21 @@ def reply(body: bytes = BODY, **kwargs: Any) -> bytes:
     return scripted_reply(body, **kwargs)
 
 
-def post(url: str, count: int = 1, headers: dict[str, str] | None = None,
-         tls: ssl.SSLContext | None = None) -> list[object]:
+def post(
+    url: str,
+    count: int = 1,
+    headers: dict[str, str] | None = None,
+    tls: ssl.SSLContext | None = None,
+) -> list[object]:
     """``count`` requests in a row on one :class:`Connection`."""
 
     async def go() -> list[object]:
         connection = Connection(url, headers or {}, tls)
         try:
-            return [await connection.post("/chat/completions", b'{"n": %d}' % k, 5.0)
-                    for k in range(count)]
+            return [
+                await connection.post("/chat/completions", b'{"n": %d}' % k, 5.0)
+                for k in range(count)
+            ]
         finally:
             connection.close()
 
@@ -83,8 +89,11 @@ def test_a_closed_connection_is_opened_again_without_an_error(scripted, close):
 def test_chunked_bodies_with_extensions_and_trailers(scripted):
     chunks = [BODY[:7], BODY[7:20], BODY[20:]]
     framed = b"".join(b"%x;ext=1\r\n%s\r\n" % (len(c), c) for c in chunks)
-    answer = reply(framed + b"0\r\nX-Trailer: t\r\n\r\n", length=False,
-                   headers="Transfer-Encoding: chunked\r\n")
+    answer = reply(
+        framed + b"0\r\nX-Trailer: t\r\n\r\n",
+        length=False,
+        headers="Transfer-Encoding: chunked\r\n",
+    )
     server = scripted(lambda request: (answer, False))
     answers = post(server.url, count=2)
     assert [a.content for a in answers] == [BODY, BODY] and server.connections == 1
@@ -95,37 +104,52 @@ def test_a_body_that_ends_with_the_connection(scripted):
     assert [a.content for a in post(server.url, count=2)] == [BODY, BODY]
 
 
-@pytest.mark.parametrize(("name", "encode"), [
-    ("gzip", gzip.compress),
-    ("deflate", zlib.compress),
-    ("deflate", lambda data: zlib.compress(data)[2:-4]),  # raw deflate, as some servers send
-])
+@pytest.mark.parametrize(
+    ("name", "encode"),
+    [
+        ("gzip", gzip.compress),
+        ("deflate", zlib.compress),
+        ("deflate", lambda data: zlib.compress(data)[2:-4]),  # raw deflate, as some servers send
+    ],
+)
 def test_compressed_bodies_are_decoded(scripted, name, encode):
-    server = scripted(lambda request: (reply(encode(BODY),
-                                             headers=f"Content-Encoding: {name}\r\n"), False))
+    server = scripted(
+        lambda request: (reply(encode(BODY), headers=f"Content-Encoding: {name}\r\n"), False)
+    )
     [answer] = post(server.url)
     assert answer.content == BODY
 
 
 def test_100_continue_is_skipped(scripted):
     early = b"HTTP/1.1 100 Continue\r\n\r\n"
-    server = scripted(lambda request: (early + reply(status="429 Too Many Requests",
-                                                     headers="Retry-After: 3\r\n"), False))
+    server = scripted(
+        lambda request: (
+            early + reply(status="429 Too Many Requests", headers="Retry-After: 3\r\n"),
+            False,
+        )
+    )
     answers = post(server.url, count=2)
     assert [a.status_code for a in answers] == [429, 429]
     assert answers[0].reason_phrase == "Too Many Requests"
     assert answers[0].headers["retry-after"] == "3" and server.connections == 1
 
 
-@pytest.mark.parametrize("interim", [b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n",
-                                     b"HTTP/1.1 102 Processing\r\n\r\n",
-                                     b"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"])
+@pytest.mark.parametrize(
+    "interim",
+    [
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n",
+        b"HTTP/1.1 102 Processing\r\n\r\n",
+        b"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n",
+    ],
+)
 def test_any_other_interim_answer_is_a_protocol_error(scripted, interim):
     # The 200 behind it must never become the next request's answer: the connection is closed.
     server = scripted(lambda request: (interim + reply(), False))
     status = interim.split()[1].decode()
-    with pytest.raises(httpx.RemoteProtocolError, match=f"the server answered {status} .*an "
-                       f"interim response this client never asks for"):
+    with pytest.raises(
+        httpx.RemoteProtocolError,
+        match=f"the server answered {status} .*an interim response this client never asks for",
+    ):
         post(server.url)
 
 
@@ -140,8 +164,9 @@ async def _posts(url: str, count: int, pause: float, blocking: bool) -> list[byt
         for k in range(count):
             if k:
                 time.sleep(pause) if blocking else await asyncio.sleep(pause)
-            answers.append((await connection.post("/chat/completions", b'{"n": %d}' % k,
-                                                  5.0)).content)
+            answers.append(
+                (await connection.post("/chat/completions", b'{"n": %d}' % k, 5.0)).content
+            )
         return answers
     finally:
         connection.close()
@@ -156,6 +181,7 @@ def test_a_connection_that_received_bytes_while_idle_is_not_reused(scripted, blo
         def pieces():
             yield reply(b'{"n": %d}' % n)
             import time
+
             time.sleep(0.05)
             yield reply(b'{"stray": %d}' % n)
 
@@ -175,40 +201,62 @@ def test_a_connection_closed_while_idle_is_opened_again(scripted):
 
 def test_two_responses_to_one_request_are_refused(scripted):
     server = scripted(lambda request: (reply() + reply(b'{"stray": 1}'), False))
-    with pytest.raises(httpx.RemoteProtocolError, match=r"the server sent more after the "
-                       r"complete response \(b'HTTP/1.1 200 OK"):
+    with pytest.raises(
+        httpx.RemoteProtocolError,
+        match=r"the server sent more after the "
+        r"complete response \(b'HTTP/1.1 200 OK",
+    ):
         post(server.url)
 
 
-@pytest.mark.parametrize(("headers", "message"), [
-    ("Transfer-Encoding: xchunked\r\n", "Only Transfer-Encoding: chunked is supported"),
-    ("Transfer-Encoding: gzip, chunked\r\n", "Only Transfer-Encoding: chunked is supported"),
-    ("Content-Length: 2\r\nTransfer-Encoding: chunked\r\n", "both Content-Length and "
-     "Transfer-Encoding"),
-    ("Content-Length: 3\r\nContent-Length: 4\r\n", "conflicting Content-Length"),
-    ("Content-Encoding: br\r\n", "unsupported content-encoding 'br'"),
-])
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [
+        ("Transfer-Encoding: xchunked\r\n", "Only Transfer-Encoding: chunked is supported"),
+        ("Transfer-Encoding: gzip, chunked\r\n", "Only Transfer-Encoding: chunked is supported"),
+        (
+            "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n",
+            "both Content-Length and Transfer-Encoding",
+        ),
+        ("Content-Length: 3\r\nContent-Length: 4\r\n", "conflicting Content-Length"),
+        ("Content-Encoding: br\r\n", "unsupported content-encoding 'br'"),
+    ],
+)
 def test_framing_a_strict_parser_refuses(scripted, headers, message):
-    server = scripted(lambda request: (reply(b"2\r\nok\r\n0\r\n\r\n", headers=headers,
-                                             length=False), False))
+    server = scripted(
+        lambda request: (reply(b"2\r\nok\r\n0\r\n\r\n", headers=headers, length=False), False)
+    )
     with pytest.raises(httpx.RemoteProtocolError, match=message):
         post(server.url)
 
 
-@pytest.mark.parametrize(("name", "damage", "message"), [
-    ("gzip", lambda data: data[:-12], "ends before its compressed stream does"),
-    ("gzip", lambda data: data + b"junk", "4 bytes follow the end of the gzip body"),
-    ("gzip", lambda data: b"not gzip at all", "malformed response body: Error -3"),
-])
+@pytest.mark.parametrize(
+    ("name", "damage", "message"),
+    [
+        ("gzip", lambda data: data[:-12], "ends before its compressed stream does"),
+        ("gzip", lambda data: data + b"junk", "4 bytes follow the end of the gzip body"),
+        ("gzip", lambda data: b"not gzip at all", "malformed response body: Error -3"),
+    ],
+)
 def test_a_damaged_compressed_body_is_a_protocol_error(scripted, name, damage, message):
-    server = scripted(lambda request: (reply(damage(gzip.compress(BODY * 50)),
-                                             headers=f"Content-Encoding: {name}\r\n"), False))
+    server = scripted(
+        lambda request: (
+            reply(damage(gzip.compress(BODY * 50)), headers=f"Content-Encoding: {name}\r\n"),
+            False,
+        )
+    )
     with pytest.raises(httpx.RemoteProtocolError, match=message):
         post(server.url)
 
 
-@pytest.mark.parametrize("garbage", [b"SMTP ready\r\n\r\n", b"HTTP/1.1 2x0 OK\r\n\r\n",
-                                     b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n"])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"SMTP ready\r\n\r\n",
+        b"HTTP/1.1 2x0 OK\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
+    ],
+)
 def test_a_malformed_answer_is_a_protocol_error_and_retried(scripted, garbage):
     sent = []
 
@@ -220,25 +268,40 @@ def test_a_malformed_answer_is_a_protocol_error_and_retried(scripted, garbage):
     server = scripted(script)
     with pytest.raises(httpx.RemoteProtocolError):
         post(server.url)
-    [(_, answer)] = post_all([Call("/chat/completions", {})], lambda data: data, urls=[server.url],
-                             headers={}, concurrency=1, timeout=5.0,
-                             policy=RetryPolicy(attempts=2, backoff=0.0))
+    [(_, answer)] = post_all(
+        [Call("/chat/completions", {})],
+        lambda data: data,
+        urls=[server.url],
+        headers={},
+        concurrency=1,
+        timeout=5.0,
+        policy=RetryPolicy(attempts=2, backoff=0.0),
+    )
     assert answer == json.loads(BODY) and len(sent) == 3
 
 
 def test_an_answer_cut_short_is_a_protocol_error(scripted):
     server = scripted(lambda request: (reply()[:-5], True))
-    with pytest.raises(httpx.RemoteProtocolError, match=r"peer closed connection without sending "
-                       r"complete message body \(received 41 bytes, expected 46\)"):
+    with pytest.raises(
+        httpx.RemoteProtocolError,
+        match=r"peer closed connection without sending "
+        r"complete message body \(received 41 bytes, expected 46\)",
+    ):
         post(server.url)
 
 
 def test_a_header_http_cannot_carry_is_refused_without_showing_it(scripted):
     server = scripted(lambda request: (reply(), False))
     secret = "sk-secret\r\nX-Injected: 1"
-    [(_, answer)] = post_all([Call("/chat/completions", {})], lambda data: data, urls=[server.url],
-                             headers={"Authorization": secret}, concurrency=1, timeout=5.0,
-                             policy=RetryPolicy(attempts=3))
+    [(_, answer)] = post_all(
+        [Call("/chat/completions", {})],
+        lambda data: data,
+        urls=[server.url],
+        headers={"Authorization": secret},
+        concurrency=1,
+        timeout=5.0,
+        policy=RetryPolicy(attempts=3),
+    )
     assert isinstance(answer, ModelCallError)
     assert "Authorization header holds a character that HTTP cannot carry" in str(answer)
     assert "sk-secret" not in str(answer) and server.requests == []
@@ -252,9 +315,28 @@ def certificate(tmp_path_factory):
         pytest.skip("needs the openssl command to make a certificate")
     folder = tmp_path_factory.mktemp("tls")
     cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
@@ -272,8 +354,16 @@ def test_https_checks_the_certificate(scripted, certificate):
 
 
 def test_proxies_are_taken_from_the_environment(monkeypatch):
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy",
-                 "https_proxy", "all_proxy", "no_proxy"):
+    for name in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
     assert not proxied("http://gpu1:8000/v1")
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")

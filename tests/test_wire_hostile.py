@@ -31,20 +31,27 @@ MIB = 2**20
 
 @pytest.fixture(scope="module")
 def prompts():
-    items = Ordering(vocabulary="front_behind").design(levels=[4], pairs=4, seed=3,
-                                                      presentations=["original", "equivalent"])
+    items = Ordering(vocabulary="front_behind").design(
+        levels=[4], pairs=4, seed=3, presentations=["original", "equivalent"]
+    )
     return [p for item in items for p in item.prompts]
 
 
 def ask(url: str, prompts: Sequence[object], query: str = "") -> list[object]:
     """The prompts through ``openai:`` at ``url``: 2 tries, no wait between them."""
-    params = {"backoff": "0", "attempts": "2", "timeout": "10", "concurrency": "2",
-              **dict(parse_qsl(query))}
+    params = {
+        "backoff": "0",
+        "attempts": "2",
+        "timeout": "10",
+        "concurrency": "2",
+        **dict(parse_qsl(query)),
+    }
     return resolve_model(f"openai:m@{url}?{urlencode(params)}").generate(prompts)
 
 
-def own_answers_or(answers: Sequence[object], prompts: Sequence[object],
-                   problem: str | None) -> list[ModelCallError]:
+def own_answers_or(
+    answers: Sequence[object], prompts: Sequence[object], problem: str | None
+) -> list[ModelCallError]:
     """Each answer is its own prompt's tag or an infrastructure error saying ``problem``; the
     errors."""
     errors = []
@@ -62,10 +69,14 @@ def own_answers_or(answers: Sequence[object], prompts: Sequence[object],
 
 
 def test_a_response_written_behind_a_complete_one_is_never_the_next_answer(scripted, prompts):
-    server = scripted(lambda request: (reply(answer_body(request)) + reply(answer_body(
-        request)), False))
-    errors = own_answers_or(ask(server.url, prompts), prompts, "the server sent more after the "
-                            "complete response (b'HTTP/1.1 200 OK")
+    server = scripted(
+        lambda request: (reply(answer_body(request)) + reply(answer_body(request)), False)
+    )
+    errors = own_answers_or(
+        ask(server.url, prompts),
+        prompts,
+        "the server sent more after the complete response (b'HTTP/1.1 200 OK",
+    )
     assert len(errors) == len(prompts)  # two answers to one request: neither is taken
     assert "two answers to one request" in str(errors[0])
     assert "gave up after 2 attempts" in str(errors[0])
@@ -86,10 +97,13 @@ def test_a_stray_response_now_and_then_costs_a_retry_not_a_wrong_answer(scripted
 
 
 def test_101_then_200_is_a_protocol_error_not_the_next_answer(scripted, prompts):
-    upgrade = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+    upgrade = (
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+    )
     server = scripted(lambda request: (upgrade + reply(answer_body(request)), False))
-    errors = own_answers_or(ask(server.url, prompts), prompts,
-                            "the server answered 101 Switching Protocols")
+    errors = own_answers_or(
+        ask(server.url, prompts), prompts, "the server answered 101 Switching Protocols"
+    )
     assert len(errors) == len(prompts)
     assert "only 100 Continue may come before the answer" in str(errors[0])
 
@@ -113,12 +127,13 @@ def test_a_compression_bomb_is_cut_at_the_limit_while_inflating(scripted, prompt
     body = bomb(64 * MIB, encoding)
     assert len(body) < MIB // 8
     name = encoding.removeprefix("raw-")
-    server = scripted(lambda request: (reply(body, headers=f"Content-Encoding: {name}\r\n"),
-                                       False))
+    server = scripted(lambda request: (reply(body, headers=f"Content-Encoding: {name}\r\n"), False))
     errors = own_answers_or(ask(server.url, prompts), prompts, "the decompressed response body (")
     assert len(errors) == len(prompts)
-    assert "bytes so far) passes the limit of 16 MiB (max_response_mib); raise it with " \
-           "max_response_mib=N in the openai: spec" in str(errors[0])
+    assert (
+        "bytes so far) passes the limit of 16 MiB (max_response_mib); raise it with "
+        "max_response_mib=N in the openai: spec" in str(errors[0])
+    )
     assert "not retried" in str(errors[0]) and len(server.requests) == len(prompts)
 
 
@@ -127,10 +142,13 @@ def framed(body: bytes, framing: str) -> tuple[bytes, bool]:
     if framing == "content-length":
         return reply(body), False
     if framing == "chunked":
-        chunks = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 65536]), body[i:i + 65536])
-                          for i in range(0, len(body), 65536))
-        return reply(chunks + b"0\r\n\r\n", headers="Transfer-Encoding: chunked\r\n",
-                     length=False), False
+        chunks = b"".join(
+            b"%x\r\n%s\r\n" % (len(body[i : i + 65536]), body[i : i + 65536])
+            for i in range(0, len(body), 65536)
+        )
+        return reply(
+            chunks + b"0\r\n\r\n", headers="Transfer-Encoding: chunked\r\n", length=False
+        ), False
     return reply(body, headers="Connection: close\r\n", length=False), True  # until close
 
 
@@ -141,32 +159,39 @@ FRAMINGS = ["content-length", "chunked", "until-close"]
 def test_a_body_over_the_limit_is_an_error_in_every_framing(scripted, prompts, framing):
     # 2 MiB of padding against max_response_mib=1; raised to 3, the same answers are taken.
     server = scripted(lambda request: framed(answer_body(request, pad=2 * MIB), framing))
-    errors = own_answers_or(ask(server.url, prompts, "max_response_mib=1"), prompts,
-                            "passes the limit of 1 MiB (max_response_mib); raise it with")
+    errors = own_answers_or(
+        ask(server.url, prompts, "max_response_mib=1"),
+        prompts,
+        "passes the limit of 1 MiB (max_response_mib); raise it with",
+    )
     assert len(errors) == len(prompts) and "not retried" in str(errors[0])
-    assert ("Content-Length: 2,097," if framing == "content-length" else
-            "bytes so far") in str(errors[0])
+    assert ("Content-Length: 2,097," if framing == "content-length" else "bytes so far") in str(
+        errors[0]
+    )
     assert len(server.requests) == len(prompts)  # not retried: the answer would be the same
     assert own_answers_or(ask(server.url, prompts, "max_response_mib=3"), prompts, None) == []
 
 
 def test_the_ini_option_raises_the_limit(pytester, scripted):
     server = scripted(lambda request: framed(answer_body(request, pad=17 * MIB), "chunked"))
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
         import pytest
 
         @pytest.mark.competence(levels=[4], pairs=4, presentations=["original"])
         def test_ordering(competence):
             pass
-    """)
+    """
+    )
     spec = f"--competence-model=openai:m@{server.url}?backoff=0&attempts=1&concurrency=2"
     result = pytester.runpytest("-p", "no:cacheprovider", spec, "--competence-cache=off")
     result.stdout.fnmatch_lines(["*passes the limit of 16 MiB (max_response_mib)*"])
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # an ERROR: infrastructure
     result.assert_outcomes(errors=1)
     pytester.makeini("[pytest]\ncompetence_max_response_mib = 18\n")
-    result = pytester.runpytest("-p", "no:cacheprovider", spec, "--competence-cache=off",
-                                "--competence-json=out.json")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", spec, "--competence-cache=off", "--competence-json=out.json"
+    )
     # Tags are not yes/no: every answer is invalid, so the model fails; but nothing errored.
     result.assert_outcomes(failed=1)
     _, by_result = read_archive(pytester.path / "out.json")
@@ -178,10 +203,16 @@ def test_the_ini_option_raises_the_limit(pytester, scripted):
 # -- framing a strict parser refuses -------------------------------------------------------------
 
 MALFORMED = {
-    "xchunked": ("Transfer-Encoding: xchunked\r\n", "chunked",
-                 "Only Transfer-Encoding: chunked is supported"),
-    "gzip-chunked": ("Transfer-Encoding: gzip, chunked\r\n", "chunked",
-                     "Only Transfer-Encoding: chunked is supported"),
+    "xchunked": (
+        "Transfer-Encoding: xchunked\r\n",
+        "chunked",
+        "Only Transfer-Encoding: chunked is supported",
+    ),
+    "gzip-chunked": (
+        "Transfer-Encoding: gzip, chunked\r\n",
+        "chunked",
+        "Only Transfer-Encoding: chunked is supported",
+    ),
     "length-plus": ("Content-Length: +{n}\r\n", "plain", "bad Content-Length"),
     "length-underscore": ("Content-Length: {u}\r\n", "plain", "bad Content-Length"),
     "length-space-colon": ("Content-Length : {n}\r\n", "plain", "illegal header line"),
@@ -218,11 +249,12 @@ def drip(data: bytes, pause: float, head: bytes = b"") -> Iterator[bytes]:
         yield head
     for k in range(len(data)):
         time.sleep(pause)
-        yield data[k:k + 1]
+        yield data[k : k + 1]
 
 
-def test_headers_dripping_in_are_cut_at_the_header_bound_not_the_timeout(scripted, prompts,
-                                                                          monkeypatch):
+def test_headers_dripping_in_are_cut_at_the_header_bound_not_the_timeout(
+    scripted, prompts, monkeypatch
+):
     # A header block that takes 20 s at a byte per 0.1 s; the try's timeout is 60 s. The bound
     # is HEADER_SECONDS after the first byte (10 s; 0.5 s here), per try.
     monkeypatch.setattr("pytest_competence.models._wire.HEADER_SECONDS", 0.5)
@@ -230,8 +262,11 @@ def test_headers_dripping_in_are_cut_at_the_header_bound_not_the_timeout(scripte
     start = time.monotonic()
     answers = ask(server.url, prompts[:2], "timeout=60")
     assert time.monotonic() - start < 6.0  # two tries of ~0.6 s each, on two workers
-    errors = own_answers_or(answers, prompts[:2], "ReadTimeout: the response headers were still "
-                            "arriving 0.5 s after their first byte")
+    errors = own_answers_or(
+        answers,
+        prompts[:2],
+        "ReadTimeout: the response headers were still arriving 0.5 s after their first byte",
+    )
     assert len(errors) == 2
 
 
@@ -257,8 +292,9 @@ def test_a_body_dripping_in_is_cut_at_the_timeout(scripted, prompts):
     answers = ask(server.url, prompts[:2], "timeout=1")
     assert time.monotonic() - start < 5.0
     errors = own_answers_or(answers, prompts[:2], "ReadTimeout: no complete answer within 1 s (")
-    assert len(errors) == 2 and "bytes of the response so far, its headers complete)" in \
-        str(errors[0])
+    assert len(errors) == 2 and "bytes of the response so far, its headers complete)" in str(
+        errors[0]
+    )
 
 
 def test_a_flood_of_headers_is_cut_at_the_header_limit(scripted, prompts):
@@ -268,8 +304,11 @@ def test_a_flood_of_headers_is_cut_at_the_header_limit(scripted, prompts):
 
     server = scripted(script)
     start = time.monotonic()
-    errors = own_answers_or(ask(server.url, prompts[:2]), prompts[:2],
-                            "the response headers pass 64 KiB, the most this client reads")
+    errors = own_answers_or(
+        ask(server.url, prompts[:2]),
+        prompts[:2],
+        "the response headers pass 64 KiB, the most this client reads",
+    )
     assert time.monotonic() - start < 5.0 and len(errors) == 2
     assert "not retried" in str(errors[0]) and len(server.requests) == 2
 
@@ -280,8 +319,16 @@ def test_a_flood_of_headers_is_cut_at_the_header_limit(scripted, prompts):
 @pytest.fixture
 def via_proxy(monkeypatch):
     """Point ``HTTP_PROXY`` at a scripted server: it then receives every request."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy",
-                 "https_proxy", "all_proxy", "no_proxy"):
+    for name in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
 
     def use(server: ScriptedServer) -> str:
@@ -294,8 +341,11 @@ def via_proxy(monkeypatch):
 def test_the_limits_hold_through_a_proxy(scripted, prompts, via_proxy):
     server = scripted(lambda request: framed(answer_body(request, pad=2 * MIB), "chunked"))
     url = via_proxy(server)
-    errors = own_answers_or(ask(url, prompts, "max_response_mib=1"), prompts,
-                            "passes the limit of 1 MiB (max_response_mib)")
+    errors = own_answers_or(
+        ask(url, prompts, "max_response_mib=1"),
+        prompts,
+        "passes the limit of 1 MiB (max_response_mib)",
+    )
     assert len(errors) == len(prompts) and len(server.requests) == len(prompts)
     assert server.requests[0].startswith(b"POST http://model.invalid:8000/v1/chat/completions ")
     assert own_answers_or(ask(url, prompts, "max_response_mib=3"), prompts, None) == []
@@ -305,8 +355,7 @@ def test_a_gzip_bomb_is_cut_through_a_proxy(scripted, prompts, via_proxy):
     body = bomb(64 * MIB)
     server = scripted(lambda request: (reply(body, headers="Content-Encoding: gzip\r\n"), False))
     url = via_proxy(server)
-    errors = own_answers_or(ask(url, prompts[:2]), prompts[:2],
-                            "the decompressed response body (")
+    errors = own_answers_or(ask(url, prompts[:2]), prompts[:2], "the decompressed response body (")
     assert len(errors) == 2
 
 
@@ -316,8 +365,11 @@ def test_a_drip_through_a_proxy_is_cut_at_the_timeout(scripted, prompts, via_pro
     server = scripted(lambda request: (drip(reply(answer_body(request)), 0.1), False))
     url = via_proxy(server)
     start = time.monotonic()
-    errors = own_answers_or(ask(url, prompts[:2], "timeout=1"), prompts[:2],
-                            "ReadTimeout: no complete answer within 1 s")
+    errors = own_answers_or(
+        ask(url, prompts[:2], "timeout=1"),
+        prompts[:2],
+        "ReadTimeout: no complete answer within 1 s",
+    )
     assert len(errors) == 2 and time.monotonic() - start < 5.0
 
 
@@ -338,7 +390,7 @@ PEAK = """
 def pieces(data: bytes, size: int) -> Iterator[bytes]:
     """``data`` in writes of ``size`` bytes, a moment apart, as a loaded machine delivers it."""
     for start in range(0, len(data), size):
-        yield data[start:start + size]
+        yield data[start : start + size]
         time.sleep(0.0005)
 
 
@@ -354,17 +406,22 @@ def test_a_run_that_receives_gzip_bombs_stays_small(pytester, scripted, size):
     assert len(answer) < 1.1 * MIB
     server = scripted(lambda request: (pieces(answer, size), False))
     pytester.makeconftest(PEAK)
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
         import pytest
 
         @pytest.mark.competence(levels=[4, 8], pairs=16)
         def test_ordering(competence):
             pass
-    """)
+    """
+    )
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--competence-cache=off",
+        "-p",
+        "no:cacheprovider",
+        "--competence-cache=off",
         f"--competence-model=openai:m@{server.url}?backoff=0&attempts=1&concurrency=32",
-        timeout=300)
+        timeout=300,
+    )
     output = result.stdout.str()
     assert "the decompressed response body (" in output and "passes the limit of 16 MiB" in output
     result.assert_outcomes(errors=1)

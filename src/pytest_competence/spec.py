@@ -11,22 +11,35 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_competence.conditions import Condition, parse_condition
-from pytest_competence.strategies import (
-    DEFAULT_FAMILY,
-    FAMILIES,
-    Family,
+from pytest_competence.protocol import (
+    FamilyLike,
     InvalidArgument,
     Item,
     default_presentations,
-    family,
-    is_family,
+    design_chunks,
 )
+from pytest_competence.registry import DEFAULT_FAMILY, FAMILIES, family
 
-__all__ = ["CHUNK_PROMPTS", "DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
+__all__ = [
+    "CHUNK_CHARACTERS",
+    "CHUNK_PROMPTS",
+    "DESIGN_KEYS",
+    "CompetenceSpec",
+    "family_options",
+    "overridable",
+    "spec_from_marker",
+]
 
 #: Marker keywords that shape the design rather than the family.
-DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts",
-               "regression_margin")
+DESIGN_KEYS = (
+    "levels",
+    "pairs",
+    "seed",
+    "presentations",
+    "require",
+    "attempts",
+    "regression_margin",
+)
 
 #: Prompts per chunk of a design: asked in one batch, reduced, and dropped before the next.
 CHUNK_PROMPTS = 1024
@@ -58,7 +71,7 @@ def _hashable(value: Any) -> Any:
 class CompetenceSpec:
     """A validated competence declaration: which family, which design, what must hold."""
 
-    family: Family
+    family: FamilyLike
     levels: tuple[int, ...]
     pairs: int
     seed: int
@@ -77,12 +90,17 @@ class CompetenceSpec:
 
     def check_size(self, limit: int) -> None:
         """Raise :class:`InvalidArgument` when the design asks more than ``limit`` prompts."""
-        from pytest_competence.settings import check_prompt_count
+        from pytest_competence._settings import check_prompt_count
 
-        check_prompt_count(self.prompt_count, limit, (
-            f"{len(self.levels)} level(s) x pairs={self.pairs} x {len(self.presentations)} "
-            f"presentation(s) x attempts={self.attempts}"),
-            "competence_max_prompts in the ini file")
+        check_prompt_count(
+            self.prompt_count,
+            limit,
+            (
+                f"{len(self.levels)} level(s) x pairs={self.pairs} x {len(self.presentations)} "
+                f"presentation(s) x attempts={self.attempts}"
+            ),
+            "competence_max_prompts in the ini file",
+        )
 
     def design(self) -> list[Item]:
         """The whole design, in memory (a run asks it chunk by chunk: :meth:`chunks`)."""
@@ -101,18 +119,21 @@ class CompetenceSpec:
         :data:`CHUNK_CHARACTERS` of prompt text), in design order: their concatenation is
         :meth:`design`, and a design that small is one chunk.
 
-        The instances come from :func:`~pytest_competence.strategies._core.design_chunks` (a
+        The instances come from :func:`~pytest_competence.protocol.design_chunks` (a
         family keyed by level and index generates them one at a time, any other a level at a
         time); chunks run across levels, so a small grid is still asked in one batch.
         """
-        from pytest_competence.strategies._core import design_chunks
-
         size = self.chunk_size(prompts)
         chunk: list[Item] = []
         characters = 0
-        for part in design_chunks(self.family, levels=self.levels, pairs=self.pairs,
-                                  seed=self.seed, presentations=self.presentations,
-                                  size=min(size, _PART)):
+        for part in design_chunks(
+            self.family,
+            levels=self.levels,
+            pairs=self.pairs,
+            seed=self.seed,
+            presentations=self.presentations,
+            size=min(size, _PART),
+        ):
             for item in part:
                 chunk.append(item)
                 characters += sum(len(p.text) for p in item.prompts)
@@ -126,6 +147,14 @@ class CompetenceSpec:
 def family_options(name: str) -> tuple[str, ...]:
     """Constructor keywords of the family called ``name`` (what a parameter may override)."""
     return FAMILIES.options(name)
+
+
+def overridable(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The test parameters that override a ``competence`` marker with these arguments: the
+    design keys and the family's options."""
+    family_name = kwargs.get("family", args[0] if args else DEFAULT_FAMILY)
+    options = family_options(family_name) if isinstance(family_name, str) else ()
+    return DESIGN_KEYS + options
 
 
 def spec_from_marker(
@@ -151,10 +180,11 @@ def spec_from_marker(
         raise InvalidArgument(
             "@pytest.mark.competence needs levels=, the grid of sizes, e.g. levels=[4, 8, 16]"
         )
+    instance: FamilyLike
     if isinstance(fam, str):
         instance = family(fam, **kwargs)
         key_family: Any = (fam, _hashable(kwargs))
-    elif is_family(fam):
+    elif isinstance(fam, FamilyLike) and not isinstance(fam, type):
         if kwargs:
             raise InvalidArgument(
                 f"Options {sorted(kwargs)} were given beside a family object; configure the "
@@ -181,8 +211,12 @@ def spec_from_marker(
             )
     check = getattr(instance, "check_design", None)
     if check is not None:
-        check(levels=design["levels"], pairs=design["pairs"], seed=design["seed"],
-              presentations=presentations)
+        check(
+            levels=design["levels"],
+            pairs=design["pairs"],
+            seed=design["seed"],
+            presentations=presentations,
+        )
     attempts = design["attempts"]
     if attempts is None:  # seeds/002 §3.6 gives each variation N = 5 attempts; the rest send once
         attempts = getattr(instance, "default_attempts", 1)
@@ -192,8 +226,9 @@ def spec_from_marker(
             f"but got attempts={attempts!r}; seeds/002 uses attempts=5"
         )
     margin = design["regression_margin"]
-    if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))
-                               or not 0 <= margin < 1):
+    if margin is not None and (
+        isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1
+    ):
         raise InvalidArgument(
             f"Expected regression_margin to be an accuracy difference in [0, 1), e.g. 0.02, "
             f"but got regression_margin={margin!r}"
@@ -202,5 +237,16 @@ def spec_from_marker(
     levels = tuple(design["levels"])
     presentations = tuple(presentations)
     key = (key_family, levels, design["pairs"], design["seed"], presentations)
-    return CompetenceSpec(instance, levels, design["pairs"], design["seed"], presentations,
-                          condition, key, design["require"], attempts, margin, require_declared)
+    return CompetenceSpec(
+        instance,
+        levels,
+        design["pairs"],
+        design["seed"],
+        presentations,
+        condition,
+        key,
+        design["require"],
+        attempts,
+        margin,
+        require_declared,
+    )

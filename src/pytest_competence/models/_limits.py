@@ -16,8 +16,15 @@ from __future__ import annotations
 
 import zlib
 
-__all__ = ["DEFAULT_MAX_RESPONSE_MIB", "HEADER_LIMIT", "HEADER_SECONDS", "MIB", "Body",
-           "LimitExceeded", "header_limit_exceeded"]
+__all__ = [
+    "DEFAULT_MAX_RESPONSE_MIB",
+    "HEADER_LIMIT",
+    "HEADER_SECONDS",
+    "MIB",
+    "Body",
+    "LimitExceeded",
+    "header_limit_exceeded",
+]
 
 MIB = 2**20
 #: The largest response body accepted by default, on the wire and after decompression: an
@@ -32,8 +39,10 @@ HEADER_SECONDS = 10.0
 #: The most a compressed body is inflated in one step while it is counted.
 _STEP = 2**20
 
-_RAISE_IT = ("raise it with max_response_mib=N in the openai: spec (e.g. ?max_response_mib=64) "
-             "or the competence_max_response_mib ini option")
+_RAISE_IT = (
+    "raise it with max_response_mib=N in the openai: spec (e.g. ?max_response_mib=64) "
+    "or the competence_max_response_mib ini option"
+)
 
 
 class LimitExceeded(Exception):
@@ -41,8 +50,9 @@ class LimitExceeded(Exception):
 
 
 def _too_large(what: str, limit: int) -> LimitExceeded:
-    return LimitExceeded(f"{what} passes the limit of {limit / MIB:g} MiB (max_response_mib); "
-                         f"{_RAISE_IT}")
+    return LimitExceeded(
+        f"{what} passes the limit of {limit / MIB:g} MiB (max_response_mib); {_RAISE_IT}"
+    )
 
 
 def header_limit_exceeded(where: str) -> LimitExceeded:
@@ -50,7 +60,8 @@ def header_limit_exceeded(where: str) -> LimitExceeded:
     return LimitExceeded(
         f"{where} pass {HEADER_LIMIT // 1024} KiB, the most this client reads; the limit is "
         f"fixed because no OpenAI-compatible server needs more: check what sits between the "
-        f"client and the server")
+        f"client and the server"
+    )
 
 
 class Body:
@@ -73,8 +84,9 @@ class Body:
         self.inflated = 0  # what a compressed body inflates to, so far
         encoding = encoding.strip().lower()
         if encoding not in ("", "identity", "gzip", "x-gzip", "deflate"):
-            raise ValueError(f"unsupported content-encoding {encoding!r} (this client asks for "
-                             f"gzip or deflate)")
+            raise ValueError(
+                f"unsupported content-encoding {encoding!r} (this client asks for gzip or deflate)"
+            )
         self.encoding = "" if encoding == "identity" else encoding
         self.wbits = 0  # zlib's for the encoding, chosen at the first byte (deflate: which kind)
         self.counter: zlib._Decompress | None = None
@@ -94,8 +106,11 @@ class Body:
     def _count(self, data: bytes) -> None:
         if self.counter is None:
             raw = self.encoding == "deflate" and data[:1] != b"x"
-            self.wbits = -zlib.MAX_WBITS if raw else (zlib.MAX_WBITS | 16 if "gzip" in
-                                                      self.encoding else zlib.MAX_WBITS)
+            self.wbits = (
+                -zlib.MAX_WBITS
+                if raw
+                else (zlib.MAX_WBITS | 16 if "gzip" in self.encoding else zlib.MAX_WBITS)
+            )
             self.counter = zlib.decompressobj(self.wbits)
         while data:
             if self.counter.eof:
@@ -106,8 +121,9 @@ class Body:
     def _counted(self, more: int) -> None:
         self.inflated += more
         if self.inflated > self.limit:
-            raise _too_large(f"the decompressed response body ({self.inflated:,} bytes so far)",
-                             self.limit)
+            raise _too_large(
+                f"the decompressed response body ({self.inflated:,} bytes so far)", self.limit
+            )
 
     def finish(self) -> bytes:
         """The whole decoded body; a compressed body that stops short is an error."""

@@ -49,10 +49,16 @@ from urllib.parse import quote, urlsplit
 import h11
 import httpx
 
-from pytest_competence import __version__
+from pytest_competence._version import __version__
 
-from ._limits import DEFAULT_MAX_RESPONSE_MIB, HEADER_LIMIT, HEADER_SECONDS, MIB, Body, \
-    header_limit_exceeded
+from ._limits import (
+    DEFAULT_MAX_RESPONSE_MIB,
+    HEADER_LIMIT,
+    HEADER_SECONDS,
+    MIB,
+    Body,
+    header_limit_exceeded,
+)
 
 __all__ = ["Connection", "Reply", "proxied", "within"]
 
@@ -95,7 +101,8 @@ def _header_fields(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
         if any(c in value for c in "\r\n\0") or not value.isascii():
             raise httpx.LocalProtocolError(
                 f"the {name} header holds a character that HTTP cannot carry (a line break or "
-                f"non-ASCII text); check the value it was given")
+                f"non-ASCII text); check the value it was given"
+            )
         fields.append((name.encode("ascii"), value.encode("ascii")))
     return fields
 
@@ -216,8 +223,13 @@ class _Link:
         self.kernel = _Kernel(transport.get_extra_info("socket"))
 
     def reusable(self) -> bool:
-        return not (self.inbox.stale or self.inbox.closed or self.inbox.pieces
-                    or self.transport.is_closing() or self.kernel.readable())
+        return not (
+            self.inbox.stale
+            or self.inbox.closed
+            or self.inbox.pieces
+            or self.transport.is_closing()
+            or self.kernel.readable()
+        )
 
 
 class Connection:
@@ -227,8 +239,13 @@ class Connection:
     ``max_body``: the most bytes of a response body accepted, on the wire and decoded.
     """
 
-    def __init__(self, base_url: str, headers: Mapping[str, str], tls: ssl.SSLContext | None,
-                 max_body: int = DEFAULT_MAX_RESPONSE_MIB * MIB) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        headers: Mapping[str, str],
+        tls: ssl.SSLContext | None,
+        max_body: int = DEFAULT_MAX_RESPONSE_MIB * MIB,
+    ) -> None:
         parts = urlsplit(base_url)
         self.host = parts.hostname or ""
         self.https = parts.scheme == "https"
@@ -237,9 +254,14 @@ class Connection:
         self.prefix = quote(parts.path.rstrip("/"), safe="/%:@!$&'()*+,;=~")
         self.tls = tls if self.https else None
         self.max_body = max_body
-        self.headers = {"Host": parts.netloc, "User-Agent": f"pytest-competence/{__version__}",
-                        "Accept": "application/json", "Accept-Encoding": "gzip, deflate",
-                        "Content-Type": "application/json", **headers}
+        self.headers = {
+            "Host": parts.netloc,
+            "User-Agent": f"pytest-competence/{__version__}",
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+            "Content-Type": "application/json",
+            **headers,
+        }
         self.fields: list[tuple[bytes, bytes]] | None = None  # checked at the first request
         self.link: _Link | None = None
 
@@ -254,8 +276,11 @@ class Connection:
         if self.fields is None:
             self.fields = _header_fields(self.headers)  # refused per request, like any bad send
         try:
-            request = h11.Request(method=b"POST", target=(self.prefix + path).encode(),
-                                  headers=[*self.fields, (b"Content-Length", b"%d" % len(body))])
+            request = h11.Request(
+                method=b"POST",
+                target=(self.prefix + path).encode(),
+                headers=[*self.fields, (b"Content-Length", b"%d" % len(body))],
+            )
         except h11.LocalProtocolError as exc:  # header values were checked above: the path
             raise httpx.LocalProtocolError(str(exc)[:200]) from None
         deadline = asyncio.get_running_loop().time() + timeout
@@ -279,8 +304,10 @@ class Connection:
         loop = asyncio.get_running_loop()
         timeout = max(0.001, deadline - loop.time())
         try:
-            transport, inbox = await within(timeout, loop.create_connection(
-                lambda: _Inbox(loop), self.host, self.port, ssl=self.tls))
+            transport, inbox = await within(
+                timeout,
+                loop.create_connection(lambda: _Inbox(loop), self.host, self.port, ssl=self.tls),
+            )
         except (asyncio.TimeoutError, TimeoutError):
             raise httpx.ConnectTimeout(f"no connection within {timeout:g} s") from None
         except OSError as exc:  # refused, unreachable, DNS, TLS (ssl.SSLError is an OSError)
@@ -288,14 +315,16 @@ class Connection:
         assert isinstance(transport, asyncio.Transport)
         self.link = _Link(transport, inbox)
 
-    async def _exchange(self, request: h11.Request, body: bytes, deadline: float,
-                        timeout: float) -> Reply:
+    async def _exchange(
+        self, request: h11.Request, body: bytes, deadline: float, timeout: float
+    ) -> Reply:
         assert self.link is not None
         link, loop = self.link, asyncio.get_running_loop()
         link.inbox.idle = False
         conn = link.h11
-        link.transport.write(conn.send(request) + conn.send(h11.Data(data=body))
-                             + conn.send(h11.EndOfMessage()))
+        link.transport.write(
+            conn.send(request) + conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage())
+        )
         received, until = 0, deadline
         in_head = False  # between the first byte of a header block and its end
         answer: h11.Response | None = None
@@ -307,8 +336,9 @@ class Connection:
                 try:
                     data = await link.inbox.read(until)
                 except TimeoutError:
-                    raise _late(received, answer is not None, in_head and until < deadline,
-                                timeout) from None
+                    raise _late(
+                        received, answer is not None, in_head and until < deadline, timeout
+                    ) from None
                 except OSError as exc:
                     if received:
                         raise httpx.ReadError(str(exc) or type(exc).__name__) from None
@@ -351,7 +381,8 @@ class Connection:
             extra = stray or link.inbox.pieces[0]
             raise httpx.RemoteProtocolError(
                 f"the server sent more after the complete response ({extra[:40]!r}…): two "
-                f"answers to one request, so neither is taken")
+                f"answers to one request, so neither is taken"
+            )
         if conn.our_state is h11.DONE and conn.their_state is h11.DONE and not closed:
             conn.start_next_cycle()
             link.inbox.idle = True
@@ -386,10 +417,12 @@ def _read_head(response: h11.Response, limit: int) -> tuple[dict[str, str], Body
     if declared is not None and "transfer-encoding" in headers:
         raise httpx.RemoteProtocolError(
             "malformed response: both Content-Length and Transfer-Encoding, a sign of response "
-            "smuggling (RFC 9112 section 6.3)")
+            "smuggling (RFC 9112 section 6.3)"
+        )
     try:
-        body = Body(headers.get("content-encoding", ""),
-                    None if declared is None else int(declared), limit)
+        body = Body(
+            headers.get("content-encoding", ""), None if declared is None else int(declared), limit
+        )
     except ValueError as exc:
         raise httpx.RemoteProtocolError(f"malformed response: {exc}") from None
     return headers, body
@@ -398,8 +431,9 @@ def _read_head(response: h11.Response, limit: int) -> tuple[dict[str, str], Body
 def _protocol_error(exc: h11.RemoteProtocolError, answered: bool) -> Exception:
     """h11's complaint in the transport's words."""
     if exc.error_status_hint == 431:  # h11: "Receive buffer too long"
-        return header_limit_exceeded("a chunk-size line or the trailers" if answered else
-                                     "the response headers")
+        return header_limit_exceeded(
+            "a chunk-size line or the trailers" if answered else "the response headers"
+        )
     message = str(exc)
     if "_SWITCH_UPGRADE" in message:  # h11 refuses a 101 nobody asked for, in its own terms
         return _interim(101, b"Switching Protocols")
@@ -410,7 +444,8 @@ def _interim(status: int, reason: bytes) -> httpx.RemoteProtocolError:
     return httpx.RemoteProtocolError(
         f"the server answered {status} {reason.decode('latin-1')[:40]}, an interim response "
         f"this client never asks for; only 100 Continue may come before the answer, so the "
-        f"connection is closed")
+        f"connection is closed"
+    )
 
 
 def _late(received: int, answered: bool, headers_bound: bool, timeout: float) -> Exception:
@@ -418,10 +453,12 @@ def _late(received: int, answered: bool, headers_bound: bool, timeout: float) ->
         return httpx.ReadTimeout(
             f"the response headers were still arriving {HEADER_SECONDS:g} s after their first "
             f"byte ({received} bytes so far): a server writes them at once, so something is "
-            f"stalling")
+            f"stalling"
+        )
     if received:
         where = "its headers complete" if answered else "in its headers"
-        return httpx.ReadTimeout(f"no complete answer within {timeout:g} s ({received} bytes of "
-                                 f"the response so far, {where})")
+        return httpx.ReadTimeout(
+            f"no complete answer within {timeout:g} s ({received} bytes of "
+            f"the response so far, {where})"
+        )
     return httpx.ReadTimeout(f"no complete answer within {timeout:g} s")
-

@@ -10,25 +10,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import ModelProtocolError, NoAnswer
+from ._base import ModelProtocolError, NoAnswer
 
 if TYPE_CHECKING:
-    from pytest_competence.strategies import Prompt
+    from pytest_competence.protocol import Prompt
 
-    from . import ScoringModel
+    from ._base import ScoringModel
 
 __all__ = [
     "Answer",
     "ReadoutError",
-    "Scores", "best_candidate", "group_by_space", "in_order", "logsumexp", "margins",
+    "Scores",
+    "best_candidate",
+    "group_by_space",
+    "in_order",
+    "logsumexp",
+    "margins",
     "scored_answers",
+    "scored_stream",
 ]
 
 
 #: One entry of a model's batch: the answer text, or why there is none.
-Answer = Union[str, BaseException]
+Answer = str | BaseException
 #: Candidate → log-probability as the answer, for one prompt.
 Scores = dict[str, float]
 T = TypeVar("T")
@@ -70,12 +76,14 @@ def in_order(pairs: Iterable[tuple[int, T]], count: int, name: str) -> list[T]:
         if not 0 <= i < count or slots[i] is not _MISSING:
             raise ModelProtocolError(
                 f"model {name!r} answered prompt {i} of {count} twice or out of range; a "
-                f"stream() must yield each prompt's index exactly once")
+                f"stream() must yield each prompt's index exactly once"
+            )
         slots[i] = answer
     missing = [i for i, a in enumerate(slots) if a is _MISSING]
     if missing:
-        raise ModelProtocolError(f"model {name!r} never answered {len(missing)} of {count} "
-                                 f"prompts (first: {missing[0]})")
+        raise ModelProtocolError(
+            f"model {name!r} never answered {len(missing)} of {count} prompts (first: {missing[0]})"
+        )
     return slots
 
 
