@@ -230,6 +230,7 @@ class Worker:
 # -- the bench ------------------------------------------------------------------------------------
 
 
+
 class Tally:
     """Rates and CPU per request of one client at one concurrency, one entry per round."""
 
