@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike
 
 from pytest_competence.stats.bootstrap import BootstrapInterval, paired_bootstrap
 
-from .rows import PromptRows
+from .rows import PromptRows, plain_floats
 
 __all__ = ["DecompositionCell", "answer_of", "decompose", "lens_decomposition", "score_matrix"]
 
@@ -72,8 +72,7 @@ class DecompositionCell:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values: each figure as ``[estimate, low, high]`` (NaN as ``None``)."""
         def triple(b: BootstrapInterval) -> list[float | None]:
-            return [None if not np.isfinite(v) else round(float(v), 6)
-                    for v in (b.estimate, b.low, b.high)]
+            return plain_floats([b.estimate, b.low, b.high])
 
         return {"presentation": self.presentation, "level": self.level,
                 "prompts": self.prompts, "scored": self.scored,

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .decomposition import answer_of
-from .rows import PromptRows
+from .rows import PromptRows, plain_floats
 
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt
@@ -339,7 +339,7 @@ class PatchResult:
         def part(level: int | None) -> dict[str, Any]:
             hits, total = self.restored(level)
             return {"level": level, "disagreeing": total, "restored": hits.tolist(),
-                    "share": [round(h / total, 6) if total else None for h in hits.tolist()]}
+                    "share": plain_floats(hits / total) if total else [None] * len(hits)}
 
         return {"layers": list(self.layers), "pairs": len(self.original),
                 "errors": sum(e is not None for e in self.errors),

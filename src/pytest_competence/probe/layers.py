@@ -23,6 +23,12 @@ levels):
 
 The probe is binary (gold = the first answer of a two-answer space, "yes"); λ is fixed, not
 tuned by an inner cross-validation.
+
+**Cost.** Per layer and fold, one thin SVD of the training rows (n × d) and Newton steps in
+q = 1 + min(n, d) dimensions for the 1 + ``permutations`` label vectors together: about
+``layers × folds × (1 + permutations) × steps × n·q²`` multiply-adds (steps ≈ 6–10), memory
+a layer in float64 plus 64 MB of Newton temporaries. At the paper's 200 instances per cell that
+is seconds; at thousands of instances of a wide model, fewer ``permutations`` or layers.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from numpy.typing import ArrayLike
 
 from .linear import (RowSpace, auroc, check_l2, fit_in_row_space, instance_folds,
                      instance_labels, standardise)
-from .rows import PromptRows
+from .rows import PromptRows, plain_floats
 
 __all__ = ["ProbeCell", "ProbeCurve", "probe_cells", "probe_layers"]
 
@@ -78,12 +84,10 @@ class ProbeCurve:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values (NaN as ``None``)."""
-        def floats(a: np.ndarray) -> list[float | None]:
-            return [None if not np.isfinite(v) else round(float(v), 6) for v in a]
-
-        return {"layers": list(self.layers), "auroc": floats(self.auroc),
-                "null_mean": floats(self.null_mean), "null_low": floats(self.null_low),
-                "null_high": floats(self.null_high), "p_value": floats(self.p_value),
+        return {"layers": list(self.layers), "auroc": plain_floats(self.auroc),
+                "null_mean": plain_floats(self.null_mean),
+                "null_low": plain_floats(self.null_low),
+                "null_high": plain_floats(self.null_high), "p_value": plain_floats(self.p_value),
                 "first_layer": self.first_layer, "threshold": self.threshold,
                 "instances": self.instances, "positives": self.positives,
                 "negatives": self.negatives, "folds": self.folds,
@@ -135,7 +139,8 @@ def probe_layers(states: ArrayLike, gold: ArrayLike, instances: ArrayLike, *,
                                  f"per fold), has {positives} and {negatives}", **curve)
     fold = instance_folds(instances, y, folds=folds, strata=strata, seed=seed)
     labels = _shuffled(y, first, inverse, strata, permutations, seed)
-    with _one_blas_thread():
+    small = min(len(y), X.shape[2]) <= _SMALL_RANK
+    with _one_blas_thread() if small else contextlib.nullcontext():
         areas = np.stack([_cross_validated(X[:, k, :], labels, fold, folds, float(l2))
                           for k in range(X.shape[1])])  # (layers, 1 + permutations)
     observed, null = areas[:, 0], areas[:, 1:]
@@ -274,12 +279,16 @@ def _cross_validated(X: np.ndarray, labels: np.ndarray, fold: np.ndarray, folds:
     return np.where(counted > 0, np.nansum(areas, axis=0) / np.maximum(counted, 1), np.nan)
 
 
+#: Up to this rank (rows or features, whichever is fewer) the fits run on one BLAS thread.
+_SMALL_RANK = 256
+
+
 @contextlib.contextmanager
 def _one_blas_thread() -> Iterator[None]:
-    """One BLAS thread during the fits, when threadpoolctl is installed: the matrices are small
-    (r ≤ a few hundred), and on a loaded machine waking BLAS threads for each cost ~36× the
-    work (measured: 101 fits of a 200 × 65 problem, 3.4 s on two OpenBLAS threads, 0.09 s on
-    one)."""
+    """One BLAS thread during small fits, when threadpoolctl is installed: on a loaded machine
+    waking BLAS threads for matrices of rank ≤ 256 costs far more than the work (measured: 101
+    fits of a 200 × 65 problem, 3.4 s on two OpenBLAS threads, 0.09 s on one); larger fits
+    keep every thread."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:

@@ -31,6 +31,7 @@ __all__ = ["RowSpace", "auroc", "instance_folds", "ridge_logistic", "standardise
 
 _MAX_ITERATIONS = 100
 _HALVINGS = 40
+_TEMPORARY_BYTES = 64 * 2**20
 
 
 def standardise(train: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -63,16 +64,24 @@ class RowSpace(NamedTuple):
 def fit_in_row_space(Z: np.ndarray, Y: np.ndarray, l2: float) -> np.ndarray:
     """``(b, β)`` of the ridge logistic regression of each row of ``Y`` (R × n, 0/1) on ``Z``.
 
-    Returns (R, 1 + r). All R problems take Newton steps together; each step is halved until
-    its own objective does not increase. Raises ``RuntimeError`` if a problem has not converged
-    in 100 steps (it cannot happen for λ > 0 and labels of both classes).
+    Returns (R, 1 + r). The R problems take Newton steps together, in blocks whose Hessians
+    and temporaries stay within 64 MB (q = 1 + r: about R·q·(n + q) doubles); each step is
+    halved until its own objective does not increase. Raises ``RuntimeError`` if a problem has
+    not converged in 100 steps (it cannot happen for λ > 0 and labels of both classes).
     """
     n, r = Z.shape
     Z1 = np.hstack([np.ones((n, 1)), Z])
     penalty = np.full(r + 1, float(l2))
     penalty[0] = 0.0  # the intercept is not penalised
     Y = np.asarray(Y, dtype=float)
-    theta = np.zeros((Y.shape[0], r + 1))
+    block = max(1, _TEMPORARY_BYTES // (8 * (r + 1) * (n + r + 1)))
+    return np.concatenate([_newton(Z1, Y[start:start + block], penalty, l2)
+                           for start in range(0, len(Y), block)]) if len(Y) else \
+        np.zeros((0, r + 1))
+
+
+def _newton(Z1: np.ndarray, Y: np.ndarray, penalty: np.ndarray, l2: float) -> np.ndarray:
+    theta = np.zeros((Y.shape[0], Z1.shape[1]))
 
     def objective(t: np.ndarray, labels: np.ndarray) -> np.ndarray:
         eta = t @ Z1.T

@@ -19,7 +19,14 @@ from numpy.typing import ArrayLike
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt
 
-__all__ = ["Cell", "PromptRows"]
+__all__ = ["Cell", "PromptRows", "plain_floats"]
+
+
+def plain_floats(values: ArrayLike) -> list[float | None]:
+    """JSON numbers for a report: 6 significant digits (margins of a near-indifferent model
+    are 1e-5 logits), NaN and infinities as ``None``."""
+    return [float(f"{v:.6g}") if np.isfinite(v) else None
+            for v in np.asarray(values, dtype=float).reshape(-1).tolist()]
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ import numpy as np
 from .decomposition import DecompositionCell, answer_of, decompose, lens_decomposition
 from .internals import AnswerStates, PatchResult, StateReader, patch_pairs
 from .layers import DEFAULTS, ProbeCell, probe_cells
+from .rows import plain_floats
 
 if TYPE_CHECKING:
     from pytest_competence.strategies import Item
@@ -50,9 +51,6 @@ class ProbeReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values for a report."""
-        def floats(a: np.ndarray) -> list[float | None]:
-            return [None if not np.isfinite(v) else round(float(v), 6) for v in a]
-
         return {"model": self.model, "device": self.device, "dtype": self.dtype,
                 "layers": list(self.layers), "model_layers": self.model_layers,
                 "prompts": self.prompts, "unread": self.unread,
@@ -60,8 +58,9 @@ class ProbeReport:
                 "decomposition": [c.to_dict() for c in self.decomposition],
                 "probes": [c.to_dict() for c in self.probes],
                 "lens": [{"presentation": c["presentation"], "level": c["level"],
-                          "default": floats(c["default"]), "signal": floats(c["signal"]),
-                          "accuracy": floats(c["accuracy"])} for c in self.lens],
+                          "default": plain_floats(c["default"]),
+                          "signal": plain_floats(c["signal"]),
+                          "accuracy": plain_floats(c["accuracy"])} for c in self.lens],
                 "patching": None if self.patching is None else self.patching.to_dict()}
 
 
