@@ -62,7 +62,7 @@ def model(tmp_path_factory, prompts):
 @pytest.fixture(scope="module")
 def planted(model, items, prompts):
     with Plant(model, prompts, PLANTED_AT, yes_default(100.0)):
-        yield probe_model(model, items, permutations=50, B=200, keep_states=True)
+        return probe_model(model, items, permutations=50, B=200, keep_states=True)
 
 
 # -- the readings are the backend's --------------------------------------------------------------
@@ -199,15 +199,18 @@ def test_patching_restores_the_original_from_the_planted_layer_on(planted, items
 
 
 def test_patch_pairs_on_its_own_reruns_only_what_disagrees(model, items, prompts):
+    before = model.runner.model.model.layers[PLANTED_AT]._forward_pre_hooks.copy()
     pairs = [(item.prompts[0], item.prompts[1]) for item in items[:24]]
     with Plant(model, prompts, PLANTED_AT, yes_default(100.0)):
         result = patch_pairs(model, pairs, layers=[1, 3])
     agree = ~result.disagreeing
     assert np.all(result.patched[agree] == -2) and np.isnan(result.patched_logits[agree]).all()
     assert result.restored()[0].tolist() == [0, int(result.disagreeing.sum())]
+    assert model.runner.model.model.layers[PLANTED_AT]._forward_pre_hooks == before  # removed
 
 
 def test_the_report_is_plain_json(planted):
+    assert planted.states is not None and planted.states.states.shape == (192, 5, 32)
     document = json.loads(json.dumps(planted.to_dict()))
     assert document["layers"] == [0, 1, 2, 3, 4] and document["unread"] == 0
     assert document["probes"][0]["first_layer"] == PLANTED_AT

@@ -190,6 +190,9 @@ class StateReader:
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got "
                              f"precision={precision!r}")
+        if total is not None and (isinstance(total, bool) or not isinstance(total, int)
+                                  or total < 0):
+            raise ValueError(f"total must be a number of prompts ≥ 0, got total={total!r}")
         self.runner = runner_of(model)
         self.anatomy = anatomy(self.runner.model)
         L = self.anatomy.layers
@@ -204,8 +207,6 @@ class StateReader:
         self._errors: list[str | None] = []
         self._rows: list[PromptRows] = []
         if total is not None:
-            if isinstance(total, bool) or not isinstance(total, int) or total < 0:
-                raise ValueError(f"total must be a number of prompts ≥ 0, got total={total!r}")
             self._states = np.full((total, len(self.layers), self.d), np.nan, dtype=precision)
             self._lens = np.full((total, len(self.layers), 0), np.nan, dtype=np.float32)
             self._logits = np.full((total, 0), np.nan, dtype=np.float32)

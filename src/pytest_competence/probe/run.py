@@ -2,7 +2,8 @@
 
 :func:`probe_model` reads the answer-position states of every prompt of a design (chunk by
 chunk, :class:`~.internals.StateReader`), then computes from them the output decomposition
-(App. E.3, Table 11: on the model's own answer logits, the margins ``readout=score`` uses), the
+(App. E.3, Table 11: on the model's own answer logits, the margins ``readout=score`` uses —
+first-token logits where an answer spans several tokens, ``single_token`` false), the
 gold probes per layer (App. I, Figure 5), the logit lens per layer, and original → equivalent
 patching on the pairs whose answers disagree. CBE paper, arXiv:2610.22894.
 """
