@@ -2,13 +2,14 @@
 planted answer found where it was planted. One command, hard time bound; skips without CUDA.
 
     python -m pip install -q --no-deps --no-build-isolation -e . && \
-        python bench/bench_probe_gpu.py [--prompts 2000] [--budget 360]
+        python bench/bench_probe_gpu.py [--prompts 1600] [--budget 360]
 
 Weights cannot be downloaded, so the model is a randomly initialised Llama (24 blocks, width
 1,024, 16 heads, MLP 2,816: about 300M parameters with this tokenizer) built from a config
 with a word-level tokenizer trained on the prompts (``tests/tiny_llama.py``), saved, and loaded
 through ``hf:`` as any checkpoint is — on CUDA in bf16, the backend's own choice. It reads the
-answer-position states of an ordering design (n ∈ {4, 8, 16, 32}, original + equivalent) and
+answer-position states of an ordering design (n ∈ {4, 8, 16, 32}, 200 pairs per level as in
+App. I, original + equivalent) and
 prints the time per 1,000 prompts and the peak GPU memory; then, with an answer written into
 the residual stream from block 12 on (``tests/planted.py``: originals read out the solver's
 answer, equivalents say "yes" with the answer decodable), runs
@@ -37,7 +38,7 @@ LEVELS = [4, 8, 16, 32]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--prompts", type=int, default=2000)
+    parser.add_argument("--prompts", type=int, default=1600)
     parser.add_argument("--budget", type=float, default=360.0, help="seconds, hard bound")
     parser.add_argument("--permutations", type=int, default=10)
     parser.add_argument("--allow-cpu", action="store_true", help="run without CUDA (dry run)")
