@@ -72,21 +72,39 @@ def main() -> None:
     import torch
 
     print(describe(f"torch {torch.__version__}"))
-    print(f"model {args.model}; ordering front_behind, n ∈ {{4, 8}}, original + equivalent; "
-          f"probes with {args.permutations} permutations, 5 folds")
-    print(f"{'prompts':>8} {'precision':>9} {'arrays MB':>10} {'base MB':>8} {'read MB':>8} "
-          f"{'+read':>7} {'fit MB':>7} {'read s/1k':>10} {'fit s':>7}")
+    print(
+        f"model {args.model}; ordering front_behind, n ∈ {{4, 8}}, original + equivalent; "
+        f"probes with {args.permutations} permutations, 5 folds"
+    )
+    print(
+        f"{'prompts':>8} {'precision':>9} {'arrays MB':>10} {'base MB':>8} {'read MB':>8} "
+        f"{'+read':>7} {'fit MB':>7} {'read s/1k':>10} {'fit s':>7}"
+    )
     for size in (int(v) for v in args.sizes.split(",")):
         for precision in args.precisions.split(","):
-            done = subprocess.run([sys.executable, "-c", CHILD, args.model, str(size), precision,
-                                   str(args.permutations)], capture_output=True, text=True)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    CHILD,
+                    args.model,
+                    str(size),
+                    precision,
+                    str(args.permutations),
+                ],
+                capture_output=True,
+                text=True,
+            )
             if done.returncode != 0:
                 raise SystemExit(done.stderr[-3000:])
             r = json.loads(done.stdout.strip().splitlines()[-1])
-            print(f"{r['prompts']:>8,} {precision:>9} {r['nbytes'] / 2**20:10.1f} "
-                  f"{r['base']:8.0f} {r['after_read']:8.0f} "
-                  f"{r['after_read'] - r['base']:7.1f} {r['after_fit']:7.0f} "
-                  f"{1000 * r['read_s'] / r['prompts']:10.2f} {r['fit_s']:7.1f}", flush=True)
+            print(
+                f"{r['prompts']:>8,} {precision:>9} {r['nbytes'] / 2**20:10.1f} "
+                f"{r['base']:8.0f} {r['after_read']:8.0f} "
+                f"{r['after_read'] - r['base']:7.1f} {r['after_fit']:7.0f} "
+                f"{1000 * r['read_s'] / r['prompts']:10.2f} {r['fit_s']:7.1f}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

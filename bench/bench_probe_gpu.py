@@ -50,8 +50,10 @@ def main() -> int:
     import torch
 
     if not torch.cuda.is_available() and not args.allow_cpu:
-        print(f"skipped: no CUDA device (torch {torch.__version__} sees none); this check "
-              f"needs an accelerator (--allow-cpu --small runs a dry run on the CPU)")
+        print(
+            f"skipped: no CUDA device (torch {torch.__version__} sees none); this check "
+            f"needs an accelerator (--allow-cpu --small runs a dry run on the CPU)"
+        )
         return 0
     from _machine import describe
     from planted import Plant, yes_default
@@ -65,58 +67,83 @@ def main() -> int:
     print(describe(f"torch {torch.__version__}", f"device {device}"), flush=True)
     pairs = max(4, round(args.prompts / (2 * len(LEVELS)) / 4) * 4)
     items = Ordering(vocabulary="front_behind").design(
-        levels=LEVELS, pairs=pairs, seed=0, presentations=["original", "equivalent"])
+        levels=LEVELS, pairs=pairs, seed=0, presentations=["original", "equivalent"]
+    )
     prompts = [p for item in items for p in item.prompts]
-    size = (dict(layers=4, hidden=64, heads=2, intermediate=128) if args.small else
-            dict(layers=24, hidden=1024, heads=16, intermediate=2816))
+    size = (
+        dict(layers=4, hidden=64, heads=2, intermediate=128)
+        if args.small
+        else dict(layers=24, hidden=1024, heads=16, intermediate=2816)
+    )
     planted_at = min(PLANTED_AT, size["layers"] // 2)
     with tempfile.TemporaryDirectory() as tmp:
         folder = build(Path(tmp), prompts, **size)
         model = resolve_model(f"hf:{folder}?batch_size=64&readout=score")
         runner = model.runner
         parameters = sum(p.numel() for p in runner.model.parameters())
-        print(f"model: random Llama, {size['layers']} blocks, width {size['hidden']}, "
-              f"{parameters / 1e6:.3g}M parameters, on {runner.device} in {runner.dtype_name}; "
-              f"{len(prompts)} prompts (n ∈ {LEVELS}); built in "
-              f"{time.perf_counter() - started:.0f} s", flush=True)
+        print(
+            f"model: random Llama, {size['layers']} blocks, width {size['hidden']}, "
+            f"{parameters / 1e6:.3g}M parameters, on {runner.device} in {runner.dtype_name}; "
+            f"{len(prompts)} prompts (n ∈ {LEVELS}); built in "
+            f"{time.perf_counter() - started:.0f} s",
+            flush=True,
+        )
         read_answer_states(model, prompts[:64])  # warm-up: kernels, allocator
         _sync(torch)
         t0 = time.perf_counter()
         states = read_answer_states(model, prompts, precision="float16")
         _sync(torch)
         read = time.perf_counter() - t0
-        memory = (torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available()
-                  else float("nan"))
-        print(f"states: {read:.1f} s for {len(prompts)} prompts = {1000 * read / len(prompts):.2f}"
-              f" s per 1,000 prompts; {states.states.nbytes / 2**20:.0f} MB of float16 states "
-              f"({len(states.layers)} layers × {states.states.shape[2]}); peak GPU memory "
-              f"{memory:.1f} GiB; unread {int((~states.ok).sum())}; lens gap "
-              f"{states.lens_gap:.2e}", flush=True)
+        memory = (
+            torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else float("nan")
+        )
+        print(
+            f"states: {read:.1f} s for {len(prompts)} prompts = {1000 * read / len(prompts):.2f}"
+            f" s per 1,000 prompts; {states.states.nbytes / 2**20:.0f} MB of float16 states "
+            f"({len(states.layers)} layers × {states.states.shape[2]}); peak GPU memory "
+            f"{memory:.1f} GiB; unread {int((~states.ok).sum())}; lens gap "
+            f"{states.lens_gap:.2e}",
+            flush=True,
+        )
         with Plant(model, prompts, planted_at, yes_default(300.0)):
             t0 = time.perf_counter()
-            report = probe_model(model, items, precision="float16",
-                                 permutations=args.permutations, B=200)
+            report = probe_model(
+                model, items, precision="float16", permutations=args.permutations, B=200
+            )
             _sync(torch)
-        print(f"planted at layer {planted_at}: probe_model {time.perf_counter() - t0:.1f} s "
-              f"(states, {args.permutations} permutations, lens, patching)", flush=True)
+        print(
+            f"planted at layer {planted_at}: probe_model {time.perf_counter() - t0:.1f} s "
+            f"(states, {args.permutations} permutations, lens, patching)",
+            flush=True,
+        )
         ok = True
         for cell in report.probes:
             if cell.level is not None:
                 continue
             curve = cell.curve
             before, after = curve.auroc[:planted_at], curve.auroc[planted_at:]
-            ok &= curve.first_layer == planted_at and bool((after > 0.99).all()) \
+            ok &= (
+                curve.first_layer == planted_at
+                and bool((after > 0.99).all())
                 and bool((before < 0.8).all())
-            print(f"  {cell.presentation}: first layer ≥ 0.9: {curve.first_layer}; AUROC "
-                  f"before {before.min():.2f}–{before.max():.2f}, from it {after.min():.2f}–"
-                  f"{after.max():.2f}; null band {curve.null_low.min():.2f}–"
-                  f"{curve.null_high.max():.2f}")
+            )
+            print(
+                f"  {cell.presentation}: first layer ≥ 0.9: {curve.first_layer}; AUROC "
+                f"before {before.min():.2f}–{before.max():.2f}, from it {after.min():.2f}–"
+                f"{after.max():.2f}; null band {curve.null_low.min():.2f}–"
+                f"{curve.null_high.max():.2f}"
+            )
         hits, total = report.patching.restored()
         shares = [round(h / total, 3) for h in hits.tolist()] if total else []
-        ok &= total > 0 and shares[:planted_at] == [0.0] * planted_at and \
-            shares[planted_at:] == [1.0] * (len(shares) - planted_at)
+        ok &= (
+            total > 0
+            and shares[:planted_at] == [0.0] * planted_at
+            and shares[planted_at:] == [1.0] * (len(shares) - planted_at)
+        )
         print(f"  patching: {total} disagreeing pairs; restored share by layer {shares}")
-        print(f"{'as planted' if ok else 'NOT as planted'}; total {time.perf_counter() - started:.0f} s")
+        print(
+            f"{'as planted' if ok else 'NOT as planted'}; total {time.perf_counter() - started:.0f} s"
+        )
         return 0 if ok else 1
 
 

@@ -29,6 +29,7 @@ def yes_default(scale: float) -> Callable[[object], tuple[float, float]]:
     """The plant App. I describes: originals read out their answer (``a = ±scale``);
     equivalents say "yes" whatever the instance (``a = +scale``) while the answer stays
     decodable along ``v`` (``b = ±scale``)."""
+
     def plant(prompt) -> tuple[float, float]:
         sign = solver_sign(prompt)
         if prompt.presentation == "original":
@@ -44,14 +45,19 @@ class Plant:
     Use as a context manager around the probe calls; ``coefficients(prompt) → (a, b)``.
     """
 
-    def __init__(self, model, prompts: Sequence, layer: int,
-                 coefficients: Callable[[object], tuple[float, float]]) -> None:
+    def __init__(
+        self,
+        model,
+        prompts: Sequence,
+        layer: int,
+        coefficients: Callable[[object], tuple[float, float]],
+    ) -> None:
         runner = model.runner
         self.net = runner.model
         self.layer = layer
         self.table = {tuple(runner.encode(runner.render(p))): coefficients(p) for p in prompts}
         weight = self.net.get_output_embeddings().weight.detach().float()
-        yes, no = (runner.answer_tokens(prompts[0], ("yes", "no")))
+        yes, no = runner.answer_tokens(prompts[0], ("yes", "no"))
         gamma = self.net.model.norm.weight.detach().float()
         u = (weight[yes[0]] - weight[no[0]]) * gamma
         self.u = u / u.norm()
@@ -65,8 +71,9 @@ class Plant:
     def __enter__(self) -> Plant:
         self._handles = [
             self.net.register_forward_pre_hook(self._read_prompts, with_kwargs=True),
-            self.net.model.layers[self.layer].register_forward_pre_hook(self._write,
-                                                                         with_kwargs=True),
+            self.net.model.layers[self.layer].register_forward_pre_hook(
+                self._write, with_kwargs=True
+            ),
         ]
         return self
 

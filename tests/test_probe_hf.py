@@ -24,8 +24,13 @@ pytest.importorskip("tokenizers")
 
 from planted import Plant, solver_sign, yes_default  # noqa: E402
 from pytest_competence.models import resolve_model  # noqa: E402
-from pytest_competence.probe import (ProbeUnavailable, StateReader, patch_pairs,  # noqa: E402
-                                     probe_model, read_answer_states)
+from pytest_competence.probe import (
+    ProbeUnavailable,
+    StateReader,
+    patch_pairs,  # noqa: E402
+    probe_model,
+    read_answer_states,
+)
 from pytest_competence.strategies import Ordering  # noqa: E402
 from tiny_llama import TEMPLATE, build  # noqa: E402
 
@@ -44,8 +49,7 @@ def one_torch_thread():
 @pytest.fixture(scope="module")
 def items():
     family = Ordering(vocabulary="front_behind")
-    return family.design(levels=[4, 6], pairs=48, seed=3,
-                         presentations=["original", "equivalent"])
+    return family.design(levels=[4, 6], pairs=48, seed=3, presentations=["original", "equivalent"])
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +80,9 @@ def test_states_are_the_residual_stream_at_the_answer_position(model, prompts):
         with torch.inference_mode():
             hidden = runner.model(input_ids=ids, output_hidden_states=True).hidden_states
         for layer in range(4):  # transformers' last entry is after the final norm
-            assert torch.allclose(torch.from_numpy(states.states[k, layer]), hidden[layer][0, -1],
-                                  atol=1e-5)
+            assert torch.allclose(
+                torch.from_numpy(states.states[k, layer]), hidden[layer][0, -1], atol=1e-5
+            )
     assert states.layers == (0, 1, 2, 3, 4) and states.model_layers == 4
     assert states.states.shape == (7, 5, 32) and states.states.dtype == np.float32
 
@@ -98,7 +103,7 @@ def test_batches_and_chunks_do_not_change_a_reading(model, prompts):
     assert np.abs(whole.states - alone.states).max() < 1e-4
     reader = StateReader(model)  # chunks joined at the end
     for start in range(0, 20, 6):
-        reader.add(prompts[start:min(start + 6, 20)])
+        reader.add(prompts[start : min(start + 6, 20)])
     joined = reader.finish()
     assert np.abs(joined.states - whole.states).max() < 1e-4
     assert list(joined.rows.instance) == list(whole.rows.instance)

@@ -16,9 +16,17 @@ import pytest
 from scipy.special import expit
 from scipy.stats import mannwhitneyu
 
-from pytest_competence.probe import (PromptRows, auroc, decompose, instance_folds,
-                                     lens_decomposition, probe_cells, probe_layers,
-                                     ridge_logistic, score_matrix)
+from pytest_competence.probe import (
+    PromptRows,
+    auroc,
+    decompose,
+    instance_folds,
+    lens_decomposition,
+    probe_cells,
+    probe_layers,
+    ridge_logistic,
+    score_matrix,
+)
 from pytest_competence.probe.linear import standardise
 
 
@@ -124,8 +132,9 @@ def test_probe_finds_the_layer_a_signal_starts_and_the_null_sits_at_chance():
     assert np.all(curve.p_value[2:] == 1 / 201)
     assert curve.p_value[1] > 0.05
     again = probe_layers(X, gold, np.arange(len(gold)), permutations=200, seed=2)
-    assert np.array_equal(curve.auroc, again.auroc) and np.array_equal(curve.null_low,
-                                                                       again.null_low)
+    assert np.array_equal(curve.auroc, again.auroc) and np.array_equal(
+        curve.null_low, again.null_low
+    )
 
 
 def test_probe_curve_equals_a_scikit_learn_pipeline_on_the_same_folds():
@@ -145,9 +154,11 @@ def test_probe_curve_equals_a_scikit_learn_pipeline_on_the_same_folds():
             train, test = fold != f, fold == f
             scaler = StandardScaler().fit(X[train, layer])
             fit = LogisticRegression(C=0.5, tol=1e-12, max_iter=100_000).fit(
-                scaler.transform(X[train, layer]), gold[train])
-            areas.append(roc_auc_score(gold[test],
-                                       fit.decision_function(scaler.transform(X[test, layer]))))
+                scaler.transform(X[train, layer]), gold[train]
+            )
+            areas.append(
+                roc_auc_score(gold[test], fit.decision_function(scaler.transform(X[test, layer])))
+            )
         assert curve.auroc[layer] == pytest.approx(np.mean(areas), abs=1e-9)
     assert sklearn  # the pipeline above is scikit-learn's
 
@@ -156,8 +167,9 @@ def test_probe_says_why_it_cannot_fit_few_instances():
     X = np.random.default_rng(8).normal(size=(12, 2, 4))
     gold = np.array([True] * 3 + [False] * 9)
     curve = probe_layers(X, gold, np.arange(12))
-    assert curve.reason == ("needs at least 5 instances of each gold answer (one per fold), "
-                            "has 3 and 9")
+    assert curve.reason == (
+        "needs at least 5 instances of each gold answer (one per fold), has 3 and 9"
+    )
     assert np.all(np.isnan(curve.auroc)) and curve.first_layer is None
 
 
@@ -166,21 +178,30 @@ def test_probe_cells_group_by_presentation_and_level_and_pool_with_levels_as_str
     n = 80
     X, gold = _planted_states(rng, instances=n, layers=3, d=10)
     states = np.concatenate([X, X[:, ::-1]])  # equivalent: the signal in layer 0 only
-    rows = PromptRows(("yes", "no"), np.concatenate([~gold, ~gold]).astype(np.int64),
-                      np.tile(np.repeat([4, 8], n // 2), 2),
-                      np.array(["original"] * n + ["equivalent"] * n, dtype=object),
-                      np.tile(np.array([f"i{k}" for k in range(n)], dtype=object), 2))
+    rows = PromptRows(
+        ("yes", "no"),
+        np.concatenate([~gold, ~gold]).astype(np.int64),
+        np.tile(np.repeat([4, 8], n // 2), 2),
+        np.array(["original"] * n + ["equivalent"] * n, dtype=object),
+        np.tile(np.array([f"i{k}" for k in range(n)], dtype=object), 2),
+    )
     cells = probe_cells(states, rows, permutations=20)
     assert [(c.presentation, c.level) for c in cells] == [
-        ("original", 4), ("original", 8), ("original", None),
-        ("equivalent", 4), ("equivalent", 8), ("equivalent", None)]
+        ("original", 4),
+        ("original", 8),
+        ("original", None),
+        ("equivalent", 4),
+        ("equivalent", 8),
+        ("equivalent", None),
+    ]
     by = {(c.presentation, c.level): c.curve for c in cells}
     assert by["original", None].first_layer == 2 and by["equivalent", None].first_layer == 0
     assert by["original", 4].instances == n // 2 and by["original", None].instances == n
     ok = np.ones(2 * n, bool)
-    ok[:n // 2] = False  # the original's level-4 rows could not be read
-    dropped = {(c.presentation, c.level): c.curve for c in probe_cells(states, rows, ok=ok,
-                                                                        permutations=0)}
+    ok[: n // 2] = False  # the original's level-4 rows could not be read
+    dropped = {
+        (c.presentation, c.level): c.curve for c in probe_cells(states, rows, ok=ok, permutations=0)
+    }
     assert dropped["original", 4].reason == "no prompt of this cell could be read"
     assert dropped["original", None].instances == n // 2
 
@@ -193,9 +214,13 @@ def _scored_design(rng, pairs=300, default=1.4, signal=0.6, noise=1.0, levels=(4
     gold cells (60% yes), so the balanced-cell means differ from plain means."""
     gold = (rng.random(pairs) < 0.4).astype(np.int64)  # 0: "yes"
     level = rng.choice(levels, pairs)
-    rows = PromptRows(("yes", "no"), np.repeat(gold, 2), np.repeat(level, 2),
-                      np.tile(np.array(["original", "equivalent"], dtype=object), pairs),
-                      np.repeat(np.array([f"z{k}" for k in range(pairs)], dtype=object), 2))
+    rows = PromptRows(
+        ("yes", "no"),
+        np.repeat(gold, 2),
+        np.repeat(level, 2),
+        np.tile(np.array(["original", "equivalent"], dtype=object), pairs),
+        np.repeat(np.array([f"z{k}" for k in range(pairs)], dtype=object), 2),
+    )
     sign = np.where(rows.gold == 0, 1.0, -1.0)
     m = default + signal * sign + noise * rng.normal(size=2 * pairs)
     offset = rng.normal(size=2 * pairs)  # only differences of scores matter
@@ -221,8 +246,10 @@ def test_default_and_signal_equal_an_effect_coded_regression():
         said_yes = m[mine] > 0
         assert cell.yes_rate.estimate == pytest.approx(said_yes.mean())
         assert cell.accuracy.estimate == pytest.approx((said_yes == (sign[mine] > 0)).mean())
-        assert cell.gold_counts == {"yes": int((sign[mine] > 0).sum()),
-                                    "no": int((sign[mine] < 0).sum())}
+        assert cell.gold_counts == {
+            "yes": int((sign[mine] > 0).sum()),
+            "no": int((sign[mine] < 0).sum()),
+        }
 
 
 def test_known_default_and_signal_fall_inside_their_intervals():
@@ -236,9 +263,13 @@ def test_known_default_and_signal_fall_inside_their_intervals():
 
 
 def test_decomposition_without_scores_and_with_ties():
-    rows = PromptRows(("yes", "no"), np.array([0, 1, 0, 1]), np.full(4, 4),
-                      np.array(["original"] * 4, dtype=object),
-                      np.array(["a", "b", "c", "d"], dtype=object))
+    rows = PromptRows(
+        ("yes", "no"),
+        np.array([0, 1, 0, 1]),
+        np.full(4, 4),
+        np.array(["original"] * 4, dtype=object),
+        np.array(["a", "b", "c", "d"], dtype=object),
+    )
     scores = np.array([[1.0, 0.0], [0.0, 2.0], [np.nan, np.nan], [3.0, 3.0]])
     cell = decompose(scores, rows, B=0)[0]
     assert (cell.prompts, cell.scored) == (4, 3)
@@ -256,8 +287,13 @@ def test_more_than_two_answers_follow_their_definition():
     n, answers = 240, ("A", "B", "C")
     gold = rng.integers(0, 3, n)
     scores = rng.normal(size=(n, 3)) + np.eye(3)[gold] * 1.2 + np.array([0.5, 0.0, -0.3])
-    rows = PromptRows(answers, gold, np.full(n, 2), np.array(["original"] * n, dtype=object),
-                      np.array([f"q{k}" for k in range(n)], dtype=object))
+    rows = PromptRows(
+        answers,
+        gold,
+        np.full(n, 2),
+        np.array(["original"] * n, dtype=object),
+        np.array([f"q{k}" for k in range(n)], dtype=object),
+    )
     cell = decompose(scores, rows, B=200)[0]
     # by hand: per gold class, mean of (gold − best other) and of (a − mean of the others)
     signal, defaults = [], {a: [] for a in answers}
@@ -271,8 +307,11 @@ def test_more_than_two_answers_follow_their_definition():
     for a in answers:
         assert cell.defaults[a].estimate == pytest.approx(np.mean(defaults[a]))
     assert cell.default.estimate == cell.defaults["A"].estimate
-    binary = decompose(scores[:, :2], PromptRows(("A", "B"), np.minimum(gold, 1), rows.level,
-                                                 rows.presentation, rows.instance), B=0)[0]
+    binary = decompose(
+        scores[:, :2],
+        PromptRows(("A", "B"), np.minimum(gold, 1), rows.level, rows.presentation, rows.instance),
+        B=0,
+    )[0]
     assert binary.defaults == {}
 
 
@@ -322,15 +361,30 @@ def test_bad_probe_inputs_name_the_argument():
         probe_layers(_X, _GOLD.astype(int), np.arange(20))
     with pytest.raises(ValueError, match="states must be finite"):
         probe_layers(np.full((20, 2, 3), np.nan), _GOLD, np.arange(20))
-    rows = PromptRows(("yes", "no"), np.zeros(20, np.int64), np.zeros(20, np.int64),
-                      np.array(["o"] * 20, dtype=object), np.arange(20).astype(str).astype(object))
+    rows = PromptRows(
+        ("yes", "no"),
+        np.zeros(20, np.int64),
+        np.zeros(20, np.int64),
+        np.array(["o"] * 20, dtype=object),
+        np.arange(20).astype(str).astype(object),
+    )
     with pytest.raises(TypeError, match="unknown settings \\['fold'\\]"):
         probe_cells(_X, rows, fold=3)
     with pytest.raises(ValueError, match="scores must be \\(N, K\\) = \\(20, 2\\)"):
         decompose(np.zeros((20, 3)), rows)
     with pytest.raises(ValueError, match="gold must index answers"):
-        PromptRows(("yes", "no"), np.array([2]), np.array([4]), np.array(["o"], dtype=object),
-                   np.array(["a"], dtype=object))
+        PromptRows(
+            ("yes", "no"),
+            np.array([2]),
+            np.array([4]),
+            np.array(["o"], dtype=object),
+            np.array(["a"], dtype=object),
+        )
     with pytest.raises(ValueError, match="PromptRows.level must have shape \\(1,\\)"):
-        PromptRows(("yes", "no"), np.array([0]), np.array([4, 4]),
-                   np.array(["o"], dtype=object), np.array(["a"], dtype=object))
+        PromptRows(
+            ("yes", "no"),
+            np.array([0]),
+            np.array([4, 4]),
+            np.array(["o"], dtype=object),
+            np.array(["a"], dtype=object),
+        )

@@ -13,12 +13,22 @@ from pathlib import Path
 __all__ = ["TEMPLATE", "build"]
 
 #: A minimal chat template (``transformers serve`` and chat-mode tests need one).
-TEMPLATE = ("{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"
-            "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|> {{ m['content'] }} {% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
 
 
-def build(folder: Path, prompts, template: str | None = None, *, layers: int = 2,
-          hidden: int = 32, heads: int = 2, intermediate: int = 64) -> Path:
+def build(
+    folder: Path,
+    prompts,
+    template: str | None = None,
+    *,
+    layers: int = 2,
+    hidden: int = 32,
+    heads: int = 2,
+    intermediate: int = 64,
+) -> Path:
     """A word-level tokenizer trained on ``prompts`` and a random Llama (2 layers of width 32
     unless told otherwise), saved."""
     import torch
@@ -30,16 +40,28 @@ def build(folder: Path, prompts, template: str | None = None, *, layers: int = 2
     words.pre_tokenizer = pre_tokenizers.Whitespace()
     specials = ["[PAD]", "[UNK]", "[BOS]", "[EOS]", "<|system|>", "<|user|>", "<|assistant|>"]
     words.train_from_iterator(texts, trainers.WordLevelTrainer(special_tokens=specials))
-    tok = PreTrainedTokenizerFast(tokenizer_object=words, unk_token="[UNK]", pad_token="[PAD]",
-                                  bos_token="[BOS]", eos_token="[EOS]")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=words,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        bos_token="[BOS]",
+        eos_token="[EOS]",
+    )
     if template:
         tok.chat_template = template
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=hidden,
-                         intermediate_size=intermediate, num_hidden_layers=layers,
-                         num_attention_heads=heads, num_key_value_heads=heads,
-                         max_position_embeddings=512, pad_token_id=tok.pad_token_id,
-                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=512,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
     LlamaForCausalLM(config).save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder

@@ -46,13 +46,16 @@ def main() -> None:
     kept = {}
     for vocabulary in args.vocabularies.split(","):
         items = Ordering(vocabulary=vocabulary).design(
-            levels=levels, pairs=args.pairs, seed=0, presentations=["original", "equivalent"])
+            levels=levels, pairs=args.pairs, seed=0, presentations=["original", "equivalent"]
+        )
         started = time.perf_counter()
         report = probe_model(model, items, permutations=args.permutations, keep_states=True)
         seconds = time.perf_counter() - started
-        print(f"\n## {vocabulary}: {report.prompts} prompts, {report.model_layers} blocks "
-              f"(residual layers {list(report.layers)}), {report.device} {report.dtype}, "
-              f"{seconds:.1f} s; lens gap at the last layer {report.lens_gap:.1e}")
+        print(
+            f"\n## {vocabulary}: {report.prompts} prompts, {report.model_layers} blocks "
+            f"(residual layers {list(report.layers)}), {report.device} {report.dtype}, "
+            f"{seconds:.1f} s; lens gap at the last layer {report.lens_gap:.1e}"
+        )
         print_tables(report)
         kept[vocabulary] = report.to_dict()
         kept[vocabulary]["size_control"] = size_control(report, levels[0], args.permutations)
@@ -63,25 +66,35 @@ def main() -> None:
 def print_tables(report) -> None:
     print("\npresentation  n     acc    yes    δ [95%] (logits)               s [95%] (logits)")
     for c in report.decomposition:
-        print(f"{c.presentation:<12}  {_level(c.level):<4}  {c.accuracy.estimate:.3f}  "
-              f"{c.yes_rate.estimate:.3f}  {_interval(c.default)}  {_interval(c.signal)}")
+        print(
+            f"{c.presentation:<12}  {_level(c.level):<4}  {c.accuracy.estimate:.3f}  "
+            f"{c.yes_rate.estimate:.3f}  {_interval(c.default)}  {_interval(c.signal)}"
+        )
     print("\ngold probe AUROC by layer (null band 95%), first layer ≥ 0.9")
     for cell in report.probes:
         curve = cell.curve
         if curve.reason:
             print(f"{cell.presentation:<12}  {_level(cell.level):<4}  n/a: {curve.reason}")
             continue
-        layers = "  ".join(f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in
-                           zip(curve.auroc, curve.null_low, curve.null_high))
-        print(f"{cell.presentation:<12}  {_level(cell.level):<4}  {layers}  "
-              f"first: {curve.first_layer if curve.first_layer is not None else '–'}")
+        layers = "  ".join(
+            f"{a:.2f} [{lo:.2f}, {hi:.2f}]"
+            for a, lo, hi in zip(curve.auroc, curve.null_low, curve.null_high)
+        )
+        print(
+            f"{cell.presentation:<12}  {_level(cell.level):<4}  {layers}  "
+            f"first: {curve.first_layer if curve.first_layer is not None else '–'}"
+        )
     print("\nlogit lens: accuracy by layer")
     for cell in report.lens:
-        print(f"{cell['presentation']:<12}  {_level(cell['level']):<4}  "
-              + "  ".join(f"{v:.3f}" for v in cell["accuracy"]))
+        print(
+            f"{cell['presentation']:<12}  {_level(cell['level']):<4}  "
+            + "  ".join(f"{v:.3f}" for v in cell["accuracy"])
+        )
     patching = report.patching.to_dict()
-    print(f"\npatching original → equivalent: {patching['pooled']['disagreeing']} disagreeing "
-          f"pairs; restored share by layer {patching['pooled']['share']}")
+    print(
+        f"\npatching original → equivalent: {patching['pooled']['disagreeing']} disagreeing "
+        f"pairs; restored share by layer {patching['pooled']['share']}"
+    )
     for part in patching["by_level"]:
         print(f"  n={part['level']}: {part['disagreeing']} pairs, {part['share']}")
 
@@ -94,11 +107,20 @@ def size_control(report, smallest: int, permutations: int) -> dict:
     print(f"\ncontrol: probe of n = {smallest} (vs larger) by layer, all levels")
     for name in rows.presentations():
         mine = rows.presentation == name
-        curve = probe_layers(states.states[mine], rows.level[mine] == smallest,
-                             rows.instance[mine], layers=states.layers,
-                             permutations=permutations)
-        print(f"{name:<12}  " + "  ".join(f"{a:.2f} [{lo:.2f}, {hi:.2f}]" for a, lo, hi in
-                                          zip(curve.auroc, curve.null_low, curve.null_high)))
+        curve = probe_layers(
+            states.states[mine],
+            rows.level[mine] == smallest,
+            rows.instance[mine],
+            layers=states.layers,
+            permutations=permutations,
+        )
+        print(
+            f"{name:<12}  "
+            + "  ".join(
+                f"{a:.2f} [{lo:.2f}, {hi:.2f}]"
+                for a, lo, hi in zip(curve.auroc, curve.null_low, curve.null_high)
+            )
+        )
         out[name] = curve.to_dict()
     return out
 

@@ -21,8 +21,14 @@ The statistics need numpy and scipy only; reading a model needs torch and transf
 from __future__ import annotations
 
 from .decomposition import DecompositionCell, answer_of, decompose, lens_decomposition, score_matrix
-from .internals import (AnswerStates, PatchResult, ProbeUnavailable, StateReader, patch_pairs,
-                        read_answer_states)
+from .internals import (
+    AnswerStates,
+    PatchResult,
+    ProbeUnavailable,
+    StateReader,
+    patch_pairs,
+    read_answer_states,
+)
 from .layers import DEFAULTS, ProbeCell, ProbeCurve, probe_cells, probe_layers
 from .linear import auroc, instance_folds, ridge_logistic
 from .rows import Cell, PromptRows

@@ -71,19 +71,27 @@ class DecompositionCell:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values: each figure as ``[estimate, low, high]`` (NaN as ``None``)."""
+
         def triple(b: BootstrapInterval) -> list[float | None]:
             return plain_floats([b.estimate, b.low, b.high])
 
-        return {"presentation": self.presentation, "level": self.level,
-                "prompts": self.prompts, "scored": self.scored,
-                "gold_counts": dict(self.gold_counts), "accuracy": triple(self.accuracy),
-                "yes_rate": triple(self.yes_rate), "default": triple(self.default),
-                "signal": triple(self.signal),
-                "defaults": {a: triple(b) for a, b in self.defaults.items()}}
+        return {
+            "presentation": self.presentation,
+            "level": self.level,
+            "prompts": self.prompts,
+            "scored": self.scored,
+            "gold_counts": dict(self.gold_counts),
+            "accuracy": triple(self.accuracy),
+            "yes_rate": triple(self.yes_rate),
+            "default": triple(self.default),
+            "signal": triple(self.signal),
+            "defaults": {a: triple(b) for a, b in self.defaults.items()},
+        }
 
 
-def score_matrix(results: Sequence[Mapping[str, float] | BaseException],
-                 answers: Sequence[str]) -> np.ndarray:
+def score_matrix(
+    results: Sequence[Mapping[str, float] | BaseException], answers: Sequence[str]
+) -> np.ndarray:
     """(N, K) scores from a backend's ``score(prompts, answers)`` (NaN rows for exceptions)."""
     out = np.full((len(results), len(answers)), np.nan)
     for i, got in enumerate(results):
@@ -102,9 +110,16 @@ def answer_of(scores: np.ndarray) -> np.ndarray:
     return np.where(ok, best, -1)
 
 
-def decompose(scores: ArrayLike, rows: PromptRows, *, B: int = 2000, seed: int = 0,
-              confidence: float = 0.95, per_level: bool = True,
-              pooled: bool = True) -> list[DecompositionCell]:
+def decompose(
+    scores: ArrayLike,
+    rows: PromptRows,
+    *,
+    B: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    per_level: bool = True,
+    pooled: bool = True,
+) -> list[DecompositionCell]:
     """δ, s, accuracy and yes-rate per presentation × level (module docstring).
 
     ``scores`` is (N, K): row i the scores of ``rows.answers`` for prompt i (logits or
@@ -114,12 +129,23 @@ def decompose(scores: ArrayLike, rows: PromptRows, *, B: int = 2000, seed: int =
     """
     values = np.asarray(scores, dtype=float)
     if values.shape != (len(rows), len(rows.answers)):
-        raise ValueError(f"scores must be (N, K) = ({len(rows)}, {len(rows.answers)}): one "
-                         f"row per prompt, one column per answer of {rows.answers!r}; got "
-                         f"{values.shape}")
-    return [_cell(values[c.index], rows.take(c.index), c.presentation, c.level, B=B, seed=seed,
-                  confidence=confidence)
-            for c in rows.cells(per_level=per_level, pooled=pooled)]
+        raise ValueError(
+            f"scores must be (N, K) = ({len(rows)}, {len(rows.answers)}): one "
+            f"row per prompt, one column per answer of {rows.answers!r}; got "
+            f"{values.shape}"
+        )
+    return [
+        _cell(
+            values[c.index],
+            rows.take(c.index),
+            c.presentation,
+            c.level,
+            B=B,
+            seed=seed,
+            confidence=confidence,
+        )
+        for c in rows.cells(per_level=per_level, pooled=pooled)
+    ]
 
 
 def lens_decomposition(lens: ArrayLike, rows: PromptRows) -> list[dict[str, Any]]:
@@ -131,27 +157,45 @@ def lens_decomposition(lens: ArrayLike, rows: PromptRows) -> list[dict[str, Any]
     """
     values = np.asarray(lens, dtype=float)
     if values.ndim != 3 or values.shape[0] != len(rows) or values.shape[2] != len(rows.answers):
-        raise ValueError(f"lens must be (N, layers, K) with N = {len(rows)} and K = "
-                         f"{len(rows.answers)}, got {values.shape}")
+        raise ValueError(
+            f"lens must be (N, layers, K) with N = {len(rows)} and K = "
+            f"{len(rows.answers)}, got {values.shape}"
+        )
     out = []
     for c in rows.cells():
         part, gold = values[c.index], rows.gold[c.index]
         scored = np.isfinite(part).all(axis=-1)  # (n, layers)
-        columns = _margin_columns(np.where(scored[..., None], part, 0.0), gold, scored,
-                                  len(rows.answers))
+        columns = _margin_columns(
+            np.where(scored[..., None], part, 0.0), gold, scored, len(rows.answers)
+        )
         statistic = _margin_statistic(_present(columns[:, -1]), len(rows.answers))
         default, signal, _ = statistic(columns.sum(axis=0))  # sums: (layers, m)
         correct = (answer_of(part) == gold[:, None]).mean(axis=0)
-        out.append({"presentation": c.presentation, "level": c.level, "default": default,
-                    "signal": signal, "accuracy": correct})
+        out.append(
+            {
+                "presentation": c.presentation,
+                "level": c.level,
+                "default": default,
+                "signal": signal,
+                "accuracy": correct,
+            }
+        )
     return out
 
 
 # -- the figures as functions of per-row columns (for the instance bootstrap) --------------------
 
 
-def _cell(scores: np.ndarray, rows: PromptRows, presentation: str, level: int | None, *,
-          B: int, seed: int, confidence: float) -> DecompositionCell:
+def _cell(
+    scores: np.ndarray,
+    rows: PromptRows,
+    presentation: str,
+    level: int | None,
+    *,
+    B: int,
+    seed: int,
+    confidence: float,
+) -> DecompositionCell:
     K = len(rows.answers)
     scored = np.isfinite(scores).all(axis=1)
     answer = answer_of(scores)
@@ -160,21 +204,35 @@ def _cell(scores: np.ndarray, rows: PromptRows, presentation: str, level: int | 
     statistic = _margin_statistic(_present(columns), K)
     accuracy = np.column_stack([answer == gold, np.ones(len(gold))]).astype(float)
     yes_rate = np.column_stack([answer == 0, answer >= 0]).astype(float)
-    boot: Callable[..., BootstrapInterval] = _bootstrapper(rows, B=B, seed=seed,
-                                                          confidence=confidence)
+    boot: Callable[..., BootstrapInterval] = _bootstrapper(
+        rows, B=B, seed=seed, confidence=confidence
+    )
     default = boot(columns, lambda s: statistic(s)[0])
     signal = boot(columns, lambda s: statistic(s)[1])
-    defaults = ({a: boot(columns, lambda s, k=k: statistic(s)[2][..., k])
-                 for k, a in enumerate(rows.answers)} if K > 2 else {})
+    defaults = (
+        {
+            a: boot(columns, lambda s, k=k: statistic(s)[2][..., k])
+            for k, a in enumerate(rows.answers)
+        }
+        if K > 2
+        else {}
+    )
     counts = np.bincount(gold[scored], minlength=K)
-    return DecompositionCell(presentation, level, len(gold), int(scored.sum()),
-                             {a: int(counts[k]) for k, a in enumerate(rows.answers)},
-                             boot(accuracy, _ratio), boot(yes_rate, _ratio), default, signal,
-                             defaults)
+    return DecompositionCell(
+        presentation,
+        level,
+        len(gold),
+        int(scored.sum()),
+        {a: int(counts[k]) for k, a in enumerate(rows.answers)},
+        boot(accuracy, _ratio),
+        boot(yes_rate, _ratio),
+        default,
+        signal,
+        defaults,
+    )
 
 
-def _margin_columns(scores: np.ndarray, gold: np.ndarray, scored: np.ndarray,
-                    K: int) -> np.ndarray:
+def _margin_columns(scores: np.ndarray, gold: np.ndarray, scored: np.ndarray, K: int) -> np.ndarray:
     """Per row (leading axes kept), K blocks of (2 + K) columns, block g nonzero only on
     scored rows of gold g: [1, ℓ_gold − max_{b≠gold} ℓ_b, (ℓ_a − mean_{b≠a} ℓ_b) for each a]."""
     gold_score = np.take_along_axis(scores, _expand(gold, scores), axis=-1)[..., 0]
@@ -199,10 +257,12 @@ def _present(columns: np.ndarray) -> np.ndarray:
     return total.reshape(K, 2 + K)[:, 0] > 0
 
 
-def _margin_statistic(present: np.ndarray,
-                      K: int) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _margin_statistic(
+    present: np.ndarray, K: int
+) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """``sums → (δ toward answers[0], s, δ per answer)``: class means averaged over the
     ``present`` classes; NaN where fewer than two are present, or a replicate lost one."""
+
     def statistic(sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         blocks = sums.reshape(*sums.shape[:-1], K, 2 + K)
         count = blocks[..., 0]
@@ -211,8 +271,9 @@ def _margin_statistic(present: np.ndarray,
         kept = means[..., present, :]
         lost = (count[..., present] == 0).any(axis=-1)
         undefined = lost | (present.sum() < 2)
-        averaged = kept.mean(axis=-2) if present.any() else np.full(means.shape[:-2] + (1 + K,),
-                                                                    np.nan)
+        averaged = (
+            kept.mean(axis=-2) if present.any() else np.full(means.shape[:-2] + (1 + K,), np.nan)
+        )
         averaged = np.where(undefined[..., None], np.nan, averaged)
         return averaged[..., 1], averaged[..., 0], averaged[..., 1:]
 
@@ -224,15 +285,25 @@ def _ratio(sums: np.ndarray) -> np.ndarray:
         return np.where(sums[..., 1] > 0, sums[..., 0] / sums[..., 1], np.nan)
 
 
-def _bootstrapper(rows: PromptRows, *, B: int, seed: int,
-                  confidence: float) -> Callable[..., BootstrapInterval]:
+def _bootstrapper(
+    rows: PromptRows, *, B: int, seed: int, confidence: float
+) -> Callable[..., BootstrapInterval]:
     """Intervals by instance (clusters), levels as strata."""
-    def boot(columns: np.ndarray,
-             statistic: Callable[[np.ndarray], np.ndarray]) -> BootstrapInterval:
+
+    def boot(
+        columns: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]
+    ) -> BootstrapInterval:
         estimate = float(np.asarray(statistic(columns.sum(axis=0))))
         if B == 0 or not len(columns):
             return BootstrapInterval(estimate, np.nan, np.nan, B, confidence, B)
-        return paired_bootstrap(columns, statistic, strata=rows.level, clusters=rows.instance,
-                                B=B, seed=seed, confidence=confidence)
+        return paired_bootstrap(
+            columns,
+            statistic,
+            strata=rows.level,
+            clusters=rows.instance,
+            B=B,
+            seed=seed,
+            confidence=confidence,
+        )
 
     return boot

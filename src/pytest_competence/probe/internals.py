@@ -49,8 +49,17 @@ from .rows import PromptRows, plain_floats
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt
 
-__all__ = ["Anatomy", "AnswerStates", "PatchResult", "ProbeUnavailable", "StateReader",
-           "anatomy", "patch_pairs", "read_answer_states", "runner_of"]
+__all__ = [
+    "Anatomy",
+    "AnswerStates",
+    "PatchResult",
+    "ProbeUnavailable",
+    "StateReader",
+    "anatomy",
+    "patch_pairs",
+    "read_answer_states",
+    "runner_of",
+]
 
 PRECISIONS = ("float32", "float16")
 
@@ -75,8 +84,10 @@ def runner_of(model: Any) -> Any:
     while isinstance(inner, ModelWrapper):
         inner = inner.model
     if not isinstance(inner, HFModel):
-        raise ProbeUnavailable(f"model {name!r} has no in-process internals (layer probes, the "
-                               f"logit lens and patching need an hf: model)")
+        raise ProbeUnavailable(
+            f"model {name!r} has no in-process internals (layer probes, the "
+            f"logit lens and patching need an hf: model)"
+        )
     return inner.runner
 
 
@@ -98,17 +109,31 @@ class Anatomy:
         return self.blocks[layer] if layer < len(self.blocks) else self.norm
 
 
-_BLOCKS = ("model.layers", "model.language_model.layers", "transformer.h", "gpt_neox.layers",
-           "model.decoder.layers", "transformer.layers", "backbone.layers")
-_NORMS = ("model.norm", "model.language_model.norm", "transformer.ln_f",
-          "gpt_neox.final_layer_norm", "model.decoder.final_layer_norm", "transformer.norm",
-          "backbone.norm_f")
+_BLOCKS = (
+    "model.layers",
+    "model.language_model.layers",
+    "transformer.h",
+    "gpt_neox.layers",
+    "model.decoder.layers",
+    "transformer.layers",
+    "backbone.layers",
+)
+_NORMS = (
+    "model.norm",
+    "model.language_model.norm",
+    "transformer.ln_f",
+    "gpt_neox.final_layer_norm",
+    "model.decoder.final_layer_norm",
+    "transformer.norm",
+    "backbone.norm_f",
+)
 
 
 def anatomy(model: Any) -> Anatomy:
     """The blocks, final norm and unembedding of a transformers causal LM, found by the
     attribute paths of the common architectures (Llama, Qwen, Mistral, Gemma, GPT-2,
     GPT-NeoX, OPT, …); :class:`ProbeUnavailable` when one is missing."""
+
     def find(paths: Sequence[str]) -> Any:
         for path in paths:
             found: Any = model
@@ -124,10 +149,16 @@ def anatomy(model: Any) -> Anatomy:
     blocks, norm = find(_BLOCKS), find(_NORMS)
     unembed = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     expected = getattr(getattr(model, "config", None), "num_hidden_layers", None)
-    if blocks is None or norm is None or unembed is None or getattr(unembed, "weight", None) \
-            is None:
-        raise ProbeUnavailable(f"{kind}: its blocks, final norm or unembedding are not where "
-                               f"the probes look ({', '.join(_BLOCKS)}; {', '.join(_NORMS)})")
+    if (
+        blocks is None
+        or norm is None
+        or unembed is None
+        or getattr(unembed, "weight", None) is None
+    ):
+        raise ProbeUnavailable(
+            f"{kind}: its blocks, final norm or unembedding are not where "
+            f"the probes look ({', '.join(_BLOCKS)}; {', '.join(_NORMS)})"
+        )
     if expected is not None and len(blocks) != expected:
         raise ProbeUnavailable(f"{kind}: found {len(blocks)} blocks, the config says {expected}")
     return Anatomy(tuple(blocks), norm, unembed)
@@ -185,13 +216,21 @@ class StateReader:
     × K × 4`` bytes), whatever the chunking; without it, chunks are joined at the end.
     """
 
-    def __init__(self, model: Any, *, layers: Sequence[int] | None = None,
-                 precision: str = "float32", total: int | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        *,
+        layers: Sequence[int] | None = None,
+        precision: str = "float32",
+        total: int | None = None,
+    ) -> None:
         if precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, got "
-                             f"precision={precision!r}")
-        if total is not None and (isinstance(total, bool) or not isinstance(total, int)
-                                  or total < 0):
+            raise ValueError(
+                f"precision must be one of {', '.join(PRECISIONS)}, got precision={precision!r}"
+            )
+        if total is not None and (
+            isinstance(total, bool) or not isinstance(total, int) or total < 0
+        ):
             raise ValueError(f"total must be a number of prompts ≥ 0, got total={total!r}")
         self.runner = runner_of(model)
         self.anatomy = anatomy(self.runner.model)
@@ -217,8 +256,10 @@ class StateReader:
             return
         rows = PromptRows.of(prompts)
         if self._rows and rows.answers != self._rows[0].answers:
-            raise ValueError(f"every chunk must share one answer space: {self._rows[0].answers!r}"
-                             f" and {rows.answers!r}")
+            raise ValueError(
+                f"every chunk must share one answer space: {self._rows[0].answers!r}"
+                f" and {rows.answers!r}"
+            )
         K = len(rows.answers)
         first, single = _answer_tokens(self.runner, prompts, rows.answers)
         self._single &= single
@@ -229,16 +270,17 @@ class StateReader:
             if self._lens.shape[2] != K:
                 self._lens = np.full((self.total, len(self.layers), K), np.nan, np.float32)
                 self._logits = np.full((self.total, K), np.nan, np.float32)
-            states = self._states[self._filled:self._filled + n]
-            lens = self._lens[self._filled:self._filled + n]
-            logits = self._logits[self._filled:self._filled + n]
+            states = self._states[self._filled : self._filled + n]
+            lens = self._lens[self._filled : self._filled + n]
+            logits = self._logits[self._filled : self._filled + n]
         else:
             states = np.full((n, len(self.layers), self.d), np.nan, dtype=self.precision)
             lens = np.full((n, len(self.layers), K), np.nan, dtype=np.float32)
             logits = np.full((n, K), np.nan, dtype=np.float32)
         errors: list[str | None] = [None] * n
-        for i, got in self.runner.answer_batches([[p] for p in prompts],
-                                                 lambda b, inputs: self._read(b, inputs, first)):
+        for i, got in self.runner.answer_batches(
+            [[p] for p in prompts], lambda b, inputs: self._read(b, inputs, first)
+        ):
             if isinstance(got, BaseException):
                 errors[i] = f"{type(got).__name__}: {got}"
             else:
@@ -254,9 +296,17 @@ class StateReader:
         """The states of every prompt added, in the order added."""
         if not self._rows:
             raise ValueError("no prompts were added")
-        rows = self._rows[0] if len(self._rows) == 1 else PromptRows(
-            self._rows[0].answers, *(np.concatenate([getattr(r, k) for r in self._rows])
-                                     for k in ("gold", "level", "presentation", "instance")))
+        rows = (
+            self._rows[0]
+            if len(self._rows) == 1
+            else PromptRows(
+                self._rows[0].answers,
+                *(
+                    np.concatenate([getattr(r, k) for r in self._rows])
+                    for k in ("gold", "level", "presentation", "instance")
+                ),
+            )
+        )
         if self.total is not None:
             if self._filled != self.total:
                 raise ValueError(f"{self._filled} prompts were added, total={self.total} expected")
@@ -264,12 +314,23 @@ class StateReader:
         else:
             states, lens, logits = (np.concatenate(arrays) for arrays in zip(*self._parts))
             self._parts = []
-        return AnswerStates(rows, self.layers, self.anatomy.layers, states, lens, logits,
-                            list(self._errors), self._single, self._gap,
-                            str(self.runner.device), self.runner.dtype_name)
+        return AnswerStates(
+            rows,
+            self.layers,
+            self.anatomy.layers,
+            states,
+            lens,
+            logits,
+            list(self._errors),
+            self._single,
+            self._gap,
+            str(self.runner.device),
+            self.runner.dtype_name,
+        )
 
-    def _read(self, batch: list[int], inputs: list[tuple[Any, Any, Any]],
-              first: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, float]]:
+    def _read(
+        self, batch: list[int], inputs: list[tuple[Any, Any, Any]], first: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, float]]:
         torch = self.runner.torch
         ids, mask, positions = inputs[0]
         L = self.anatomy.layers
@@ -291,9 +352,13 @@ class StateReader:
         return [(states[r], lens_np[r], own_np[r], float(gaps[r])) for r in range(len(batch))]
 
 
-def read_answer_states(model: Any, prompts: Sequence[Prompt], *,
-                       layers: Sequence[int] | None = None,
-                       precision: str = "float32") -> AnswerStates:
+def read_answer_states(
+    model: Any,
+    prompts: Sequence[Prompt],
+    *,
+    layers: Sequence[int] | None = None,
+    precision: str = "float32",
+) -> AnswerStates:
     """:class:`AnswerStates` of ``prompts`` in one go (:class:`StateReader` for chunks)."""
     reader = StateReader(model, layers=layers, precision=precision, total=len(prompts))
     reader.add(prompts)
@@ -337,18 +402,28 @@ class PatchResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Per level and pooled: the disagreeing pairs and the restored count per layer."""
+
         def part(level: int | None) -> dict[str, Any]:
             hits, total = self.restored(level)
-            return {"level": level, "disagreeing": total, "restored": hits.tolist(),
-                    "share": plain_floats(hits / total) if total else [None] * len(hits)}
+            return {
+                "level": level,
+                "disagreeing": total,
+                "restored": hits.tolist(),
+                "share": plain_floats(hits / total) if total else [None] * len(hits),
+            }
 
-        return {"layers": list(self.layers), "pairs": len(self.original),
-                "errors": sum(e is not None for e in self.errors),
-                "by_level": [part(int(v)) for v in np.unique(self.level)], "pooled": part(None)}
+        return {
+            "layers": list(self.layers),
+            "pairs": len(self.original),
+            "errors": sum(e is not None for e in self.errors),
+            "by_level": [part(int(v)) for v in np.unique(self.level)],
+            "pooled": part(None),
+        }
 
 
-def patch_pairs(model: Any, pairs: Sequence[tuple[Prompt, Prompt]], *,
-                layers: Sequence[int] | None = None) -> PatchResult:
+def patch_pairs(
+    model: Any, pairs: Sequence[tuple[Prompt, Prompt]], *, layers: Sequence[int] | None = None
+) -> PatchResult:
     """Patch each original's answer-position residual into its equivalent run, layer by layer.
 
     ``pairs`` are (original, equivalent) prompts of one instance (the same answer space and
@@ -403,23 +478,37 @@ def patch_pairs(model: Any, pairs: Sequence[tuple[Prompt, Prompt]], *,
         original[i], equivalent[i], patched_logits[i] = got
         if np.isfinite(got[2]).all():
             patched[i] = answer_of(got[2])
-    return PatchResult(rows.answers, chosen, rows.level[0::2], original, equivalent, patched,
-                       patched_logits, errors)
+    return PatchResult(
+        rows.answers,
+        chosen,
+        rows.level[0::2],
+        original,
+        equivalent,
+        patched,
+        patched_logits,
+        errors,
+    )
 
 
 # -- hooks ---------------------------------------------------------------------------------------
 
 
 @contextlib.contextmanager
-def _hooked(parts: Anatomy, capture: Sequence[int], captured: dict[int, Any],
-            patch: Mapping[int, Any] | None = None) -> Iterator[None]:
+def _hooked(
+    parts: Anatomy,
+    capture: Sequence[int],
+    captured: dict[int, Any],
+    patch: Mapping[int, Any] | None = None,
+) -> Iterator[None]:
     """Forward pre-hooks on the sites of residual ``capture`` (and ``patch``) layers: each
     captures the input at the answer position (column −1), after writing ``patch[ℓ]`` there."""
     patch = patch or {}
     handles = []
     for layer in sorted(set(capture) | set(patch)):
-        def hook(module: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                 layer: int = layer) -> tuple[tuple[Any, ...], dict[str, Any]]:
+
+        def hook(
+            module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], layer: int = layer
+        ) -> tuple[tuple[Any, ...], dict[str, Any]]:
             hidden = args[0] if args else kwargs["hidden_states"]
             if layer in patch:
                 hidden = hidden.clone()
@@ -440,14 +529,17 @@ def _hooked(parts: Anatomy, capture: Sequence[int], captured: dict[int, Any],
             handle.remove()
 
 
-def _answer_tokens(runner: Any, prompts: Sequence[Prompt],
-                   answers: Sequence[str]) -> tuple[np.ndarray, bool]:
+def _answer_tokens(
+    runner: Any, prompts: Sequence[Prompt], answers: Sequence[str]
+) -> tuple[np.ndarray, bool]:
     """``(first token of each answer after each prompt (n, K), every answer one token)``."""
     tokens = [runner.answer_tokens(p, answers) for p in prompts]
     first = np.array([[t[0] if t else -1 for t in row] for row in tokens], dtype=np.int64)
     if (first < 0).any() or any(len(set(r)) != len(answers) for r in first.tolist()):
-        raise ProbeUnavailable(f"the answers {tuple(answers)!r} do not start with distinct "
-                               f"tokens for this tokenizer: no answer logit to read")
+        raise ProbeUnavailable(
+            f"the answers {tuple(answers)!r} do not start with distinct "
+            f"tokens for this tokenizer: no answer logit to read"
+        )
     return first, all(len(t) == 1 for row in tokens for t in row)
 
 
@@ -469,8 +561,16 @@ def _centred(logits: Any) -> Any:
 
 def _check_layers(layers: Sequence[int], L: int) -> tuple[int, ...]:
     chosen = tuple(layers)
-    if not chosen or any(isinstance(v, bool) or not isinstance(v, (int, np.integer))
-                         or not 0 <= v <= L for v in chosen) or len(set(chosen)) != len(chosen):
-        raise ValueError(f"layers must be distinct residual indices in 0 … {L} (0: the "
-                         f"embeddings, {L}: the last block's output), got layers={list(layers)!r}")
+    if (
+        not chosen
+        or any(
+            isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v <= L
+            for v in chosen
+        )
+        or len(set(chosen)) != len(chosen)
+    ):
+        raise ValueError(
+            f"layers must be distinct residual indices in 0 … {L} (0: the "
+            f"embeddings, {L}: the last block's output), got layers={list(layers)!r}"
+        )
     return tuple(int(v) for v in chosen)

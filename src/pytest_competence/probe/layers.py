@@ -41,16 +41,29 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .linear import (RowSpace, auroc, check_l2, fit_in_row_space, instance_folds,
-                     instance_labels, standardise)
+from .linear import (
+    RowSpace,
+    auroc,
+    check_l2,
+    fit_in_row_space,
+    instance_folds,
+    instance_labels,
+    standardise,
+)
 from .rows import PromptRows, plain_floats
 
 __all__ = ["ProbeCell", "ProbeCurve", "probe_cells", "probe_layers"]
 
 
 #: The probe's settings and their defaults (module docstring).
-DEFAULTS: dict[str, Any] = {"folds": 5, "l2": 1.0, "permutations": 100, "threshold": 0.9,
-                            "confidence": 0.95, "seed": 0}
+DEFAULTS: dict[str, Any] = {
+    "folds": 5,
+    "l2": 1.0,
+    "permutations": 100,
+    "threshold": 0.9,
+    "confidence": 0.95,
+    "seed": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -84,23 +97,41 @@ class ProbeCurve:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values (NaN as ``None``)."""
-        return {"layers": list(self.layers), "auroc": plain_floats(self.auroc),
-                "null_mean": plain_floats(self.null_mean),
-                "null_low": plain_floats(self.null_low),
-                "null_high": plain_floats(self.null_high), "p_value": plain_floats(self.p_value),
-                "first_layer": self.first_layer, "threshold": self.threshold,
-                "instances": self.instances, "positives": self.positives,
-                "negatives": self.negatives, "folds": self.folds,
-                "permutations": self.permutations, "l2": self.l2,
-                "confidence": self.confidence, "null_dropped": self.null_dropped,
-                "reason": self.reason}
+        return {
+            "layers": list(self.layers),
+            "auroc": plain_floats(self.auroc),
+            "null_mean": plain_floats(self.null_mean),
+            "null_low": plain_floats(self.null_low),
+            "null_high": plain_floats(self.null_high),
+            "p_value": plain_floats(self.p_value),
+            "first_layer": self.first_layer,
+            "threshold": self.threshold,
+            "instances": self.instances,
+            "positives": self.positives,
+            "negatives": self.negatives,
+            "folds": self.folds,
+            "permutations": self.permutations,
+            "l2": self.l2,
+            "confidence": self.confidence,
+            "null_dropped": self.null_dropped,
+            "reason": self.reason,
+        }
 
 
-def probe_layers(states: ArrayLike, gold: ArrayLike, instances: ArrayLike, *,
-                 strata: ArrayLike | None = None, layers: Sequence[int] | None = None,
-                 folds: int = 5, l2: float = 1.0, permutations: int = 100,
-                 threshold: float = 0.9, confidence: float = 0.95,
-                 seed: int = 0) -> ProbeCurve:
+def probe_layers(
+    states: ArrayLike,
+    gold: ArrayLike,
+    instances: ArrayLike,
+    *,
+    strata: ArrayLike | None = None,
+    layers: Sequence[int] | None = None,
+    folds: int = 5,
+    l2: float = 1.0,
+    permutations: int = 100,
+    threshold: float = 0.9,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> ProbeCurve:
     """The gold probe's curve over the rows given (see the module docstring).
 
     ``states`` is (N, layers, d), float32 or float16 (each layer is fitted in float64);
@@ -111,17 +142,27 @@ def probe_layers(states: ArrayLike, gold: ArrayLike, instances: ArrayLike, *,
     """
     X = np.asarray(states)
     y = np.asarray(gold)
-    check_arguments(folds=folds, l2=l2, permutations=permutations, threshold=threshold,
-                    confidence=confidence, seed=seed)
+    check_arguments(
+        folds=folds,
+        l2=l2,
+        permutations=permutations,
+        threshold=threshold,
+        confidence=confidence,
+        seed=seed,
+    )
     if X.ndim != 3 or y.shape != (X.shape[0],) or y.dtype != np.bool_:
-        raise ValueError(f"states must be (N, layers, d) and gold a boolean (N,) array, got "
-                         f"shapes {X.shape} and {y.shape} (dtype={y.dtype})")
+        raise ValueError(
+            f"states must be (N, layers, d) and gold a boolean (N,) array, got "
+            f"shapes {X.shape} and {y.shape} (dtype={y.dtype})"
+        )
     names = tuple(range(X.shape[1])) if layers is None else tuple(int(v) for v in layers)
     if len(names) != X.shape[1]:
         raise ValueError(f"layers names {len(names)} layers but states has {X.shape[1]}")
     if not np.all(np.isfinite(X)):
-        raise ValueError("states must be finite: drop the rows of prompts that errored "
-                         "(AnswerStates.errors) before probing")
+        raise ValueError(
+            "states must be finite: drop the rows of prompts that errored "
+            "(AnswerStates.errors) before probing"
+        )
     first, inverse = instance_labels(instances)
     if len(inverse) != len(y):
         raise ValueError(f"instances must be (N,) with N = {len(y)}, got {len(inverse)}")
@@ -129,20 +170,38 @@ def probe_layers(states: ArrayLike, gold: ArrayLike, instances: ArrayLike, *,
     negatives = len(first) - positives
     empty = np.full(len(names), np.nan)
     curve: dict[str, Any] = dict(
-        layers=names, threshold=float(threshold), instances=len(first), positives=positives,
-        negatives=negatives, folds=folds, permutations=permutations, l2=float(l2),
-        confidence=float(confidence))
+        layers=names,
+        threshold=float(threshold),
+        instances=len(first),
+        positives=positives,
+        negatives=negatives,
+        folds=folds,
+        permutations=permutations,
+        l2=float(l2),
+        confidence=float(confidence),
+    )
     if min(positives, negatives) < folds:
-        return ProbeCurve(auroc=empty, null_mean=empty, null_low=empty, null_high=empty,
-                          p_value=empty, first_layer=None,
-                          reason=f"needs at least {folds} instances of each gold answer (one "
-                                 f"per fold), has {positives} and {negatives}", **curve)
+        return ProbeCurve(
+            auroc=empty,
+            null_mean=empty,
+            null_low=empty,
+            null_high=empty,
+            p_value=empty,
+            first_layer=None,
+            reason=f"needs at least {folds} instances of each gold answer (one "
+            f"per fold), has {positives} and {negatives}",
+            **curve,
+        )
     fold = instance_folds(instances, y, folds=folds, strata=strata, seed=seed)
     labels = _shuffled(y, first, inverse, strata, permutations, seed)
     small = min(len(y), X.shape[2]) <= _SMALL_RANK
     with _one_blas_thread() if small else contextlib.nullcontext():
-        areas = np.stack([_cross_validated(X[:, k, :], labels, fold, folds, float(l2))
-                          for k in range(X.shape[1])])  # (layers, 1 + permutations)
+        areas = np.stack(
+            [
+                _cross_validated(X[:, k, :], labels, fold, folds, float(l2))
+                for k in range(X.shape[1])
+            ]
+        )  # (layers, 1 + permutations)
     observed, null = areas[:, 0], areas[:, 1:]
     defined = np.isfinite(null).all(axis=0)
     null = null[:, defined]
@@ -154,9 +213,16 @@ def probe_layers(states: ArrayLike, gold: ArrayLike, instances: ArrayLike, *,
     else:
         low = high = mean = p = empty
     reached = [names[k] for k in range(len(names)) if observed[k] >= threshold]
-    return ProbeCurve(auroc=observed, null_mean=mean, null_low=low, null_high=high,
-                      p_value=p, first_layer=reached[0] if reached else None,
-                      null_dropped=int((~defined).sum()), **curve)
+    return ProbeCurve(
+        auroc=observed,
+        null_mean=mean,
+        null_low=low,
+        null_high=high,
+        p_value=p,
+        first_layer=reached[0] if reached else None,
+        null_dropped=int((~defined).sum()),
+        **curve,
+    )
 
 
 @dataclass(frozen=True)
@@ -171,9 +237,16 @@ class ProbeCell:
         return {"presentation": self.presentation, "level": self.level, **self.curve.to_dict()}
 
 
-def probe_cells(states: ArrayLike, rows: PromptRows, *, ok: ArrayLike | None = None,
-                layers: Sequence[int] | None = None, per_level: bool = True,
-                pooled: bool = True, **settings: Any) -> list[ProbeCell]:
+def probe_cells(
+    states: ArrayLike,
+    rows: PromptRows,
+    *,
+    ok: ArrayLike | None = None,
+    layers: Sequence[int] | None = None,
+    per_level: bool = True,
+    pooled: bool = True,
+    **settings: Any,
+) -> list[ProbeCell]:
     """:func:`probe_layers` for each presentation × level of ``rows`` (and each presentation
     pooled over its levels, levels as strata), in :meth:`PromptRows.cells` order.
 
@@ -185,12 +258,16 @@ def probe_cells(states: ArrayLike, rows: PromptRows, *, ok: ArrayLike | None = N
     X = np.asarray(states)
     keep = np.ones(len(rows), dtype=bool) if ok is None else np.asarray(ok, dtype=bool)
     if X.ndim != 3 or X.shape[0] != len(rows) or keep.shape != (len(rows),):
-        raise ValueError(f"states must be (N, layers, d) and ok (N,) with N = {len(rows)} rows, "
-                         f"got {X.shape} and {keep.shape}")
+        raise ValueError(
+            f"states must be (N, layers, d) and ok (N,) with N = {len(rows)} rows, "
+            f"got {X.shape} and {keep.shape}"
+        )
     unknown = sorted(set(settings) - set(DEFAULTS))
     if unknown:
-        raise TypeError(f"probe_cells() got unknown settings {unknown}; the probe's settings "
-                        f"are {', '.join(DEFAULTS)}")
+        raise TypeError(
+            f"probe_cells() got unknown settings {unknown}; the probe's settings "
+            f"are {', '.join(DEFAULTS)}"
+        )
     chosen = {**DEFAULTS, **settings}
     check_arguments(**chosen)
     names = tuple(range(X.shape[1])) if layers is None else tuple(layers)
@@ -198,55 +275,104 @@ def probe_cells(states: ArrayLike, rows: PromptRows, *, ok: ArrayLike | None = N
     for cell in rows.cells(per_level=per_level, pooled=pooled):
         index = cell.index[keep[cell.index]]
         if not rows.binary:
-            curve = _no_curve(names, chosen, f"the gold probe is binary; this answer space has "
-                                             f"{len(rows.answers)} answers")
+            curve = _no_curve(
+                names,
+                chosen,
+                f"the gold probe is binary; this answer space has {len(rows.answers)} answers",
+            )
         elif not len(index):
             curve = _no_curve(names, chosen, "no prompt of this cell could be read")
         else:
-            curve = probe_layers(X[index], rows.gold[index] == 0, rows.instance[index],
-                                 strata=rows.level[index] if cell.level is None else None,
-                                 layers=names, **settings)
+            curve = probe_layers(
+                X[index],
+                rows.gold[index] == 0,
+                rows.instance[index],
+                strata=rows.level[index] if cell.level is None else None,
+                layers=names,
+                **settings,
+            )
         out.append(ProbeCell(cell.presentation, cell.level, curve))
     return out
 
 
 def _no_curve(layers: tuple[int, ...], settings: dict[str, Any], reason: str) -> ProbeCurve:
     empty = np.full(len(layers), np.nan)
-    return ProbeCurve(layers, empty, empty, empty, empty, empty, None,
-                      float(settings["threshold"]), 0, 0, 0, settings["folds"],
-                      settings["permutations"], float(settings["l2"]),
-                      float(settings["confidence"]), reason=reason)
+    return ProbeCurve(
+        layers,
+        empty,
+        empty,
+        empty,
+        empty,
+        empty,
+        None,
+        float(settings["threshold"]),
+        0,
+        0,
+        0,
+        settings["folds"],
+        settings["permutations"],
+        float(settings["l2"]),
+        float(settings["confidence"]),
+        reason=reason,
+    )
 
 
-def check_arguments(*, folds: object, l2: object, permutations: object, threshold: object,
-                    confidence: object, seed: object) -> None:
+def check_arguments(
+    *,
+    folds: object,
+    l2: object,
+    permutations: object,
+    threshold: object,
+    confidence: object,
+    seed: object,
+) -> None:
     """The probe's settings, or the error naming the one that is wrong."""
+
     def whole(value: object, name: str, least: int, example: str) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
-            raise ValueError(f"{name} must be an integer ≥ {least}, got {name}={value!r}; "
-                             f"e.g. {name}={example}")
+            raise ValueError(
+                f"{name} must be an integer ≥ {least}, got {name}={value!r}; e.g. {name}={example}"
+            )
 
     whole(folds, "folds", 2, "5")
     whole(permutations, "permutations", 0, "100")
     whole(seed, "seed", 0, "0")
     check_l2(l2)
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) \
-            or not 0.5 <= threshold <= 1:
-        raise ValueError(f"threshold must be an AUROC in [0.5, 1], got threshold={threshold!r}; "
-                         f"e.g. threshold=0.9 (CBE paper, Table 11)")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) \
-            or not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got confidence={confidence!r}; "
-                         f"e.g. confidence=0.95")
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not 0.5 <= threshold <= 1
+    ):
+        raise ValueError(
+            f"threshold must be an AUROC in [0.5, 1], got threshold={threshold!r}; "
+            f"e.g. threshold=0.9 (CBE paper, Table 11)"
+        )
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, (int, float))
+        or not 0 < confidence < 1
+    ):
+        raise ValueError(
+            f"confidence must be in (0, 1), got confidence={confidence!r}; e.g. confidence=0.95"
+        )
 
 
-def _shuffled(y: np.ndarray, first: np.ndarray, inverse: np.ndarray,
-              strata: ArrayLike | None, permutations: int, seed: int) -> np.ndarray:
+def _shuffled(
+    y: np.ndarray,
+    first: np.ndarray,
+    inverse: np.ndarray,
+    strata: ArrayLike | None,
+    permutations: int,
+    seed: int,
+) -> np.ndarray:
     """(1 + permutations, N) labels: the gold, then the gold shuffled across instances within
     strata (each instance keeps one label for all its rows)."""
     per_instance = y[first]
-    stratum = (np.zeros(len(first), dtype=np.int64) if strata is None
-               else np.unique(np.asarray(strata), return_inverse=True)[1].reshape(-1)[first])
+    stratum = (
+        np.zeros(len(first), dtype=np.int64)
+        if strata is None
+        else np.unique(np.asarray(strata), return_inverse=True)[1].reshape(-1)[first]
+    )
     rng = np.random.default_rng([seed, 1])  # a stream apart from the folds'
     out = np.empty((1 + permutations, len(first)), dtype=bool)
     out[0] = per_instance
@@ -257,8 +383,9 @@ def _shuffled(y: np.ndarray, first: np.ndarray, inverse: np.ndarray,
     return out[:, inverse]
 
 
-def _cross_validated(X: np.ndarray, labels: np.ndarray, fold: np.ndarray, folds: int,
-                     l2: float) -> np.ndarray:
+def _cross_validated(
+    X: np.ndarray, labels: np.ndarray, fold: np.ndarray, folds: int, l2: float
+) -> np.ndarray:
     """The mean over folds of the held-out AUROC, one per label row; a fold whose training
     rows hold one class (no finite fit) or whose held-out rows do (no AUROC) is left out of
     the mean, and a row with no fold left is NaN."""

@@ -75,9 +75,16 @@ def fit_in_row_space(Z: np.ndarray, Y: np.ndarray, l2: float) -> np.ndarray:
     penalty[0] = 0.0  # the intercept is not penalised
     Y = np.asarray(Y, dtype=float)
     block = max(1, _TEMPORARY_BYTES // (8 * (r + 1) * (n + r + 1)))
-    return np.concatenate([_newton(Z1, Y[start:start + block], penalty, l2)
-                           for start in range(0, len(Y), block)]) if len(Y) else \
-        np.zeros((0, r + 1))
+    return (
+        np.concatenate(
+            [
+                _newton(Z1, Y[start : start + block], penalty, l2)
+                for start in range(0, len(Y), block)
+            ]
+        )
+        if len(Y)
+        else np.zeros((0, r + 1))
+    )
 
 
 def _newton(Z1: np.ndarray, Y: np.ndarray, penalty: np.ndarray, l2: float) -> np.ndarray:
@@ -85,8 +92,9 @@ def _newton(Z1: np.ndarray, Y: np.ndarray, penalty: np.ndarray, l2: float) -> np
 
     def objective(t: np.ndarray, labels: np.ndarray) -> np.ndarray:
         eta = t @ Z1.T
-        return ((np.logaddexp(0.0, eta) - labels * eta).sum(axis=1)
-                + 0.5 * (penalty * t * t).sum(axis=1))
+        return (np.logaddexp(0.0, eta) - labels * eta).sum(axis=1) + 0.5 * (penalty * t * t).sum(
+            axis=1
+        )
 
     current = objective(theta, Y)
     for _ in range(_MAX_ITERATIONS):
@@ -111,8 +119,10 @@ def _newton(Z1: np.ndarray, Y: np.ndarray, penalty: np.ndarray, l2: float) -> np
             return theta
         theta[moved] -= size[moved, None] * step[moved]
         current = np.where(moved, trial, current)
-    raise RuntimeError(f"ridge logistic regression did not converge in {_MAX_ITERATIONS} "
-                       f"Newton steps (λ = {l2}); this is a bug, please report it")
+    raise RuntimeError(
+        f"ridge logistic regression did not converge in {_MAX_ITERATIONS} "
+        f"Newton steps (λ = {l2}); this is a bug, please report it"
+    )
 
 
 def ridge_logistic(X: ArrayLike, y: ArrayLike, *, l2: float = 1.0) -> tuple[np.ndarray, float]:
@@ -124,11 +134,14 @@ def ridge_logistic(X: ArrayLike, y: ArrayLike, *, l2: float = 1.0) -> tuple[np.n
     X = np.asarray(X, dtype=float)
     labels = np.asarray(y)
     if X.ndim != 2 or labels.shape != (X.shape[0],) or labels.dtype != np.bool_:
-        raise ValueError(f"X must be (n, d) and y a boolean (n,) array, got shapes "
-                         f"{X.shape} and {labels.shape} (dtype={labels.dtype})")
+        raise ValueError(
+            f"X must be (n, d) and y a boolean (n,) array, got shapes "
+            f"{X.shape} and {labels.shape} (dtype={labels.dtype})"
+        )
     if labels.all() or not labels.any():
-        raise ValueError("y must hold both classes: the intercept has no finite optimum "
-                         "on one class")
+        raise ValueError(
+            "y must hold both classes: the intercept has no finite optimum on one class"
+        )
     check_l2(l2)
     mean = X.mean(axis=0)
     space = RowSpace.of(X - mean)
@@ -140,10 +153,11 @@ def ridge_logistic(X: ArrayLike, y: ArrayLike, *, l2: float = 1.0) -> tuple[np.n
 
 def check_l2(l2: object) -> float:
     """``l2`` as a positive float, or the error naming it."""
-    if isinstance(l2, bool) or not isinstance(l2, (int, float)) or not np.isfinite(l2) \
-            or l2 <= 0:
-        raise ValueError(f"l2 must be a positive number (the ridge penalty λ; scikit-learn's "
-                         f"C = 1/λ), got l2={l2!r}; e.g. l2=1.0")
+    if isinstance(l2, bool) or not isinstance(l2, (int, float)) or not np.isfinite(l2) or l2 <= 0:
+        raise ValueError(
+            f"l2 must be a positive number (the ridge penalty λ; scikit-learn's "
+            f"C = 1/λ), got l2={l2!r}; e.g. l2=1.0"
+        )
     return float(l2)
 
 
@@ -165,8 +179,14 @@ def auroc(scores: ArrayLike, labels: ArrayLike) -> np.ndarray:
     return np.where(bad, np.nan, area)
 
 
-def instance_folds(instances: ArrayLike, labels: ArrayLike, *, folds: int,
-                   strata: ArrayLike | None = None, seed: int = 0) -> np.ndarray:
+def instance_folds(
+    instances: ArrayLike,
+    labels: ArrayLike,
+    *,
+    folds: int,
+    strata: ArrayLike | None = None,
+    seed: int = 0,
+) -> np.ndarray:
     """A fold in ``0 … folds − 1`` for each row, the same for every row of one instance.
 
     Instances are dealt to folds at random (seeded), stratified by their label and by
@@ -174,15 +194,21 @@ def instance_folds(instances: ArrayLike, labels: ArrayLike, *, folds: int,
     each level; all rows of an instance (its presentations) land in one fold, so no instance
     is ever on both sides of a split. Every row of one instance must carry one label.
     """
-    codes, first, inverse = np.unique(_labels(instances, "instances"), return_index=True,
-                                      return_inverse=True)
+    codes, first, inverse = np.unique(
+        _labels(instances, "instances"), return_index=True, return_inverse=True
+    )
     inverse = inverse.reshape(-1)
     label = np.asarray(labels, dtype=bool)
     if np.any(label != label[first][inverse]):
-        raise ValueError("the rows of one instance disagree on the gold label: probe "
-                         "presentations whose answer maps differ separately")
-    stratum = (np.zeros(len(label), dtype=np.int64) if strata is None
-               else np.unique(_labels(strata, "strata"), return_inverse=True)[1].reshape(-1))
+        raise ValueError(
+            "the rows of one instance disagree on the gold label: probe "
+            "presentations whose answer maps differ separately"
+        )
+    stratum = (
+        np.zeros(len(label), dtype=np.int64)
+        if strata is None
+        else np.unique(_labels(strata, "strata"), return_inverse=True)[1].reshape(-1)
+    )
     if np.any(stratum != stratum[first][inverse]):
         raise ValueError("strata must be constant within an instance (e.g. its level)")
     rng = np.random.default_rng(seed)
@@ -205,7 +231,7 @@ def _labels(values: ArrayLike, name: str) -> np.ndarray:
 
 def instance_labels(instances: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """``(first row of each instance, instance index of each row)``."""
-    _, first, inverse = np.unique(_labels(instances, "instances"), return_index=True,
-                                  return_inverse=True)
+    _, first, inverse = np.unique(
+        _labels(instances, "instances"), return_index=True, return_inverse=True
+    )
     return first, inverse.reshape(-1)
-

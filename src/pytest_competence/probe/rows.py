@@ -25,8 +25,10 @@ __all__ = ["Cell", "PromptRows", "plain_floats"]
 def plain_floats(values: ArrayLike) -> list[float | None]:
     """JSON numbers for a report: 6 significant digits (margins of a near-indifferent model
     are 1e-5 logits), NaN and infinities as ``None``."""
-    return [float(f"{v:.6g}") if np.isfinite(v) else None
-            for v in np.asarray(values, dtype=float).reshape(-1).tolist()]
+    return [
+        float(f"{v:.6g}") if np.isfinite(v) else None
+        for v in np.asarray(values, dtype=float).reshape(-1).tolist()
+    ]
 
 
 @dataclass(frozen=True)
@@ -60,15 +62,20 @@ class PromptRows:
         n = len(self.gold)
         for name in ("level", "presentation", "instance"):
             if np.shape(getattr(self, name)) != (n,):
-                raise ValueError(f"PromptRows.{name} must have shape ({n},) like gold, got "
-                                 f"{np.shape(getattr(self, name))}")
+                raise ValueError(
+                    f"PromptRows.{name} must have shape ({n},) like gold, got "
+                    f"{np.shape(getattr(self, name))}"
+                )
         if len(self.answers) < 2 or len(set(self.answers)) != len(self.answers):
-            raise ValueError(f"answers must name at least two distinct answers, got "
-                             f"{self.answers!r}")
+            raise ValueError(
+                f"answers must name at least two distinct answers, got {self.answers!r}"
+            )
         gold = np.asarray(self.gold)
         if n and (gold.dtype.kind not in "iu" or gold.min() < 0 or gold.max() >= len(self.answers)):
-            raise ValueError(f"gold must index answers (0 … {len(self.answers) - 1}), got "
-                             f"values in [{gold.min()}, {gold.max()}] (dtype={gold.dtype})")
+            raise ValueError(
+                f"gold must index answers (0 … {len(self.answers) - 1}), got "
+                f"values in [{gold.min()}, {gold.max()}] (dtype={gold.dtype})"
+            )
 
     @classmethod
     def of(cls, prompts: Sequence[Prompt]) -> PromptRows:
@@ -78,20 +85,25 @@ class PromptRows:
         answers = tuple(prompts[0].answer_space)
         other = next((p for p in prompts if tuple(p.answer_space) != answers), None)
         if other is not None:
-            raise ValueError(f"prompts must share one answer space: {answers!r} and "
-                             f"{tuple(other.answer_space)!r} ({other.instance_id}); probe one "
-                             f"family's design at a time")
+            raise ValueError(
+                f"prompts must share one answer space: {answers!r} and "
+                f"{tuple(other.answer_space)!r} ({other.instance_id}); probe one "
+                f"family's design at a time"
+            )
         position = {a: k for k, a in enumerate(answers)}
         stray = next((p for p in prompts if p.gold not in position), None)
         if stray is not None:
-            raise ValueError(f"prompt {stray.instance_id} ({stray.presentation}) has gold "
-                             f"{stray.gold!r}, outside its answer space {answers!r}")
-        return cls(answers,
-                   np.fromiter((position[p.gold] for p in prompts), np.int64, len(prompts)),
-                   np.fromiter((int(p.params.get("n", 0)) for p in prompts), np.int64,
-                               len(prompts)),
-                   np.array([p.presentation for p in prompts], dtype=object),
-                   np.array([p.instance_id for p in prompts], dtype=object))
+            raise ValueError(
+                f"prompt {stray.instance_id} ({stray.presentation}) has gold "
+                f"{stray.gold!r}, outside its answer space {answers!r}"
+            )
+        return cls(
+            answers,
+            np.fromiter((position[p.gold] for p in prompts), np.int64, len(prompts)),
+            np.fromiter((int(p.params.get("n", 0)) for p in prompts), np.int64, len(prompts)),
+            np.array([p.presentation for p in prompts], dtype=object),
+            np.array([p.instance_id for p in prompts], dtype=object),
+        )
 
     def __len__(self) -> int:
         return len(self.gold)
@@ -103,8 +115,9 @@ class PromptRows:
     def take(self, index: ArrayLike) -> PromptRows:
         """The rows at ``index`` (indices or a boolean mask)."""
         at = np.asarray(index)
-        return PromptRows(self.answers, self.gold[at], self.level[at], self.presentation[at],
-                          self.instance[at])
+        return PromptRows(
+            self.answers, self.gold[at], self.level[at], self.presentation[at], self.instance[at]
+        )
 
     def presentations(self) -> list[str]:
         """The presentations, in first-seen order."""

@@ -52,23 +52,44 @@ class ProbeReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values for a report."""
-        return {"model": self.model, "device": self.device, "dtype": self.dtype,
-                "layers": list(self.layers), "model_layers": self.model_layers,
-                "prompts": self.prompts, "unread": self.unread,
-                "single_token": self.single_token, "lens_gap": self.lens_gap,
-                "decomposition": [c.to_dict() for c in self.decomposition],
-                "probes": [c.to_dict() for c in self.probes],
-                "lens": [{"presentation": c["presentation"], "level": c["level"],
-                          "default": plain_floats(c["default"]),
-                          "signal": plain_floats(c["signal"]),
-                          "accuracy": plain_floats(c["accuracy"])} for c in self.lens],
-                "patching": None if self.patching is None else self.patching.to_dict()}
+        return {
+            "model": self.model,
+            "device": self.device,
+            "dtype": self.dtype,
+            "layers": list(self.layers),
+            "model_layers": self.model_layers,
+            "prompts": self.prompts,
+            "unread": self.unread,
+            "single_token": self.single_token,
+            "lens_gap": self.lens_gap,
+            "decomposition": [c.to_dict() for c in self.decomposition],
+            "probes": [c.to_dict() for c in self.probes],
+            "lens": [
+                {
+                    "presentation": c["presentation"],
+                    "level": c["level"],
+                    "default": plain_floats(c["default"]),
+                    "signal": plain_floats(c["signal"]),
+                    "accuracy": plain_floats(c["accuracy"]),
+                }
+                for c in self.lens
+            ],
+            "patching": None if self.patching is None else self.patching.to_dict(),
+        }
 
 
-def probe_model(model: Any, items: Sequence[Item], *, layers: Sequence[int] | None = None,
-                precision: str = "float32", patch: str | None = "equivalent",
-                patch_layers: Sequence[int] | None = None, B: int = 2000,
-                keep_states: bool = False, **settings: Any) -> ProbeReport:
+def probe_model(
+    model: Any,
+    items: Sequence[Item],
+    *,
+    layers: Sequence[int] | None = None,
+    precision: str = "float32",
+    patch: str | None = "equivalent",
+    patch_layers: Sequence[int] | None = None,
+    B: int = 2000,
+    keep_states: bool = False,
+    **settings: Any,
+) -> ProbeReport:
     """Decomposition, gold probes, logit lens and patching of ``items`` under ``model``.
 
     ``model`` is an ``hf:`` model (else :class:`~.internals.ProbeUnavailable`, before any
@@ -81,15 +102,19 @@ def probe_model(model: Any, items: Sequence[Item], *, layers: Sequence[int] | No
     """
     unknown = sorted(set(settings) - set(DEFAULTS))
     if unknown:
-        raise TypeError(f"probe_model() got unknown settings {unknown}; the probe's settings "
-                        f"are {', '.join(DEFAULTS)}")
+        raise TypeError(
+            f"probe_model() got unknown settings {unknown}; the probe's settings "
+            f"are {', '.join(DEFAULTS)}"
+        )
     total = sum(len(item.prompts) for item in items)
     reader = StateReader(model, layers=layers, precision=precision, total=total)
     if patch is not None and items and patch not in [p.presentation for p in items[0].prompts]:
-        raise ValueError(f"patch={patch!r} is not a presentation of this design (it has "
-                         f"{[p.presentation for p in items[0].prompts]}); name one, or None")
+        raise ValueError(
+            f"patch={patch!r} is not a presentation of this design (it has "
+            f"{[p.presentation for p in items[0].prompts]}); name one, or None"
+        )
     for start in range(0, len(items), _CHUNK):
-        reader.add([p for item in items[start:start + _CHUNK] for p in item.prompts])
+        reader.add([p for item in items[start : start + _CHUNK] for p in item.prompts])
     states = reader.finish()
     rows, ok = states.rows, states.ok
     scores = np.where(ok[:, None], states.logits, np.nan)
@@ -99,16 +124,34 @@ def probe_model(model: Any, items: Sequence[Item], *, layers: Sequence[int] | No
     lens = lens_decomposition(np.where(ok[:, None, None], states.lens, np.nan), rows)
     patching = None
     if patch is not None:
-        patching = _patch(model, items, states, patch,
-                          states.layers if patch_layers is None else tuple(patch_layers))
-    return ProbeReport(getattr(model, "name", repr(model)), states.device, states.dtype,
-                       states.layers, states.model_layers, len(rows), int((~ok).sum()),
-                       states.single_token, states.lens_gap, decomposition, probes, lens,
-                       patching, states if keep_states else None)
+        patching = _patch(
+            model,
+            items,
+            states,
+            patch,
+            states.layers if patch_layers is None else tuple(patch_layers),
+        )
+    return ProbeReport(
+        getattr(model, "name", repr(model)),
+        states.device,
+        states.dtype,
+        states.layers,
+        states.model_layers,
+        len(rows),
+        int((~ok).sum()),
+        states.single_token,
+        states.lens_gap,
+        decomposition,
+        probes,
+        lens,
+        patching,
+        states if keep_states else None,
+    )
 
 
-def _patch(model: Any, items: Sequence[Item], states: AnswerStates, into: str,
-           layers: tuple[int, ...]) -> PatchResult:
+def _patch(
+    model: Any, items: Sequence[Item], states: AnswerStates, into: str, layers: tuple[int, ...]
+) -> PatchResult:
     """Patching of the pairs whose answers disagreed when the states were read (the others
     need no patch run)."""
     answer = answer_of(states.logits)
@@ -122,6 +165,13 @@ def _patch(model: Any, items: Sequence[Item], states: AnswerStates, into: str,
     if pairs:
         return patch_pairs(model, pairs, layers=layers)
     none = np.zeros(0, dtype=np.int64)
-    return PatchResult(states.rows.answers, layers, none, none, none,
-                       np.zeros((0, len(layers)), np.int64),
-                       np.zeros((0, len(layers), len(states.rows.answers)), np.float32), [])
+    return PatchResult(
+        states.rows.answers,
+        layers,
+        none,
+        none,
+        none,
+        np.zeros((0, len(layers)), np.int64),
+        np.zeros((0, len(layers), len(states.rows.answers)), np.float32),
+        [],
+    )

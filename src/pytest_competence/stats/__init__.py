@@ -20,8 +20,11 @@ from pytest_competence.stats.agreement import (
     variance_decomposition,
 )
 from pytest_competence.stats.bootstrap import (
+    CHUNK,
+    ROWS_PER_DISTINCT_ROW,
     AdditiveFigure,
     BootstrapInterval,
+    Statistic,
     accuracy_figure,
     bootstrap_sums,
     difference_figure,
@@ -36,19 +39,38 @@ from pytest_competence.stats.boundary import (
     boundary_reproducibility,
     crossing_level,
 )
-from pytest_competence.stats.intervals import wilson_interval
-from pytest_competence.stats.paired import McNemar, holm, mcnemar, mcnemar_paired
+from pytest_competence.stats.intervals import (
+    check_count,
+    check_open_unit,
+    check_probability,
+    two_sided_z,
+    wilson_interval,
+)
+from pytest_competence.stats.paired import (
+    EXACT_UP_TO_DISCORDANT,
+    McNemar,
+    holm,
+    mcnemar,
+    mcnemar_paired,
+)
 from pytest_competence.stats.planner import half_width, minimum_detectable_difference
 
 __all__ = [
+    "CHUNK",
     "COIN_FLIP_BELOW",
+    "EXACT_UP_TO_DISCORDANT",
+    "ROWS_PER_DISTINCT_ROW",
     "AdditiveFigure",
     "BootstrapInterval",
     "BoundaryReproducibility",
     "McNemar",
+    "Statistic",
     "VarianceDecomposition",
     "accuracy_figure",
     "bootstrap_sums",
+    "check_count",
+    "check_open_unit",
+    "check_probability",
     "boundary_reproducibility",
     "chance_agreement",
     "crossing_level",
@@ -69,6 +91,7 @@ __all__ = [
     "repeat_agreement",
     "robust_correct_figure",
     "systematicity",
+    "two_sided_z",
     "variance_decomposition",
     "wilson_interval",
 ]
