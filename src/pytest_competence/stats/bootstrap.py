@@ -31,9 +31,18 @@ from numpy.typing import ArrayLike
 from pytest_competence.stats.intervals import check_count, check_open_unit
 
 __all__ = [
-    "CHUNK", "ROWS_PER_DISTINCT_ROW", "AdditiveFigure", "BootstrapInterval", "Statistic",
-    "accuracy_figure", "bootstrap_sums", "difference_figure", "invariance_figure",
-    "kappa_bar_figure", "paired_bootstrap", "robust_correct_figure",
+    "CHUNK",
+    "ROWS_PER_DISTINCT_ROW",
+    "AdditiveFigure",
+    "BootstrapInterval",
+    "Statistic",
+    "accuracy_figure",
+    "bootstrap_sums",
+    "difference_figure",
+    "invariance_figure",
+    "kappa_bar_figure",
+    "paired_bootstrap",
+    "robust_correct_figure",
 ]
 
 #: Replicates drawn per block: bounds memory (a few MB at N ≈ 1,800) whatever B is, and makes
