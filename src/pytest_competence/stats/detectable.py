@@ -27,8 +27,8 @@ changes nothing. It is the drop the design detects when every discordant instanc
 
 **Holm.** Holm tests the comparison with the smallest p-value at α/m among m and the last at α.
 A lone regressed cell among m usually has the smallest p-value, so the α that decides it is
-α/m, the smallest Holm leaves any cell; every cell's detectable drop is computed at α/m, which gives the
-stated power whatever the cell's rank. The gate's detectable drop is the worst (largest) cell's:
+α/m, the smallest Holm leaves any cell; every cell's detectable drop is computed at α/m,
+which gives the stated power whatever the cell's rank. The gate's detectable drop is the worst (largest) cell's:
 a drop of that size is detected at 80% power wherever it happens. The regression gate also
 requires the observed drop to exceed the margin, so a drop just at the margin is flagged about
 half the time whatever the power; the detectable drop is that of the significance requirement.
