@@ -76,10 +76,9 @@ def part_scale(max_nodes: int) -> None:
 
 
 def part_ordering() -> None:
-    from pytest_competence.strategies import AuditComponent, Ordering
-
-    from pytest_competence.audit.universe import suite_universe
+    from pytest_competence.audit._universe import suite_universe
     from pytest_competence.models.reference import reference_policy
+    from pytest_competence.strategies import AuditComponent, Ordering
 
     print("\n3. ordering universe (tests/test_audit.py): 5 candidate components, 7 reference "
           "policies")
@@ -141,7 +140,7 @@ def example_specs() -> list[tuple[str, object]]:
 
 
 def part_examples() -> None:
-    from pytest_competence.audit.suite import audit_spec
+    from pytest_competence.audit._suite import audit_spec
 
     print("\n4. the suite audit of every example suite (pytest --competence-audit), per family")
     per: dict[str, list[float]] = {}

@@ -23,8 +23,8 @@ import tracemalloc
 from collections.abc import Callable
 
 import numpy as np
-from _machine import describe
 import scipy
+from _machine import describe
 from scipy import stats as scipy_stats
 
 from pytest_competence import stats

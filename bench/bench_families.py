@@ -19,8 +19,13 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from _machine import describe
+
 from pytest_competence.strategies import (
-    CATEGORIES, IW_PRESENTATIONS, Horn, Intervention, Reformulations,
+    CATEGORIES,
+    IW_PRESENTATIONS,
+    Horn,
+    Intervention,
+    Reformulations,
 )
 
 #: family label → (constructor, largest default level, presentations a suite sends)

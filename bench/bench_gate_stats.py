@@ -38,9 +38,14 @@ def series(pairs: int, checkpoints: int, rng: np.random.Generator) -> list[stats
     result = []
     for k in range(checkpoints):
         flip = rng.random((PRESENTATIONS, level.size)) < 0.1
-        result.append(stats.Checkpoint(
-            name=f"step-{k}", ids=ids, level=level,
-            correct={f"p{j}": truth ^ flip[j] for j in range(PRESENTATIONS)}))
+        result.append(
+            stats.Checkpoint(
+                name=f"step-{k}",
+                ids=ids,
+                level=level,
+                correct={f"p{j}": truth ^ flip[j] for j in range(PRESENTATIONS)},
+            )
+        )
     return result
 
 
@@ -64,9 +69,9 @@ def main() -> None:
         gate = cells(pairs, rng)
         checkpoints = series(pairs, 10, rng)
         decision = median_seconds(
-            lambda: stats.noninferiority_decision(gate, margin=0.05, alpha=0.05), args.repeat)
-        power = median_seconds(
-            lambda: stats.gate_power(gate, alpha=0.05, margin=0.05), args.repeat)
+            lambda: stats.noninferiority_decision(gate, margin=0.05, alpha=0.05), args.repeat
+        )
+        power = median_seconds(lambda: stats.gate_power(gate, alpha=0.05, margin=0.05), args.repeat)
         trend = median_seconds(lambda: stats.checkpoint_series(checkpoints), args.repeat)
         method = "exact" if pairs <= stats.EXACT_UP_TO_PAIRS else "score"
         print(f"{pairs:>6} {method:>6} {decision:>11.3f} {power:>8.4f} {trend:>13.3f}")

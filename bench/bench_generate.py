@@ -25,7 +25,6 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-import numpy as np
 from _machine import describe
 
 from pytest_competence.strategies import CATALOG, Ordering

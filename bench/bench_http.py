@@ -153,8 +153,8 @@ def main() -> None:
     sys.path[:0] = [str(HERE.parent), str(HERE.parents[1] / "tests")]
     import httpx
     from _machine import describe
-    from fake_server import FakeServer, answer_for
 
+    from fake_server import FakeServer, answer_for
     from pytest_competence.models import resolve_model
     from pytest_competence.strategies import Ordering
 

@@ -19,7 +19,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 from _machine import describe
-from pytest_competence.strategies._induction.metrics import induction_families
+
+from pytest_competence.strategies._induction import induction_families
 
 
 def run_once(name: str, tasks: int, variations: int) -> tuple[float, int]:

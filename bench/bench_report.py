@@ -1,7 +1,7 @@
 """Peak memory of writing the JSON report: the records file streamed, against the old whole copy.
 
 The session's part files are synthetic here (one per result, JSON Lines of records shaped as
-``records._record`` builds them, a prompt of ``--prompt-chars`` characters each). Each figure is
+``_records._record`` builds them, a prompt of ``--prompt-chars`` characters each). Each figure is
 one fresh process that writes the report the way the plugin does at the end of a session:
 
 * ``streamed``: what ``CompetenceSession._write_reports`` does now — the figures document and a
@@ -27,8 +27,8 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,7 +44,7 @@ RESULTS = 4  # test × model results the records are spread over
 
 
 def _record(i: int, prompt_chars: int) -> dict[str, Any]:
-    """A record with the fields and sizes ``records._record`` gives an ordering prompt."""
+    """A record with the fields and sizes ``_records._record`` gives an ordering prompt."""
     text = (f"prompt {i}: " + "Alice stands in front of Bob. " * (prompt_chars // 30))[:prompt_chars]
     return {
         "instance_id": f"ordering/seed=1/n=64/{i // 2}", "params": {
@@ -61,7 +61,7 @@ def _record(i: int, prompt_chars: int) -> dict[str, Any]:
 
 def make_parts(folder: Path, records: int, prompt_chars: int) -> list[dict[str, Any]]:
     """Part files as the session leaves them, and the results (figures only) that name them."""
-    from pytest_competence.files import json_text
+    from pytest_competence._files import json_text
 
     results = []
     per = records // RESULTS
@@ -92,11 +92,11 @@ def _status_kb(key: str) -> int:
 def write_report(how: str, folder: str, results: list[dict[str, Any]], gzip: bool
                  ) -> tuple[float, float, int]:
     """In this (fresh) process: extra peak RSS in MB, wall seconds, bytes written."""
-    from pytest_competence.files import json_text, write_text_atomic
-    from pytest_competence.redaction import redact_all
+    from pytest_competence._files import json_text, write_text_atomic
+    from pytest_competence._redaction import redact_all
+    from pytest_competence._settings import records_name  # noqa: F401  (imported before measuring)
     from pytest_competence.report import write_outputs
-    from pytest_competence.report.records_file import part_lines
-    from pytest_competence.settings import records_name  # noqa: F401  (imported before measuring)
+    from pytest_competence.report._records_file import part_lines
 
     parts = Path(folder)
     out = parts / "out"

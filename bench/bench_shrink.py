@@ -7,7 +7,7 @@ vocabulary from the catalog, the latent instance, both presentations' names line
 orders, the rewrite count and positions, each drawn by Hypothesis.
 
 1. Hypothesis *generates* cases until the first one fails; its calls are the cost of finding it.
-2. :func:`pytest_competence.shrink.minimise` minimises that case: boundary search on n, a
+2. :func:`pytest_competence.minimise.minimise` minimises that case: boundary search on n, a
    vocabulary scan, Hypothesis's shrinker, and asking the result again (3 fresh sends, 1 call).
    Then the same from the same case with Hypothesis's shrinker alone, for comparison.
 3. The plugin's own path: the paper's grid (n = 4, 8, …, 1024; 8 instances per level) finds the
@@ -29,12 +29,11 @@ import time
 
 from _machine import describe
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-from pytest_competence.strategies import Ordering
 
-from pytest_competence.asking import Asker, Budget
 from pytest_competence.evaluate import evaluate
+from pytest_competence.minimise import Asker, Budget, fails, minimise
 from pytest_competence.models import resolve_model
-from pytest_competence.shrink import fails, minimise
+from pytest_competence.strategies import Ordering
 
 LO, HI = 4, 1024
 TARGET = 60

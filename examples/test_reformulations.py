@@ -7,6 +7,7 @@ is its per-transformation consistency.
 """
 
 import pytest
+
 from pytest_competence.strategies import CATEGORIES, Reformulations
 
 

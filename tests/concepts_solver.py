@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 __all__ = ["Concept", "MalformedPrompt", "evaluate", "isomorphisms", "observe", "parse", "predict"]
 
@@ -117,7 +117,7 @@ def evaluate(rule: str, concept: Concept, obj: tuple[str, ...]) -> bool:
     raise MalformedPrompt(f"not a rule of the grammar: {rule!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables(longest: int) -> tuple[dict[frozenset[int], int], ...]:
     """``tables[k]``: every truth table some rule of length ≤ k has, with its shortest length."""
     atoms = frozenset(range(27))

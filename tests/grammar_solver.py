@@ -10,7 +10,7 @@ exactly one derivation per input is the proof that the input has exactly one tra
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 _SUPPORT = re.compile(r"^(\S.*?) -> ([A-Z][A-Z ]*)$")
@@ -40,7 +40,7 @@ def derivations(plain: dict[str, Any], text: str) -> list[str]:
     tokens = text.split()
     n, m = len(tokens), len(rules)
 
-    @lru_cache(maxsize=None)
+    @cache
     def chart(k: int, i: int, j: int) -> tuple[tuple[str, ...], ...]:
         if k == m:
             return ((colour[tokens[i]],),) if j == i + 1 and tokens[i] in colour else ()

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from pytest_competence.strategies import FAMILIES
-from pytest_competence.strategies._core import stream_rng
 from pytest_competence.strategies._induction import RuleInduction, Task
+from pytest_competence.strategies._rng import stream_rng
 
 
 class Toyshift(RuleInduction):

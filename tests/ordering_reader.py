@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -19,7 +19,6 @@ from pytest_competence.strategies import (
     Ordering,
     OrderingInstance,
 )
-
 from solver import RELATIONS, chains, parse, solve
 
 ALL_PRESENTATIONS = tuple(PRESENTATIONS)
@@ -39,7 +38,7 @@ CONTROLS: dict[str, dict[str, object]] = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def family(vocabulary: str = "front_behind", **options: object) -> Ordering:
     return Ordering(vocabulary=vocabulary, **options)
 

@@ -6,7 +6,6 @@ import random
 from itertools import combinations
 
 import pytest
-from pytest_competence.strategies import AuditComponent, Ordering
 
 from pytest_competence.audit import (
     Components,
@@ -18,8 +17,9 @@ from pytest_competence.audit import (
     observe,
     observe_models,
 )
-from pytest_competence.audit.universe import suite_universe
+from pytest_competence.audit._universe import suite_universe
 from pytest_competence.models.reference import reference_policy
+from pytest_competence.strategies import AuditComponent, Ordering
 
 # -- a policy class whose answers are known by construction -------------------------------------
 
@@ -302,7 +302,7 @@ def test_the_example_endpoint_suite_lets_the_endpoint_shortcut_pass_and_interior
     import importlib.util
     from pathlib import Path
 
-    from pytest_competence.audit.suite import audit_spec
+    from pytest_competence.audit._suite import audit_spec
     from pytest_competence.spec import spec_from_marker
 
     path = Path(__file__).resolve().parent.parent / "examples" / "test_ordering_front_behind.py"
@@ -326,7 +326,7 @@ def test_the_example_endpoint_suite_lets_the_endpoint_shortcut_pass_and_interior
 
 
 def test_no_family_says_not_audited():
-    from pytest_competence.audit.suite import audit_spec, summary_lines
+    from pytest_competence.audit._suite import audit_spec, summary_lines
     from pytest_competence.spec import spec_from_marker
 
     doc = audit_spec(spec_from_marker(("horn",), {"levels": [2, 4], "pairs": 8}))

@@ -7,9 +7,12 @@ import json
 
 import pytest
 
-from pytest_competence.audit.diagnose import family_zoo
-from pytest_competence.audit.suite import audit_spec, audit_suite, summary_lines
-from pytest_competence.audit.universe import audit_pairs, family_variant, suite_universe
+from pytest_competence.audit._suite import audit_spec, audit_suite, summary_lines
+from pytest_competence.audit._universe import (
+    family_variant,
+    family_zoo,
+    suite_universe,
+)
 from pytest_competence.models.reference import reference_policy
 from pytest_competence.spec import spec_from_marker
 
@@ -225,7 +228,7 @@ def test_the_path_classes_are_the_policies_grouped_by_their_responses():
 
 
 def test_the_diagnosis_of_a_horn_shortcut_names_the_cell_to_add():
-    from pytest_competence.audit.diagnose import diagnose
+    from pytest_competence.audit._diagnose import diagnose
     from pytest_competence.evaluate import evaluate
     from pytest_competence.models import resolve_model
     from pytest_competence.strategies import Horn

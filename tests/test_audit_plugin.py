@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 # Imported before any in-process session (see tests/test_plugin.py for why).
-import pytest_competence.audit.suite
+import pytest_competence.audit._suite
 import pytest_competence.models.reference
 import pytest_competence.spec  # noqa: F401
 
@@ -119,7 +119,7 @@ def test_no_test_that_would_call_a_model_runs_under_the_audit(pytester: pytest.P
 
 @pytest.mark.slow
 def test_the_audit_of_every_example_suite_covers_every_family(pytester: pytest.Pytester):
-    from pytest_competence.audit.diagnose import family_zoo
+    from pytest_competence.audit._universe import family_zoo
     from pytest_competence.strategies import FAMILIES
 
     examples = Path(__file__).resolve().parent.parent / "examples"
@@ -127,7 +127,7 @@ def test_the_audit_of_every_example_suite_covers_every_family(pytester: pytest.P
         (pytester.path / path.name).write_text(path.read_text("utf-8"), "utf-8")
     result = pytester.runpytest_subprocess(
         "--competence-audit", "--competence-json=a.json", "-p", "no:cacheprovider",
-        "-W", "ignore::pytest_competence.audit.plugin.CompetenceAuditWarning")
+        "-W", "ignore::pytest_competence.audit.CompetenceAuditWarning")
     assert result.ret == 0
     out = result.stdout.str()
     assert "not audited" not in out

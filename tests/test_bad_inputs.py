@@ -19,7 +19,7 @@ import pytest
 
 from plugin_helpers import scripted_document
 from pytest_competence.report import write_outputs
-from pytest_competence.report.records_file import archived_records
+from pytest_competence.report._records_file import archived_records
 from pytest_competence.spec import spec_from_marker
 
 USAGE, INTERRUPTED = pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERRUPTED

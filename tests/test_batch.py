@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import plugin_helpers  # noqa: F401  (the engine, imported before any in-process session)
+import pytest_competence._cache  # noqa: F401
 import pytest_competence.batch  # noqa: F401
-import pytest_competence.cache  # noqa: F401
 import pytest_competence.models.http  # noqa: F401
 from fake_server import answer_for
 from server_fixtures import fake_server_process, server  # noqa: F401  (fixtures)
@@ -151,7 +151,7 @@ def test_batch_import_errors_are_one_line(tmp_path: Path):
     missing = competence("batch", "import", "results.jsonl", cwd=tmp_path)
     assert missing.returncode == 2
     assert "no response cache at '.competence/cache.sqlite'" in missing.stderr
-    from pytest_competence.cache import ResponseCache
+    from pytest_competence._cache import ResponseCache
 
     cache = ResponseCache(tmp_path / "c.sqlite")
     cache.mark_exported(["k"], "m")
@@ -167,8 +167,8 @@ def test_an_export_writes_each_prompt_once_per_file_without_rereading_it(tmp_pat
     """Exports remember, in the cache, which file holds which key: a second export of the same
     prompts appends nothing; another file, a recreated file, or a file the cache never saw (read
     once) get exactly what they lack."""
+    from pytest_competence._cache import CachedModel, ResponseCache
     from pytest_competence.batch import export_requests
-    from pytest_competence.cache import CachedModel, ResponseCache
     from pytest_competence.models.http import OpenAIModel
     from pytest_competence.strategies import Ordering
 

@@ -7,7 +7,6 @@ what was sent again.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -18,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_competence.cache import CachedModel, ResponseCache, cache_key, count_rows
-from pytest_competence.strategies import Ordering
 from plugin_helpers import read_archive
+from pytest_competence._cache import CachedModel, ResponseCache, cache_key, count_rows
+from pytest_competence.strategies import Ordering
 from server_fixtures import fake_server_process, server  # noqa: F401
 
 SUITE = """

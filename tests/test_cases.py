@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
+
+from pytest_competence.models.reference import POLICIES
 from pytest_competence.strategies import (
     CATALOG,
     PRESENTATIONS,
     InvalidArgument,
     Ordering,
 )
-
-from pytest_competence.models.reference import POLICIES
 from pytest_competence.strategies.ordering.policies import read_ordering
 
 ALL = tuple(PRESENTATIONS)

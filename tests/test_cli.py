@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-from solver import solve
 
 from pytest_competence.cli import main
+from solver import solve
 
 
 def _generate(tmp_path, *args):
@@ -112,3 +112,32 @@ def test_family_options_that_cannot_apply_are_usage_errors(capsys, family, optio
         main(["generate", family, "--levels", "1", "--option", option])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_two_families_may_give_one_flag_each_its_own_meaning(tmp_path, monkeypatch):
+    """Each family's flags live in its own subcommand: a family's --depth is not Horn's."""
+    from pytest_competence.protocol import construct
+    from pytest_competence.strategies import FAMILIES, Horn
+
+    class Deep(Horn):  # another package's family, with a --depth of its own
+        name = "deep"
+
+        @classmethod
+        def generate_options(cls, parser):
+            parser.add_argument("--depth", choices=["shallow", "deep"], default="shallow")
+
+        @classmethod
+        def generate_designs(cls, args):
+            family = construct(cls, {"vary": "depth", "depth": None})
+            levels = [2] if args.depth == "shallow" else [5]
+            yield family, dict(levels=levels, pairs=args.pairs, presentations=["original"])
+
+    monkeypatch.setitem(FAMILIES, "deep", Deep)
+    deep, horn = tmp_path / "deep.jsonl", tmp_path / "horn.jsonl"
+    assert main(["generate", "deep", "--depth", "deep", "--per-level", "2", "-o", str(deep)]) == 0
+    assert {json.loads(line)["params"]["depth"] for line in deep.read_text().splitlines()} == {5}
+    assert main(["generate", "horn", "--depth", "3", "--levels", "8", "--per-level", "2",
+                 "-o", str(horn)]) == 0
+    assert {json.loads(line)["params"]["depth"] for line in horn.read_text().splitlines()} == {3}
+    with pytest.raises(SystemExit):  # Horn's --depth takes a number, not the other's word
+        main(["generate", "horn", "--depth", "deep"])

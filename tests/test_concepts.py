@@ -15,12 +15,13 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from concepts_solver import evaluate, isomorphisms, observe, parse, predict
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from concepts_solver import evaluate, isomorphisms, observe, parse, predict
 from pytest_competence.strategies import FAMILIES, Concepts, InvalidArgument, Parsed, family
-from pytest_competence.strategies.concepts._logic import FEATURES, rule_mask
 from pytest_competence.strategies.concepts import MAX_QUERIES, ideal_observer, rebind
+from pytest_competence.strategies.concepts._logic import FEATURES, rule_mask
 
 LEVELS = [1, 2, 3, 4, 5]
 FAMILY = Concepts()

@@ -8,6 +8,13 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
+from tests.test_shrink_plugin import minimal_section
+
+# Imported before any in-process session (pytester restores sys.modules after each one).
+import pytest_competence.minimise._asking  # noqa: F401
+import pytest_competence.minimise._casedb  # noqa: F401
+import pytest_competence.minimise._falsify  # noqa: F401
+import pytest_competence.minimise._shrink  # noqa: F401
 from pytest_competence.strategies import (
     FAMILIES,
     Horn,
@@ -19,13 +26,6 @@ from pytest_competence.strategies import family as build_family
 from pytest_competence.strategies._design_cases import INDEX_MAX, SEED_MAX, DesignCase
 from pytest_competence.strategies.programs import Programs
 from pytest_competence.strategies.raven import Raven
-
-# Imported before any in-process session (pytester restores sys.modules after each one).
-import pytest_competence.asking  # noqa: F401
-import pytest_competence.casedb  # noqa: F401
-import pytest_competence.falsify  # noqa: F401
-import pytest_competence.shrink  # noqa: F401
-from tests.test_shrink_plugin import minimal_section
 
 # (family, smallest level, design levels, pairs, presentations or None for the default)
 CASES = [

@@ -12,14 +12,15 @@ import json
 
 import pytest
 
-import pytest_competence.audit.diagnose
+import pytest_competence.audit._diagnose
 import pytest_competence.models.reference  # noqa: F401  (imported before in-process sessions)
-from pytest_competence.audit.core import Observations
-from pytest_competence.audit.diagnose import diagnose, family_zoo
+from pytest_competence.audit._core import Observations
+from pytest_competence.audit._diagnose import diagnose
+from pytest_competence.audit._universe import family_zoo
 from pytest_competence.evaluate import evaluate
 from pytest_competence.models import resolve_model
-from pytest_competence.strategies.ordering.policies import read_ordering
 from pytest_competence.strategies import Ordering
+from pytest_competence.strategies.ordering.policies import read_ordering
 
 ENDPOINTS = Ordering(vocabulary="front_behind")
 INTERIOR = Ordering(vocabulary="front_behind", distance=2)

@@ -8,8 +8,13 @@ from hypothesis import strategies as st
 
 from pytest_competence import strategies as families
 from pytest_competence.conditions import CompetenceFailure, Condition, parse_condition
-from pytest_competence.evaluate import ModelProtocolError, evaluate
-from pytest_competence.models import ModelSpecError, parse_aliases, resolve_model
+from pytest_competence.evaluate import evaluate
+from pytest_competence.models import (
+    ModelProtocolError,
+    ModelSpecError,
+    parse_aliases,
+    resolve_model,
+)
 from pytest_competence.profile import profile
 from pytest_competence.strategies import AnswerMap, InvalidArgument, Ordering, parse_choice
 

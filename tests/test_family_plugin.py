@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from plugin_helpers import install_example_family
+from pytest_competence.registry import FamilyRegistry, check_family_class
 from pytest_competence.strategies import FAMILIES, Family, InvalidArgument, Ordering
-from pytest_competence.strategies._registry import FamilyRegistry, check_family_class
 
 SUITE = """
 import pytest
@@ -73,7 +73,7 @@ def test_a_bad_family_class_is_refused_with_what_is_wrong(value: object, name: s
 def test_an_entry_point_cannot_take_a_built_in_name(monkeypatch: pytest.MonkeyPatch) -> None:
     from importlib.metadata import EntryPoint
 
-    from pytest_competence.strategies import _registry
+    from pytest_competence import registry as _registry
 
     fake = EntryPoint("ordering", "competence_brackets:Brackets", _registry.ENTRY_POINT_GROUP)
     monkeypatch.setattr(_registry, "_entry_points", lambda: {"ordering": fake})

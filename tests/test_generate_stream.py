@@ -11,10 +11,10 @@ from itertools import chain
 
 import pytest
 
-from pytest_competence.cli import SCHEMA, prompt_records
+from pytest_competence.dataset import SCHEMA, prompt_records
+from pytest_competence.protocol import design_chunks
 from pytest_competence.strategies import FAMILIES, default_presentations
 from pytest_competence.strategies import family as make_family
-from pytest_competence.strategies._core import design_chunks
 from pytest_competence.training import grpo_order, row, write_rows
 
 # One design per family, small but with more instances per level than a chunk holds, so that
@@ -34,7 +34,7 @@ DESIGNS = {
 
 def _lines(family: object, items: list) -> list[str]:
     """The JSON Lines ``competence generate`` writes for ``items`` of ``family``."""
-    made = prompt_records(items, SCHEMA, FAMILIES.hook(family.name, "record_meta"))
+    made = prompt_records(items, SCHEMA, FAMILIES.hooks(family.name).record_meta)
     return [json.dumps(record, ensure_ascii=False) for record in made]
 
 

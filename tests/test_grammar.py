@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from grammar_solver import applications, derivations, read_prompt, swap, translate
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from grammar_solver import applications, derivations, read_prompt, swap, translate
+from pytest_competence.models.reference import reference_policy
 from pytest_competence.strategies import FAMILIES, Grammar, InvalidArgument, family
 from pytest_competence.strategies import __all__ as public
-
-from pytest_competence.models.reference import reference_policy
 
 FAMILY = Grammar(variations=3)
 coords = st.fixed_dictionaries({

@@ -14,13 +14,13 @@ import sys
 from collections import Counter
 
 import pytest
-from horn_solver import MalformedPrompt, parse, proof_depth, repairs, solve
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pytest_competence.strategies import FAMILIES, HORN_PRESENTATIONS, Horn, InvalidArgument, family
 
+from horn_solver import MalformedPrompt, parse, proof_depth, repairs, solve
 from pytest_competence.cli import main
 from pytest_competence.models.reference import reference_policy
+from pytest_competence.strategies import FAMILIES, HORN_PRESENTATIONS, Horn, InvalidArgument, family
 
 ALL = tuple(HORN_PRESENTATIONS)
 PRESERVING = tuple(p for p in ALL if p != "negated_query")
@@ -316,7 +316,7 @@ def test_marker_catches_the_if_then_reader_and_passes_ideal(pytester: pytest.Pyt
 
 
 def test_level_zero_charts_on_a_log_axis():
-    from pytest_competence.report.svg import level_chart
+    from pytest_competence.drawing import level_chart
 
     chart = level_chart("t", [0, 8, 32], [], y_label="acc")  # no distractor rules at n = 0
     assert ">0</text>" in chart and ">8</text>" in chart

@@ -11,7 +11,6 @@ and the terminal.
 from __future__ import annotations
 
 import gzip
-import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -21,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plugin_helpers import read_archive, scripted_document
-from pytest_competence.cache import ResponseCache
-from pytest_competence.files import atomic_writer, utf8_safe, write_text_atomic
-from pytest_competence.records import SHOWN_CHARACTERS, shown
+from pytest_competence._cache import ResponseCache
+from pytest_competence._files import atomic_writer, utf8_safe, write_text_atomic
+from pytest_competence._records import SHOWN_CHARACTERS, shown
 from pytest_competence.report import recompute, write_outputs
-from pytest_competence.report.records_file import archived_records
+from pytest_competence.report._records_file import archived_records
 from pytest_competence.spec import spec_from_marker
 
 SPEC = spec_from_marker((), {"levels": [4], "pairs": 4})

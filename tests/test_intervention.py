@@ -12,10 +12,10 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from iw_solver import gold_letter, solve_text
-from pytest_competence.strategies import FAMILIES, IW_PRESENTATIONS, Intervention, InvalidArgument
 
+from iw_solver import gold_letter, solve_text
 from pytest_competence.cli import main
+from pytest_competence.strategies import FAMILIES, IW_PRESENTATIONS, Intervention, InvalidArgument
 
 FAMILY = Intervention()
 TRANSITIONS = {"TRUE->FALSE", "TRUE->UNKNOWN", "FALSE->TRUE", "FALSE->UNKNOWN",

@@ -13,16 +13,18 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from pytest_competence._cache import CachedModel, ResponseCache, cache_key
+from pytest_competence._records import evaluation_from_records, records
 from pytest_competence.analysis import analyze
-from pytest_competence.cache import CachedModel, ResponseCache, cache_key
-from pytest_competence.evaluate import Evaluation, Observation, evaluate
-from pytest_competence.strategies.intervention.metrics import RATES, intervention_summary
+from pytest_competence.evaluate import evaluate
+from pytest_competence.evaluation import Evaluation
 from pytest_competence.models.reference import reference_policy
-from pytest_competence.records import evaluation_from_records, records
-from pytest_competence.strategies.intervention.report import (
-    intervention_html, intervention_lines, intervention_markdown,
-)
+from pytest_competence.protocol import Observation
+from pytest_competence.report._cells import family_html as intervention_html
+from pytest_competence.report._cells import tables_lines as intervention_lines
+from pytest_competence.report._cells import tables_markdown as intervention_markdown
 from pytest_competence.strategies import IW_PRESENTATIONS, Intervention, Parsed
+from pytest_competence.strategies.intervention.metrics import RATES, intervention_summary
 
 FAMILY = Intervention()
 DECODE = {"T": "TRUE", "F": "FALSE", "U": "UNKNOWN"}

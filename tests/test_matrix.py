@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_report_html import make_document, make_result
 
 from pytest_competence.models import ModelSpecError, reads_family, resolve_model, split_specs
 from pytest_competence.models.reference import POLICIES, READS, SHORTCUTS
-from pytest_competence.report.html import render_html
-from pytest_competence.report.markdown import render_markdown
-from pytest_competence.report.matrix import family_matrices
-from pytest_competence.report.terminal import summary_lines
+from pytest_competence.report._html import render_html
+from pytest_competence.report._markdown import render_markdown
+from pytest_competence.report._matrix import family_matrices
+from pytest_competence.report._terminal import summary_lines
 from pytest_competence.strategies import FAMILIES
+from test_report_html import make_document, make_result
 
 # -- which families a model reads -----------------------------------------------------------------
 

@@ -19,19 +19,25 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_competence.strategies.names import first_names
+from ordering_reader import (
+    ALL_PRESENTATIONS,
+    Latent,
+    expected_distractor_links,
+    fam,
+    forward_phrase,
+    latent,
+    m_range,
+    read,
+    spearman,
+)
 from pytest_competence.strategies import (
     CATALOG,
     PRESENTATIONS,
     InvalidArgument,
     Ordering,
 )
-from ordering_reader import (
-    ALL_PRESENTATIONS, Latent, expected_distractor_links, fam, forward_phrase, latent, m_range, read,
-    spearman,
-)
+from pytest_competence.strategies.names import first_names
 from solver import parse, solve
-
 
 # --------------------------------------------------------------------------------------------
 # Design balance

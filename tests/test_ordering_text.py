@@ -18,6 +18,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ordering_reader import (
+    ALL_PRESENTATIONS,
+    CONTROLS,
+    FLIP,
+    FLIPPING,
+    PRESERVING,
+    fam,
+    forward_phrase,
+    latent,
+)
 from pytest_competence.strategies import (
     CATALOG,
     Item,
@@ -25,11 +35,7 @@ from pytest_competence.strategies import (
     OrderingInstance,
     OrderingView,
 )
-from ordering_reader import (
-    ALL_PRESENTATIONS, CONTROLS, FLIP, FLIPPING, PRESERVING, fam, forward_phrase, latent,
-)
 from solver import RELATIONS, MalformedPrompt, Undetermined, parse, solve
-
 
 # --------------------------------------------------------------------------------------------
 # The solver itself: it must reject what it cannot decide and follow the paper's wording

@@ -9,8 +9,8 @@ live in ``plugin_helpers.py``.
 from __future__ import annotations
 
 import pytest
-from plugin_helpers import esc, assert_no_internals, SIMPLE
 
+from plugin_helpers import SIMPLE, assert_no_internals, esc
 
 # -- options, ids and the marker ----------------------------------------------------------------
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from plugin_helpers import esc, assert_no_internals, SIMPLE, ideal_py
 
+from plugin_helpers import SIMPLE, assert_no_internals, esc, ideal_py
 
 # -- py: models -----------------------------------------------------------------------------------
 

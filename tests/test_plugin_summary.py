@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from plugin_helpers import profile_section
 
+from plugin_helpers import profile_section
 
 # -- the terminal summary -------------------------------------------------------------------------
 

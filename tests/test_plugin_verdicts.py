@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from plugin_helpers import esc, assert_no_internals, SIMPLE
 
+from plugin_helpers import SIMPLE, assert_no_internals, esc
 
 # -- reference policies behave as declared --------------------------------------------------------
 

@@ -12,10 +12,14 @@ from hypothesis import strategies as st
 from programs_solver import Undefined, execute, read_prompt
 from pytest_competence.models.reference import reference_policy
 from pytest_competence.strategies import FAMILIES, InvalidArgument, Programs, family
-from pytest_competence.strategies.programs._ops import (
-    DIGITS, OPERATIONS, draw_program, run, substitute,
-)
 from pytest_competence.strategies.programs import HINT, SUBSTITUTE
+from pytest_competence.strategies.programs._ops import (
+    DIGITS,
+    OPERATIONS,
+    draw_program,
+    run,
+    substitute,
+)
 
 levels = st.integers(1, 5)
 indices = st.integers(0, 10_000)

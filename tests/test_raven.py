@@ -10,11 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_competence.strategies import FAMILIES, InvalidArgument, Raven, family
-from pytest_competence.strategies.raven._rules import (
-    RULES, answers_over_alignments, identifiable, solve,
-)
 from pytest_competence.strategies.raven import render_grid, system_prompt
-
+from pytest_competence.strategies.raven._rules import (
+    RULES,
+    answers_over_alignments,
+    identifiable,
+    solve,
+)
 from raven_solver import aligned_rules, read_grid
 from raven_solver import solve as read_and_solve
 

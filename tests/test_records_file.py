@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_competence.files import json_text, write_json_atomic
-from pytest_competence.report.archive import RECORD_FIELDS
-from pytest_competence.report.records_file import (
+from pytest_competence._files import json_text, write_json_atomic
+from pytest_competence.report._archive import RECORD_FIELDS
+from pytest_competence.report._records_file import (
     RecordsFileError,
     pointers,
     read_records,
@@ -103,8 +103,8 @@ WRITE = textwrap.dedent("""
     import re, sys
     from pathlib import Path
     from pytest_competence.report import write_outputs
-    from pytest_competence.report.records_file import part_lines
-    import pytest_competence.settings
+    from pytest_competence.report._records_file import part_lines
+    import pytest_competence._settings
 
     def status(key):
         return int(re.search(key + r":\\s+(\\d+)", Path("/proc/self/status").read_text())[1])

@@ -12,14 +12,14 @@ import json
 from collections import Counter
 
 import pytest
-from crt_solver import equivalent, parse, solve
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pytest_competence.strategies import CATEGORIES, FAMILIES, InvalidArgument, Reformulations
-from pytest_competence.strategies.reformulations import PROMPTS
 
+from crt_solver import equivalent, parse, solve
 from pytest_competence.cli import main
 from pytest_competence.models.reference import reference_policy
+from pytest_competence.strategies import CATEGORIES, FAMILIES, InvalidArgument, Reformulations
+from pytest_competence.strategies.reformulations import PROMPTS
 
 FLIP = {"yes": "no", "no": "yes", "cannot be determined": "cannot be determined"}
 MAPPING = ("negation_flip", "triple_negation")

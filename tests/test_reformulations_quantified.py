@@ -14,6 +14,9 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from pytest_competence.cli import main
+from pytest_competence.protocol import IDENTITY
 from pytest_competence.strategies import CATEGORIES, InvalidArgument, Reformulations
 from pytest_competence.strategies import reformulations as crt
 from pytest_competence.strategies.reformulations._lexicon import NOUNS
@@ -26,8 +29,6 @@ from pytest_competence.strategies.reformulations._quantifiers import (
     solve_quantified,
 )
 from quantifier_solver import MalformedPrompt, equivalent, parse, solve
-
-from pytest_competence.cli import main
 
 QUANTIFIED = ("syllogistic", "quantifier")
 FLIP = {"yes": "no", "no": "yes", "cannot be determined": "cannot be determined"}
@@ -182,7 +183,7 @@ def test_a_transformation_that_breaks_its_declaration_raises(monkeypatch):
         return replace(p, negations=p.negations + 1)
 
     monkeypatch.setitem(crt.TRANSFORMATIONS, "quantifier_rewrite", (
-        crt.IDENTITY, negate_question, False))
+        IDENTITY, negate_question, False))
     fam = Reformulations(category="quantifier")
     with pytest.raises(AssertionError, match="quantifier_rewrite on quantifier"):
         fam.design(levels=[2], pairs=30, presentations=["original", "quantifier_rewrite"])

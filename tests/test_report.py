@@ -229,7 +229,7 @@ def test_report_refuses_other_files(tmp_path, capsys):
 
 def test_a_markdown_fence_outlasts_any_backticks_in_an_answer():
     """A model's answer holding a fence of its own must not close the report's code block."""
-    from pytest_competence.report.markdown import _fenced
+    from pytest_competence.report._markdown import _fenced
 
     answer = repr("```\nrm -rf /\n``````")
     lines = _fenced([answer])

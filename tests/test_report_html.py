@@ -13,7 +13,7 @@ import pytest
 
 from browser import dump_dom, find_chromium, png_pixels, screenshot
 from pytest_competence.report import write_outputs
-from pytest_competence.report.html import render_html
+from pytest_competence.report._html import render_html
 
 HOSTILE_SCRIPT = "<script>alert(1)</script>"
 HOSTILE_IMG = '"><img src=x onerror=alert(1)>'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings

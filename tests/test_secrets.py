@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from plugin_helpers import read_archive
 from pytest_competence.models import resolve_model
 from pytest_competence.models._transport import Call, ModelCallError, RetryPolicy, post_all
-from plugin_helpers import read_archive
 from server_fixtures import fake_server_process, server  # noqa: F401
 
 KEY = "sk-test-NEVER-SHOWN-9f8e7d6c5b4a39281706"
@@ -184,7 +184,7 @@ class Echoing:
 
 
 def test_an_answer_echoing_the_key_is_cached_without_it(tmp_path):
-    from pytest_competence.cache import CachedModel, ResponseCache
+    from pytest_competence._cache import CachedModel, ResponseCache
 
     cache = ResponseCache(tmp_path / "cache.sqlite")
     model = CachedModel(Echoing(), cache, "rw", secrets=[KEY])

@@ -13,14 +13,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import InMemoryExampleDatabase, ReadOnlyDatabase
-from pytest_competence.strategies import CATALOG, Ordering
 
-from pytest_competence.asking import Asker, Budget
-from pytest_competence.casedb import CaseDatabases, CaseStore, case_key
-from pytest_competence.evaluate import ModelProtocolError, evaluate
-from pytest_competence.models import resolve_model
+from pytest_competence.evaluate import evaluate
+from pytest_competence.minimise import (
+    Asker,
+    Budget,
+    CaseDatabases,
+    CaseStore,
+    boundary_search,
+    case_key,
+    fails,
+    minimise,
+)
+from pytest_competence.models import ModelProtocolError, resolve_model
+from pytest_competence.strategies import CATALOG, Ordering
 from pytest_competence.strategies.ordering.policies import read_ordering
-from pytest_competence.shrink import boundary_search, fails, minimise
 
 
 class Recording:

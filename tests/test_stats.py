@@ -44,8 +44,18 @@ confidences = st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99])
 
 
 def test_all_matches_the_submodules():
-    modules = [agreement, bootstrap, boundary, bounds, detectable, intervals, noninferiority,
-               paired, planner, trend]
+    modules = [
+        agreement,
+        bootstrap,
+        boundary,
+        bounds,
+        detectable,
+        intervals,
+        noninferiority,
+        paired,
+        planner,
+        trend,
+    ]
     exported = {name for module in modules for name in module.__all__}
     assert exported == set(stats.__all__)
     for name in stats.__all__:

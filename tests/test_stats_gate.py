@@ -44,8 +44,14 @@ def restricted_mle(b: int, c: int, n: int, d0: float) -> float:
 
     low, high = max(0.0, -d0), (1.0 - d0) / 2.0
     eps = 1e-13
-    return float(minimize_scalar(minus_log_likelihood, bounds=(low + eps, high - eps),
-                                 method="bounded", options={"xatol": 1e-12}).x)
+    return float(
+        minimize_scalar(
+            minus_log_likelihood,
+            bounds=(low + eps, high - eps),
+            method="bounded",
+            options={"xatol": 1e-12},
+        ).x
+    )
 
 
 # --- Tango's score statistic ----------------------------------------------------------------------
@@ -104,22 +110,34 @@ def test_tango_orders_tables_convexly_up_to_100_pairs():
 def brute_force_exact_p(b: int, c: int, n: int, margin: float, grid: int = 4001) -> float:
     """sup over a fine nuisance grid of P(T ≥ T_obs) at Δ = −margin, by loops over tables."""
     t_obs = stats.tango_statistic(b, c, n, -margin)
-    region = [(i, j) for i in range(n + 1) for j in range(n + 1 - i)
-              if stats.tango_statistic(i, j, n, -margin) >= t_obs - 1e-9 * max(1, abs(t_obs))]
+    region = [
+        (i, j)
+        for i in range(n + 1)
+        for j in range(n + 1 - i)
+        if stats.tango_statistic(i, j, n, -margin) >= t_obs - 1e-9 * max(1, abs(t_obs))
+    ]
     best = 0.0
     for theta in np.linspace(margin, (1 + margin) / 2, grid):
         probabilities = [max(theta - margin, 0.0), theta, max(1 - 2 * theta + margin, 0.0)]
         total = sum(probabilities)
         probabilities = [p / total for p in probabilities]
-        tail = sum(scipy_stats.multinomial.pmf([i, j, n - i - j], n, probabilities)
-                   for i, j in region)
+        tail = sum(
+            scipy_stats.multinomial.pmf([i, j, n - i - j], n, probabilities) for i, j in region
+        )
         best = max(best, tail)
     return best
 
 
-@pytest.mark.parametrize("b, c, n, margin", [
-    (0, 0, 8, 0.2), (3, 1, 8, 0.1), (2, 4, 10, 0.3), (5, 5, 12, 0.05), (1, 0, 6, 0.0),
-])
+@pytest.mark.parametrize(
+    "b, c, n, margin",
+    [
+        (0, 0, 8, 0.2),
+        (3, 1, 8, 0.1),
+        (2, 4, 10, 0.3),
+        (5, 5, 12, 0.05),
+        (1, 0, 6, 0.0),
+    ],
+)
 def test_exact_p_value_matches_a_brute_force_enumeration(b, c, n, margin):
     expected = brute_force_exact_p(b, c, n, margin, grid=801)
     got = stats.noninferiority_p_value(b, c, n, margin=margin, method="exact")
@@ -130,8 +148,11 @@ def test_exact_p_value_matches_a_brute_force_enumeration(b, c, n, margin):
 def exact_size(n: int, margin: float, alpha: float, method: str) -> float:
     """The largest rejection probability over the boundary Δ = −margin, by enumeration."""
     cells = [(i, j) for i in range(n + 1) for j in range(n + 1 - i)]
-    rejected = [(i, j) for i, j in cells
-                if stats.noninferiority_p_value(i, j, n, margin=margin, method=method) < alpha]
+    rejected = [
+        (i, j)
+        for i, j in cells
+        if stats.noninferiority_p_value(i, j, n, margin=margin, method=method) < alpha
+    ]
     counts = np.array([[i, j, n - i - j] for i, j in rejected])
     worst = 0.0
     for theta in np.linspace(margin, (1 + margin) / 2, 301):
@@ -149,13 +170,17 @@ def test_exact_test_keeps_its_size_where_the_score_test_does_not():
 
 
 @settings(max_examples=40, deadline=None)
-@given(tables(max_pairs=40), st.sampled_from([0.0, 0.05, 0.1, 0.2]),
-       st.sampled_from([0.9, 0.95, 0.99]), st.sampled_from(["exact", "score"]))
-def test_the_bound_clears_minus_margin_exactly_when_the_test_rejects(table, margin, confidence,
-                                                                     method):
+@given(
+    tables(max_pairs=40),
+    st.sampled_from([0.0, 0.05, 0.1, 0.2]),
+    st.sampled_from([0.9, 0.95, 0.99]),
+    st.sampled_from(["exact", "score"]),
+)
+def test_the_bound_clears_minus_margin_exactly_when_the_test_rejects(
+    table, margin, confidence, method
+):
     b, c, n = table
-    bound = stats.paired_lower_bound(b, c, n, confidence=confidence, margin=margin,
-                                     method=method)
+    bound = stats.paired_lower_bound(b, c, n, confidence=confidence, margin=margin, method=method)
     p = stats.noninferiority_p_value(b, c, n, margin=margin, method=method)
     assert -1.0 <= bound <= (b - c) / n + 1e-9
     if abs(p - (1 - confidence)) > 1e-6 and abs(bound + margin) > 1e-6:
@@ -196,8 +221,7 @@ def test_score_interval_covers_the_true_difference_about_95_percent_of_runs():
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.lists(tables(max_pairs=120), min_size=1, max_size=4),
-       st.sampled_from([0.02, 0.05, 0.1]))
+@given(st.lists(tables(max_pairs=120), min_size=1, max_size=4), st.sampled_from([0.02, 0.05, 0.1]))
 def test_decision_is_holm_over_one_sided_p_values(cells, margin):
     decision = stats.noninferiority_decision(cells, margin=margin, alpha=0.05)
     p_values = [cell.p_value for cell in decision.cells]
@@ -214,8 +238,9 @@ def test_decision_is_holm_over_one_sided_p_values(cells, margin):
         assert cell.method == ("exact" if n <= stats.EXACT_UP_TO_PAIRS else "score")
 
 
-def simulate_passes(pairs: int, drop: float, discordance: float, margin: float, runs: int,
-                    seed: int) -> float:
+def simulate_passes(
+    pairs: int, drop: float, discordance: float, margin: float, runs: int, seed: int
+) -> float:
     """Share of seeded runs the single-cell decision passes, the truth Δ = −drop."""
     rng = np.random.default_rng(seed)
     b_share, c_share = (discordance - drop) / 2, (discordance + drop) / 2
@@ -243,8 +268,11 @@ def test_an_equally_good_candidate_passes_at_the_planners_power():
     runs of an equally good candidate pass within 3 SE (about 1.9 points) of that power."""
     pairs = stats.pairs_needed(45, 45, 300, margin=0.1, alpha=0.05, test="non-inferiority")
     power = stats.noninferiority_power(pairs, margin=0.1, discordance=0.3, alpha=0.05)
-    assert power >= 0.8 > stats.noninferiority_power(pairs - 1, margin=0.1, discordance=0.3,
-                                                     alpha=0.05)
+    assert (
+        power
+        >= 0.8
+        > stats.noninferiority_power(pairs - 1, margin=0.1, discordance=0.3, alpha=0.05)
+    )
     rate = simulate_passes(pairs, drop=0.0, discordance=0.3, margin=0.1, runs=4000, seed=3)
     assert rate == pytest.approx(power, abs=3 * math.sqrt(power * (1 - power) / 4000))
 
@@ -270,8 +298,9 @@ def test_decision_validation():
 # --- detectable drops -----------------------------------------------------------------------------
 
 
-@given(tables(max_pairs=2000), st.sampled_from([0.05, 0.01, 0.05 / 18]),
-       st.sampled_from([0.8, 0.9]))
+@given(
+    tables(max_pairs=2000), st.sampled_from([0.05, 0.01, 0.05 / 18]), st.sampled_from([0.8, 0.9])
+)
 def test_detectable_drop_matches_statsmodels_one_sample_normal_power(table, alpha, power):
     """The planner's condition δ = (z_{1−α/2} + z_β)·sqrt((ψ − δ²)/n) is a one-sample normal
     test of effect size δ/sqrt(ψ − δ²): statsmodels' NormalIndPower(ratio=0), one-sided at α/2
@@ -283,22 +312,25 @@ def test_detectable_drop_matches_statsmodels_one_sample_normal_power(table, alph
     used = max(psi, k * k / (n + k * k))  # the zero-discordance floor
     assert drop <= used + 1e-12  # never a drop larger than the discordance it assumes
     effect = drop / math.sqrt(used - drop * drop)
-    assert NormalIndPower().power(effect, nobs1=n, alpha=alpha / 2, ratio=0,
-                                  alternative="larger") == pytest.approx(power, abs=1e-9)
+    assert NormalIndPower().power(
+        effect, nobs1=n, alpha=alpha / 2, ratio=0, alternative="larger"
+    ) == pytest.approx(power, abs=1e-9)
     # non-inferiority: one-sided α, and the variance at the alternative Δ = 0 is ψ
     margin = stats.detectable_drop(b, c, n, alpha=alpha, power=power, test="non-inferiority")
     k1 = scipy_stats.norm.ppf(1 - alpha) + scipy_stats.norm.ppf(power)
     used = max(psi, k1 * k1 / n)
     if margin < 1.0:
-        assert NormalIndPower().power(margin / math.sqrt(used), nobs1=n, alpha=alpha, ratio=0,
-                                      alternative="larger") == pytest.approx(power, abs=1e-9)
+        assert NormalIndPower().power(
+            margin / math.sqrt(used), nobs1=n, alpha=alpha, ratio=0, alternative="larger"
+        ) == pytest.approx(power, abs=1e-9)
     else:  # capped: even a margin of 1 is short of the power asked
         assert k1 * math.sqrt(used / n) >= 1.0
 
 
 def test_detectable_drop_is_the_planners_above_the_floor():
     assert stats.detectable_drop(300, 276, 1800, alpha=0.05) == pytest.approx(
-        stats.minimum_detectable_difference(1800, discordance=0.32), rel=1e-12)
+        stats.minimum_detectable_difference(1800, discordance=0.32), rel=1e-12
+    )
 
 
 @pytest.mark.parametrize("pairs", [8, 50, 800])
@@ -311,12 +343,16 @@ def test_zero_discordance_uses_the_drop_that_makes_every_discordant_pair_go_one_
     assert drop == pytest.approx(k * k / (pairs + k * k))
     above = math.ceil(drop * pairs) + 1  # discordant pairs above the floor: the formula rules
     assert stats.detectable_drop(above, 0, pairs, alpha=0.05) == pytest.approx(
-        stats.minimum_detectable_difference(pairs, discordance=above / pairs))
+        stats.minimum_detectable_difference(pairs, discordance=above / pairs)
+    )
 
 
 @settings(deadline=None)
-@given(tables(max_pairs=500), st.sampled_from([0.01, 0.02, 0.05, 0.1]),
-       st.sampled_from(["regression", "non-inferiority"]))
+@given(
+    tables(max_pairs=500),
+    st.sampled_from([0.01, 0.02, 0.05, 0.1]),
+    st.sampled_from(["regression", "non-inferiority"]),
+)
 def test_pairs_needed_is_the_fewest_that_reach_the_margin(table, margin, test):
     b, c, n = table
     psi = (b + c) / n
@@ -343,7 +379,8 @@ def test_mcnemar_reaches_the_planners_power_less_its_continuity_correction():
     pairs, alpha = 400, 0.05
     drop = stats.detectable_drop(60, 60, pairs, alpha=alpha)
     counts = np.random.default_rng(7).multinomial(
-        pairs, [(0.3 - drop) / 2, (0.3 + drop) / 2, 0.7], size=4000)
+        pairs, [(0.3 - drop) / 2, (0.3 + drop) / 2, 0.7], size=4000
+    )
     rate = np.mean([stats.mcnemar(int(b), int(c)).p_value < alpha for b, c, _ in counts])
     assert 0.80 - 0.06 < rate < 0.80
 
@@ -362,8 +399,9 @@ def test_an_8_pair_gate_is_underpowered_and_says_by_how_much():
     assert all(cell.smallest_p > cell.alpha for cell in power.cells)
     assert power.pairs_needed == max(cell.pairs_needed for cell in power.cells)
     for cell in power.cells:
-        assert cell.pairs_needed == stats.pairs_needed(cell.b, cell.c, 8, margin=0.05,
-                                                       alpha=0.05 / 18)
+        assert cell.pairs_needed == stats.pairs_needed(
+            cell.b, cell.c, 8, margin=0.05, alpha=0.05 / 18
+        )
     ni = stats.gate_power(cells, alpha=0.05, margin=0.05, test="non-inferiority")
     assert ni.underpowered and ni.cells[0].smallest_p > ni.alpha_per_cell
 
@@ -382,12 +420,17 @@ def test_power_validation():
 # --- the bound behind a pass ----------------------------------------------------------------------
 
 
-@given(st.integers(1, 3000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
-       st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+@given(
+    st.integers(1, 3000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.sampled_from([0.8, 0.9, 0.95, 0.99]),
+)
 def test_failure_rate_bound_is_scipys_exact_interval(counts, confidence):
     failures, instances = counts
-    expected = scipy_stats.binomtest(failures, instances).proportion_ci(
-        confidence_level=2 * confidence - 1, method="exact").high
+    expected = (
+        scipy_stats.binomtest(failures, instances)
+        .proportion_ci(confidence_level=2 * confidence - 1, method="exact")
+        .high
+    )
     got = stats.failure_rate_upper_bound(failures, instances, confidence=confidence)
     assert got == pytest.approx(expected, rel=1e-9, abs=1e-15)
 
@@ -402,13 +445,18 @@ def test_a_strict_pass_on_800_instances_bounds_failures_at_037_percent():
 @pytest.mark.parametrize("rate, instances", [(0.001, 800), (0.02, 120), (0.3, 25)])
 def test_failure_rate_bound_covers_the_rate_at_least_95_percent(rate, instances):
     """Exact coverage, summed over every outcome: P(bound ≥ rate) ≥ 0.95."""
-    coverage = sum(scipy_stats.binom.pmf(k, instances, rate) for k in range(instances + 1)
-                   if stats.failure_rate_upper_bound(k, instances) >= rate)
+    coverage = sum(
+        scipy_stats.binom.pmf(k, instances, rate)
+        for k in range(instances + 1)
+        if stats.failure_rate_upper_bound(k, instances) >= rate
+    )
     assert coverage >= 0.95
 
 
-@given(st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
-       st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+@given(
+    st.integers(1, 2000).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.sampled_from([0.8, 0.9, 0.95, 0.99]),
+)
 def test_wilson_lower_bound_matches_statsmodels(counts, confidence):
     successes, total = counts
     expected = proportion_confint(successes, total, alpha=2 * (1 - confidence), method="wilson")[0]
@@ -440,9 +488,14 @@ def make_checkpoints(seed: int = 5) -> list[stats.Checkpoint]:
     for name, skill in [("step-100", 0.8), ("step-200", 0.75), ("step-300", 0.6)]:
         order = rng.permutation(90)  # archives need not list instances in the same order
         correct = {p: rng.random(90) < skill for p in ("original", "converse")}
-        checkpoints.append(stats.Checkpoint(
-            name=name, ids=[ids[k] for k in order], level=level[order],
-            correct={p: v[order] for p, v in correct.items()}))
+        checkpoints.append(
+            stats.Checkpoint(
+                name=name,
+                ids=[ids[k] for k in order],
+                level=level[order],
+                correct={p: v[order] for p, v in correct.items()},
+            )
+        )
     return checkpoints
 
 
@@ -450,11 +503,19 @@ def test_series_compares_with_the_previous_and_the_first_matched_by_id():
     checkpoints = make_checkpoints()
     rows = stats.checkpoint_series(checkpoints, alpha=0.05, margin=0.05)
     pairs = sorted({(r.checkpoint, r.reference, r.against) for r in rows})
-    assert pairs == [("step-200", "step-100", "previous"), ("step-300", "step-100", "first"),
-                     ("step-300", "step-200", "previous")]
+    assert pairs == [
+        ("step-200", "step-100", "previous"),
+        ("step-300", "step-100", "first"),
+        ("step-300", "step-200", "previous"),
+    ]
     assert len(rows) == 3 * 3 * 2
-    by_id = [{i: (lv, {p: v[k] for p, v in cp.correct.items()})
-              for k, (i, lv) in enumerate(zip(cp.ids, cp.level))} for cp in checkpoints]
+    by_id = [
+        {
+            i: (lv, {p: v[k] for p, v in cp.correct.items()})
+            for k, (i, lv) in enumerate(zip(cp.ids, cp.level))
+        }
+        for cp in checkpoints
+    ]
     names = [cp.name for cp in checkpoints]
     for against in ("previous", "first"):
         for later in (1, 2):
@@ -472,26 +533,35 @@ def test_series_compares_with_the_previous_and_the_first_matched_by_id():
                 assert row.delta == pytest.approx(x.mean() - y.mean())
                 assert (row.candidate, row.baseline) == pytest.approx((x.mean(), y.mean()))
                 assert row.p_value == pytest.approx(
-                    scipy_stats.binomtest(min(b, c), b + c).pvalue if b + c <= 25 else
-                    sm_mcnemar([[0, b], [c, 0]], exact=False).pvalue)
+                    scipy_stats.binomtest(min(b, c), b + c).pvalue
+                    if b + c <= 25
+                    else sm_mcnemar([[0, b], [c, 0]], exact=False).pvalue
+                )
                 assert (row.low, row.high) == stats.paired_difference_interval(b, c, len(ids))
-                assert row.detectable_drop == stats.detectable_drop(b, c, len(ids),
-                                                                    alpha=0.05 / len(chosen))
+                assert row.detectable_drop == stats.detectable_drop(
+                    b, c, len(ids), alpha=0.05 / len(chosen)
+                )
                 p_values.append(row.p_value)
             adjusted = multipletests(p_values, method="holm")[1]
             assert [r.p_holm for r in chosen] == pytest.approx(list(adjusted))
             assert [r.regression for r in chosen] == [
-                r.delta < -0.05 and r.p_holm < 0.05 for r in chosen]
+                r.delta < -0.05 and r.p_holm < 0.05 for r in chosen
+            ]
 
 
 def test_series_refuses_checkpoints_that_do_not_match():
     first, second, _ = make_checkpoints()
     with pytest.raises(ValueError, match="at least two"):
         stats.checkpoint_series([first])
-    fewer = stats.Checkpoint("short", list(second.ids)[1:], np.asarray(second.level)[1:],
-                             {p: np.asarray(v)[1:] for p, v in second.correct.items()})
-    with pytest.raises(ValueError, match="'short' holds other instances than 'step-100': 1 "
-                                         "missing"):
+    fewer = stats.Checkpoint(
+        "short",
+        list(second.ids)[1:],
+        np.asarray(second.level)[1:],
+        {p: np.asarray(v)[1:] for p, v in second.correct.items()},
+    )
+    with pytest.raises(
+        ValueError, match="'short' holds other instances than 'step-100': 1 missing"
+    ):
         stats.checkpoint_series([first, fewer])
     moved = stats.Checkpoint("moved", second.ids, np.asarray(second.level) + 1, second.correct)
     with pytest.raises(ValueError, match="'moved' puts instance"):

@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 
 from plugin_helpers import ideal_py, read_archive
+from pytest_competence._files import json_text
+from pytest_competence._progress import ProgressModel
+from pytest_competence._records import RecordsPart, _record, evaluation_from_records, records
+from pytest_competence._redaction import redact_all
+from pytest_competence._reduced import NOT_KEPT
 from pytest_competence.analysis import analyze
-from pytest_competence.compact import NOT_KEPT, Reduction
 from pytest_competence.evaluate import evaluate, evaluate_chunks
-from pytest_competence.files import json_text
+from pytest_competence.evaluation import Reduction
 from pytest_competence.models import resolve_model
-from pytest_competence.progress import ProgressModel
-from pytest_competence.records import RecordsPart, _record, evaluation_from_records, records
-from pytest_competence.redaction import redact_all
 from pytest_competence.spec import spec_from_marker
 from pytest_competence.strategies import FAMILIES, Parsed
 
@@ -79,7 +80,7 @@ def test_a_bounded_reduction_drops_raw_text_not_figures(monkeypatch: pytest.Monk
 
     exact = evaluate(spec.family, items, Chatty())
     rows = [list(row) for row in exact.observations]
-    monkeypatch.setattr("pytest_competence.compact._RAW_LIMIT", 5)
+    monkeypatch.setattr("pytest_competence.evaluation._RAW_LIMIT", 5)
     bounded = Reduction("chatty", spec.family, (), bounded=True)
     bounded.add(items, rows)
     small = bounded.finish(lambda: ((item, None) for item in items))
@@ -127,8 +128,8 @@ def test_one_progress_line_counts_every_chunk(monkeypatch: pytest.MonkeyPatch) -
 
     model = ProgressModel(Streaming(), Config())  # type: ignore[arg-type]
     spec = _spec("ordering", pairs=16)
-    monkeypatch.setattr("pytest_competence.progress.progress_enabled", lambda config: True)
-    monkeypatch.setattr("pytest_competence.progress._terminal",
+    monkeypatch.setattr("pytest_competence._progress.progress_enabled", lambda config: True)
+    monkeypatch.setattr("pytest_competence._progress._terminal",
                         lambda config: (shown.append, lambda: 200))
     with model.expect(spec.prompt_count):
         span = model._span

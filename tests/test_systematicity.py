@@ -14,14 +14,17 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from induction_toy import Toyshift
 
+from induction_toy import Toyshift
+from pytest_competence._records import evaluation_from_records, records
 from pytest_competence.analysis import FAMILY_ANALYSES, analyze
-from pytest_competence.evaluate import Evaluation, Observation, evaluate, majority
+from pytest_competence.evaluate import evaluate, majority
+from pytest_competence.evaluation import Evaluation
 from pytest_competence.models import ModelSpecError, resolve_model
-from pytest_competence.records import evaluation_from_records, records
+from pytest_competence.protocol import Observation
 from pytest_competence.strategies import FAMILIES, Item, Parsed, Prompt
-from pytest_competence.strategies._induction.metrics import induction_families, systematicity_summary
+from pytest_competence.strategies._induction import induction_families
+from pytest_competence.strategies._induction.metrics import systematicity_summary
 
 GOLD, WRONG = "[1]", "[0]"
 

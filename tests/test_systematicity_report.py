@@ -9,22 +9,21 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import induction_toy
 import pytest
+
+import induction_toy
 from induction_toy import Toyshift
 from plugin_helpers import profile_section
-
 from pytest_competence.analysis import FAMILY_ANALYSES, analyze
 from pytest_competence.cli import main as cli_main
 from pytest_competence.evaluate import evaluate
 from pytest_competence.models import resolve_model
-from pytest_competence.strategies._induction.report import (
-    systematicity_html,
-    systematicity_lines,
-    systematicity_markdown,
-)
+from pytest_competence.report._cells import family_html as systematicity_html
+from pytest_competence.report._cells import tables_lines as systematicity_lines
+from pytest_competence.report._cells import tables_markdown as systematicity_markdown
 from pytest_competence.strategies import FAMILIES
-from pytest_competence.strategies._induction.metrics import induction_families, systematicity_summary
+from pytest_competence.strategies._induction import induction_families
+from pytest_competence.strategies._induction.metrics import systematicity_summary
 
 SUITE = """
     import pytest

@@ -20,11 +20,10 @@ trl = pytest.importorskip("trl", reason="trl is not installed: pip install pytes
 pytest.importorskip("datasets", reason="datasets is not installed: pip install "
                     "pytest-competence[train]")
 
+import tiny_llama  # noqa: E402
 from pytest_competence.rewards import GRPOReward  # noqa: E402
 from pytest_competence.strategies import Ordering, family  # noqa: E402
 from pytest_competence.training import dataset, grpo_order, rows  # noqa: E402
-
-import tiny_llama  # noqa: E402
 
 G = 4  # samples per prompt, as in seeds/000 App. B.3
 

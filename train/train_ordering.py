@@ -24,11 +24,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from tokenizers import Tokenizer, models, pre_tokenizers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
 from pytest_competence.splits import TRAIN_SEEDS
 from pytest_competence.strategies import CATALOG, Ordering
 from pytest_competence.strategies.names import first_names
-from tokenizers import Tokenizer, models, pre_tokenizers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 SPECIALS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
 ANSWERS = ("yes", "no")

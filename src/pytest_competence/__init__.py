@@ -6,30 +6,30 @@ imports nothing heavy; the public names resolve lazily on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from pytest_competence._lazy import lazy_attributes
+from pytest_competence._version import __version__
 
-__all__ = ["CompetenceFailure", "Condition", "Evaluation", "evaluate", "resolve_model"]
+__all__ = ["CompetenceFailure", "CompetenceRun", "CompetenceTrainingOverlap", "Condition", "Evaluation",
+           "__version__", "evaluate", "resolve_model"]
 
 _LAZY = {
     "CompetenceFailure": "pytest_competence.conditions",
+    "CompetenceRun": "pytest_competence._run",
+    "CompetenceTrainingOverlap": "pytest_competence._run",
     "Condition": "pytest_competence.conditions",
-    "Evaluation": "pytest_competence.evaluate",
+    "Evaluation": "pytest_competence.evaluation",
     "evaluate": "pytest_competence.evaluate",
     "resolve_model": "pytest_competence.models",
 }
 
 if TYPE_CHECKING:
+    from pytest_competence._run import CompetenceRun, CompetenceTrainingOverlap
     from pytest_competence.conditions import CompetenceFailure, Condition
-    from pytest_competence.evaluate import Evaluation, evaluate
+    from pytest_competence.evaluate import evaluate
+    from pytest_competence.evaluation import Evaluation
     from pytest_competence.models import resolve_model
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pytest_competence' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -15,11 +15,14 @@ from typing import Any
 import numpy as np
 
 from pytest_competence import stats
-from pytest_competence.evaluate import Evaluation
+from pytest_competence.evaluation import Evaluation
 from pytest_competence.profile import LevelProfile, profile
-from pytest_competence.strategies import FAMILIES
+from pytest_competence.registry import FAMILIES
+from pytest_competence.result import Analysis
 
-__all__ = ["FAMILY_ANALYSES", "SCHEMA", "analyze", "family_metrics", "instance_table"]
+__all__ = [
+    "BOUNDARY_TAU", "FAMILY_ANALYSES", "SCHEMA", "analyze", "family_metrics", "instance_table",
+]
 
 #: /2: the records moved out of the document into a records file it points to (/1 embedded them).
 SCHEMA = "pytest-competence/results/2"
@@ -35,7 +38,7 @@ FAMILY_ANALYSES: dict[str, Callable[..., dict[str, Any]]] = {}
 def family_metrics(name: str) -> Callable[..., dict[str, Any]]:
     """The extra analysis of the family called ``name``: :data:`FAMILY_ANALYSES`'s entry, else
     the family's ``metrics`` (none for a family that declares none)."""
-    return FAMILY_ANALYSES.get(name) or FAMILIES.hook(name, "metrics")
+    return FAMILY_ANALYSES.get(name) or FAMILIES.hooks(name).metrics
 
 
 def _f(x: float | None) -> float | None:
@@ -136,7 +139,7 @@ def _bootstrap(t: Mapping[str, np.ndarray], presentations: Sequence[str], B: int
 
 
 def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
-            profiles: Sequence[LevelProfile] | None = None) -> dict[str, Any]:
+            profiles: Sequence[LevelProfile] | None = None) -> Analysis:
     """Every figure of one evaluation, JSON-able: levels, summary, intervals, tests, instances.
 
     ``profiles`` are the evaluation's, when the caller has them already (else computed).

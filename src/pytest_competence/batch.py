@@ -29,11 +29,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_competence.cache import ResponseCache
+    from pytest_competence._cache import ResponseCache
     from pytest_competence.models import Model
-    from pytest_competence.strategies import Prompt
+    from pytest_competence.protocol import Prompt
+    from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["BatchError", "Imported", "export_requests", "import_results"]
+__all__ = ["AWAITING", "BatchError", "Imported", "export_design", "export_requests",
+           "import_results"]
+
+#: Why a competence test whose requests went to a batch file was skipped.
+AWAITING = "awaiting batch results"
+_EXPORT_CHUNK = 65536  # prompts per export step: each step reads the batch file once
 
 
 class BatchError(ValueError):
@@ -42,7 +48,7 @@ class BatchError(ValueError):
 
 def _exportable(model: Model) -> tuple[Any, Any]:
     """The backend behind the wrappers, and the run's cache; :class:`BatchError` if not both."""
-    from pytest_competence.cache import CachedModel
+    from pytest_competence._cache import CachedModel
 
     cached = model
     while not isinstance(cached, CachedModel) and hasattr(cached, "model"):
@@ -66,7 +72,7 @@ def export_requests(model: Model, prompts: Sequence[Prompt], path: str | Path) -
     holds (the file named by device and inode), so an export costs the same whether the file holds
     ten lines or ten million: a test, or a chunk of one, never rereads it.
     """
-    from pytest_competence.cache import cache_key
+    from pytest_competence._cache import cache_key
 
     backend, cache = _exportable(model)
     for p in prompts:
@@ -102,6 +108,16 @@ def export_requests(model: Model, prompts: Sequence[Prompt], path: str | Path) -
     return len(wanted)
 
 
+def export_design(model: Model, spec: CompetenceSpec, path: str | Path) -> str:
+    """Export the requests of ``model`` on ``spec``'s design, chunk by chunk
+    (:func:`export_requests`): the reason the test is skipped, with the count written."""
+    from pytest_competence.evaluate import sent_prompts
+
+    count = sum(export_requests(model, sent_prompts(chunk, spec.attempts), path)
+                for chunk in spec.chunks(prompts=_EXPORT_CHUNK))
+    return f"{AWAITING}: {count} new requests written to {path}"
+
+
 @dataclass
 class Imported:
     """What an import did: answers stored, lines failed (by reason), lines matching no export."""
@@ -111,6 +127,7 @@ class Imported:
     unmatched: int = 0
 
     def lines(self) -> list[str]:
+        """What ``competence batch import`` prints: stored, failed and unmatched lines."""
         out = [f"stored {self.stored} answers in the response cache",
                f"failed {sum(self.failed.values())} lines (not stored; asked again next run)",
                f"matched no exported request: {self.unmatched} lines"]

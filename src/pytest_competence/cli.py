@@ -1,99 +1,33 @@
 """The ``competence`` command: ``generate`` datasets, ``report`` from an archive, ``plan`` sizes.
 
-``competence generate FAMILY …`` writes a design as JSON Lines: one record per prompt, with everything an auditor or a training pipeline needs: family, instance
-id, parameters θ, presentation and its relation to the gold answer, system prompt, prompt, gold
-answer, answer space, and the metadata (entity names, forward and converse phrases) with which an
-independent checker recomputes the gold answer from the prompt text alone.
+``competence generate FAMILY …`` writes a family's design as JSON Lines
+(:mod:`pytest_competence.dataset`); ``competence report`` recomputes and re-renders an archived
+``--competence-json`` document; ``competence plan`` prints a design's interval widths;
+``competence batch import`` stores OpenAI Batch results in the response cache; ``competence
+audit`` audits the suites of a folder (:mod:`pytest_competence.audit`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TextIO
 
-from pytest_competence.strategies import InvalidArgument, Item
-from pytest_competence.strategies._core import design_chunks
-
-from pytest_competence.settings import (
-    DEFAULT_MAX_PROMPTS,
+from pytest_competence._settings import (
     output_path_problem,
     records_path_problem,
 )
+from pytest_competence.protocol import InvalidArgument
 
-__all__ = ["checked_chunks", "main", "prompt_records"]
-
-SCHEMA = "pytest-competence/dataset/1"
-
-
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
-
-
-def _names(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
-
-
-def _option(text: str) -> tuple[str, object]:
-    """``KEY=VALUE`` with VALUE a Python literal (``hint=True``, ``extra_support=8``) or text."""
-    import ast
-
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip().isidentifier():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (e.g. hint=True), got {text!r}")
-    try:
-        return key.strip(), ast.literal_eval(value.strip())
-    except (ValueError, SyntaxError):
-        return key.strip(), value.strip()
-
-
-def _family_name(text: str) -> str:
-    """A registered family's name (built-in or an entry point's, imported only now)."""
-    from pytest_competence.strategies import ENTRY_POINT_GROUP, FAMILIES
-
-    if text not in FAMILIES:
-        raise argparse.ArgumentTypeError(
-            f"unknown family {text!r}; expected one of {', '.join(FAMILIES)}, or a family "
-            f"registered in the {ENTRY_POINT_GROUP!r} entry-point group")
-    return text
-
+__all__ = ["batch_import", "main", "plan", "report"]
 
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="competence", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    gen = sub.add_parser("generate", help="Write a family's seeded design as JSON Lines")
-    gen.add_argument("family", type=_family_name, metavar="FAMILY",
-                     help="Task family: a built-in family's name or that of a family "
-                          "registered in the pytest_competence.families entry-point group")
-    gen.add_argument("--levels", type=_ints, default=None,
-                     help="Levels, comma-separated (default: the family's own grid)")
-    gen.add_argument("--per-level", type=int, default=None, dest="pairs",
-                     help="Instances per level (default: 200, or the family's own)")
-    gen.add_argument("--seed", type=int, default=None,
-                     help="Design seed (default 1; with --split, the split's first seed)")
-    gen.add_argument("--presentations", type=_names, default=None,
-                     help="Comma-separated (default: the family's own)")
-    gen.add_argument("--option", type=_option, action="append", default=[], dest="options",
-                     metavar="KEY=VALUE",
-                     help="A constructor option of the family, repeatable (e.g. programs: "
-                          "hint=True; grammar: extra_support=8)")
-    gen.add_argument("--format", choices=["jsonl", "hf"], default="jsonl",
-                     help="jsonl: audit records; hf: training rows (prompt, system, gold, "
-                          "instance_id, presentation, …) with each instance's rows adjacent")
-    gen.add_argument("--split", default=None, metavar="NAME",
-                     help="A named split of the family (every family: train, eval; some have "
-                          "their own): its seeds and option values (default with --format hf: "
-                          "the family's training split)")
-    gen.add_argument("-o", "--output", default="-", help="Output file (default: standard output)")
-    gen.add_argument("--max-prompts", type=int, default=DEFAULT_MAX_PROMPTS,
-                     help=f"Refuse designs of more prompts than this, levels x pairs x "
-                          f"presentations (default {DEFAULT_MAX_PROMPTS})")
+    from pytest_competence.dataset import add_parser as add_generate_parser
+
+    add_generate_parser(sub, argv)
     rep = sub.add_parser("report", help="Recompute and re-render a results JSON, no model calls")
     rep.add_argument("results", help="A file written by pytest --competence-json")
     rep.add_argument("--html", help="Write the HTML report here")
@@ -121,43 +55,10 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                       help="Paired discordance ψ for the detectable difference (default 0.32,0.5)")
     plan.add_argument("--confidence", type=float, default=0.95, help="Confidence (default 0.95)")
     plan.add_argument("--power", type=float, default=0.8, help="Power (default 0.8)")
-    from pytest_competence.audit.command import add_parser as add_audit_parser
+    from pytest_competence.audit._command import add_parser as add_audit_parser
 
     add_audit_parser(sub)
-    _family_options(gen, argv)
     return parser
-
-
-class _Group:
-    """An argument group that adds each flag once: families may share one (``--variations``)."""
-
-    def __init__(self, parser: argparse.ArgumentParser, title: str) -> None:
-        self.parser, self.group = parser, parser.add_argument_group(title)
-
-    def add_argument(self, *flags: str, **kwargs: Any) -> None:
-        if not any(f in self.parser._option_string_actions for f in flags):
-            self.group.add_argument(*flags, **kwargs)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("parser", "group"):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(self.group, name, value)
-
-
-def _family_options(gen: argparse.ArgumentParser, argv: Sequence[str] | None) -> None:
-    """Each family's own flags (``Family.generate_options``), a group per family: the built-in
-    ones, and the family ``argv`` names if another package registered it (imported only then)."""
-    from pytest_competence.strategies import FAMILIES
-
-    words = list(sys.argv[1:] if argv is None else argv)
-    named = next((w for w in words[words.index("generate") + 1:] if not w.startswith("-")),
-                 None) if "generate" in words else None
-    names = list(FAMILIES.builtin)
-    if named is not None and named not in names and named in FAMILIES:
-        names.append(named)
-    for name in names:
-        FAMILIES.hook(name, "generate_options")(_Group(gen, f"{name} options"))
 
 
 def _floats(text: str) -> list[float]:
@@ -190,90 +91,12 @@ def plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def prompt_records(
-    items: Sequence[Item], schema: str, meta: Callable[[Item], dict[str, Any]]
-) -> Iterator[dict[str, Any]]:
-    """One JSON Lines record per prompt, with the family's checker metadata per instance."""
-    for item in items:
-        shared = meta(item)
-        for prompt in item.prompts:
-            yield {
-                "schema": schema,
-                "family": prompt.family,
-                "instance_id": prompt.instance_id,
-                "params": dict(prompt.params),
-                "presentation": prompt.presentation,
-                "answer_map": dict(prompt.answer_map.pairs),
-                "system": prompt.system,
-                "prompt": prompt.text,
-                "gold": prompt.gold,
-                "answer_space": list(prompt.answer_space),
-                "meta": shared,
-            }
-
-
-def checked_chunks(family: Any, args: argparse.Namespace, written: int, *,
-                   levels: Sequence[int], pairs: int,
-                   presentations: Sequence[str]) -> Iterator[list[Item]]:
-    """``family``'s design at ``args.seed`` in chunks (:func:`design_chunks`), once its size
-    (with the ``written`` prompts before it) is known to be within ``--max-prompts``;
-    :class:`InvalidArgument` otherwise, raised here rather than at the first chunk."""
-    from pytest_competence.settings import check_prompt_count
-
-    check = getattr(family, "check_design", None)
-    if check is not None:  # a bad argument is named before the size is counted from it
-        check(levels=levels, pairs=pairs, seed=args.seed, presentations=presentations)
-    count = len(levels) * pairs * len(presentations)
-    check_prompt_count(written + count, args.max_prompts,
-                       f"{len(levels)} level(s) x pairs={pairs} x {len(presentations)} "
-                       f"presentation(s)" + (f", after {written:,} already written"
-                                            if written else ""), "--max-prompts")
-    return design_chunks(family, levels=levels, pairs=pairs, seed=args.seed,
-                         presentations=presentations)
-
-
-def generate(args: argparse.Namespace, out: TextIO) -> int:
-    """Write the designs the arguments describe (``Family.generate_designs``): audit records
-    with the family's checker metadata (``Family.record_meta``), or training rows."""
-    from pytest_competence.strategies import FAMILIES
-    from pytest_competence.training import resolve_split
-
-    resolve_split(args)
-    if args.format == "hf" and not args.presentations:
-        args.presentations = list(FAMILIES.hook(args.family, "training_presentations")) or None
-    designs = _checked_designs(args)
-    if args.format == "hf":
-        from pytest_competence.training import write_rows
-
-        return write_rows(designs, out, seed=args.seed)
-    meta = FAMILIES.hook(args.family, "record_meta")
-    count = 0
-    for items in designs:
-        for record in prompt_records(items, SCHEMA, meta):
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            count += 1
-    return count
-
-
-def _checked_designs(args: argparse.Namespace) -> Iterator[list[Item]]:
-    """Each design a chunk at a time, once its size (with the prompts before it) is within
-    ``--max-prompts``."""
-    from pytest_competence.strategies import FAMILIES
-
-    written = 0
-    for family, design in FAMILIES.hook(args.family, "generate_designs")(args):
-        for items in checked_chunks(family, args, written, **design):
-            written += sum(len(item.prompts) for item in items)
-            yield items
-
-
 def report(args: argparse.Namespace) -> int:
     """Recompute and re-render an archive; 1 when its figures disagree with its records."""
     from pytest_competence.report import load_document, recompute, write_outputs
-    from pytest_competence.report.archive import disagreements, unrecomputed
-    from pytest_competence.report.terminal import summary_lines
-
-    from pytest_competence.report.records_file import archived_records
+    from pytest_competence.report._archive import disagreements, unrecomputed
+    from pytest_competence.report._records_file import archived_records
+    from pytest_competence.report._terminal import summary_lines
 
     archived = load_document(args.results)
     folder = Path(args.results).parent
@@ -302,8 +125,9 @@ def report(args: argparse.Namespace) -> int:
 
 
 def batch_import(args: argparse.Namespace) -> int:
+    """``competence batch import``: store a batch run's answers in the response cache."""
+    from pytest_competence._cache import ResponseCache
     from pytest_competence.batch import import_results
-    from pytest_competence.cache import ResponseCache
 
     if not Path(args.cache).is_file():
         raise ValueError(f"no response cache at {args.cache!r}: export the requests first with "
@@ -319,6 +143,7 @@ def batch_import(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``competence`` command; its exit status."""
     parser = _parser(argv)
     args = parser.parse_args(argv)
     if args.command == "batch":
@@ -329,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError, BatchError) as exc:
             parser.error(f"batch import: {exc}")
     if args.command == "audit":
-        from pytest_competence.audit.command import run as run_audit
+        from pytest_competence.audit._command import run as run_audit
 
         return run_audit(args)
     if args.command == "plan":
@@ -355,6 +180,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"competence report: not a results document: {args.results}: "
                   f"{type(exc).__name__}: {exc}", file=sys.stderr)
             return 2
+    from pytest_competence.dataset import generate
+
     problem = args.output != "-" and output_path_problem("-o", args.output)
     if problem:
         parser.error(problem)
@@ -362,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.output == "-":
             count = generate(args, sys.stdout)
         else:
-            from pytest_competence.files import atomic_writer
+            from pytest_competence._files import atomic_writer
 
             with atomic_writer(args.output) as out:
                 count = generate(args, out)

@@ -2,22 +2,25 @@
 
 ``"strict"`` is seeds/000 §3.1 eq. (1): every presentation of every instance correct, at every level.
 A threshold reads ``"METRIC OP VALUE"`` with an optional scope ``"for n OP VALUE"``, e.g.
-``"robust_correct >= 0.95 for n <= 128"``; it must hold at *each* level in scope.
+``"robust_correct >= 0.95 for n <= 128"``; it must hold at *each* level in scope. How a violation
+is shown — the failing case, the failure message — is :mod:`pytest_competence._failure`'s.
 """
 
 from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pytest_competence.evaluate import Evaluation, Observation
 from pytest_competence.profile import METRICS, SUMMARY_METRICS, LevelProfile, kappa_bar
-from pytest_competence.strategies import AnswerMap, InvalidArgument
+from pytest_competence.protocol import InvalidArgument
 
-__all__ = ["CompetenceFailure", "Condition", "Threshold", "failing_case", "parse_condition"]
+if TYPE_CHECKING:
+    from pytest_competence.evaluation import Evaluation
+
+__all__ = ["CompetenceFailure", "Condition", "Threshold", "parse_condition"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt, "==": operator.eq,
@@ -26,7 +29,6 @@ _THRESHOLD = re.compile(
     r"^\s*(?P<metric>[a-z_]+)\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>[0-9]*\.?[0-9]+)\s*"
     r"(?:for\s+n\s*(?P<scope_op>>=|<=|==|>|<)\s*(?P<scope>[0-9]+))?\s*$"
 )
-_PROMPT_HEAD, _PROMPT_TAIL = 900, 400
 
 
 class CompetenceFailure(AssertionError):
@@ -53,11 +55,13 @@ class Threshold:
         return self.metric in SUMMARY_METRICS
 
     def applies(self, level: int) -> bool:
+        """Whether the threshold holds at ``level``: inside its ``for n`` scope, if any."""
         if self.scope_op is None or self.scope is None:
             return True
         return _OPS[self.scope_op](level, self.scope)
 
     def holds(self, p: LevelProfile) -> bool:
+        """Whether one level's profile meets the threshold."""
         value = p.metric(self.metric)
         return value is not None and _OPS[self.op](value, self.value)
 
@@ -116,6 +120,8 @@ class Condition:
         """Raise :class:`CompetenceFailure` with a readable report if the condition fails."""
         __tracebackhide__ = True
         if self.violations(profiles):
+            from pytest_competence._failure import failure_message
+
             raise CompetenceFailure(failure_message(self, evaluation, profiles))
 
 
@@ -152,88 +158,3 @@ def _threshold(text: str) -> Threshold:
         )
     scope = int(m["scope"]) if m["scope"] else None
     return Threshold(m["metric"], m["op"], float(m["value"]), m["scope_op"], scope)
-
-
-def _show_prompt(text: str) -> str:
-    if len(text) <= _PROMPT_HEAD + _PROMPT_TAIL + 100:
-        return text
-    cut = len(text) - _PROMPT_HEAD - _PROMPT_TAIL
-    return f"{text[:_PROMPT_HEAD]} … [{cut:,} characters elided] … {text[-_PROMPT_TAIL:]}"
-
-
-def failing_case(
-    condition: Condition, evaluation: Evaluation, profiles: Sequence[LevelProfile]
-) -> dict[str, Any] | None:
-    """The first violation as plain data: level, what failed, and one failing instance."""
-    violations = condition.violations(profiles)
-    if not violations:
-        return None
-    what, first = violations[0]
-    case: dict[str, Any] = {
-        "condition": str(condition),
-        "level": first.level,
-        "what": what,
-        "also_failing": sorted({p.level for _, p in violations[1:]} - {first.level}),
-        "instance_id": None,
-        "observations": [],
-    }
-    if first.failing:
-        index = first.failing[0]
-        case["instance_id"] = evaluation.ids[index]
-        case["observations"] = observation_records(evaluation.observed(index))
-    return case
-
-
-def observation_records(observations: Sequence[Observation]) -> list[dict[str, Any]]:
-    """One instance's observations as the plain records a failing case shows: long answers cut
-    (:func:`~pytest_competence.records.shown`), lone surrogates escaped (the case travels from
-    xdist workers, which take UTF-8 only; the records keep the exact text)."""
-    from pytest_competence.files import utf8_safe
-    from pytest_competence.records import shown
-
-    return [
-        {
-            "presentation": o.prompt.presentation,
-            "answer_map": dict(o.prompt.answer_map.pairs),
-            "prompt": o.prompt.text,
-            "raw": utf8_safe(shown(o.raw)),
-            "parsed": o.parsed.answer,
-            "valid": o.valid,
-            "reason": utf8_safe(shown(o.parsed.reason)),
-            "gold": o.prompt.gold,
-            "correct": o.correct,
-        }
-        for o in observations
-    ]
-
-
-def describe_case(observations: Sequence[Mapping[str, Any]], indent: str = "  ") -> str:
-    """Every presentation of one instance: prompt, raw answer, parsed answer and gold."""
-    lines = []
-    for o in observations:
-        parsed = o["parsed"] if o["valid"] else f"INVALID ({o['reason']})"
-        verdict = "correct" if o["correct"] else "WRONG"
-        mapping = AnswerMap(tuple(o["answer_map"].items()))
-        shown = "" if mapping.preserving else f" [answer map {mapping!r}]"
-        lines.append(f"{indent}[{o['presentation']}]{shown} gold={o['gold']} "
-                     f"parsed={parsed} raw={o['raw']!r} → {verdict}")
-        lines.append(f"{indent}  prompt: {_show_prompt(o['prompt'])}")
-    return "\n".join(lines)
-
-
-def failure_message(
-    condition: Condition, evaluation: Evaluation, profiles: Sequence[LevelProfile]
-) -> str:
-    case = failing_case(condition, evaluation, profiles)
-    assert case is not None
-    lines = [
-        f"Competence condition failed for model {evaluation.model!r} on {evaluation.family!r}",
-        f"  condition: {condition}",
-        f"  first failing level: n={case['level']}: {case['what']}",
-    ]
-    if case["also_failing"]:
-        lines.append(f"  also failing at n = {', '.join(map(str, case['also_failing']))}")
-    if case["instance_id"] is not None:
-        lines.append(f"  failing instance {case['instance_id']}:")
-        lines.append(describe_case(case["observations"], indent="    "))
-    return "\n".join(lines)

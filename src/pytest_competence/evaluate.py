@@ -19,27 +19,19 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from pytest_competence.compact import (
-    Evaluation,
-    InfrastructureError,
-    Observation,
-    Reduction,
-    design_rows,
-)
+from pytest_competence._reduced import design_rows
+from pytest_competence.evaluation import Evaluation, Reduction
 from pytest_competence.models import Model, ModelCallError, ModelProtocolError, NoAnswer
-from pytest_competence.strategies import Family, Item, Parsed, Prompt
+from pytest_competence.protocol import FamilyLike, Item, Observation, Parsed, Prompt
 
-__all__ = [
-    "CannotScore", "Evaluation", "InfrastructureError", "ModelProtocolError", "Observation", "ask_model", "evaluate",
-    "evaluate_chunks", "majority", "sent_prompts",
-]
+__all__ = ["CannotScore", "ask_model", "evaluate", "evaluate_chunks", "majority", "sent_prompts"]
 
 
 class CannotScore(NoAnswer):
     """A "score" prompt sent to a model without ``score()``: an invalid cell, never dropped."""
 
 
-def _observe(family: Family, prompt: Prompt, answer: object) -> Observation:
+def _observe(family: FamilyLike, prompt: Prompt, answer: object) -> Observation:
     if isinstance(answer, NoAnswer):
         return Observation(prompt, None, Parsed(None, str(answer)))
     if isinstance(answer, str):
@@ -128,7 +120,7 @@ def sent_prompts(items: Sequence[Item], attempts: int = 1) -> list[Prompt]:
             for item in items for p in item.prompts for k in range(attempts)]
 
 
-def _observe_chunk(family: Family, items: Sequence[Item], model: Model,
+def _observe_chunk(family: FamilyLike, items: Sequence[Item], model: Model,
                    attempts: int) -> list[tuple[Observation, ...]]:
     """Ask every prompt of ``items`` in one batch; one row of observations per item."""
     answers = ask_model(model, sent_prompts(items, attempts))
@@ -143,7 +135,7 @@ def _observe_chunk(family: Family, items: Sequence[Item], model: Model,
     return observations
 
 
-def evaluate(family: Family, items: Sequence[Item], model: Model, attempts: int = 1) -> Evaluation:
+def evaluate(family: FamilyLike, items: Sequence[Item], model: Model, attempts: int = 1) -> Evaluation:
     """Send every prompt of ``items`` to ``model`` in one batch and parse every answer.
 
     With ``attempts = N > 1`` each prompt is sent N times in the same batch (``Prompt.attempt``
@@ -170,7 +162,7 @@ def _ahead(chunks: Iterable[Sequence[Item]]) -> Iterator[Sequence[Item]]:
 
 
 def evaluate_chunks(
-    family: Family, chunks: Callable[[], Iterable[Sequence[Item]]], model: Model,
+    family: FamilyLike, chunks: Callable[[], Iterable[Sequence[Item]]], model: Model,
     attempts: int = 1, *,
     each: Callable[[Sequence[Item], list[tuple[Observation, ...]]], None] | None = None,
     bounded: bool = False,
@@ -179,7 +171,7 @@ def evaluate_chunks(
     generated meanwhile, in a thread), each chunk's observations reduced into the evaluation's
     arrays at once, then handed to ``each`` (e.g. to append their records) and dropped. ``chunks()`` must give the same chunks every time it
     is called: the evaluation regenerates its rows from it (:meth:`Evaluation.rows`).
-    ``bounded``: keep only a bounded table of raw answers (:class:`~.compact.Reduction`).
+    ``bounded``: keep only a bounded table of raw answers (:class:`~.evaluation.Reduction`).
     """
     reduction = Reduction(model.name, family, (), attempts, bounded=bounded)
     seconds = 0.0

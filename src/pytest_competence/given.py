@@ -31,15 +31,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_competence.asking import Asker, Budget, Memo, verdicts
-from pytest_competence.conditions import (
-    CompetenceFailure,
-    describe_case,
-    observation_records,
-)
-from pytest_competence.evaluate import Observation
+from pytest_competence._failure import describe_case, observation_records
+from pytest_competence.conditions import CompetenceFailure
+from pytest_competence.minimise import Asker, Budget, Memo, verdicts
 from pytest_competence.models import Model
-from pytest_competence.strategies import InvalidArgument, Prompt, default_presentations
+from pytest_competence.protocol import InvalidArgument, Observation, Prompt, default_presentations
 
 __all__ = ["assert_competent", "model_backed_settings"]
 

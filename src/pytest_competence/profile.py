@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_competence import stats
-from pytest_competence.evaluate import Evaluation
+from pytest_competence.evaluation import Evaluation
 
 __all__ = ["METRICS", "SUMMARY_METRICS", "LevelProfile", "kappa_bar", "profile"]
 
@@ -56,17 +56,20 @@ class LevelProfile:
 
     @property
     def invariance(self) -> float | None:
+        """ι = R + D: jointly parsed instances answered alike; ``None`` when undefined."""
         if self.robust_correct is None or self.shared_wrong is None:
             return None
         return self.robust_correct + self.shared_wrong
 
     @property
     def accuracy(self) -> float:
+        """Accuracy averaged over the presentations."""
         rates = list(self.accuracy_by_presentation.values())
         return sum(rates) / len(rates)
 
     @property
     def coverage(self) -> float:
+        """The smallest share of valid answers among the presentations."""
         return min(self.coverage_by_presentation.values())
 
     def metric(self, name: str) -> float | None:
@@ -74,6 +77,7 @@ class LevelProfile:
         return getattr(self, name)
 
     def as_dict(self) -> dict[str, object]:
+        """The level's figures as the JSON report's ``levels[]`` entry."""
         return {
             "n": self.level,
             "instances": self.instances,

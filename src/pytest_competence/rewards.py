@@ -36,20 +36,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from pytest_competence.strategies import AnswerMap, InvalidArgument, Prompt
+from pytest_competence.protocol import AnswerMap, InvalidArgument, Prompt
 
 __all__ = [
-    "EPSILON",
-    "GRPOReward",
-    "Sample",
-    "Scores",
-    "agreement_rewards",
-    "cosine",
-    "instance_advantages",
-    "nonzero_share",
-    "prompt_advantages",
-    "samples",
-    "score",
+    "EPSILON", "METHODS", "Floats", "GRPOReward", "Method", "Sample", "Scores",
+    "agreement_rewards", "cosine", "instance_advantages", "nonzero_share", "prompt_advantages",
+    "samples", "score",
 ]
 
 #: The constant added to the group's standard deviation in Eq. 5 (seeds/000 App. B.3).

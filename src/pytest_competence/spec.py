@@ -11,18 +11,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_competence.conditions import Condition, parse_condition
-from pytest_competence.strategies import (
-    DEFAULT_FAMILY,
-    FAMILIES,
-    Family,
+from pytest_competence.protocol import (
+    FamilyLike,
     InvalidArgument,
     Item,
     default_presentations,
-    family,
-    is_family,
+    design_chunks,
 )
+from pytest_competence.registry import DEFAULT_FAMILY, FAMILIES, family
 
-__all__ = ["CHUNK_PROMPTS", "DESIGN_KEYS", "CompetenceSpec", "spec_from_marker"]
+__all__ = ["CHUNK_CHARACTERS", "CHUNK_PROMPTS", "DESIGN_KEYS", "CompetenceSpec", "family_options",
+           "overridable", "spec_from_marker"]
 
 #: Marker keywords that shape the design rather than the family.
 DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts",
@@ -58,7 +57,7 @@ def _hashable(value: Any) -> Any:
 class CompetenceSpec:
     """A validated competence declaration: which family, which design, what must hold."""
 
-    family: Family
+    family: FamilyLike
     levels: tuple[int, ...]
     pairs: int
     seed: int
@@ -77,7 +76,7 @@ class CompetenceSpec:
 
     def check_size(self, limit: int) -> None:
         """Raise :class:`InvalidArgument` when the design asks more than ``limit`` prompts."""
-        from pytest_competence.settings import check_prompt_count
+        from pytest_competence._settings import check_prompt_count
 
         check_prompt_count(self.prompt_count, limit, (
             f"{len(self.levels)} level(s) x pairs={self.pairs} x {len(self.presentations)} "
@@ -101,12 +100,10 @@ class CompetenceSpec:
         :data:`CHUNK_CHARACTERS` of prompt text), in design order: their concatenation is
         :meth:`design`, and a design that small is one chunk.
 
-        The instances come from :func:`~pytest_competence.strategies._core.design_chunks` (a
+        The instances come from :func:`~pytest_competence.protocol.design_chunks` (a
         family keyed by level and index generates them one at a time, any other a level at a
         time); chunks run across levels, so a small grid is still asked in one batch.
         """
-        from pytest_competence.strategies._core import design_chunks
-
         size = self.chunk_size(prompts)
         chunk: list[Item] = []
         characters = 0
@@ -126,6 +123,14 @@ class CompetenceSpec:
 def family_options(name: str) -> tuple[str, ...]:
     """Constructor keywords of the family called ``name`` (what a parameter may override)."""
     return FAMILIES.options(name)
+
+
+def overridable(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> tuple[str, ...]:
+    """The test parameters that override a ``competence`` marker with these arguments: the
+    design keys and the family's options."""
+    family_name = kwargs.get("family", args[0] if args else DEFAULT_FAMILY)
+    options = family_options(family_name) if isinstance(family_name, str) else ()
+    return DESIGN_KEYS + options
 
 
 def spec_from_marker(
@@ -151,10 +156,11 @@ def spec_from_marker(
         raise InvalidArgument(
             "@pytest.mark.competence needs levels=, the grid of sizes, e.g. levels=[4, 8, 16]"
         )
+    instance: FamilyLike
     if isinstance(fam, str):
         instance = family(fam, **kwargs)
         key_family: Any = (fam, _hashable(kwargs))
-    elif is_family(fam):
+    elif isinstance(fam, FamilyLike) and not isinstance(fam, type):
         if kwargs:
             raise InvalidArgument(
                 f"Options {sorted(kwargs)} were given beside a family object; configure the "

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pytest_competence.strategies import FAMILIES, InvalidArgument
+from pytest_competence.protocol import InvalidArgument
+from pytest_competence.registry import FAMILIES
 
 __all__ = ["EVAL_SEEDS", "SPLITS", "TRAIN_SEEDS", "Split", "overlap", "split"]
 
@@ -43,6 +44,7 @@ class Split:
 
     @property
     def training(self) -> bool:
+        """Whether the split's seeds are training seeds (:data:`TRAIN_SEEDS`)."""
         return self.seeds.start >= TRAIN_SEEDS.start
 
     def seed(self, index: int = 0) -> int:
@@ -64,7 +66,7 @@ def _splits(family: str) -> tuple[Split, ...]:
     """The family's own named splits (``Family.named_splits``), then ``train`` and ``eval``."""
     own = tuple(Split(name, family, TRAIN_SEEDS if training else EVAL_SEEDS, dict(options),
                       description)
-                for name, training, options, description in FAMILIES.hook(family, "named_splits"))
+                for name, training, options, description in FAMILIES.hooks(family).named_splits)
     return (*own,
             Split("train", family, TRAIN_SEEDS, description="every option, training seeds"),
             Split("eval", family, EVAL_SEEDS, description="every option, evaluation seeds"))
@@ -76,7 +78,7 @@ SPLITS: dict[str, Split] = {str(s): s for name in FAMILIES for s in _splits(name
 def split(spec: str) -> Split:
     """The split named ``FAMILY:NAME`` (or ``FAMILY``, its default training split)."""
     family, _, name = spec.partition(":")
-    name = name or FAMILIES.hook(family, "training_split")
+    name = name or FAMILIES.hooks(family).training_split
     if not any(k.startswith(f"{family}:") for k in SPLITS) and family in FAMILIES:
         SPLITS.update({str(s): s for s in _splits(family)})  # a family registered since
     try:

@@ -14,11 +14,10 @@ import random
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
+from pytest_competence.protocol import InvalidArgument, Item, Prompt, default_presentations
+from pytest_competence.registry import FAMILIES
+from pytest_competence.registry import family as make_family
 from pytest_competence.splits import Split, split
-from pytest_competence.strategies import (
-    FAMILIES, InvalidArgument, Item, Prompt, default_presentations,
-)
-from pytest_competence.strategies import family as make_family
 
 __all__ = ["dataset", "grpo_order", "resolve_split", "row", "rows", "write_rows"]
 
@@ -72,7 +71,7 @@ def _items(family_name: str, chosen: Split, *, levels: Sequence[int], per_level:
     for combo in combos:
         fam = make_family(family_name, **options, **combo)
         chosen_presentations = presentations or (
-            FAMILIES.hook(family_name, "training_presentations") or default_presentations(fam))
+            FAMILIES.hooks(family_name).training_presentations or default_presentations(fam))
         yield fam.design(levels=list(levels), pairs=per_level, seed=seed,
                          presentations=list(chosen_presentations))
 

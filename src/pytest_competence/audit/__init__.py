@@ -5,13 +5,19 @@ a finite policy class over the cells a suite observes and answers exactly: which
 observationally equivalent, which cross-estimand pairs collide (with a witness cell that would
 separate them), which named components are essential, and the minimum identifying supports.
 :func:`suite_universe` builds the cells of any family's declared suite, widened by the family's
-audit components; :mod:`.suite` audits a suite with them (``pytest --competence-audit``).
+audit components; :func:`audit_suite` audits a suite with them (``pytest --competence-audit``,
+which warns :class:`CompetenceAuditWarning` for a shortcut that survives), and :func:`diagnose`
+tells which of a family's reference policies (:func:`family_zoo`) a model's answers match. Those
+three are imported when first asked for: they need the statistics and the reports.
 """
 
 from __future__ import annotations
 
-from .api import AuditResult, audit
-from .components import (
+from typing import TYPE_CHECKING
+
+from pytest_competence._lazy import lazy_attributes
+from pytest_competence.audit._api import AuditResult, audit
+from pytest_competence.audit._components import (
     LATTICE_LIMIT,
     Components,
     LatticeRow,
@@ -19,15 +25,21 @@ from .components import (
     lattice,
     leave_one_out,
 )
-from .core import Collision, Observations, observe, observe_models
-from .hitting import MAX_NODES, HittingSets, minimum_hitting_sets
-from .universe import SuiteCell, Universe, suite_universe
+from pytest_competence.audit._core import Collision, Observations, observe, observe_models
+from pytest_competence.audit._hitting import MAX_NODES, HittingSets, minimum_hitting_sets
+from pytest_competence.audit._universe import SuiteCell, Universe, family_zoo, suite_universe
+
+if TYPE_CHECKING:
+    from pytest_competence.audit._diagnose import diagnose
+    from pytest_competence.audit._plugin import CompetenceAuditWarning
+    from pytest_competence.audit._suite import audit_suite
 
 __all__ = [
     "LATTICE_LIMIT",
     "MAX_NODES",
     "AuditResult",
     "Collision",
+    "CompetenceAuditWarning",
     "Components",
     "HittingSets",
     "LatticeRow",
@@ -36,6 +48,9 @@ __all__ = [
     "SuiteCell",
     "Universe",
     "audit",
+    "audit_suite",
+    "diagnose",
+    "family_zoo",
     "lattice",
     "leave_one_out",
     "minimum_hitting_sets",
@@ -43,3 +58,12 @@ __all__ = [
     "observe_models",
     "suite_universe",
 ]
+
+_LAZY = {
+    "CompetenceAuditWarning": "._plugin",
+    "audit_suite": "._suite",
+    "diagnose": "._diagnose",
+}
+
+
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence.strategies import Prompt
+from pytest_competence.protocol import Prompt
 
-from . import NoAnswer
+from ._base import NoAnswer
 
 __all__ = ["Runner", "Weights"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from . import ModelSpecError
+from pytest_competence.policy import ModelSpecError
 
 __all__ = ["Param", "choice", "describe", "number", "parse_params", "text", "whole"]
 

@@ -28,9 +28,9 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from pytest_competence.redaction import redact
+from pytest_competence._redaction import redact
 
-from . import ModelCallError  # the transport's failures (re-exported)
+from ._base import ModelCallError  # the transport's failures (re-exported)
 from ._wire import Connection, Reply, proxied
 
 __all__ = ["BadResponse", "Breaker", "Call", "FinalResponse", "ModelCallError", "RetryPolicy",

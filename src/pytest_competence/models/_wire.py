@@ -34,7 +34,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 
-from pytest_competence import __version__
+from pytest_competence._version import __version__
 
 __all__ = ["Connection", "Reply", "proxied"]
 

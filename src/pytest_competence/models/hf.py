@@ -28,13 +28,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence.strategies import Prompt
+from pytest_competence.policy import ModelSpecError
+from pytest_competence.protocol import Prompt
 
-from . import ModelSpecError
 from ._params import Param, choice, number, parse_params, text, whole
 from .readout import Answer, Scores, in_order, scored_stream
 
-__all__ = ["PARAMS", "HFModel", "hf_model", "hub_cache", "locate"]
+__all__ = [
+    "EXTRA", "PARAMS", "SHIPPED", "SHIPPED_DIR", "HFModel", "hf_model", "hub_cache", "locate",
+    "require",
+]
 
 EXTRA = "pip install 'pytest-competence[hf]'"
 

@@ -39,9 +39,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
-from pytest_competence.strategies import Prompt
+from pytest_competence.policy import ModelSpecError
+from pytest_competence.protocol import Prompt
 
-from . import ModelSpecError, NoAnswer
+from ._base import NoAnswer
 from ._params import Param, choice, number, parse_params, text, whole
 from .readout import Answer, Scores, best_candidate, group_by_space, in_order, logsumexp
 

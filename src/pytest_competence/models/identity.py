@@ -14,7 +14,7 @@ is known cheaply:
 
 The result is a hash (16 hex digits), or ``None`` when nothing is known. It says which model a
 saved case was saved for; it never decides whether a case is minimal — minimisation checks that
-against the model it asks (:mod:`pytest_competence.shrink`).
+against the model it asks (:mod:`pytest_competence.minimise`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-from . import ModelWrapper
+from ._base import ModelWrapper
 
 __all__ = ["model_identity"]
 
@@ -45,7 +45,7 @@ def _describe(model: Any) -> str | None:
             if isinstance(value, str):
                 return f"{attr} {value}"
     if type(model).__module__.startswith("pytest_competence.models.reference"):
-        from pytest_competence import __version__
+        from pytest_competence._version import __version__
 
         spec = getattr(model, "spec", None) or model.name
         return f"reference {spec} pytest-competence {__version__}"

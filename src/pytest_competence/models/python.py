@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence.strategies import Prompt
+from pytest_competence.policy import ModelSpecError
+from pytest_competence.protocol import Prompt
 
-from . import Model, ModelSpecError, where_raised
+from ._base import Model, where_raised
 
 __all__ = ["CallableModel", "python_model"]
 
@@ -24,6 +25,7 @@ class CallableModel:
         self.name = name
 
     def generate(self, prompts: Sequence[Prompt]) -> Sequence[str | BaseException]:
+        """One answer per prompt: the callable's, checked."""
         return self.fn([p.text for p in prompts])
 
 

@@ -10,25 +10,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import ModelProtocolError, NoAnswer
+from ._base import ModelProtocolError, NoAnswer
 
 if TYPE_CHECKING:
-    from pytest_competence.strategies import Prompt
+    from pytest_competence.protocol import Prompt
 
-    from . import ScoringModel
+    from ._base import ScoringModel
 
 __all__ = [
-    "Answer",
-    "ReadoutError",
-    "Scores", "best_candidate", "group_by_space", "in_order", "logsumexp", "margins",
-    "scored_answers",
+    "Answer", "ReadoutError", "Scores", "best_candidate", "group_by_space", "in_order",
+    "logsumexp", "margins", "scored_answers", "scored_stream",
 ]
 
 
 #: One entry of a model's batch: the answer text, or why there is none.
-Answer = Union[str, BaseException]
+Answer = str | BaseException
 #: Candidate → log-probability as the answer, for one prompt.
 Scores = dict[str, float]
 T = TypeVar("T")

@@ -30,21 +30,23 @@ candidate-scoring readout): all probability on the answer it would generate.
 
 from __future__ import annotations
 
-import hashlib
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import parse_qsl
 
-from pytest_competence.strategies import FAMILIES, InvalidArgument, Prompt
+from pytest_competence.policy import (
+    UNREADABLE,
+    ModelSpecError,
+    ideal_answer,
+    number,
+    point_mass,
+    reads_prompt,
+    uniform,
+)
+from pytest_competence.protocol import InvalidArgument, Prompt
+from pytest_competence.registry import FAMILIES
 
-from . import ModelSpecError
-
-__all__ = ["POLICIES", "READS", "SHORTCUTS", "ReferencePolicy", "ideal_answer", "point_mass",
-           "reads_prompt", "reference_policy"]
-
-UNREADABLE = "I cannot read this prompt."
-
+__all__ = ["POLICIES", "READS", "SHORTCUTS", "ReferencePolicy", "reference_policy"]
 
 class ReferencePolicy:
     """A reference policy as a model: reads each prompt's text and answers it."""
@@ -58,6 +60,7 @@ class ReferencePolicy:
         self.families = families  # the families whose prompts it reads; None: every family's
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str]:
+        """The policy's answer to each prompt."""
         whole = getattr(self._answer, "reads_prompt", False)
         return [self._answer(p if whole else p.text) for p in prompts]
 
@@ -77,19 +80,13 @@ def _constant(value: str) -> Callable[..., Callable[[str], str]]:
     return make
 
 
-def _uniform(seed: str, text: str) -> float:
-    """A uniform number in [0, 1) fixed by ``seed`` and the prompt text: repeatable noise."""
-    digest = hashlib.blake2b(f"{seed}:{text}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64
-
-
 def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
 
 
 def _coin(seed: str = "0", p: str = "0.5") -> Callable[[str], str]:
-    rate = _number("p", p, 0.0, 1.0)
-    return lambda text: _yes(_uniform(seed, text) < rate)
+    rate = number("p", p, 0.0, 1.0)
+    return lambda text: _yes(uniform(seed, text) < rate)
 
 
 def _wrong(prompt: Prompt, right: str) -> str:
@@ -102,12 +99,12 @@ def _wrong(prompt: Prompt, right: str) -> str:
 
 
 def _noisy(p: str = "0.1", seed: str = "0") -> Callable[[Prompt], str]:
-    rate = _number("p", p, 0.0, 1.0)
+    rate = number("p", p, 0.0, 1.0)
 
     @reads_prompt
     def answer(prompt: Prompt) -> str:
         right = ideal_answer(prompt)
-        if right == UNREADABLE or _uniform(seed, prompt.text) >= rate:
+        if right == UNREADABLE or uniform(seed, prompt.text) >= rate:
             return right
         return _wrong(prompt, right)
 
@@ -115,7 +112,7 @@ def _noisy(p: str = "0.1", seed: str = "0") -> Callable[[Prompt], str]:
 
 
 def _sampled(p: str = "0.5", seed: str = "0") -> Callable[[Prompt], str]:
-    rate = _number("p", p, 0.0, 1.0)
+    rate = number("p", p, 0.0, 1.0)
     sends: dict[str, int] = {}
 
     @reads_prompt
@@ -125,60 +122,9 @@ def _sampled(p: str = "0.5", seed: str = "0") -> Callable[[Prompt], str]:
             return right
         # A new draw on every send of the same text, as sampling at temperature > 0 gives.
         sends[prompt.text] = k = sends.get(prompt.text, 0) + 1
-        return right if _uniform(f"{seed}:{k}", prompt.text) >= rate else _wrong(prompt, right)
+        return right if uniform(f"{seed}:{k}", prompt.text) >= rate else _wrong(prompt, right)
 
     return answer
-
-
-def _number(key: str, value: str, lo: float, hi: float) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        raise ModelSpecError(f"Expected a number for {key}, but got {key}={value!r}") from None
-    if not lo <= x <= hi:
-        raise ModelSpecError(f"Expected {lo:g} <= {key} <= {hi:g}, but got {key}={value}")
-    return x
-
-
-_Answer = TypeVar("_Answer", bound=Callable[..., str])
-
-
-def reads_prompt(answer: _Answer) -> _Answer:
-    """Mark a policy's answer function as taking the whole :class:`Prompt`, not its text.
-
-    Rule-induction policies need the prompt's design coordinates (``params``), which the text
-    does not carry; :meth:`ReferencePolicy.generate` passes them the prompt itself.
-    """
-    answer.reads_prompt = True  # type: ignore[attr-defined]
-    return answer
-
-
-
-
-def point_mass(answer: object, candidates: Sequence[str]) -> dict[str, float]:
-    """Scores of a deterministic policy: log-probability 0 for the candidate its answer names
-    (the whole answer, or its last ``Answer: X``), ``-inf`` for every other one."""
-    text = answer.strip() if isinstance(answer, str) else ""
-    named = text.rpartition("Answer: ")[2].strip() if "Answer: " in text else text
-    return {c: 0.0 if c == named else -math.inf for c in candidates}
-
-
-def _text_prompt(text: str) -> Prompt:
-    return Prompt(family="", instance_id="", presentation="", system="", text=text, gold="",
-                  answer_space=())
-
-
-def ideal_answer(prompt: Prompt | str) -> str:
-    """The ``ideal`` policy's answer: the prompt's family reads it (``Family.ideal_answer``);
-    a bare text, or a prompt of a family not registered, is offered to every family in turn."""
-    if isinstance(prompt, str):
-        prompt = _text_prompt(prompt)
-    names = [prompt.family] if prompt.family in FAMILIES else list(FAMILIES)
-    for name in names:
-        found = FAMILIES.hook(name, "ideal_answer")(prompt)
-        if found is not None:
-            return str(found)
-    return UNREADABLE
 
 
 def _generic() -> dict[str, Callable[..., Any]]:
@@ -198,7 +144,7 @@ def _declared() -> tuple[dict[str, Callable[..., Any]], dict[str, tuple[str, ...
     factories: dict[str, Callable[..., Any]] = {}
     reads: dict[str, list[str]] = {}
     for family in FAMILIES:
-        for name, factory in FAMILIES.hook(family, "shortcut_policies")().items():
+        for name, factory in FAMILIES.hooks(family).shortcut_policies().items():
             if name in generic or name == "shortcuts" or (
                     name in factories and factories[name] is not factory):
                 first = "the family-independent policies" if name in generic or (
@@ -236,7 +182,7 @@ class _Shortcuts(Sequence[str]):
     def _specs(self) -> tuple[str, ...]:
         specs: dict[str, None] = {}
         for family in FAMILIES:
-            for spec in FAMILIES.hook(family, "shortcuts"):
+            for spec in FAMILIES.hooks(family).shortcuts:
                 specs.pop(spec, None)
                 specs[spec] = None
         return tuple(specs)

@@ -21,9 +21,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence.strategies import Prompt
+from pytest_competence.policy import ModelSpecError
+from pytest_competence.protocol import Prompt
 
-from . import ModelSpecError
 from ._params import Param, choice, number, parse_params, whole
 from .readout import Answer, Scores, in_order, scored_stream
 
@@ -88,6 +88,7 @@ class VLLMModel:
 
     @property
     def cache_identity(self) -> str:
+        """What the response cache keys this model's answers by: the checkpoint and decoding."""
         from .hf import _fingerprint
 
         return json.dumps({"backend": "vllm", "path": str(self.path),
@@ -106,6 +107,7 @@ class VLLMModel:
         return self._engine
 
     def render(self, p: Prompt) -> str:
+        """The prompt as the checkpoint's chat template renders it."""
         tokenizer = self.engine.get_tokenizer()
         if self.use_template == "auto" and getattr(tokenizer, "chat_template", None):
             messages = [{"role": "system", "content": p.system}] if p.system else []
@@ -145,6 +147,7 @@ class VLLMModel:
                 yield i, out.outputs[0].text
 
     def generate(self, prompts: Sequence[Prompt]) -> list[Answer]:
+        """One answer per prompt, in one batched call."""
         return in_order(self.stream(prompts), len(prompts), self.name)
 
     def score(self, prompts: Sequence[Prompt],

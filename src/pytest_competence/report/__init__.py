@@ -1,7 +1,7 @@
 """Reports: the results document (versioned JSON), its records file, and its renderings.
 
 :func:`build_document` assembles one JSON-able document of figures from the per-test results;
-the prompt-level records go to a records file next to the JSON (:mod:`.records_file`), which the
+the prompt-level records go to a records file next to the JSON (:mod:`._records_file`), which the
 document points to. The terminal, Markdown and HTML renderers read only the document, so
 ``competence report`` can re-render everything from an archive with no model calls, reading the
 records file as a stream to recompute the figures.
@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence import __version__
+from pytest_competence._version import __version__
 from pytest_competence.analysis import SCHEMA
 
-__all__ = ["READABLE_SCHEMAS", "SCHEMA", "build_document", "load_document", "recompute",
-           "write_outputs"]
+__all__ = [
+    "READABLE_SCHEMAS", "SCHEMA", "RecordSource", "build_document", "load_document", "recompute",
+    "write_outputs",
+]
 
 #: The schemas :func:`load_document` reads: this one, and /1, whose results embed their records.
 READABLE_SCHEMAS = ("pytest-competence/results/1", SCHEMA)
@@ -29,13 +31,13 @@ RecordSource = tuple[str, str, Iterable[bytes]]
 
 
 def build_document(
-    results: Sequence[dict[str, Any]], *, models: Sequence[str] = (), bootstrap: int = 2000,
+    results: Sequence[Mapping[str, Any]], *, models: Sequence[str] = (), bootstrap: int = 2000,
     not_applicable: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The results document: every result's figures, the comparisons, and the test × model pairs
     skipped because the model does not read the test's family. The records are not in it:
     :func:`write_outputs` writes them to the records file the document points to."""
-    from pytest_competence.report.compare import compare_models
+    from pytest_competence.report._compare import compare_models
 
     ordered = [{k: v for k, v in r.items() if k != "records_file"}  # a part file's name
                for r in sorted(results, key=lambda r: r["nodeid"])]
@@ -52,10 +54,10 @@ def build_document(
 def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read a results document, checking its schema and its shape.
 
-    Raises :class:`~pytest_competence.report.archive.NotAResultsDocument` (a ``ValueError``)
+    Raises :class:`~pytest_competence.report._archive.NotAResultsDocument` (a ``ValueError``)
     saying where the file stops being one; ``OSError`` when it cannot be read.
     """
-    from pytest_competence.report.archive import NotAResultsDocument, check_shape
+    from pytest_competence.report._archive import NotAResultsDocument, check_shape
 
     text = Path(path).read_text("utf-8", errors="surrogateescape")
     try:
@@ -82,14 +84,15 @@ def recompute(document: dict[str, Any], *, bootstrap: int | None = None,
     result by result from its records file in ``folder`` (where the document was read from).
 
     Results without records (written without ``--competence-json``) keep their stored figures.
-    Raises :class:`~pytest_competence.report.records_file.RecordsFileError` for a records file
+    Raises :class:`~pytest_competence.report._records_file.RecordsFileError` for a records file
     that is missing, truncated or another document's.
     """
+    from pytest_competence._failure import failing_case
+    from pytest_competence._records import evaluation_from_records
     from pytest_competence.analysis import analyze
-    from pytest_competence.conditions import failing_case, parse_condition
+    from pytest_competence.conditions import parse_condition
     from pytest_competence.profile import profile
-    from pytest_competence.records import evaluation_from_records
-    from pytest_competence.report.records_file import read_records
+    from pytest_competence.report._records_file import read_records
 
     results = []
     for r, rows in read_records(document, folder):
@@ -122,15 +125,15 @@ def write_outputs(
 
     With ``json_path``, ``records`` (each result's record lines, in document order) go to the
     records file, ``records_path`` or by default next to the JSON
-    (:func:`~pytest_competence.settings.records_name`), first: the JSON then points to it,
+    (:func:`~pytest_competence._settings.records_name`), first: the JSON then points to it,
     holding its sha256.
     """
-    from pytest_competence.files import write_json_atomic, write_text_atomic
+    from pytest_competence._files import write_json_atomic, write_text_atomic
 
     written = []
     if json_path:
-        from pytest_competence.report.records_file import pointers, write_records_file
-        from pytest_competence.settings import records_name
+        from pytest_competence._settings import records_name
+        from pytest_competence.report._records_file import pointers, write_records_file
 
         path = records_path or records_name(json_path)
         sha256, counts = write_records_file(path, records)
@@ -139,7 +142,7 @@ def write_outputs(
         written += [("JSON", json_path), ("records", path)]
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if markdown_path or summary:
-        from pytest_competence.report.markdown import render_markdown
+        from pytest_competence.report._markdown import render_markdown
 
         text = render_markdown(document)
         if markdown_path:
@@ -149,7 +152,7 @@ def write_outputs(
             with open(summary, "a", encoding="utf-8", errors="backslashreplace") as out:
                 out.write(text)
     if html_path:
-        from pytest_competence.report.html import render_html
+        from pytest_competence.report._html import render_html
 
         write_text_atomic(html_path, render_html(document))
         written.append(("HTML", html_path))

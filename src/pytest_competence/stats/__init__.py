@@ -22,8 +22,11 @@ from pytest_competence.stats.agreement import (
     variance_decomposition,
 )
 from pytest_competence.stats.bootstrap import (
+    CHUNK,
+    ROWS_PER_DISTINCT_ROW,
     AdditiveFigure,
     BootstrapInterval,
+    Statistic,
     accuracy_figure,
     bootstrap_sums,
     difference_figure,
@@ -32,13 +35,13 @@ from pytest_competence.stats.bootstrap import (
     paired_bootstrap,
     robust_correct_figure,
 )
-from pytest_competence.stats.bounds import failure_rate_upper_bound, wilson_lower_bound
 from pytest_competence.stats.boundary import (
     COIN_FLIP_BELOW,
     BoundaryReproducibility,
     boundary_reproducibility,
     crossing_level,
 )
+from pytest_competence.stats.bounds import failure_rate_upper_bound, wilson_lower_bound
 from pytest_competence.stats.detectable import (
     CellPower,
     GatePower,
@@ -48,7 +51,13 @@ from pytest_competence.stats.detectable import (
     pairs_needed,
     regression_power,
 )
-from pytest_competence.stats.intervals import wilson_interval
+from pytest_competence.stats.intervals import (
+    check_count,
+    check_open_unit,
+    check_probability,
+    two_sided_z,
+    wilson_interval,
+)
 from pytest_competence.stats.noninferiority import (
     EXACT_UP_TO_PAIRS,
     NonInferiority,
@@ -59,13 +68,22 @@ from pytest_competence.stats.noninferiority import (
     paired_lower_bound,
     tango_statistic,
 )
-from pytest_competence.stats.paired import McNemar, holm, mcnemar, mcnemar_paired
+from pytest_competence.stats.paired import (
+    EXACT_UP_TO_DISCORDANT,
+    McNemar,
+    holm,
+    mcnemar,
+    mcnemar_paired,
+)
 from pytest_competence.stats.planner import half_width, minimum_detectable_difference
 from pytest_competence.stats.trend import Checkpoint, TrendRow, checkpoint_series
 
 __all__ = [
+    "CHUNK",
     "COIN_FLIP_BELOW",
     "EXACT_UP_TO_PAIRS",
+    "EXACT_UP_TO_DISCORDANT",
+    "ROWS_PER_DISTINCT_ROW",
     "AdditiveFigure",
     "BootstrapInterval",
     "BoundaryReproducibility",
@@ -76,9 +94,13 @@ __all__ = [
     "NonInferiority",
     "NonInferiorityCell",
     "TrendRow",
+    "Statistic",
     "VarianceDecomposition",
     "accuracy_figure",
     "bootstrap_sums",
+    "check_count",
+    "check_open_unit",
+    "check_probability",
     "boundary_reproducibility",
     "chance_agreement",
     "checkpoint_series",
@@ -111,6 +133,7 @@ __all__ = [
     "robust_correct_figure",
     "systematicity",
     "tango_statistic",
+    "two_sided_z",
     "variance_decomposition",
     "wilson_interval",
     "wilson_lower_bound",

@@ -31,8 +31,11 @@ from numpy.typing import ArrayLike
 from pytest_competence.stats.intervals import check_count, check_open_unit
 
 __all__ = [
+    "CHUNK",
+    "ROWS_PER_DISTINCT_ROW",
     "AdditiveFigure",
     "BootstrapInterval",
+    "Statistic",
     "accuracy_figure",
     "bootstrap_sums",
     "difference_figure",

@@ -39,11 +39,14 @@ def failure_rate_upper_bound(failures: int, instances: int, *, confidence: float
     instances = check_count(instances, "instances")
     confidence = check_open_unit(confidence, "confidence", "0.95")
     if instances == 0:
-        raise ValueError("instances must be at least 1, got instances=0: a test that ran no "
-                         "instance has no failure rate to bound")
+        raise ValueError(
+            "instances must be at least 1, got instances=0: a test that ran no "
+            "instance has no failure rate to bound"
+        )
     if failures > instances:
-        raise ValueError(f"failures must not exceed instances, got failures={failures}, "
-                         f"instances={instances}")
+        raise ValueError(
+            f"failures must not exceed instances, got failures={failures}, instances={instances}"
+        )
     if failures == instances:
         return 1.0
     if failures == 0:  # closed form, exact to the last bit where betaincinv rounds
@@ -68,6 +71,8 @@ def wilson_lower_bound(successes: int, total: int, *, confidence: float = 0.95) 
     """
     confidence = check_open_unit(confidence, "confidence", "0.95")
     if confidence <= 0.5:
-        raise ValueError(f"confidence must be above 0.5 for a one-sided bound, got "
-                         f"confidence={confidence!r}; for example confidence=0.95")
+        raise ValueError(
+            f"confidence must be above 0.5 for a one-sided bound, got "
+            f"confidence={confidence!r}; for example confidence=0.95"
+        )
     return wilson_interval(successes, total, 2.0 * confidence - 1.0)[0]

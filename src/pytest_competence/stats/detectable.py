@@ -125,7 +125,13 @@ def detectable_drop(
 
 
 def pairs_needed(
-    b: int, c: int, pairs: int, *, margin: float, alpha: float, power: float = 0.80,
+    b: int,
+    c: int,
+    pairs: int,
+    *,
+    margin: float,
+    alpha: float,
+    power: float = 0.80,
     test: Test = "regression",
 ) -> int | None:
     """The fewest pairs per level at which :func:`detectable_drop` is at most ``margin``, the
@@ -237,17 +243,32 @@ def gate_power(
             smallest = mcnemar(0, n).p_value
         else:
             smallest = noninferiority_p_value(0, 0, n, margin=m)
-        results.append(CellPower(
-            b=b, c=c, pairs=n, discordance=psi, discordance_used=used, alpha=per_cell,
-            detectable_drop=drop,
-            pairs_needed=pairs_needed(b, c, n, margin=m, alpha=per_cell, power=power, test=test),
-            smallest_p=smallest,
-        ))
+        results.append(
+            CellPower(
+                b=b,
+                c=c,
+                pairs=n,
+                discordance=psi,
+                discordance_used=used,
+                alpha=per_cell,
+                detectable_drop=drop,
+                pairs_needed=pairs_needed(
+                    b, c, n, margin=m, alpha=per_cell, power=power, test=test
+                ),
+                smallest_p=smallest,
+            )
+        )
     worst = max(range(len(results)), key=lambda i: results[i].detectable_drop)
     needed = [r.pairs_needed for r in results]
     return GatePower(
-        test=test, alpha=alpha, alpha_per_cell=per_cell, power=power, margin=m,
-        cells=tuple(results), detectable_drop=results[worst].detectable_drop, worst=worst,
+        test=test,
+        alpha=alpha,
+        alpha_per_cell=per_cell,
+        power=power,
+        margin=m,
+        cells=tuple(results),
+        detectable_drop=results[worst].detectable_drop,
+        worst=worst,
         underpowered=results[worst].detectable_drop > m,
         pairs_needed=None if m == 0.0 else max(n for n in needed if n is not None),
     )
@@ -260,8 +281,9 @@ def _drop_and_discordance(
     if test == "regression":
         k = two_sided_z(1.0 - alpha) + float(ndtri(power))
         used = max(psi, k * k / (n + k * k))
-        return minimum_detectable_difference(n, discordance=used, confidence=1.0 - alpha,
-                                             power=power), used
+        return minimum_detectable_difference(
+            n, discordance=used, confidence=1.0 - alpha, power=power
+        ), used
     k1 = float(ndtri(1.0 - alpha)) + float(ndtri(power))
     used = max(psi, k1 * k1 / n)
     return min(1.0, k1 * math.sqrt(used / n)), min(1.0, used)
@@ -286,6 +308,8 @@ def _share(value: object, name: str) -> float:
 
 def _implied(drop: float, discordance: float) -> None:
     if drop > discordance:
-        raise ValueError(f"drop must not exceed discordance (a drop δ makes at least a share δ "
-                         f"of the instances discordant), got drop={drop!r}, "
-                         f"discordance={discordance!r}")
+        raise ValueError(
+            f"drop must not exceed discordance (a drop δ makes at least a share δ "
+            f"of the instances discordant), got drop={drop!r}, "
+            f"discordance={discordance!r}"
+        )

@@ -13,7 +13,7 @@ from numbers import Integral, Real
 
 from scipy.special import ndtri
 
-__all__ = ["wilson_interval"]
+__all__ = ["check_count", "check_open_unit", "check_probability", "two_sided_z", "wilson_interval"]
 
 
 def check_count(value: object, name: str) -> int:

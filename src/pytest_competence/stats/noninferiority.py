@@ -110,7 +110,12 @@ def noninferiority_p_value(
 
 
 def paired_lower_bound(
-    b: int, c: int, pairs: int, *, confidence: float = 0.95, margin: float = 0.0,
+    b: int,
+    c: int,
+    pairs: int,
+    *,
+    confidence: float = 0.95,
+    margin: float = 0.0,
     method: Method = "auto",
 ) -> float:
     """One-sided lower confidence bound on Δ = (candidate − baseline) accuracy, in [−1, 1].
@@ -144,8 +149,14 @@ def paired_lower_bound(
     high = min(estimate, 1.0 - 1e-12)
     if _tango(np.array([b]), np.array([c]), n, high)[0] >= z:  # only when estimate = 1
         return high
-    return float(brentq(lambda d0: _tango(np.array([b]), np.array([c]), n, d0)[0] - z,
-                        -1.0 + 1e-12, high, xtol=1e-12))
+    return float(
+        brentq(
+            lambda d0: _tango(np.array([b]), np.array([c]), n, d0)[0] - z,
+            -1.0 + 1e-12,
+            high,
+            xtol=1e-12,
+        )
+    )
 
 
 def paired_difference_interval(
@@ -229,10 +240,11 @@ def noninferiority_decision(
     alpha = check_open_unit(alpha, "alpha", "0.05")
     tables = [check_table(*cell) for cell in cells]
     if not tables:
-        raise ValueError("cells must hold at least one (b, c, pairs) comparison, got none; a "
-                         "non-inferiority gate that compared nothing has not passed")
-    p_values = [noninferiority_p_value(b, c, n, margin=margin, method=method)
-                for b, c, n in tables]
+        raise ValueError(
+            "cells must hold at least one (b, c, pairs) comparison, got none; a "
+            "non-inferiority gate that compared nothing has not passed"
+        )
+    p_values = [noninferiority_p_value(b, c, n, margin=margin, method=method) for b, c, n in tables]
     adjusted = holm(p_values)
     order = np.argsort(p_values, kind="stable")
     rank = np.empty(len(tables), dtype=int)
@@ -240,17 +252,31 @@ def noninferiority_decision(
     results = []
     for (b, c, n), p, p_adj, r in zip(tables, p_values, adjusted, rank.tolist(), strict=True):
         alpha_holm = alpha / (len(tables) - r)
-        results.append(NonInferiorityCell(
-            b=b, c=c, pairs=n, delta=(b - c) / n,
-            lower=paired_lower_bound(b, c, n, confidence=1.0 - alpha, margin=margin,
-                                     method=method),
-            p_value=p, p_holm=p_adj, alpha_holm=alpha_holm,
-            lower_holm=paired_lower_bound(b, c, n, confidence=1.0 - alpha_holm, margin=margin,
-                                          method=method),
-            noninferior=p_adj < alpha, method="exact" if _is_exact(method, n) else "score",
-        ))
-    return NonInferiority(margin=margin, alpha=alpha, cells=tuple(results),
-                          passed=all(cell.noninferior for cell in results))
+        results.append(
+            NonInferiorityCell(
+                b=b,
+                c=c,
+                pairs=n,
+                delta=(b - c) / n,
+                lower=paired_lower_bound(
+                    b, c, n, confidence=1.0 - alpha, margin=margin, method=method
+                ),
+                p_value=p,
+                p_holm=p_adj,
+                alpha_holm=alpha_holm,
+                lower_holm=paired_lower_bound(
+                    b, c, n, confidence=1.0 - alpha_holm, margin=margin, method=method
+                ),
+                noninferior=p_adj < alpha,
+                method="exact" if _is_exact(method, n) else "score",
+            )
+        )
+    return NonInferiority(
+        margin=margin,
+        alpha=alpha,
+        cells=tuple(results),
+        passed=all(cell.noninferior for cell in results),
+    )
 
 
 # --- the computation -----------------------------------------------------------------------------
@@ -315,9 +341,12 @@ class _ExactTail:
         if values[best] >= at_least:
             return float(min(1.0, values[best]))
         left, right = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
-        refined = minimize_scalar(lambda th: -self._tail(np.array([th]), d0)[0],
-                                  bounds=(left, right), method="bounded",
-                                  options={"xatol": 1e-10})
+        refined = minimize_scalar(
+            lambda th: -self._tail(np.array([th]), d0)[0],
+            bounds=(left, right),
+            method="bounded",
+            options={"xatol": 1e-10},
+        )
         return float(min(1.0, max(values[best], -refined.fun)))
 
 
@@ -350,23 +379,30 @@ def check_table(b: object, c: object, pairs: object) -> tuple[int, int, int]:
     """``(b, c, pairs)`` as ints with ``pairs`` ≥ 1 and ``b + c`` ≤ ``pairs``."""
     b, c, n = check_count(b, "b"), check_count(c, "c"), check_count(pairs, "pairs")
     if n == 0:
-        raise ValueError("pairs must be at least 1, got pairs=0; pass the matched instances "
-                         "of the comparison")
+        raise ValueError(
+            "pairs must be at least 1, got pairs=0; pass the matched instances of the comparison"
+        )
     if b + c > n:
-        raise ValueError(f"b + c must not exceed pairs (discordant pairs are among the pairs), "
-                         f"got b={b}, c={c}, pairs={n}")
+        raise ValueError(
+            f"b + c must not exceed pairs (discordant pairs are among the pairs), "
+            f"got b={b}, c={c}, pairs={n}"
+        )
     return b, c, n
 
 
 def check_margin(margin: object) -> float:
     """``margin`` as a float in [0, 1): an accuracy difference."""
     if isinstance(margin, bool) or not isinstance(margin, (int, float)):
-        raise TypeError(f"margin must be a float in [0, 1), got margin={margin!r} "
-                        f"(type={type(margin).__name__})")
+        raise TypeError(
+            f"margin must be a float in [0, 1), got margin={margin!r} "
+            f"(type={type(margin).__name__})"
+        )
     value = float(margin)
     if not 0.0 <= value < 1.0:
-        raise ValueError(f"margin must be an accuracy difference in [0, 1), got margin={margin!r}; "
-                         f"for example margin=0.02")
+        raise ValueError(
+            f"margin must be an accuracy difference in [0, 1), got margin={margin!r}; "
+            f"for example margin=0.02"
+        )
     return value
 
 
@@ -377,4 +413,3 @@ def _check_delta(delta: object, name: str) -> float:
     if not -1.0 < value < 1.0:
         raise ValueError(f"{name} must lie strictly between -1 and 1, got {name}={delta!r}")
     return value
-

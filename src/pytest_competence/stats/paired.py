@@ -18,7 +18,7 @@ from scipy.special import bdtr, chdtrc
 
 from pytest_competence.stats.intervals import check_count
 
-__all__ = ["McNemar", "holm", "mcnemar", "mcnemar_paired"]
+__all__ = ["EXACT_UP_TO_DISCORDANT", "McNemar", "holm", "mcnemar", "mcnemar_paired"]
 
 #: seeds/000 App. B.2: the χ² approximation is used only when there are more discordant pairs.
 EXACT_UP_TO_DISCORDANT = 25

@@ -99,8 +99,9 @@ def checkpoint_series(
     confidence = check_open_unit(confidence, "confidence", "0.95")
     margin = check_margin(margin)
     if len(checkpoints) < 2:
-        raise ValueError(f"checkpoints must hold at least two checkpoints to compare, got "
-                         f"{len(checkpoints)}")
+        raise ValueError(
+            f"checkpoints must hold at least two checkpoints to compare, got {len(checkpoints)}"
+        )
     aligned = _aligned(checkpoints)
     rows: list[TrendRow] = []
     for k in range(1, len(aligned)):
@@ -108,23 +109,41 @@ def checkpoint_series(
         if k >= 2:
             references.append((0, "first"))
         for reference, against in references:
-            rows.extend(_compare(aligned, k, reference, against, alpha=alpha, margin=margin,
-                                 power=power, confidence=confidence))
+            rows.extend(
+                _compare(
+                    aligned,
+                    k,
+                    reference,
+                    against,
+                    alpha=alpha,
+                    margin=margin,
+                    power=power,
+                    confidence=confidence,
+                )
+            )
     return rows
 
 
 def _compare(
-    aligned: list[tuple[str, np.ndarray, dict[str, np.ndarray]]], k: int, reference: int,
-    against: Literal["previous", "first"], *, alpha: float, margin: float, power: float,
+    aligned: list[tuple[str, np.ndarray, dict[str, np.ndarray]]],
+    k: int,
+    reference: int,
+    against: Literal["previous", "first"],
+    *,
+    alpha: float,
+    margin: float,
+    power: float,
     confidence: float,
 ) -> list[TrendRow]:
     name, level, correct = aligned[k]
     ref_name, _, ref_correct = aligned[reference]
     presentations = [p for p in correct if p in ref_correct]
     if not presentations:
-        raise ValueError(f"checkpoints {name!r} and {ref_name!r} share no presentation "
-                         f"({sorted(correct)} against {sorted(ref_correct)}); archive both "
-                         f"with the same design")
+        raise ValueError(
+            f"checkpoints {name!r} and {ref_name!r} share no presentation "
+            f"({sorted(correct)} against {sorted(ref_correct)}); archive both "
+            f"with the same design"
+        )
     cells = []
     for n in sorted(set(level.tolist())):
         mask = level == n
@@ -138,14 +157,28 @@ def _compare(
         size = int(x.size)
         delta = (test.b - test.c) / size
         low, high = paired_difference_interval(test.b, test.c, size, confidence=confidence)
-        rows.append(TrendRow(
-            checkpoint=name, reference=ref_name, against=against, n=n,
-            presentation=presentation, pairs=size, candidate=float(x.mean()),
-            baseline=float(y.mean()), delta=delta, low=low, high=high, b=test.b, c=test.c,
-            method=test.method, p_value=test.p_value, p_holm=p_holm,
-            detectable_drop=detectable_drop(test.b, test.c, size, alpha=per_cell, power=power),
-            regression=delta < -margin and p_holm < alpha,
-        ))
+        rows.append(
+            TrendRow(
+                checkpoint=name,
+                reference=ref_name,
+                against=against,
+                n=n,
+                presentation=presentation,
+                pairs=size,
+                candidate=float(x.mean()),
+                baseline=float(y.mean()),
+                delta=delta,
+                low=low,
+                high=high,
+                b=test.b,
+                c=test.c,
+                method=test.method,
+                p_value=test.p_value,
+                p_holm=p_holm,
+                detectable_drop=detectable_drop(test.b, test.c, size, alpha=per_cell, power=power),
+                regression=delta < -margin and p_holm < alpha,
+            )
+        )
     return rows
 
 
@@ -192,8 +225,10 @@ def _aligned(
 def _index(checkpoint: Checkpoint) -> dict[str, int]:
     index = {instance: k for k, instance in enumerate(checkpoint.ids)}
     if len(index) != len(checkpoint.ids):
-        raise ValueError(f"checkpoint {checkpoint.name!r}: instance ids must be unique, got "
-                         f"{len(checkpoint.ids) - len(index)} repeated")
+        raise ValueError(
+            f"checkpoint {checkpoint.name!r}: instance ids must be unique, got "
+            f"{len(checkpoint.ids) - len(index)} repeated"
+        )
     if not index:
         raise ValueError(f"checkpoint {checkpoint.name!r} holds no instance")
     return index
@@ -202,7 +237,9 @@ def _index(checkpoint: Checkpoint) -> dict[str, int]:
 def _levels(checkpoint: Checkpoint, count: int) -> np.ndarray:
     level = np.asarray(checkpoint.level)
     if level.shape != (count,) or not np.issubdtype(level.dtype, np.integer):
-        raise ValueError(f"checkpoint {checkpoint.name!r}: level must be an integer array with "
-                         f"one entry per instance ({count}), got dtype={level.dtype}, "
-                         f"shape={level.shape}")
+        raise ValueError(
+            f"checkpoint {checkpoint.name!r}: level must be an integer array with "
+            f"one entry per instance ({count}), got dtype={level.dtype}, "
+            f"shape={level.shape}"
+        )
     return level

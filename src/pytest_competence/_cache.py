@@ -1,0 +1,264 @@
+"""The response cache: SQLite (standard library), one commit per answer as it arrives.
+
+A model that declares ``cache_identity`` — a string naming the model and every setting that
+decides its answers (the HTTP, transformers and vLLM backends do; reference policies and Python
+callables do not, since their code can change under the same name) — is wrapped in a
+:class:`CachedModel`. An answer's key is the SHA-256 of that identity, the system prompt, the
+prompt text and the attempt index, so sampled repeats are distinct and a rerun reuses every
+answer it already has. Only text answers are stored, whole (reports may shorten them; the cache
+never does), and exactly: one that UTF-8 cannot hold (a lone surrogate) is kept as a blob of
+its ``surrogatepass`` bytes. An error is asked again next time.
+
+The database is in WAL mode and every answer is its own transaction, so a run killed with
+``kill -9`` keeps everything answered before the kill, and several xdist workers can write at
+once (they wait for each other's short transactions). Rows hold the key, the answer, the model's
+name and a timestamp: never a key, a header or a URL's credentials.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_competence._redaction import redact
+from pytest_competence.models import Model, ModelWrapper, as_they_come
+
+if TYPE_CHECKING:
+    from pytest_competence.protocol import Prompt
+
+__all__ = ["MODES", "CachedModel", "ResponseCache", "cache_key", "count_rows"]
+
+#: ``--competence-cache`` values: read and write, read only, write only (refresh), no cache.
+MODES = ("rw", "read", "write", "off")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    answer TEXT NOT NULL,
+    model TEXT NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID
+"""
+# Keys written to an OpenAI Batch input file (pytest_competence.batch), awaiting their answers.
+_EXPORTED = """
+CREATE TABLE IF NOT EXISTS exported (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    created REAL NOT NULL
+) WITHOUT ROWID
+"""
+# Which batch input file holds each exported key: the file is named by its device and inode, so
+# an export appends a prompt once without rereading the file (a new file starts afresh).
+_EXPORTED_TO = """
+CREATE TABLE IF NOT EXISTS exported_to (
+    file TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (file, key)
+) WITHOUT ROWID
+"""
+
+
+def cache_key(identity: str, prompt: Prompt) -> str:
+    """The key of one answer: model identity, system prompt, prompt text, attempt index (and the
+    readout, when it is not ``"generate"``).
+
+    Each part goes in with its length first, so no two different tuples hash the same bytes.
+    """
+    digest = hashlib.sha256()
+    parts = [identity, prompt.system, prompt.text, str(prompt.attempt)]
+    readout = getattr(prompt, "readout", "generate")
+    if readout != "generate":  # a scored answer is another answer; generated keys stay as they were
+        parts.append(readout)
+    for part in parts:
+        data = part.encode("utf-8")
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def _storable(answer: str) -> str | bytes:
+    """``answer`` as SQLite can take it: text, or, when UTF-8 cannot hold it (a lone
+    surrogate), its ``surrogatepass`` bytes as a blob, so the exact text comes back."""
+    try:
+        answer.encode("utf-8")
+    except UnicodeEncodeError:
+        return answer.encode("utf-8", "surrogatepass")
+    return answer
+
+
+def _text(stored: str | bytes) -> str:
+    return stored.decode("utf-8", "surrogatepass") if isinstance(stored, bytes) else stored
+
+
+class ResponseCache:
+    """Answers by key in one SQLite file; the connection opens on first use."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._db: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            folder = self.path.parent
+            folder.mkdir(parents=True, exist_ok=True)
+            ignore = folder / ".gitignore"
+            if folder.name == ".competence" and not ignore.exists():
+                ignore.write_text("# created by pytest-competence\n*\n", encoding="utf-8")
+            # Autocommit (isolation_level=None): each INSERT is its own transaction.
+            db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None,
+                                 check_same_thread=False)
+            db.execute("PRAGMA busy_timeout = 60000")
+            db.execute("PRAGMA journal_mode = WAL")
+            # NORMAL in WAL mode: a committed answer survives the process being killed; only a
+            # power cut can take the last few, which the next run then asks for again.
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute(_SCHEMA)
+            db.execute(_EXPORTED)
+            db.execute(_EXPORTED_TO)
+            self._db = db
+        return self._db
+
+    def _select(self, query: str, keys: Sequence[str], *args: str) -> list[tuple[Any, ...]]:
+        """``query`` (ending in ``IN ({marks})``) over ``keys`` in chunks SQLite accepts."""
+        db, rows = self._connect(), []
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows += db.execute(query.format(marks=marks), (*args, *chunk)).fetchall()
+        return rows
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        """The stored answers among ``keys``."""
+        rows = self._select("SELECT key, answer FROM responses WHERE key IN ({marks})", keys)
+        return {key: _text(answer) for key, answer in rows}
+
+    def put(self, key: str, answer: str, model: str) -> None:
+        """Store one answer now (its own committed transaction)."""
+        self._connect().execute(
+            "INSERT OR REPLACE INTO responses (key, answer, model, created) VALUES (?, ?, ?, ?)",
+            (key, _storable(answer), model, time.time()),
+        )
+
+    def mark_exported(self, keys: Sequence[str], model: str, file: str | None = None) -> None:
+        """Remember ``keys`` as exported for ``model`` (to the batch file named ``file``: see
+        :meth:`exported_to`), in one transaction."""
+        db, now = self._connect(), time.time()
+        db.execute("BEGIN")
+        db.executemany("INSERT OR REPLACE INTO exported (key, model, created) VALUES (?, ?, ?)",
+                       [(key, model, now) for key in keys])
+        if file is not None:
+            db.executemany("INSERT OR IGNORE INTO exported_to (file, key) VALUES (?, ?)",
+                           [(file, key) for key in keys])
+        db.execute("COMMIT")
+
+    def exported_to(self, file: str, keys: Sequence[str] | None = None) -> set[str]:
+        """The keys among ``keys`` (any, when ``None``: at most one) already written to
+        ``file``."""
+        if keys is None:
+            rows = self._connect().execute(
+                "SELECT key FROM exported_to WHERE file = ? LIMIT 1", (file,)).fetchall()
+        else:
+            rows = self._select("SELECT key FROM exported_to WHERE file = ? AND key IN ({marks})",
+                                keys, file)
+        return {str(key) for (key,) in rows}
+
+    def forget_file(self, file: str) -> None:
+        """Forget what was exported to ``file`` (an empty file at a reused name and inode)."""
+        self._connect().execute("DELETE FROM exported_to WHERE file = ?", (file,))
+
+    def exported_model(self, key: str) -> str | None:
+        """The model a batch request with this key was exported for; ``None`` if never."""
+        row = self._connect().execute("SELECT model FROM exported WHERE key = ?", (key,))
+        found = row.fetchone()
+        return None if found is None else str(found[0])
+
+    def __len__(self) -> int:
+        return int(self._connect().execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r})"
+
+
+class CachedModel(ModelWrapper):
+    """``model`` behind the cache: stored answers come back at once, new ones are stored.
+
+    ``mode`` is ``"rw"`` (read and write), ``"read"`` (never store) or ``"write"`` (never reuse:
+    ask everything again and store the new answers). ``secrets`` (API keys) are replaced by
+    ``[redacted]`` in every new answer, stored or not. Other attributes are the wrapped model's.
+    """
+
+    def __init__(self, model: Model, cache: ResponseCache, mode: str = "rw",
+                 secrets: Sequence[str] = ()) -> None:
+        if mode not in ("rw", "read", "write"):
+            raise ValueError(f"Expected mode to be one of rw, read, write, but got mode={mode!r}")
+        super().__init__(model)
+        self.cache = cache
+        self.mode = mode
+        self.secrets = tuple(secrets)  # API keys: an answer echoing one is stored without it
+        self.hits = 0  # answers served from the cache by the last call
+
+    def __repr__(self) -> str:
+        return f"CachedModel({self.model!r}, mode={self.mode!r})"
+
+    def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, str | BaseException]]:
+        """Stored answers first, then the model's, each stored as it arrives."""
+        return self._through(prompts, as_they_come)
+
+    def scored(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:
+        """The candidate-scoring readout's answers, in order, cached like generated ones."""
+        from pytest_competence.models.readout import in_order, scored_stream
+
+        # scored_stream needs a ScoringModel: callers send score prompts only to models with
+        # score() (evaluate.ask_model checks), which Model's type cannot say.
+        return in_order(self._through(prompts, scored_stream),  # type: ignore[arg-type]
+                        len(prompts), self.name)
+
+    def _through(
+        self, prompts: Sequence[Prompt],
+        ask: Callable[[Model, Sequence[Prompt]], Iterable[tuple[int, str | BaseException]]],
+    ) -> Iterator[tuple[int, str | BaseException]]:
+        identity = self.model.cache_identity  # type: ignore[attr-defined]
+        keys = [cache_key(identity, p) for p in prompts]
+        stored = self.cache.get_many(keys) if self.mode != "write" else {}
+        self.hits = 0
+        missing: list[int] = []
+        for i, key in enumerate(keys):
+            if key in stored:
+                self.hits += 1
+                yield i, stored[key]
+            else:
+                missing.append(i)
+        if not missing:
+            return
+        for j, answer in ask(self.model, [prompts[i] for i in missing]):
+            i = missing[j]
+            if isinstance(answer, str):
+                # The same text now and from the cache later: redacted in both.
+                answer = redact(answer, self.secrets)
+                if self.mode != "read":
+                    self.cache.put(keys[i], answer, self.model.name)
+            yield i, answer
+
+    def generate(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:
+        from pytest_competence.models.readout import in_order
+
+        return in_order(self.stream(prompts), len(prompts), self.name)
+
+
+def count_rows(path: str | Path, keys: Iterable[str] | None = None) -> int:
+    """Rows in a cache file (all, or those among ``keys``); for tests and tooling."""
+    cache = ResponseCache(path)
+    try:
+        return len(cache) if keys is None else len(cache.get_many(list(keys)))
+    finally:
+        cache.close()

@@ -1,0 +1,212 @@
+"""The evaluation behind one competence test and one model: asked, checked, and reported.
+
+The ``competence`` fixture returns a :class:`CompetenceRun`; its :attr:`~CompetenceRun.evaluation`
+and :attr:`~CompetenceRun.profiles` are the test body's to read. The plugin asks the model at
+setup (:meth:`CompetenceRun.prepare`), checks the condition and the regression gate after the body
+(:meth:`CompetenceRun.check`) and sends :meth:`CompetenceRun.result` to the reports.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from pytest_competence._session import CompetenceSession
+    from pytest_competence.evaluation import Evaluation
+    from pytest_competence.models import Model
+    from pytest_competence.profile import LevelProfile
+    from pytest_competence.result import Result
+    from pytest_competence.spec import CompetenceSpec
+
+__all__ = ["CompetenceRun", "CompetenceTrainingOverlap"]
+
+
+class CompetenceTrainingOverlap(UserWarning):
+    """A competence test evaluates a design that a declared training split covers."""
+
+
+class CompetenceRun:
+    """The evaluation behind one competence test and one model; computed on first use.
+
+    The test body may read :attr:`evaluation` and :attr:`profiles` and add its own assertions;
+    the plugin asserts the declared condition after the body returns (or when :meth:`check` is
+    called explicitly).
+    """
+
+    def __init__(self, spec: CompetenceSpec, model: Model, session: CompetenceSession,
+                 test: str = "") -> None:
+        self.spec = spec
+        self.model = model
+        self.test = test
+        #: The run's :class:`~pytest_competence._session.CompetenceSession`: its settings,
+        #: models and shared evaluations.
+        self.session = session
+        from pytest_competence.conditions import parse_condition
+
+        # competence_require is the condition of every test that declares no require= of its own
+        self.condition = (spec.condition if spec.require_declared or not session.settings.gates
+                          else parse_condition(session.settings.gates))
+        self._evaluation: Evaluation | None = None
+        self._profiles: list[LevelProfile] | None = None
+        self._gate: dict[str, Any] | None | bool = False
+        self.checked = False
+        self.condition_met: bool | None = None
+        self.replay_error: str | None = None
+
+    @property
+    def evaluation(self) -> Evaluation:
+        if self._evaluation is None:
+            self._evaluation = self.session.evaluate(self.spec, self.model, self.test)
+        return self._evaluation
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether the model has answered (the evaluation exists)."""
+        return self._evaluation is not None
+
+    def prepare(self) -> None:
+        """Check the baseline's design, then ask the model (and a baseline model) now.
+
+        Called by the ``competence`` fixture, so that an outage is a *setup error* of the test —
+        pytest's ERROR, never FAILED. Raises :class:`~pytest_competence._gate.BaselineError` for
+        an archived baseline of another design (before any model call) and
+        :class:`~pytest_competence.evaluate.InfrastructureError` when more than
+        ``competence_max_error_rate`` of the prompts ended in infrastructure errors.
+        """
+        session = self.session
+        for where in session.training_overlaps(self.spec):
+            warnings.warn(CompetenceTrainingOverlap(
+                f"{self.test}: the design overlaps a training split declared in "
+                f"competence_trained_on ({where}): it measures held-in performance, not "
+                f"transfer"), stacklevel=1)
+        if session.baseline_document is not None:
+            from pytest_competence._gate import check_design
+
+            check_design(str(session.settings.baseline), session.baseline_document, self.test,
+                         self.fingerprint())
+        evaluations = [self.evaluation]
+        baseline = session.settings.baseline
+        if baseline and session.baseline_document is None:
+            model = session.model(baseline)
+            if model.name != self.model.name:
+                evaluations.append(session.evaluate(self.spec, model, self.test))
+        for evaluation in evaluations:
+            failed = evaluation.infrastructure_error()
+            if failed is not None and failed.count > session.settings.max_error_rate * failed.total:
+                raise failed
+
+    def fingerprint(self) -> dict[str, Any]:
+        """What makes this test's design: compared with an archived baseline's before gating."""
+        return self.session.fingerprint(self.spec)
+
+    @property
+    def profiles(self) -> list[LevelProfile]:
+        if self._profiles is None:
+            from pytest_competence.profile import profile
+
+            self._profiles = profile(self.evaluation)
+        return self._profiles
+
+    @property
+    def gate(self) -> dict[str, Any] | None:
+        """The regression gate against ``--competence-baseline``; ``None`` without one."""
+        if self._gate is False:
+            self._gate = self._compare_with_baseline()
+        return self._gate  # type: ignore[return-value]
+
+    def _compare_with_baseline(self) -> dict[str, Any] | None:
+        baseline = self.session.settings.baseline
+        if not baseline:
+            return None
+        from pytest_competence._gate import baseline_from_document, compare_with_baseline
+        from pytest_competence.analysis import instance_table
+
+        table = instance_table(self.evaluation)
+        presentations = list(self.evaluation.presentations)
+        document = self.session.baseline_document
+        if document is not None:
+            ids = list(self.evaluation.ids)
+            found = baseline_from_document(baseline, document, self.test, ids)
+            if found is None:  # a test the archive does not know, e.g. added since
+                return {"baseline": baseline, "status": "no baseline", "comparisons": [],
+                        "regressions": []}
+            name, correct = found
+        else:
+            model = self.session.model(baseline)
+            if model.name == self.model.name:
+                return None  # the baseline itself
+            base = instance_table(self.session.evaluate(self.spec, model, self.test))
+            name = model.name
+            correct = {p: base["correct"][:, k] for k, p in enumerate(presentations)}
+        return compare_with_baseline(
+            table["correct"], table["level"], presentations, correct, name=name,
+            alpha=self.session.settings.alpha, margin=self.spec.regression_margin
+            if self.spec.regression_margin is not None else self.session.settings.margin,
+            bootstrap=self.session.settings.bootstrap, seed=self.spec.seed,
+        )
+
+    def check(self) -> None:
+        """Assert the declared condition and the regression gate; raise ``CompetenceFailure``.
+
+        With ``--competence-report-only`` the verdict is recorded for the reports instead.
+        """
+        __tracebackhide__ = True
+        from pytest_competence._failure import failure_message
+        from pytest_competence._gate import regression_message
+        from pytest_competence.conditions import CompetenceFailure
+
+        self.checked = True
+        messages = []
+        if self.condition.violations(self.profiles):
+            messages.append(failure_message(self.condition, self.evaluation, self.profiles))
+        gate = self.gate
+        if gate and gate["regressions"]:
+            messages.append(regression_message(gate))
+        self.condition_met = not messages
+        if messages and not self.session.settings.report_only:
+            raise CompetenceFailure(self.session.redact("\n\n".join(messages)))
+
+    def result(self, nodeid: str, test: str) -> Result:
+        """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""
+        from pytest_competence._failure import failing_case
+        from pytest_competence.analysis import analyze
+
+        settings = self.session.settings
+        result: Result = {
+            **analyze(self.evaluation, bootstrap=settings.bootstrap, seed=self.spec.seed,
+                      profiles=self.profiles),
+            "test": test,
+            "condition": str(self.condition),
+            "condition_met": self.condition_met,
+            "report_only": settings.report_only,
+            "gate": self.gate if self.checked else None,
+            "design": {"levels": list(self.spec.levels), "pairs": self.spec.pairs,
+                       "seed": self.spec.seed, "require": self.condition.declared,
+                       "gates": [], "attempts": self.spec.attempts,
+                       "fingerprint": self.fingerprint()},
+            "failing_case": failing_case(self.condition, self.evaluation, self.profiles),
+            # Prompt-level records (written while the model answered) only when a JSON report
+            # will hold them.
+            "records_file": self.session.records_file(self.spec, self.model),
+        }
+        failed = self.evaluation.infrastructure_error()
+        if failed is not None:
+            result["errors"] = {"count": failed.count, "prompts": failed.total,
+                                "message": str(failed),
+                                "reasons": [[r, c] for r, c in failed.reasons.most_common(5)]}
+        elif settings.diagnose:
+            from pytest_competence.audit._diagnose import diagnose
+
+            result["diagnosis"] = diagnose(self.evaluation, seed=self.spec.seed)
+        # Plain JSON types only: the result crosses to the xdist controller through execnet,
+        # which refuses numpy scalars, and must equal what an archive reloads.
+        # No API key in it: it becomes JUnit properties and travels to the controller.
+        from pytest_competence._redaction import redact_all
+
+        # The per-instance part (ids, bits) is plain already: a million ids are not copied.
+        order = list(result)
+        plain = json.loads(json.dumps({k: v for k, v in result.items() if k != "instances"}))
+        plain["instances"] = result["instances"]
+        return cast("Result", redact_all({k: plain[k] for k in order}, self.session.secrets()))

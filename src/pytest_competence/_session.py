@@ -1,0 +1,389 @@
+"""Per-run plugin state: the models, the shared evaluations, and the results for the reports.
+
+:class:`CompetenceSession` lives in ``config.stash`` and is registered as a plugin object, so its
+report hooks see this run's results (the evaluation behind one test is a
+:class:`~pytest_competence._run.CompetenceRun`). Results travel from xdist workers to the
+controller on the test report (``report.competence``, a JSON-able dict); prompt-level records, which can be
+gigabytes, are appended chunk by chunk, as the model answers, to part files that survive a
+worker crash — JSON Lines, one record a line, redacted as it is written — and are copied line by
+line into the records file when the session ends (:mod:`~pytest_competence.report._records_file`).
+An evaluation itself is kept as compact arrays (:mod:`~pytest_competence.evaluation`), never as
+prompts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_competence._run import CompetenceRun  # noqa: F401 (a StashKey names it)
+    from pytest_competence.evaluation import Evaluation
+    from pytest_competence.models import Model
+    from pytest_competence.result import Result
+    from pytest_competence.spec import CompetenceSpec
+    from pytest_competence.splits import Split
+
+__all__ = ["NOT_APPLICABLE", "NO_MODEL", "RESULT", "RUN", "STATE", "CompetenceSession",
+           "start_session"]
+
+
+class CompetenceSession:
+    """Model specs, loaded models, shared evaluations, and the results gathered for the reports."""
+
+    def __init__(self, config: pytest.Config, specs: list[str], aliases: dict[str, str]) -> None:
+        from pytest_competence._settings import read_settings
+
+        #: Every run-wide setting, checked once: a bad ini value or output path is a
+        #: UsageError now, before any model is loaded.
+        self.settings = read_settings(config)
+        self.config = config
+        self.specs = specs
+        self.aliases = aliases
+        self.models: dict[str, Model] = {}
+        self.records_files: dict[tuple, str] = {}  # evaluation key → its records part file
+        self.fingerprints: dict[tuple, dict[str, Any]] = {}
+        self.results: list[Result] = []
+        self.not_applicable: list[dict[str, Any]] = []  # test × model pairs skipped as n/a
+        self.written: list[tuple[str, str]] = []
+        self.document: dict[str, Any] | None = None
+        self.trained_on: list[Split] = []  # settings.trained_on, parsed at configure
+        self.baseline_document: dict[str, Any] | None = None  # an archive, loaded at configure
+        self.evaluations: dict[tuple, Evaluation] = {}
+        self.skipped_no_model = 0  # competence tests skipped because no model was named
+        self.awaiting = 0  # competence tests whose requests went to a batch file
+        self.errored: list[str] = []  # one line per test × model that ended in an error
+        worker = getattr(config, "workerinput", None)
+        self.is_worker = worker is not None
+        self.parts: Path | None = None
+        self._own_parts = False
+        if worker is not None:
+            parts = worker.get("competence_parts")
+            self.parts = Path(parts) if parts else None
+        elif self.settings.json_path:
+            self.parts = Path(tempfile.mkdtemp(prefix="competence-parts-"))
+            self._own_parts = True
+
+    def check_settings(self) -> None:
+        """The settings that would otherwise fail per test, after the models ran, checked now:
+        the conditions of ``competence_require``, the splits of ``competence_trained_on`` and
+        an archived ``--competence-baseline`` (loaded here). ``pytest.UsageError`` on the first
+        bad one."""
+        from pytest_competence.protocol import InvalidArgument
+
+        settings = self.settings
+        if settings.gates:
+            from pytest_competence.conditions import parse_condition
+
+            try:
+                parse_condition(list(settings.gates))
+            except InvalidArgument as exc:
+                raise pytest.UsageError(f"competence_require: {exc}") from None
+        if settings.trained_on:
+            from pytest_competence.splits import split
+
+            try:
+                self.trained_on = [split(line.strip()) for line in settings.trained_on]
+            except InvalidArgument as exc:
+                raise pytest.UsageError(f"competence_trained_on: {exc}") from None
+        baseline = settings.baseline
+        if baseline is not None and not baseline.strip():
+            raise pytest.UsageError("--competence-baseline: got an empty value; pass a model "
+                                    "spec, an alias or an archived --competence-json file")
+        if baseline and baseline.endswith(".json"):
+            from pytest_competence._gate import BaselineError, load_baseline
+
+            try:
+                self.baseline_document = load_baseline(Path(baseline))
+            except BaselineError as exc:
+                raise pytest.UsageError(str(exc)) from None
+
+    # -- models and designs ------------------------------------------------------------------
+
+    def resolve(self, spec: str) -> Model:
+        from pytest_competence._wiring import backend_settings, wire
+        from pytest_competence.models import resolve_model
+
+        model = resolve_model(spec, self.aliases, settings=backend_settings(self.config))
+        return wire(self.config, model)  # the response cache and the progress line
+
+    def model(self, spec: str) -> Model:
+        if spec not in self.models:
+            from pytest_competence.models import ModelSpecError
+
+            try:
+                self.models[spec] = self.resolve(spec)
+            except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
+                message = f"--competence-model: {exc}"
+            else:
+                return self.models[spec]
+            # From a fixture a UsageError is an ordinary setup error with the plugin's frames;
+            # fail with the message alone (outside the except: no chained repeat).
+            pytest.fail(message, pytrace=False)
+        return self.models[spec]
+
+    def evaluate(self, spec: CompetenceSpec, model: Model, test: str = "") -> Evaluation:
+        """``model`` on ``spec``'s design, once per process (a baseline serves every candidate).
+
+        The design is generated and asked chunk by chunk (:meth:`CompetenceSpec.chunks`); each
+        chunk's records go to a part file as it is answered (when a JSON report will hold them:
+        :meth:`records_file`), and its prompts to the fingerprint's hash.
+        """
+        key = (spec.key, spec.attempts, model.name)
+        if key not in self.evaluations:
+            # The process id too: two xdist workers may both evaluate one test's baseline model.
+            label = f"{test}\0{model.name}\0{os.getpid()}"
+            self.evaluations[key] = self._stream(spec, model, label, key)
+        return self.evaluations[key]
+
+    def _stream(self, spec: CompetenceSpec, model: Model, label: str, key: tuple) -> Evaluation:
+        from pytest_competence._gate import DesignDigest
+        from pytest_competence._progress import expecting
+        from pytest_competence._records import RecordsPart
+        from pytest_competence.evaluate import evaluate_chunks
+
+        part = None if self.parts is None else RecordsPart(self.parts, label, self.secrets())
+        digest = DesignDigest() if spec.key not in self.fingerprints else None
+
+        def each(items: Any, rows: Any) -> None:
+            if digest is not None:
+                digest.update(items)
+            if part is not None:
+                part.append(rows)
+
+        try:
+            with expecting(model, spec.prompt_count):
+                evaluation = evaluate_chunks(spec.family, spec.chunks, model, spec.attempts,
+                                             each=each, bounded=True)
+        except BaseException:
+            if part is not None:
+                part.discard()
+            raise
+        if digest is not None:
+            self.fingerprints[spec.key] = digest.fingerprint(spec)
+        if part is not None:
+            self.records_files[key] = part.close()
+        return evaluation
+
+    def records_file(self, spec: CompetenceSpec, model: Model) -> str | None:
+        """The part file holding the records of ``model`` on ``spec``; ``None`` if none."""
+        return self.records_files.get((spec.key, spec.attempts, model.name))
+
+    def first_item(self, spec: CompetenceSpec) -> Any:
+        """The design's first instance (generated alone where the family allows it)."""
+        return next((chunk[0] for chunk in spec.chunks(prompts=1) if chunk), None)
+
+    def fingerprint(self, spec: CompetenceSpec) -> dict[str, Any]:
+        """The design's fingerprint (:func:`~pytest_competence._gate.design_fingerprint`), hashed
+        once per process: while the design is first asked, or in a pass of its own when it is
+        needed before (to check an archived baseline)."""
+        if spec.key not in self.fingerprints:
+            from pytest_competence._gate import design_fingerprint
+
+            self.fingerprints[spec.key] = design_fingerprint(
+                spec, (item for chunk in spec.chunks() for item in chunk))
+        return self.fingerprints[spec.key]
+
+    def secrets(self) -> list[str]:
+        """The API keys this run knows: the values of ``competence_api_key_env`` and of each
+        loaded model's ``key_env`` (see :mod:`~pytest_competence._redaction`)."""
+        from pytest_competence._wiring import api_keys
+
+        return api_keys(self.config, *self.models.values())
+
+    def redact(self, text: str) -> str:
+        """``text`` without any of :meth:`secrets` (for failure messages: terminal, JUnit)."""
+        from pytest_competence._redaction import redact
+
+        return redact(text, self.secrets())
+
+    def training_overlaps(self, spec: CompetenceSpec) -> list[str]:
+        """The declared training splits ``spec``'s design shares instances with, described."""
+        if not self.trained_on:
+            return []
+        from pytest_competence.splits import overlap
+
+        first = self.first_item(spec)
+        params = dict(first.params) if first is not None else {}
+        return [" ".join([f"{s}: seed {spec.seed}", *(f"{k}={params[k]}" for k in s.options
+                                                       if k in params)])
+                for s in self.trained_on if overlap(s, spec.family.name, params, spec.seed)]
+
+    # -- results -----------------------------------------------------------------------------
+
+    def configure_node(self, node: Any) -> None:
+        """Called through the plugin's xdist hook: workers write their records here too."""
+        if self.parts is not None:
+            node.workerinput["competence_parts"] = str(self.parts)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return
+        skipped = getattr(report, "competence_not_applicable", None)
+        if skipped is not None:
+            self.not_applicable.append(skipped)
+            return
+        if report.when == "setup" and _skipped_for(report, NO_MODEL):
+            self.skipped_no_model += 1
+        from pytest_competence.batch import AWAITING
+
+        if report.when == "setup" and _skipped_for(report, AWAITING):
+            self.awaiting += 1
+        result = getattr(report, "competence", None)
+        if result is None or report.when not in ("setup", "call"):
+            return
+        # A result on a setup report is an evaluation that ended in infrastructure errors.
+        outcome = "error" if report.when == "setup" else report.outcome
+        result = cast("Result", dict(result, nodeid=report.nodeid, outcome=outcome))
+        if outcome == "error":
+            self.errored.append(self.redact(f"{report.nodeid}: {result['errors']['message']}"))
+        self.results.append(result)
+        self.config.hook.pytest_competence_profile(config=self.config, result=result)
+
+    def pytest_sessionfinish(self) -> None:
+        if self.is_worker:
+            return
+        try:
+            if self.results:
+                self._write_reports()
+        finally:
+            if self._own_parts and self.parts is not None:
+                shutil.rmtree(self.parts, ignore_errors=True)
+
+    def _write_reports(self) -> None:
+        from pytest_competence._redaction import redact_all
+        from pytest_competence.report import build_document, write_outputs
+
+        parts = {r["nodeid"]: r.get("records_file") for r in self.results}
+        document = build_document(self.results, models=self.specs,
+                                  bootstrap=self.settings.bootstrap,
+                                  not_applicable=self.not_applicable)
+        # Every key the run knows leaves the document before any report is rendered from it;
+        # the records were redacted line by line when their part files were written.
+        document = redact_all(document, self.secrets())
+        self.document = document
+        self.written = write_outputs(
+            document, json_path=self.settings.json_path, html_path=self.settings.html_path,
+            markdown_path=self.settings.markdown_path, records=self._records(document, parts),
+            records_path=self.settings.records_path,
+        )
+
+    def _records(self, document: dict[str, Any], parts: dict[str, str | None]
+                 ) -> Iterator[tuple[str, str, Iterator[bytes]]]:
+        """Each result's records, in document order, read line by line from its part file."""
+        from pytest_competence.report._records_file import part_lines
+
+        for result in document["results"]:
+            name = parts.get(result["nodeid"])
+            if name and self.parts is not None and (self.parts / name).exists():
+                yield result["nodeid"], result["model"], part_lines(self.parts / name)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.skipped_no_model:
+            terminalreporter.write_line(
+                f"competence: {self.skipped_no_model} competence test(s) skipped: no model was "
+                f"named; pass --competence-model=SPEC or set competence_default_model",
+                yellow=True)
+        if self.awaiting:
+            export = self.settings.batch_export
+            terminalreporter.write_line(
+                f"competence: {self.awaiting} competence test(s) awaiting batch results: run "
+                f"{export} (e.g. vllm run-batch -i {export} -o results.jsonl --model MODEL), then "
+                f"'competence batch import results.jsonl' and run again without "
+                f"--competence-batch-export", yellow=True)
+        if self.errored:
+            terminalreporter.section("competence errors (infrastructure, not the model's answers)")
+            for line in self.errored:
+                terminalreporter.write_line(line, red=True)
+        if self.document is None:
+            return
+        from pytest_competence.report._terminal import summary_lines
+
+        terminalreporter.section("competence profiles")
+        for line in summary_lines(self.document, verbosity=terminalreporter.verbosity):
+            terminalreporter.write_line(line)
+        for what, path in self.written:
+            terminalreporter.write_line(f"competence {what}: {path}")
+
+
+def start_session(config: pytest.Config) -> CompetenceSession:
+    """The run's session: the models named on the command line (or the default one) and the
+    aliases checked, the settings read, and every model that costs nothing to resolve resolved —
+    a bad spec, alias or value is a ``pytest.UsageError`` now, before any test runs."""
+    from pytest_competence.models import split_specs
+
+    given = config.getoption("competence_models")
+    for chunk in given:
+        if not split_specs(chunk):
+            raise pytest.UsageError(
+                f"--competence-model: got {chunk!r}, which names no model (an unset variable in "
+                f"a CI workflow?); pass a spec such as 'openai:MODEL@http://HOST:PORT/v1' or an "
+                f"alias from competence_models"
+            )
+    raw = given or [str(config.getini("competence_default_model"))]
+    specs = [s for chunk in raw for s in split_specs(chunk)]
+    if not specs and config.getini("competence_require_model"):
+        raise pytest.UsageError(
+            "competence_require_model is set, but no model was named: pass --competence-model=SPEC "
+            "(or set competence_default_model)"
+        )
+    aliases: dict[str, str] = {}
+    lines = config.getini("competence_models")
+    if lines:
+        from pytest_competence.models import ModelSpecError, parse_aliases
+
+        try:
+            aliases = parse_aliases(lines)
+        except ModelSpecError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    for spec in specs:
+        if spec not in aliases and ":" not in spec:
+            known = ", ".join(sorted(aliases)) or "none are configured"
+            raise pytest.UsageError(
+                f"--competence-model: unknown model {spec!r}; it is not an alias (aliases: "
+                f"{known}) nor a spec such as 'ref:ideal' or 'py:my_models:answer'. Add "
+                f"'{spec} = SPEC' to the competence_models ini option"
+            )
+    state = CompetenceSession(config, list(dict.fromkeys(specs)), aliases)
+    for spec in state.specs:
+        # Reference policies and unknown schemes cost nothing to resolve: reject a bad one now,
+        # as a usage error. py: models stay lazy, since importing a user's model may be slow.
+        if not aliases.get(spec, spec).startswith("py:"):
+            from pytest_competence.models import ModelSpecError
+
+            try:
+                state.models[spec] = state.resolve(spec)
+            except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
+                raise pytest.UsageError(f"--competence-model: {exc}") from None
+    state.check_settings()
+    export = state.settings.batch_export
+    if export and not state.is_worker:
+        try:  # a fresh file per run: the lines of an earlier export may be answered by now
+            open(export, "w").close()
+        except OSError as exc:
+            raise pytest.UsageError(f"--competence-batch-export: cannot write {export!r} "
+                                    f"({exc.strerror}); give a path in an existing, writable "
+                                    f"directory") from None
+    return state
+
+
+NO_MODEL = "no competence model: pass --competence-model=SPEC (or set competence_default_model)"
+
+
+def _skipped_for(report: pytest.TestReport, reason: str) -> bool:
+    longrepr = report.longrepr
+    return report.skipped and isinstance(longrepr, tuple) and reason in str(longrepr[-1])
+
+
+STATE = pytest.StashKey[CompetenceSession]()
+RUN = pytest.StashKey["CompetenceRun"]()
+RESULT = pytest.StashKey["Result"]()
+NOT_APPLICABLE = pytest.StashKey[dict]()  # a test × model pair whose model cannot read the family
+
+

@@ -1,0 +1,117 @@
+"""The verdict of a competence test, after its body: the condition, minimisation, the replay.
+
+Registered by :func:`pytest_competence.plugin.pytest_configure` as a plugin of its own. The
+``pytest_pyfunc_call`` wrapper checks the declared condition and the regression gate
+(:meth:`~pytest_competence._run.CompetenceRun.check`); a failure is minimised
+(:func:`~pytest_competence.minimise.minimise_failure`), a pass replays the cases saved by
+earlier runs (:func:`~pytest_competence.minimise.replay_saved`). The result, with the minimal
+case, goes on the item for the reports and as JUnit properties, and travels on the test report
+to the xdist controller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from pytest_competence._session import NOT_APPLICABLE, RESULT, RUN
+
+if TYPE_CHECKING:
+    from pytest_competence.result import Result
+
+__all__ = ["junit_properties", "pytest_pyfunc_call", "pytest_runtest_makereport"]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+    """Run the body, then give the competence verdict (see the module docstring)."""
+    from_body: BaseException | None = None
+    try:
+        result = yield
+    except BaseException as exc:  # the body failed; still report the profile if it was computed
+        from_body, result = exc, None
+    run = pyfuncitem.stash.get(RUN, None)
+    if run is None:
+        if from_body is not None:
+            raise from_body
+        return result
+    from pytest_competence._gate import BaselineError
+    from pytest_competence.conditions import CompetenceFailure
+    from pytest_competence.models import ModelProtocolError
+
+    message = None
+    if isinstance(from_body, (ModelProtocolError, BaselineError)):
+        message, from_body = str(from_body), None
+    elif from_body is None and not run.checked:
+        try:
+            run.check()
+        except (CompetenceFailure, ModelProtocolError, BaselineError) as exc:
+            message = str(exc)
+            if isinstance(exc, CompetenceFailure):
+                from pytest_competence.minimise import minimise_failure
+
+                message = minimise_failure(pyfuncitem, run, message)
+        if message is None and not run.session.settings.report_only:
+            from pytest_competence.evaluation import InfrastructureError
+            from pytest_competence.minimise import replay_saved
+
+            try:
+                message = replay_saved(pyfuncitem, run)
+            except InfrastructureError as exc:
+                run.replay_error = str(exc)  # the fixture's teardown reports it as an error
+    if run.evaluated:
+        data = run.result(pyfuncitem.nodeid, run.test)
+        if message is not None:
+            from pytest_competence.minimise import attach_minimal
+
+            attach_minimal(pyfuncitem, data)
+        pyfuncitem.stash[RESULT] = data
+        for key, value in junit_properties(data):
+            pyfuncitem.user_properties.append((key, value))
+    if from_body is not None:
+        raise from_body
+    if message is not None:
+        # The message is the whole story; the engine's frames would only hide it.
+        pytest.fail(run.session.redact(message), pytrace=False)
+    return result
+
+
+def junit_properties(result: Result) -> list[tuple[str, object]]:
+    """Key figures as JUnit XML properties (``record_property`` style)."""
+    summary = result["summary"]
+    props: list[tuple[str, object]] = [
+        ("competence_model", result["model"]),
+        ("competence_all_correct", summary["all_correct"]),
+        ("competence_kappa_bar", summary.get("kappa_bar")),
+    ]
+    for name, value in summary["accuracy_by_presentation"].items():
+        props.append((f"competence_accuracy[{name}]", value))
+    failing = [lv["n"] for lv in result["levels"] if lv["all_correct"] < 1]
+    props.append(("competence_first_failing_n", failing[0] if failing else None))
+    gate = result.get("gate")
+    if gate:
+        props.append(("competence_gate", gate.get("status")
+                      or ("regression" if gate["regressions"] else "no significant regression")))
+    if result.get("errors"):
+        props.append(("competence_errors", result["errors"]["message"]))
+    return props
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Put the result (and an n/a pair) on the test report: JSON-able attributes travel with
+    it to the xdist controller."""
+    report = yield
+    if call.when == "call" or (call.when == "setup" and report.failed):
+        data = item.stash.get(RESULT, None)
+        if data is not None:
+            report.competence = data  # type: ignore[attr-defined]
+    if call.when == "setup":
+        skipped = item.stash.get(NOT_APPLICABLE, None)
+        if skipped is not None:
+            report.competence_not_applicable = skipped  # type: ignore[attr-defined]
+    return report

@@ -1,0 +1,76 @@
+"""How a resolved model is wired into a run: backend settings, the response cache, progress.
+
+:func:`wire` is applied to every model the session resolves. A model with a ``cache_identity``
+goes behind the run's :class:`~pytest_competence._cache.CachedModel` (unless
+``--competence-cache=off``); a model that answers one by one (``stream``) gets a progress line.
+Reference policies and plain Python callables come back untouched.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_competence._cache import ResponseCache
+    from pytest_competence.models import Model
+
+__all__ = ["CACHE", "api_keys", "backend_settings", "cache_mode", "cache_path", "wire"]
+
+#: The run's response cache, opened on first use and closed when the run ends.
+CACHE = pytest.StashKey["ResponseCache"]()
+
+
+def backend_settings(config: pytest.Config) -> dict[str, str]:
+    """Run-wide settings handed to model loaders (see ``resolve_model``)."""
+    return {"api_key_env": str(config.getini("competence_api_key_env")).strip() or "OPENAI_API_KEY",
+            "rootdir": str(config.rootpath)}
+
+
+def api_keys(config: pytest.Config, *models: object) -> list[str]:
+    """The API keys a run knows, to redact: the values of ``competence_api_key_env`` and of
+    each model's ``key_env``."""
+    from pytest_competence._redaction import run_secrets
+
+    names = [config.getini("competence_api_key_env"),
+             *(getattr(m, "key_env", "") for m in models)]
+    return run_secrets(n for n in names if isinstance(n, str))
+
+
+def cache_mode(config: pytest.Config) -> str:
+    """``rw``, ``read``, ``write`` or ``off`` (``--competence-cache``)."""
+    return str(config.getoption("competence_cache") or "rw")
+
+
+def cache_path(config: pytest.Config) -> Path:
+    """The cache file: the ``competence_cache_path`` ini option, relative to the rootdir."""
+    path = Path(str(config.getini("competence_cache_path")).strip() or ".competence/cache.sqlite")
+    return path if path.is_absolute() else config.rootpath / path
+
+
+def _cache(config: pytest.Config) -> ResponseCache:
+    if CACHE not in config.stash:
+        from pytest_competence._cache import ResponseCache
+
+        cache = ResponseCache(cache_path(config))
+        config.stash[CACHE] = cache
+        config.add_cleanup(cache.close)
+    return config.stash[CACHE]
+
+
+def wire(config: pytest.Config, model: Model) -> Model:
+    """``model`` behind the cache and the progress line, where they apply."""
+    mode = cache_mode(config)
+    # getattr_static: a backend may compute its identity only once its weights are loaded.
+    if mode != "off" and inspect.getattr_static(model, "cache_identity", None) is not None:
+        from pytest_competence._cache import CachedModel
+
+        model = CachedModel(model, _cache(config), mode, secrets=api_keys(config, model))
+    if callable(getattr(model, "stream", None)):
+        from pytest_competence._progress import ProgressModel
+
+        model = ProgressModel(model, config)
+    return model

@@ -1,0 +1,124 @@
+"""The Model protocol and what every backend shares: the answers' outcomes and the wrappers.
+
+A model answers a batch of prompts in one call: an entry per prompt, in order, the raw text or an
+exception. :class:`NoAnswer` is an explicit invalid answer; any other exception, and
+:class:`ModelCallError`, an infrastructure error; :class:`ModelProtocolError` a broken batch
+contract. The backends (:mod:`.http`, :mod:`.hf`, :mod:`.vllm`, :mod:`.python`, the reference
+policies) import these from here; :mod:`pytest_competence.models` re-exports them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from pytest_competence.protocol import Prompt
+
+__all__ = ["Model", "ModelCallError", "ModelProtocolError", "ModelWrapper", "NoAnswer",
+           "ScoringModel", "as_they_come", "reads_family", "where_raised"]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that answers prompts: batch in, batch out, one entry per prompt, in order.
+
+    An entry is the raw answer text, or an :class:`Exception` for a prompt that could not be
+    answered — recorded as an invalid observation with its reason, never dropped.
+
+    A model may also have a ``families`` attribute: the names of the families whose prompts it
+    reads (a family's shortcut policy reads that family's only). Without one, or with ``None``,
+    it reads every family's; see :func:`reads_family`.
+    """
+
+    name: str
+
+    def generate(self, prompts: Sequence[Prompt]) -> Sequence[str | BaseException]: ...
+
+
+@runtime_checkable
+class ScoringModel(Model, Protocol):
+    """A model that can also score fixed candidate answers (the "candidate scoring" readout).
+
+    ``score`` returns, per prompt, each candidate's log-probability as the answer to that prompt
+    (the sum of its tokens' conditional log-probabilities), or an exception for a prompt that
+    could not be scored.
+    """
+
+    def score(
+        self, prompts: Sequence[Prompt], candidates: Sequence[str]
+    ) -> Sequence[Mapping[str, float] | BaseException]: ...
+
+
+class NoAnswer(Exception):
+    """The model was reached and answered, but with nothing to read: an explicit *invalid*
+    observation with this reason, like unparseable text (e.g. a reasoning model that spent every
+    token before the answer, or scores that tie). Any other exception in a model's batch is an
+    *infrastructure error*: a server or model that failed, never a wrong answer."""
+
+
+class ModelCallError(RuntimeError):
+    """A request or call that failed for good (after its retries): an infrastructure error whose
+    message says what the server or the network did."""
+
+
+class ModelProtocolError(RuntimeError):
+    """The model broke the batch contract: not one answer per prompt, in order, as text."""
+
+
+def where_raised(exc: BaseException) -> str:
+    """``file:line`` of the innermost frame of ``exc``'s traceback: where a model failed."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return "an unknown place" if tb is None else f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+
+
+class ModelWrapper:
+    """Base of models that wrap another (a cache, a progress line): the name and every
+    attribute the wrapper lacks — ``score()``, a backend's settings — are the wrapped model's."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    @property
+    def name(self) -> str:
+        """The wrapped model's name."""
+        return self.model.name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self.model.name = value
+
+    def __getattr__(self, attr: str) -> Any:
+        # Only reached for attributes this wrapper lacks.
+        model = self.__dict__.get("model")
+        if model is None:
+            raise AttributeError(attr)
+        return getattr(model, attr)
+
+
+def as_they_come(
+    model: Model, prompts: Sequence[Prompt]
+) -> Iterator[tuple[int, str | BaseException]]:
+    """``(index, answer)`` pairs as the model produces them.
+
+    A model with a ``stream(prompts)`` method yields them one by one (in any order), which lets a
+    cache commit each answer as it arrives and a progress line move; any other model answers the
+    whole batch first. Checking that every index comes exactly once is the caller's job.
+    """
+    stream = getattr(model, "stream", None)
+    if callable(stream):
+        yield from stream(prompts)
+    else:
+        yield from enumerate(model.generate(prompts))
+
+
+def reads_family(model: Model, family: str) -> bool:
+    """Whether ``model`` reads prompts of the family called ``family``.
+
+    A test × model pair where it does not is *not applicable*: the plugin skips it, and the
+    reports show it as ``n/a`` — never as a model the suite caught.
+    """
+    families = getattr(model, "families", None)
+    return families is None or family in families

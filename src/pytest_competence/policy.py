@@ -1,0 +1,86 @@
+"""Helpers for writing reference policies: what a family's ``shortcut_policies`` build on.
+
+A reference policy (``ref:NAME``) is a factory taking the spec's ``key=value`` parameters as
+strings and returning an answer function (see :data:`~pytest_competence.protocol.PolicyFactory`).
+These helpers read the parameters (:func:`number`), draw repeatable noise (:func:`uniform`),
+mark a function that needs the whole prompt (:func:`reads_prompt`), score candidates the way a
+deterministic policy does (:func:`point_mass`), and answer another family's prompt as the
+competent reader would (:func:`ideal_answer`). A bad parameter is a :class:`ModelSpecError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from pytest_competence.protocol import Prompt
+from pytest_competence.registry import FAMILIES
+
+__all__ = ["UNREADABLE", "ModelSpecError", "ideal_answer", "number", "point_mass",
+           "reads_prompt", "uniform"]
+
+#: What a policy answers to a prompt it cannot read.
+UNREADABLE = "I cannot read this prompt."
+
+
+class ModelSpecError(ValueError):
+    """A ``--competence-model`` spec that cannot be resolved; the message says how to fix it."""
+
+
+def number(key: str, value: str, lo: float, hi: float) -> float:
+    """The policy parameter ``key=value`` as a number in ``[lo, hi]``, else
+    :class:`ModelSpecError` naming it."""
+    try:
+        x = float(value)
+    except ValueError:
+        raise ModelSpecError(f"Expected a number for {key}, but got {key}={value!r}") from None
+    if not lo <= x <= hi:
+        raise ModelSpecError(f"Expected {lo:g} <= {key} <= {hi:g}, but got {key}={value}")
+    return x
+
+
+def uniform(seed: str, text: str) -> float:
+    """A uniform number in [0, 1) fixed by ``seed`` and the prompt text: repeatable noise."""
+    digest = hashlib.blake2b(f"{seed}:{text}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+_Answer = TypeVar("_Answer", bound=Callable[..., str])
+
+
+def reads_prompt(answer: _Answer) -> _Answer:
+    """Mark a policy's answer function as taking the whole :class:`Prompt`, not its text.
+
+    Rule-induction policies need the prompt's design coordinates (``params``), which the text
+    does not carry; a reference policy passes them the prompt itself.
+    """
+    answer.reads_prompt = True  # type: ignore[attr-defined]
+    return answer
+
+
+def point_mass(answer: object, candidates: Sequence[str]) -> dict[str, float]:
+    """Scores of a deterministic policy: log-probability 0 for the candidate its answer names
+    (the whole answer, or its last ``Answer: X``), ``-inf`` for every other one."""
+    text = answer.strip() if isinstance(answer, str) else ""
+    named = text.rpartition("Answer: ")[2].strip() if "Answer: " in text else text
+    return {c: 0.0 if c == named else -math.inf for c in candidates}
+
+
+def _text_prompt(text: str) -> Prompt:
+    return Prompt(family="", instance_id="", presentation="", system="", text=text, gold="",
+                  answer_space=())
+
+
+def ideal_answer(prompt: Prompt | str) -> str:
+    """The ``ideal`` policy's answer: the prompt's family reads it (``Family.ideal_answer``);
+    a bare text, or a prompt of a family not registered, is offered to every family in turn."""
+    if isinstance(prompt, str):
+        prompt = _text_prompt(prompt)
+    names = [prompt.family] if prompt.family in FAMILIES else list(FAMILIES)
+    for name in names:
+        found = FAMILIES.hooks(name).ideal_answer(prompt)
+        if found is not None:
+            return str(found)
+    return UNREADABLE

@@ -1,0 +1,297 @@
+"""What a task family is: the :class:`Family` base class, its optional hooks, and the structural
+type :class:`FamilyLike` the engine asks of any family object.
+
+A family draws latent instances ``z`` with an exact oracle ``y*(z)`` (seeds/000 §3.1), renders
+them as prompts and parses the answers. The engine calls the four required members of
+:class:`FamilyLike`; every other member of :class:`Family` is an optional hook with a default,
+which a family overrides as a method or class attribute of its own. Nothing is found by a
+file's name: a registered family subclasses :class:`Family`, and what it does not override is
+the default written here.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from ._values import (
+    AuditComponent,
+    Figure,
+    InvalidArgument,
+    Item,
+    Observation,
+    Parsed,
+    Prompt,
+    Table,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "CHUNK_INSTANCES",
+    "DEFAULT_PRESENTATIONS",
+    "Evaluated",
+    "Family",
+    "FamilyLike",
+    "PolicyFactory",
+    "REQUIRED",
+    "construct",
+    "default_presentations",
+    "design_chunks",
+]
+
+#: A reference policy's factory: called with the spec's ``key=value`` parameters as strings, it
+#: returns an answer function — the prompt's text to an answer, or the whole :class:`Prompt` when
+#: marked with :func:`pytest_competence.policy.reads_prompt` — or a model (an object with
+#: ``generate``) for a policy that reads a whole batch.
+PolicyFactory = Callable[..., Any]
+
+#: What every family must have; the rest of :class:`Family` has defaults.
+REQUIRED = ("name", "answer_space", "design", "parse")
+
+#: What a design presents when its declaration names nothing and the family has no default.
+DEFAULT_PRESENTATIONS = ("original", "equivalent")
+
+#: Instances per chunk of :func:`design_chunks`: small enough that a chunk of the largest
+#: levels (n = 1024, tens of kilobytes per prompt) stays a few megabytes.
+CHUNK_INSTANCES = 64
+
+
+@runtime_checkable
+class FamilyLike(Protocol):
+    """The members the engine calls on a family object: any object with these is one (a
+    :class:`Family`, a family rebuilt from an archive, a test's own)."""
+
+    @property
+    def name(self) -> str:
+        """The registered name (``@pytest.mark.competence(family=NAME)``, ``ref:`` reads)."""
+
+    @property
+    def answer_space(self) -> tuple[str, ...]:
+        """The answers a prompt can have (``()`` for open answers)."""
+
+    def design(self, *, levels: Sequence[int], pairs: int, seed: int,
+               presentations: Sequence[str]) -> list[Item]:
+        """The seeded balanced design (see :meth:`Family.design`)."""
+
+    def parse(self, text: str) -> Parsed:
+        """The model's text to an answer or an explicit invalid :class:`Parsed`."""
+
+
+class Evaluated(Protocol):
+    """What a family's :meth:`Family.metrics` reads of an evaluation
+    (:class:`pytest_competence.evaluation.Evaluation`, live or rebuilt from an archive)."""
+
+    def __len__(self) -> int:
+        """Instances of the design."""
+
+    @property
+    def level(self) -> np.ndarray:
+        """Per instance, its level θ (the ``n`` parameter)."""
+
+    def rows(self, indices: Any = None) -> Iterator[tuple[int, Item, tuple[Observation, ...]]]:
+        """``(index, item, observations)`` of every instance, in design order."""
+
+
+class Family(ABC):
+    """A task family: latent instances with an exact oracle, presented and parsed.
+
+    **Required** (what the engine calls):
+
+    - ``name`` — the registered name (``@pytest.mark.competence(family=NAME)``, ``ref:`` reads);
+    - ``answer_space`` — the answers a prompt can have (``()`` for open answers);
+    - :meth:`design` — the seeded balanced design;
+    - :meth:`parse` — the model's text to an answer or an explicit invalid :class:`Parsed`.
+
+    **Optional**, each a method or class attribute with the default written here:
+
+    - :attr:`default_presentations`, :attr:`default_attempts`; :meth:`check_design` (raise
+      :class:`InvalidArgument` at collection, before any model runs); an
+      ``item(n, index, seed, presentations)`` method that draws one instance alone, so that
+      :func:`design_chunks` streams the design instance by instance;
+    - :attr:`strategies` — Hypothesis strategies; ``strategies.case_space(max_n=,
+      presentations=, vocabularies=)`` (e.g. a ``DesignSpace``) whose ``strategy()`` is
+      ``cases()``: what minimisation shrinks a failing case in;
+    - :meth:`audit_components` — the supports an audit may add to a suite;
+    - :meth:`shortcut_policies`, :attr:`shortcuts`, :meth:`ideal_answer` — the known ways to fake
+      competence on the family (``ref:NAME`` policies) and the competent reading;
+      :meth:`audit_policies` — the policies an audit tells apart (default: the shortcuts);
+    - :meth:`metrics`, :meth:`tables` and :meth:`figures` — summary entries of an evaluation,
+      and the report tables and figures that show them (data the reports draw);
+    - :meth:`generate_options`, :meth:`generate_designs`, :attr:`default_levels`,
+      :meth:`record_meta` — ``competence generate NAME``'s flags, designs, default grid and the
+      per-record metadata with which an independent checker re-derives the gold answer;
+      :attr:`training_presentations`, :attr:`named_splits`, :attr:`training_split` — training
+      rows (``--format hf``) and the family's named splits.
+    """
+
+    name: str
+    answer_space: tuple[str, ...]
+
+    @abstractmethod
+    def design(self, *, levels: Sequence[int], pairs: int, seed: int,
+               presentations: Sequence[str]) -> list[Item]:
+        """Per level ``pairs`` latent instances ``z`` with their prompts, each prompt's ``gold``
+        the oracle's answer ``y*(z)`` mapped through its presentation's
+        :class:`~pytest_competence.protocol.AnswerMap` (presentations are tuples of
+        :class:`~pytest_competence.protocol.Transform`, composed with
+        :func:`~pytest_competence.protocol.compose`)."""
+
+    @abstractmethod
+    def parse(self, text: str) -> Parsed:
+        """The model's text to an answer, or an explicit invalid :class:`Parsed`."""
+
+    @property
+    def default_presentations(self) -> tuple[str, ...]:
+        """What a declaration without ``presentations=`` asks."""
+        return DEFAULT_PRESENTATIONS
+
+    #: Sends per prompt when a declaration names no ``attempts=`` (seeds/002 §3.6 gives each
+    #: rule-induction variation five).
+    default_attempts: ClassVar[int] = 1
+
+    @property
+    def strategies(self) -> Any:
+        """The family's Hypothesis strategies (``None``: minimisation only replays and confirms
+        a failing case, it cannot shrink one)."""
+        return None
+
+    def check_design(self, *, levels: Sequence[int], pairs: int, seed: int,
+                     presentations: Sequence[str]) -> None:
+        """Raise :class:`InvalidArgument` when the design cannot be drawn (by default the
+        design itself is the check: nothing is checked before it runs)."""
+
+    def audit_components(self, levels: Sequence[int],
+                         presentations: Sequence[str]) -> list[AuditComponent]:
+        """The supports an audit can add to a suite of this family over ``levels`` and
+        ``presentations``."""
+        return []
+
+    #: ``ref:shortcuts`` runs these specs (e.g. ``"ref:horn-bounded?depth=4"``) on the family.
+    shortcuts: ClassVar[tuple[str, ...]] = ()
+
+    #: ``competence generate NAME`` writes these levels unless ``--levels`` names others.
+    default_levels: ClassVar[tuple[int, ...]] = ()
+
+    @classmethod
+    def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:
+        """The reference specs beside ``ref:ideal`` that the audit and the diagnosis tell
+        apart on a suite over ``levels``: by default the family's :attr:`shortcuts`."""
+        return cls.shortcuts
+
+    @classmethod
+    def shortcut_policies(cls) -> Mapping[str, PolicyFactory]:
+        """Reference policies by ``ref:`` name: the known ways to fake competence on this family.
+
+        Each reads this family's prompts only (on other families' suites it is skipped as
+        ``n/a``); a name two families declare with the same factory reads both. Imported when a
+        ``ref:`` spec is resolved, never at start-up.
+        """
+        return {}
+
+    @classmethod
+    def ideal_answer(cls, prompt: Prompt) -> str | None:
+        """The competent answer to one of this family's prompts, read from the prompt alone
+        (``ref:ideal`` and the noisy policies built on it); ``None`` when it cannot be read."""
+        return None
+
+    @classmethod
+    def metrics(cls, evaluation: Evaluated, *, bootstrap: int = 0,
+                seed: int = 0) -> dict[str, Any]:
+        """Summary entries of one evaluation of this family (e.g. ``{"systematicity": {...}}``)
+        beside the generic ones; ``bootstrap`` resamples and ``seed`` are the summary's."""
+        return {}
+
+    @classmethod
+    def tables(cls, result: Mapping[str, Any]) -> list[Table]:
+        """The report tables of one result (its ``summary`` holds what :meth:`metrics` added)."""
+        return []
+
+    @classmethod
+    def figures(cls, result: Mapping[str, Any]) -> list[Figure]:
+        """The HTML report's figures of one result, drawn above its tables."""
+        return []
+
+    #: ``competence generate NAME --format hf`` asks these unless ``--presentations`` names
+    #: others (empty: the family's default presentations).
+    training_presentations: ClassVar[tuple[str, ...]] = ()
+
+    #: Named splits beside every family's ``train`` and ``eval`` (``pytest_competence.splits``):
+    #: ``(name, training, options, description)``, ``options`` mapping an option to the values
+    #: the split covers.
+    named_splits: ClassVar[tuple[tuple[str, bool, Mapping[str, tuple[Any, ...]], str], ...]] = ()
+
+    #: The split training rows come from unless ``--split`` names another.
+    training_split: ClassVar[str] = "train"
+
+    @classmethod
+    def generate_options(cls, parser: Any) -> None:
+        """Add the family's own flags to ``competence generate NAME`` (its argparse parser,
+        which holds the family's flags alone); none by default."""
+
+    @classmethod
+    def generate_designs(cls, args: Any) -> Iterator[tuple[FamilyLike, dict[str, Any]]]:
+        """``(family, design keywords)`` for each design ``competence generate NAME`` writes
+        from its parsed ``args``: by default one design, the family built from ``--option``
+        values, at ``--levels`` (else :attr:`default_levels`), ``--per-level`` (else 200) and
+        ``--presentations`` (else the family's default)."""
+        made = construct(cls, dict(args.options))
+        levels = args.levels or list(cls.default_levels)
+        if not levels:
+            raise InvalidArgument(f"competence generate {cls.name} needs --levels: the "
+                                  f"family declares no default_levels")
+        yield made, dict(levels=levels, pairs=args.pairs or 200,
+                         presentations=args.presentations or default_presentations(made))
+
+    @classmethod
+    def record_meta(cls, item: Item) -> dict[str, Any]:
+        """``meta`` of ``competence generate``'s records of ``item``: how a checker re-derives
+        the gold answer from the prompt text alone (none by default)."""
+        return {}
+
+
+def construct(cls: type[Family], options: Mapping[str, object]) -> Family:
+    """``cls(**options)``; options the family does not take are an :class:`InvalidArgument`."""
+    try:
+        return cls(**options)
+    except TypeError as exc:
+        if isinstance(exc, InvalidArgument):
+            raise
+        raise InvalidArgument(
+            f"family={cls.name!r} does not take these options: {exc} "
+            f"(given: {', '.join(map(repr, sorted(options)))})"
+        ) from None
+
+
+def default_presentations(family: object) -> tuple[str, ...]:
+    """The presentations a design of ``family`` uses when none are named: the family's own
+    ``default_presentations`` (every reformulation, variation type or intervention cell it has),
+    else the original and its equivalent rewording."""
+    return tuple(getattr(family, "default_presentations", DEFAULT_PRESENTATIONS))
+
+
+def design_chunks(
+    family: FamilyLike, *, levels: Sequence[int], pairs: int, seed: int,
+    presentations: Sequence[str], size: int = CHUNK_INSTANCES,
+) -> Iterator[list[Item]]:
+    """``family``'s design, ``size`` instances at a time, in design order.
+
+    Every built-in family draws instance ``i`` of level ``n`` from generators keyed by
+    ``(seed, n, i, …)`` alone (``pytest_competence.strategies.stream_rng``), so the chunks
+    concatenate to exactly ``family.design(...)`` (tests/test_generate_stream.py checks each
+    family): a family with an ``item(n, index, seed, presentations)`` method is asked instance
+    by instance; one without is asked a level at a time. The design is checked before the first
+    chunk, as :meth:`Family.design` checks it.
+    """
+    check = getattr(family, "check_design", None)
+    if check is not None:
+        check(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
+    item = getattr(family, "item", None)
+    for n in levels:
+        if item is None:
+            yield family.design(levels=[n], pairs=pairs, seed=seed, presentations=presentations)
+            continue
+        for start in range(0, pairs, size):
+            yield [item(n, i, seed, presentations) for i in range(start, min(pairs, start + size))]

@@ -1,0 +1,183 @@
+"""The terminal section: a profile table per competence test × model, and model comparisons.
+
+Under ``-q`` each test × model is one line; otherwise levels are rows with the key columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_competence.drawing import SHOWN_PRESENTATIONS
+from pytest_competence.report._cells import aligned, tables_lines
+from pytest_competence.report._diagnosis import diagnosis_lines
+from pytest_competence.report._matrix import family_matrices
+
+__all__ = ["summary_lines", "verdict"]
+
+
+def _num(value: float | None) -> str:
+    return "  —  " if value is None else f"{value:.3f}"
+
+
+def _p(value: float) -> str:
+    return f"{value:.2g}" if value >= 1e-3 else f"{value:.1e}"
+
+
+def _more(hidden: int) -> list[str]:
+    return [f"    (+{hidden} more presentations in the JSON and HTML reports)"] if hidden > 0 else []
+
+
+def verdict(r: Mapping[str, Any]) -> str:
+    """PASS/FAILED by pytest's outcome; by the condition itself in report-only runs."""
+    if r.get("report_only") and r.get("outcome") == "passed":
+        return "PASS" if r.get("condition_met") else "FAIL (report only)"
+    return "PASS" if r.get("outcome") == "passed" else str(r.get("outcome", "?")).upper()
+
+
+def _matrix(document: Mapping[str, Any]) -> list[str]:
+    """Which suite catches which model, one table per family (see :mod:`._matrix`)."""
+    matrices = family_matrices(document)
+    if not matrices:
+        return []
+    lines = ["which suite catches which model (the condition and gates, per test × model; "
+             "FAIL: caught; n/a: the model does not read the family's prompts):"]
+    for m in matrices:
+        skipped = len(m.not_applicable)
+        lines.append(f"  {m.family}" + (f"  (n/a, not reading {m.family} prompts: {skipped} "
+                                         f"model{'' if skipped == 1 else 's'})" if skipped
+                                         else ""))
+        lines.extend(aligned(m.rows, "    "))
+    return lines
+
+
+def _gate(r: Mapping[str, Any]) -> list[str]:
+    gate = r.get("gate")
+    if not gate:
+        return []
+    if gate.get("status") == "no baseline":
+        return [f"    against baseline {gate['baseline']}: no baseline (the archive has no result "
+                f"for this test; not gated)"]
+    found = gate["regressions"]
+    verdict = f"{len(found)} significant regression(s)" if found else "no significant regression"
+    lines = [f"    against baseline {gate['baseline']}: {verdict} "
+             f"(Holm α {gate['alpha']:g}, margin {gate['margin']:g})"]
+    for g in found:
+        lines.append(f"      n={g['n']} accuracy[{g['presentation']}] {g['candidate']:.3f} vs "
+                     f"{g['baseline']:.3f}, Δ {g['delta']:+.3f}, p_holm={_p(g['p_holm'])}")
+    return lines
+
+
+_MINIMAL_LABELS = {
+    "minimal": "minimal failing case",
+    "replayed": "minimal failing case (replayed)",
+    "budget": "smallest failing case found within the budget (may not be minimal)",
+    "unstable": "failing case (the minimised one did not reproduce)",
+    "not_reproduced": "failing case that did not reproduce",
+}
+
+
+def _minimal(r: Mapping[str, Any]) -> list[str]:
+    """One line for the minimised failing case, when the failure message has one."""
+    m = (r.get("failing_case") or {}).get("minimal") or {}
+    if "summary" not in m:
+        return []
+    label = _MINIMAL_LABELS.get(m["status"], "failing case")
+    return [f"    {label}: {m['summary']} ({m['calls']['total']} model calls)"]
+
+
+def _headline(r: Mapping[str, Any]) -> str:
+    s = r["summary"]
+    failing = [lv["n"] for lv in r["levels"] if lv["all_correct"] < 1]
+    boot = s.get("bootstrap", {})
+    kappa = s.get("kappa_bar")
+    text = f"all-correct {_num(s['all_correct'])}  κ̄ {_num(kappa)}"
+    if "kappa_bar" in boot:
+        _, lo, hi = boot["kappa_bar"]
+        if lo is not None:
+            text += f" [{lo:.3f}, {hi:.3f}]"
+    text += f"  first failing n: {failing[0] if failing else '—'}"
+    return text
+
+
+def _table(r: Mapping[str, Any]) -> list[str]:
+    shown = r["presentations"][:SHOWN_PRESENTATIONS]
+    head = ["n", "pairs"] + [f"acc[{p}]" for p in shown] + [
+        "R", "R 95% CI", "D", "U", "κ", "cover", "all-ok"]
+    rows = [head]
+    for lv in r["levels"]:
+        ci = lv.get("robust_correct_ci")
+        rows.append(
+            [str(lv["n"]), str(lv["instances"])]
+            + [_num(lv["accuracy_by_presentation"][p]) for p in shown]
+            + [_num(lv["robust_correct"]),
+               "—" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+               _num(lv["shared_wrong"]), _num(lv["presentation_dependent"]),
+               _num(lv.get("kappa")), _num(lv["coverage"]), _num(lv["all_correct"])]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["    " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
+    for name, test in r["summary"].get("mcnemar", {}).items():
+        if name not in shown:
+            continue
+        lines.append(f"    McNemar {shown[0]} vs {name}: b={test['b']} c={test['c']} "
+                     f"{test['method']} p={_p(test['p_value'])}")
+    lines.extend(_more(len(r["presentations"]) - len(shown)))
+    boundary = r["summary"].get("boundary")
+    if boundary and boundary.get("observed_level") is not None:
+        lines.append(f"    {boundary['summary']}")
+    return lines
+
+
+def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[str]:
+    """Lines for ``pytest_terminal_summary`` from a results document.
+
+    ``-q`` (verbosity < 0): the per-family matrices when two or more models ran, else one line
+    per test × model. Default: every test × model's profile table, then the matrices. ``-v``:
+    also each model compared with the first (McNemar, bootstrap Δ accuracy), which the HTML and
+    JSON reports always hold.
+    """
+    matrix = _matrix(document)
+    lines: list[str] = []
+    for r in document["results"]:
+        if r.get("outcome") == "error":  # no figures to show: the model was not really asked
+            lines.append(f"{r['nodeid']}  ERROR  {r['errors']['message']}")
+            continue
+        if verbosity < 0:
+            if not matrix:
+                lines.append(f"{r['nodeid']}  {verdict(r)}  {_headline(r)}")
+                lines.extend(diagnosis_lines(r)[:1])
+            continue
+        lines.append(f"{r['nodeid']}  {verdict(r)}  ({r['condition']})")
+        lines.append(f"    {_headline(r)}")
+        lines.extend(_table(r))
+        lines.extend(tables_lines(r))
+        lines.extend(diagnosis_lines(r))
+        lines.extend(_gate(r))
+        lines.extend(_minimal(r))
+    lines.extend(matrix)
+    comparisons = document.get("comparisons", [])
+    if matrix and verbosity < 0:
+        lines.append("each test × model's profile: without -q; model comparisons (McNemar, "
+                     "bootstrap Δ accuracy): with -v; both in the HTML and JSON reports")
+    elif comparisons and verbosity < 1:
+        lines.append(f"model comparisons against {comparisons[0]['reference']} (McNemar, "
+                     f"bootstrap Δ accuracy): with -v, and in the HTML and JSON reports")
+    if verbosity < 1:
+        return lines
+    for block in comparisons:
+        lines.append(f"{block['test']}: models against {block['reference']} "
+                     f"(McNemar on all prompts, Holm across models)")
+        names = list(dict.fromkeys(row["presentation"] for row in block["mcnemar"]))
+        for row in block["mcnemar"]:
+            if row["n"] != "all" or row["presentation"] not in names[:SHOWN_PRESENTATIONS]:
+                continue
+            for t in row["tests"]:
+                delta = block["accuracy_delta"][t["model"]][row["presentation"]]
+                lines.append(
+                    f"    {t['model']} [{row['presentation']}]: Δacc {delta[0]:+.3f} "
+                    f"[{delta[1]:+.3f}, {delta[2]:+.3f}]  b={t['b']} c={t['c']} "
+                    f"p={_p(t['p_value'])} p_holm={_p(t['p_holm'])}"
+                )
+        lines.extend(_more(len(names) - SHOWN_PRESENTATIONS))
+    return lines

@@ -1,0 +1,173 @@
+"""The 31 relation vocabularies of the ordering catalog, in six families (seeds/000 App. B.1, "Catalog").
+
+Every vocabulary renders the same latent order: the *forward* phrase states ``a_i ≺ a_{i+1}`` as
+``forward(a_i, a_{i+1})``, the *converse* phrase states the same fact with the arguments swapped,
+``converse(a_{i+1}, a_i)``. The catalog order below is the paper's, so "the first vocabulary" is
+``front_behind`` (the paper's ``pos`` relation).
+
+The paper gives the full prompt only for ``pos``; the context sentence of the other vocabularies
+("There are 8 people born at different times ...") is ours, written to the same pattern.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_competence.protocol import InvalidArgument
+
+__all__ = ["CATALOG", "GROUPS", "Phrase", "Vocabulary", "vocabulary"]
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """One direction of a relation: a premise, its negation and a question, with ``{a}``/``{b}``."""
+
+    statement: str
+    negation: str
+    question: str
+
+    def state(self, a: str, b: str) -> str:
+        """The premise "a R b"."""
+        return self.statement.format(a=a, b=b)
+
+    def deny(self, a: str, b: str) -> str:
+        """The negated premise "a is not R b"."""
+        return self.negation.format(a=a, b=b)
+
+    def ask(self, a: str, b: str) -> str:
+        """The question "is a R b?"."""
+        return self.question.format(a=a, b=b)
+
+
+def _be(words: str, verb: str = "is") -> Phrase:
+    """A copular phrase: ``{a} is in front of {b}``."""
+    return Phrase(
+        f"{{a}} {verb} {words} {{b}}",
+        f"{{a}} {verb} not {words} {{b}}",
+        f"{verb.capitalize()} {{a}} {words} {{b}}?",
+    )
+
+
+def _do(past: str, base: str) -> Phrase:
+    """A verbal phrase: ``{a} arrived earlier than {b}`` / ``Did {a} arrive earlier than {b}?``."""
+    return Phrase(f"{{a}} {past} {{b}}", f"{{a}} did not {base} {{b}}", f"Did {{a}} {base} {{b}}?")
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """A named relation with its forward and converse phrases and the context that introduces it.
+
+    ``setting`` completes "There are {n} people ..."; ``order`` names the order in "... can be
+    described by the following set of rules:"; ``rule`` (nonce relations only) states the converse
+    rule in the context, as the paper does for its invented words.
+    """
+
+    name: str
+    group: str
+    forward: Phrase
+    converse: Phrase
+    setting: str
+    order: str
+    rule: str = ""
+
+    def context(self, n: int, names_line: str) -> str:
+        """The context sentence that opens a prompt of ``n`` entities."""
+        rule = f" {self.rule}" if self.rule else ""
+        return (
+            f"There are {n} people {self.setting}.{rule} Their names are {names_line}. "
+            f"{self.order} can be described by the following set of rules:"
+        )
+
+
+_LINE = ("standing in some order", "Their standing order")
+
+
+def _v(name: str, group: str, fwd: Phrase, conv: Phrase, setting: tuple[str, str],
+       rule: str = "") -> Vocabulary:
+    return Vocabulary(name, group, fwd, conv, setting[0], setting[1], rule)
+
+
+CATALOG: tuple[Vocabulary, ...] = (
+    # spatial line
+    _v("front_behind", "spatial line", _be("in front of"), _be("behind"), _LINE),
+    _v("ahead_behind", "spatial line", _be("ahead of"), _be("behind"), _LINE),
+    _v("left_right", "spatial line", _be("to the left of"), _be("to the right of"), _LINE),
+    _v("right_left", "spatial line", _be("to the right of"), _be("to the left of"), _LINE),
+    _v("behind_front", "spatial line", _be("behind"), _be("in front of"), _LINE),
+    _v("before_after", "spatial line", _be("before"), _be("after"), _LINE),
+    _v("north_south", "spatial line", _be("north of"), _be("south of"), _LINE),
+    _v("east_west", "spatial line", _be("east of"), _be("west of"), _LINE),
+    _v("closer_front_back", "spatial line", _be("closer to the front than"),
+       _be("closer to the back than"), _LINE),
+    _v("further_forward_back", "spatial line", _be("further forward than"),
+       _be("further back than"), _LINE),
+    # vertical
+    _v("above_below", "vertical", _be("above"), _be("below"),
+       ("positioned at different heights", "Their arrangement")),
+    _v("higher_lower", "vertical", _be("higher up than"), _be("lower down than"),
+       ("positioned at different heights", "Their arrangement")),
+    # temporal
+    _v("arrived_earlier_later", "temporal", _do("arrived earlier than", "arrive earlier than"),
+       _do("arrived later than", "arrive later than"),
+       ("who arrived at different times", "The order in which they arrived")),
+    _v("born_before_after", "temporal", _be("born before", "was"), _be("born after", "was"),
+       ("born at different times", "The order of their births")),
+    _v("finished_earlier_later", "temporal", _do("finished earlier than", "finish earlier than"),
+       _do("finished later than", "finish later than"),
+       ("who finished a race at different times", "The order in which they finished")),
+    _v("scheduled_before_after", "temporal", _be("scheduled before"), _be("scheduled after"),
+       ("scheduled at different times", "Their schedule")),
+    # comparative
+    _v("older_younger", "comparative", _be("older than"), _be("younger than"),
+       ("of different ages", "Their ages")),
+    _v("taller_shorter", "comparative", _be("taller than"), _be("shorter than"),
+       ("of different heights", "Their heights")),
+    _v("shorter_taller", "comparative", _be("shorter than"), _be("taller than"),
+       ("of different heights", "Their heights")),
+    _v("heavier_lighter", "comparative", _be("heavier than"), _be("lighter than"),
+       ("of different weights", "Their weights")),
+    _v("faster_slower", "comparative", _be("faster than"), _be("slower than"),
+       ("who run at different speeds", "Their speeds")),
+    _v("stronger_weaker", "comparative", _be("stronger than"), _be("weaker than"),
+       ("of different strengths", "Their strengths")),
+    _v("richer_poorer", "comparative", _be("richer than"), _be("poorer than"),
+       ("of different wealth", "Their wealth")),
+    # rank and social
+    _v("more_less_senior", "rank and social", _be("more senior than"), _be("more junior than"),
+       ("of different seniority", "Their seniority")),
+    _v("ranked_higher_lower", "rank and social", _be("ranked higher than"),
+       _be("ranked lower than"), ("ranked in some order", "Their ranking")),
+    _v("more_less_experienced", "rank and social", _be("more experienced than"),
+       _be("less experienced than"),
+       ("with different amounts of experience", "Their experience")),
+    _v("more_less_popular", "rank and social", _be("more popular than"),
+       _be("less popular than"), ("of different popularity", "Their popularity")),
+    _v("paid_more_less", "rank and social", _be("paid more than"), _be("paid less than"),
+       ("paid different amounts", "Their pay")),
+    _v("closer_farther_exit", "rank and social", _be("closer to the exit than"),
+       _be("farther from the exit than"),
+       ("at different distances from the exit", "Their distances from the exit")),
+    # nonce: the converse rule is stated in the context
+    _v("more_less_zorbic", "nonce", _be("more zorbic than"), _be("less zorbic than"),
+       ("who differ in how zorbic they are", "How zorbic they are"),
+       rule="If one person is more zorbic than another, then the other is less zorbic than the first."),
+    _v("vorpward_morpward", "nonce", _be("vorpward of"), _be("morpward of"), _LINE,
+       rule="If one person is vorpward of another, then the other is morpward of the first."),
+)
+
+GROUPS: tuple[str, ...] = tuple(dict.fromkeys(v.group for v in CATALOG))
+
+_BY_NAME = {v.name: v for v in CATALOG}
+
+
+def vocabulary(name: str) -> Vocabulary:
+    """The catalog entry called ``name``; an unknown name is an :class:`InvalidArgument`."""
+    if isinstance(name, Vocabulary):
+        return name
+    try:
+        return _BY_NAME[name]
+    except (KeyError, TypeError):
+        raise InvalidArgument(
+            f"Unknown vocabulary={name!r}. Expected one of the {len(CATALOG)} catalog names: "
+            + ", ".join(_BY_NAME)
+        ) from None
