@@ -17,8 +17,14 @@ from hypothesis import HealthCheck, settings
 # load module more than once per process": numpy.fft through scipy.stats, datasets, trl), as
 # does torch's operator registry (torch.distributed, through transformers' Llama, see
 # pytest_collection_modifyitems). They are imported here, once, before any test.
-TORCH_TESTS = {"test_hf.py", "test_learned.py", "test_real_server.py", "test_train.py",
-               "test_training.py", "test_trl.py"}
+TORCH_TESTS = {
+    "test_hf.py",
+    "test_learned.py",
+    "test_real_server.py",
+    "test_train.py",
+    "test_training.py",
+    "test_trl.py",
+}
 
 
 def _load_the_http_stack() -> None:
@@ -48,7 +54,10 @@ def _load_the_http_stack() -> None:
 _load_the_http_stack()
 
 settings.register_profile(
-    "ci", max_examples=60, deadline=None, derandomize=True,
+    "ci",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=30, deadline=None)

@@ -19,6 +19,10 @@ def cpu_model() -> str:
 
 def describe(*extra: str) -> str:
     """``python X, numpy Y, …, cpu Z`` for the header line of a benchmark."""
-    parts = [f"python {platform.python_version()}", f"numpy {np.__version__}", *extra,
-             f"cpu {cpu_model()}"]
+    parts = [
+        f"python {platform.python_version()}",
+        f"numpy {np.__version__}",
+        *extra,
+        f"cpu {cpu_model()}",
+    ]
     return ", ".join(parts)

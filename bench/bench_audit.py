@@ -54,25 +54,39 @@ def part_target(seeds: int, max_nodes: int) -> None:
         sizes.append(r.size)
         counts.append(r.count)
         nodes.append(r.nodes + rc.nodes)
-    print(f"   {seeds} seeds, all minimum sets and all minimum-cost sets each: median "
-          f"{statistics.median(times) * 1e3:.1f} ms, max {max(times) * 1e3:.1f} ms; minimum "
-          f"size {min(sizes)}–{max(sizes)}; optimal sets per case up to {max(counts)}; nodes "
-          f"up to {max(nodes)}")
+    print(
+        f"   {seeds} seeds, all minimum sets and all minimum-cost sets each: median "
+        f"{statistics.median(times) * 1e3:.1f} ms, max {max(times) * 1e3:.1f} ms; minimum "
+        f"size {min(sizes)}–{max(sizes)}; optimal sets per case up to {max(counts)}; nodes "
+        f"up to {max(nodes)}"
+    )
 
 
 def part_scale(max_nodes: int) -> None:
-    print(f"\n2. thousands of cells (branch and bound up to {max_nodes:,} nodes, then the "
-          f"integer program, then the labelled greedy approximation)")
-    for cells, policies, rate in [(2000, 12, 0.05), (5000, 12, 0.02), (10000, 12, 0.01),
-                                  (2000, 24, 0.02), (5000, 40, 0.01), (10000, 60, 0.005)]:
+    print(
+        f"\n2. thousands of cells (branch and bound up to {max_nodes:,} nodes, then the "
+        f"integer program, then the labelled greedy approximation)"
+    )
+    for cells, policies, rate in [
+        (2000, 12, 0.05),
+        (5000, 12, 0.02),
+        (10000, 12, 0.01),
+        (2000, 24, 0.02),
+        (5000, 40, 0.01),
+        (10000, 60, 0.005),
+    ]:
         obs, estimand = synthetic(cells, policies, rate, 1)
         t, r, rows = timed_search(obs, estimand, max_nodes)
         found = "all" if r.count_complete else "first, not all enumerated"
-        what = (f"{r.method}: minimum {r.size} cells, {r.count} minimum sets ({found})"
-                if r.exact else
-                f"{r.method}: {r.size} cells ≥ lower bound {r.lower_bound:g}; {r.guarantee}")
-        print(f"   {cells:>6} cells × {policies} policies ({rows} pairs, {r.classes} column "
-              f"classes): {t:.2f} s, {r.nodes:,} nodes; {what}")
+        what = (
+            f"{r.method}: minimum {r.size} cells, {r.count} minimum sets ({found})"
+            if r.exact
+            else f"{r.method}: {r.size} cells ≥ lower bound {r.lower_bound:g}; {r.guarantee}"
+        )
+        print(
+            f"   {cells:>6} cells × {policies} policies ({rows} pairs, {r.classes} column "
+            f"classes): {t:.2f} s, {r.nodes:,} nodes; {what}"
+        )
 
 
 def part_ordering() -> None:
@@ -80,30 +94,48 @@ def part_ordering() -> None:
     from pytest_competence.models.reference import reference_policy
     from pytest_competence.strategies import AuditComponent, Ordering
 
-    print("\n3. ordering universe (tests/test_audit.py): 5 candidate components, 7 reference "
-          "policies")
-    names = ["ideal", "always-yes", "endpoint", "forward-reader", "names-order", "threshold?n=8",
-             "always-no"]
+    print(
+        "\n3. ordering universe (tests/test_audit.py): 5 candidate components, 7 reference policies"
+    )
+    names = [
+        "ideal",
+        "always-yes",
+        "endpoint",
+        "forward-reader",
+        "names-order",
+        "threshold?n=8",
+        "always-no",
+    ]
     start = time.perf_counter()
     universe = suite_universe(
-        Ordering(names_line="chain"), {n: reference_policy(n, f"ref:{n}") for n in names},
-        levels=[8], presentations=["original"], pairs=8, seed=1, candidates=[
+        Ordering(names_line="chain"),
+        {n: reference_policy(n, f"ref:{n}") for n in names},
+        levels=[8],
+        presentations=["original"],
+        pairs=8,
+        seed=1,
+        candidates=[
             AuditComponent("larger n", "level", 32),
             AuditComponent("converse rewording", "presentation", "equivalent"),
             AuditComponent("interior queries", "option", {"distance": 2}),
             AuditComponent("second vocabulary", "option", {"vocabulary": "left_right"}),
-            AuditComponent("shuffled names line", "option", {"names_line": "shuffled"})])
+            AuditComponent("shuffled names line", "option", {"names_line": "shuffled"}),
+        ],
+    )
     observed = time.perf_counter() - start
     estimand = {n: int(n == "ideal") for n in names}
     start = time.perf_counter()
-    result = audit(universe.observations, estimand, components=universe.components,
-                   costs=universe.costs)
-    print(f"   {universe.prompts} prompts per policy, {len(universe.observations.cells)} cells: "
-          f"policies answered in {observed:.2f} s; lattice "
-          f"({2 ** len(universe.components.names)} subsets), leave-one-out and "
-          f"both minimum searches in {time.perf_counter() - start:.3f} s; minimum "
-          f"{result.minimum.size} cells ({result.minimum.count} sets), cheapest "
-          f"{result.minimum_cost.cost:,.0f} characters")
+    result = audit(
+        universe.observations, estimand, components=universe.components, costs=universe.costs
+    )
+    print(
+        f"   {universe.prompts} prompts per policy, {len(universe.observations.cells)} cells: "
+        f"policies answered in {observed:.2f} s; lattice "
+        f"({2 ** len(universe.components.names)} subsets), leave-one-out and "
+        f"both minimum searches in {time.perf_counter() - start:.3f} s; minimum "
+        f"{result.minimum.size} cells ({result.minimum.count} sets), cheapest "
+        f"{result.minimum_cost.cost:,.0f} characters"
+    )
 
 
 def example_specs() -> list[tuple[str, object]]:
@@ -127,15 +159,23 @@ def example_specs() -> list[tuple[str, object]]:
                 continue
             grids = []
             for m in (m for m in marks if m.name == "parametrize"):
-                keys = [k.strip() for k in m.args[0].split(",")] if isinstance(
-                    m.args[0], str) else list(m.args[0])
+                keys = (
+                    [k.strip() for k in m.args[0].split(",")]
+                    if isinstance(m.args[0], str)
+                    else list(m.args[0])
+                )
                 grids.append([dict(zip(keys, v if len(keys) > 1 else (v,))) for v in m.args[1]])
             for combo in itertools.product(*grids):
                 overrides = {k: v for d in combo for k, v in d.items()}
-                label = "-".join(str(v) for d in combo for k, v in d.items()
-                                 if k != "presentations")
-                out.append((f"{path.name}::{name}" + (f"[{label}]" if label else ""),
-                            spec_from_marker(found[0].args, found[0].kwargs, overrides)))
+                label = "-".join(
+                    str(v) for d in combo for k, v in d.items() if k != "presentations"
+                )
+                out.append(
+                    (
+                        f"{path.name}::{name}" + (f"[{label}]" if label else ""),
+                        spec_from_marker(found[0].args, found[0].kwargs, overrides),
+                    )
+                )
     return out
 
 
@@ -154,19 +194,26 @@ def part_examples() -> None:
         total = len(doc["caught"]) + len(doc["survivors"])
         scores.setdefault(name, []).append(f"{len(doc['caught'])}/{total}")
     for name, times in per.items():
-        print(f"   {name:<15} {len(times):>3} suites: {sum(times):6.2f} s in all, max "
-              f"{max(times):5.2f} s, median {statistics.median(times):5.2f} s; mutation scores "
-              f"{', '.join(sorted(set(scores[name])))}")
+        print(
+            f"   {name:<15} {len(times):>3} suites: {sum(times):6.2f} s in all, max "
+            f"{max(times):5.2f} s, median {statistics.median(times):5.2f} s; mutation scores "
+            f"{', '.join(sorted(set(scores[name])))}"
+        )
     print(f"   all {sum(map(len, per.values()))} suites: {sum(map(sum, per.values())):.1f} s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=20, help="Cases in part 1 (default 20)")
-    parser.add_argument("--max-nodes", type=int, default=50_000,
-                        help="Exact search budget (default 50000, the library default)")
-    parser.add_argument("--only-examples", action="store_true",
-                        help="Run part 4 only (the example suites' audits)")
+    parser.add_argument(
+        "--max-nodes",
+        type=int,
+        default=50_000,
+        help="Exact search budget (default 50000, the library default)",
+    )
+    parser.add_argument(
+        "--only-examples", action="store_true", help="Run part 4 only (the example suites' audits)"
+    )
     args = parser.parse_args()
     print(describe())
     if not args.only_examples:

@@ -95,9 +95,7 @@ def main() -> None:
             random_state=0,
         )
 
-    print(
-        describe(f"scipy {scipy.__version__}")
-    )
+    print(describe(f"scipy {scipy.__version__}"))
     print(
         f"grid: {len(LEVELS)} levels x {PAIRS} pairs = {level.size} matched pairs; statistic: "
         f"accuracy(original) - accuracy(equivalent) = {original.mean() - equivalent.mean():+.4f}; "
@@ -125,8 +123,9 @@ def main() -> None:
             low, high = result.low, result.high
         else:
             low, high = result.confidence_interval  # type: ignore[attr-defined]
-        print(f"{label:24}{min(times[label]):9.4f}{medians[label]:10.4f}   "
-              f"[{low:+.4f}, {high:+.4f}]")
+        print(
+            f"{label:24}{min(times[label]):9.4f}{medians[label]:10.4f}   [{low:+.4f}, {high:+.4f}]"
+        )
     theirs_times = times["scipy.stats.bootstrap"]
     for label in ("ours, stratified by n", "ours, unstratified"):
         ratio = statistics.median(t / o for t, o in zip(theirs_times, times[label]))

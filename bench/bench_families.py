@@ -31,11 +31,17 @@ from pytest_competence.strategies import (
 #: family label → (constructor, largest default level, presentations a suite sends)
 CASES = {
     "horn": (Horn, 128, ["original", "equivalent"]),
-    "horn/all-presentations": (Horn, 128, ["original", "equivalent", "reshuffle", "rename",
-                                           "shuffled_renamed", "negated_query"]),
+    "horn/all-presentations": (
+        Horn,
+        128,
+        ["original", "equivalent", "reshuffle", "rename", "shuffled_renamed", "negated_query"],
+    ),
     **{  # every reformulation of seeds/004 Table 7 that applies, each label proved by its solver
-        f"reformulations/{c}": (lambda c=c: Reformulations(category=c), 6,
-                                list(Reformulations(category=c).presentations))
+        f"reformulations/{c}": (
+            lambda c=c: Reformulations(category=c),
+            6,
+            list(Reformulations(category=c).presentations),
+        )
         for c in CATEGORIES
     },
     # a cluster: base, target and sham theories, each label proved by forward chaining; 36 cells
@@ -63,8 +69,12 @@ def in_fresh_process(case: str, instances: int) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="Timed runs per case (default 5)")
-    parser.add_argument("--instances", type=int, default=402,
-                        help="Instances per run, a multiple of 6 (default 402)")
+    parser.add_argument(
+        "--instances",
+        type=int,
+        default=402,
+        help="Instances per run, a multiple of 6 (default 402)",
+    )
     args = parser.parse_args()
     print(describe())
     print(f"{'case':36}{'n':>6}{'instances/s':>14}{'prompts/s':>12}  (median of {args.repeat})")

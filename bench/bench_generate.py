@@ -60,9 +60,21 @@ def generate_peak(prompts: int) -> tuple[float, float]:
     """Peak RSS (MB) and CPU seconds of ``competence generate`` writing ``prompts`` prompts."""
     pairs = prompts // (len(STREAM_LEVELS.split(",")) * len(PRESENTATIONS))
     child = subprocess.Popen(
-        [sys.executable, "-m", "pytest_competence.cli", "generate", "ordering", "--levels",
-         STREAM_LEVELS, "--per-level", str(pairs), "--max-prompts", str(prompts)],
-        stdout=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "pytest_competence.cli",
+            "generate",
+            "ordering",
+            "--levels",
+            STREAM_LEVELS,
+            "--per-level",
+            str(pairs),
+            "--max-prompts",
+            str(prompts),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
     _, status, usage = os.wait4(child.pid, 0)
     if os.waitstatus_to_exitcode(status):
         raise SystemExit(f"competence generate failed at {prompts:,} prompts")
@@ -72,8 +84,10 @@ def generate_peak(prompts: int) -> tuple[float, float]:
 
 def memory_rows(sizes: list[int]) -> None:
     """Print peak RSS and CPU of ``competence generate`` at each size, and ratios to the first."""
-    print(f"competence generate ordering --levels {STREAM_LEVELS} (original + equivalent), "
-          f"output discarded")
+    print(
+        f"competence generate ordering --levels {STREAM_LEVELS} (original + equivalent), "
+        f"output discarded"
+    )
     print(f"{'prompts':>10}{'peak MB':>9}{'cpu s':>8}{'x peak':>8}{'x cpu':>7}")
     first: tuple[float, float] | None = None
     for size in sizes:
@@ -84,14 +98,24 @@ def memory_rows(sizes: list[int]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--vocabulary", default="front_behind", choices=[v.name for v in CATALOG],
-                        metavar="NAME", help="Catalog vocabulary (default front_behind)")
-    parser.add_argument("--protocol", choices=["P", "L"], default="P",
-                        help="Rewrite protocol (default P)")
-    parser.add_argument("--repeat", type=int, default=5,
-                        help="Timed runs after the warm-up run (default 5)")
-    parser.add_argument("--million", action="store_true",
-                        help="Also measure competence generate at 1M prompts (about a minute)")
+    parser.add_argument(
+        "--vocabulary",
+        default="front_behind",
+        choices=[v.name for v in CATALOG],
+        metavar="NAME",
+        help="Catalog vocabulary (default front_behind)",
+    )
+    parser.add_argument(
+        "--protocol", choices=["P", "L"], default="P", help="Rewrite protocol (default P)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=5, help="Timed runs after the warm-up run (default 5)"
+    )
+    parser.add_argument(
+        "--million",
+        action="store_true",
+        help="Also measure competence generate at 1M prompts (about a minute)",
+    )
     args = parser.parse_args()
 
     print(describe())

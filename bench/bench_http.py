@@ -57,6 +57,7 @@ def timed(run: Any) -> tuple[float, float, Any]:
 
 # -- the clients --------------------------------------------------------------------------------
 
+
 def httpx_floor(url: str, bodies: list[bytes], concurrency: int) -> list[str]:
     """Answers through plain httpx, each worker with its own ``AsyncClient`` (kept alive)."""
     import httpx
@@ -67,8 +68,9 @@ def httpx_floor(url: str, bodies: list[bytes], concurrency: int) -> list[str]:
     async def worker() -> None:
         async with httpx.AsyncClient(timeout=60) as client:
             for i in todo:
-                r = await client.post(url, content=bodies[i],
-                                      headers={"Content-Type": "application/json"})
+                r = await client.post(
+                    url, content=bodies[i], headers={"Content-Type": "application/json"}
+                )
                 answers[i] = r.json()["choices"][0]["message"]["content"]
 
     async def main() -> None:
@@ -85,13 +87,25 @@ def lmeval_client(args: argparse.Namespace) -> None:
     from lm_eval.models.openai_completions import LocalChatCompletion
 
     chats = json.loads(Path(args.lmeval_client).read_text())
-    lm = LocalChatCompletion(model="bench", base_url=args.url, num_concurrent=args.concurrency[0],
-                             max_retries=3, tokenized_requests=False, max_gen_toks=16)
+    lm = LocalChatCompletion(
+        model="bench",
+        base_url=args.url,
+        num_concurrent=args.concurrency[0],
+        max_retries=3,
+        tokenized_requests=False,
+        max_gen_toks=16,
+    )
 
     def requests(count: int) -> list[Any]:
-        return [Instance(request_type="generate_until", doc={}, idx=i,
-                         arguments=(JsonChatStr(json.dumps(chat)), {"until": ["\n\n"]}))
-                for i, chat in enumerate(chats[:count])]
+        return [
+            Instance(
+                request_type="generate_until",
+                doc={},
+                idx=i,
+                arguments=(JsonChatStr(json.dumps(chat)), {"until": ["\n\n"]}),
+            )
+            for i, chat in enumerate(chats[:count])
+        ]
 
     lm.generate_until(requests(args.concurrency[0] * 2), disable_tqdm=True)  # warm-up
     for _ in range(args.repeat):
@@ -109,6 +123,7 @@ def lmeval_python() -> str | None:
 
 
 # -- the bench ----------------------------------------------------------------------------------
+
 
 class Tally:
     """Rates and CPU per request of one client at one concurrency."""
@@ -139,8 +154,13 @@ def check(name: str, answers: list[Any], expected: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--latency", type=float, default=0.05, help="Server latency, seconds")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[32, 128],
-                        help="Requests in flight (one or more)")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        nargs="+",
+        default=[32, 128],
+        help="Requests in flight (one or more)",
+    )
     parser.add_argument("--requests", type=int, default=3200, help="Requests per run")
     parser.add_argument("--repeat", type=int, default=3, help="Timed runs after a warm-up")
     parser.add_argument("--lmeval-client", help=argparse.SUPPRESS)  # the subprocess's role
@@ -162,14 +182,18 @@ def main() -> None:
     print(f"load average at start {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     family = Ordering(vocabulary="front_behind")
     pairs = -(-args.requests // 4) * 4
-    items = family.design(levels=[4, 8], pairs=pairs, seed=1,
-                          presentations=["original", "equivalent"])
+    items = family.design(
+        levels=[4, 8], pairs=pairs, seed=1, presentations=["original", "equivalent"]
+    )
     batch = [p for item in items for p in item.prompts][: args.requests]
     expected = [answer_for(p.text) for p in batch]
-    chats = [[{"role": "system", "content": p.system}, {"role": "user", "content": p.text}]
-             for p in batch]
-    bodies = [json.dumps({"model": "bench", "temperature": 0.0, "messages": c}).encode()
-              for c in chats]
+    chats = [
+        [{"role": "system", "content": p.system}, {"role": "user", "content": p.text}]
+        for p in batch
+    ]
+    bodies = [
+        json.dumps({"model": "bench", "temperature": 0.0, "messages": c}).encode() for c in chats
+    ]
     lm_python = lmeval_python()
     server = FakeServer(latency=args.latency)
     pid = server.proc.pid
@@ -186,28 +210,50 @@ def main() -> None:
                 for name in ("competence", "httpx"):
                     tallies[c, name] = Tally()
                 for _ in range(max(1, args.repeat)):
-                    for name, run in (("competence", lambda: model.generate(batch)),
-                                      ("httpx", lambda: httpx_floor(url, bodies, c))):
+                    for name, run in (
+                        ("competence", lambda: model.generate(batch)),
+                        ("httpx", lambda: httpx_floor(url, bodies, c)),
+                    ):
                         served = cpu_seconds(pid)
                         wall, used, answers = timed(run)
                         check(name, answers, expected)
                         tallies[c, name].add(len(batch), wall, used, cpu_seconds(pid) - served)
                 if lm_python:
-                    tallies[c, "lm-eval"] = run_lmeval(lm_python, chat_file, server.url, c,
-                                                       args.repeat, expected, pid)
+                    tallies[c, "lm-eval"] = run_lmeval(
+                        lm_python, chat_file, server.url, c, args.repeat, expected, pid
+                    )
     finally:
         server.close()
     report(args, tallies, lm_python)
 
 
-def run_lmeval(python: str, chat_file: Path, base_url: str, concurrency: int, repeat: int,
-               expected: list[str], pid: int) -> Tally:
+def run_lmeval(
+    python: str,
+    chat_file: Path,
+    base_url: str,
+    concurrency: int,
+    repeat: int,
+    expected: list[str],
+    pid: int,
+) -> Tally:
     tally = Tally()
     proc = subprocess.Popen(
-        [python, str(HERE), "--lmeval-client", str(chat_file), "--url",
-         f"{base_url}/chat/completions", "--concurrency", str(concurrency), "--repeat",
-         str(max(1, repeat))],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            python,
+            str(HERE),
+            "--lmeval-client",
+            str(chat_file),
+            "--url",
+            f"{base_url}/chat/completions",
+            "--concurrency",
+            str(concurrency),
+            "--repeat",
+            str(max(1, repeat)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     served = cpu_seconds(pid)
     for line in proc.stdout:
@@ -220,30 +266,43 @@ def run_lmeval(python: str, chat_file: Path, base_url: str, concurrency: int, re
     return tally
 
 
-def report(args: argparse.Namespace, tallies: dict[tuple[int, str], Tally],
-           lm_python: str | None) -> None:
-    print(f"{args.requests} requests per run, latency {args.latency * 1e3:g} ms, medians of "
-          f"{args.repeat} runs after a warm-up; client CPU = the client process's CPU / requests")
-    print(f"{'C':>4} {'client':12}{'req/s':>8}{'x ideal':>9}{'client ms/req':>15}"
-          f"{'server ms/req':>15}")
+def report(
+    args: argparse.Namespace, tallies: dict[tuple[int, str], Tally], lm_python: str | None
+) -> None:
+    print(
+        f"{args.requests} requests per run, latency {args.latency * 1e3:g} ms, medians of "
+        f"{args.repeat} runs after a warm-up; client CPU = the client process's CPU / requests"
+    )
+    print(
+        f"{'C':>4} {'client':12}{'req/s':>8}{'x ideal':>9}{'client ms/req':>15}"
+        f"{'server ms/req':>15}"
+    )
     for c in args.concurrency:
         ideal = c / args.latency
         for name in ("competence", "httpx", "lm-eval"):
             tally = tallies.get((c, name))
             if tally is None:
-                print(f"{c:>4} {name:12}skipped: lm-eval not installed (set {LMEVAL_ENV} to a "
-                      f"Python with lm-eval[api])")
+                print(
+                    f"{c:>4} {name:12}skipped: lm-eval not installed (set {LMEVAL_ENV} to a "
+                    f"Python with lm-eval[api])"
+                )
                 continue
-            print(f"{c:>4} {name:12}{tally.rate():8,.0f}{tally.rate() / ideal:9.3f}"
-                  f"{tally.cpu():15.3f}{statistics.median(tally.server_ms):15.3f}")
+            print(
+                f"{c:>4} {name:12}{tally.rate():8,.0f}{tally.rate() / ideal:9.3f}"
+                f"{tally.cpu():15.3f}{statistics.median(tally.server_ms):15.3f}"
+            )
         ours = tallies[c, "competence"]
         for other in ("httpx", "lm-eval"):
             if (c, other) in tallies:
                 them = tallies[c, other]
-                print(f"{c:>4} competence / {other}: {ours.rate() / them.rate():.2f}x the rate, "
-                      f"{ours.cpu() / them.cpu():.2f}x the client CPU per request")
-    print(f"targets at C=32: >= {TARGET_RATE:g} x ideal, >= lm-eval's rate, <= "
-          f"{TARGET_CPU_MS:g} ms client CPU per request")
+                print(
+                    f"{c:>4} competence / {other}: {ours.rate() / them.rate():.2f}x the rate, "
+                    f"{ours.cpu() / them.cpu():.2f}x the client CPU per request"
+                )
+    print(
+        f"targets at C=32: >= {TARGET_RATE:g} x ideal, >= lm-eval's rate, <= "
+        f"{TARGET_CPU_MS:g} ms client CPU per request"
+    )
 
 
 if __name__ == "__main__":

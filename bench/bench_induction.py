@@ -44,17 +44,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="Timed runs per family (default 5)")
     parser.add_argument("--tasks", type=int, default=200, help="Tasks per run (default 200)")
-    parser.add_argument("--variations", type=int, default=5,
-                        help="Isomorphic variations per type and task (default 5)")
+    parser.add_argument(
+        "--variations",
+        type=int,
+        default=5,
+        help="Isomorphic variations per type and task (default 5)",
+    )
     args = parser.parse_args()
     print(describe())
-    print(f"{'family':12}{'n':>4}{'types':>7}{'tasks/s':>10}{'prompts/s':>12}  "
-          f"(K = {args.variations}, median of {args.repeat})")
+    print(
+        f"{'family':12}{'n':>4}{'types':>7}{'tasks/s':>10}{'prompts/s':>12}  "
+        f"(K = {args.variations}, median of {args.repeat})"
+    )
     for name, cls in induction_families().items():
         level = cls().levels[1]
         types = len(cls().isomorphisms)
-        runs = [in_fresh_process(name, args.tasks, args.variations)
-                for _ in range(max(1, args.repeat))]
+        runs = [
+            in_fresh_process(name, args.tasks, args.variations) for _ in range(max(1, args.repeat))
+        ]
         wall = statistics.median(r[0] for r in runs)
         print(f"{name:12}{level:4}{types:7}{args.tasks / wall:10,.0f}{runs[0][1] / wall:12,.0f}")
 

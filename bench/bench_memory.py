@@ -40,11 +40,13 @@ def test_sweep(competence):
 """
 
 # The child's own peak RSS and CPU: a wrapper whose only child is the pytest process.
-_WRAPPER = ("import resource, subprocess, sys\n"
-            "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-            "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-            "sys.stderr.write(done.stdout[-3000:] + done.stderr[-3000:])\n"
-            "print(done.returncode, u.ru_maxrss, u.ru_utime + u.ru_stime)\n")
+_WRAPPER = (
+    "import resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "sys.stderr.write(done.stdout[-3000:] + done.stderr[-3000:])\n"
+    "print(done.returncode, u.ru_maxrss, u.ru_utime + u.ru_stime)\n"
+)
 
 
 def pairs_for(prompts: int, levels: int, presentations: int = 2) -> int:
@@ -56,11 +58,26 @@ def measure(folder: Path, levels: tuple[int, ...], pairs: int, *args: str) -> tu
     """Peak RSS (MB) and CPU seconds of ``python -m pytest`` over one sweep test in ``folder``."""
     (folder / "instant.py").write_text(MODEL)
     (folder / "test_sweep.py").write_text(SUITE.format(levels=list(levels), pairs=pairs))
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "-p", "no:randomly", "--competence-model", "py:instant.py:Instant",
-               "--competence-cache", "off", "-o", "competence_database=none", *args]
-    done = subprocess.run([sys.executable, "-c", _WRAPPER, *command], cwd=folder,
-                          capture_output=True, text=True)
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "--competence-model",
+        "py:instant.py:Instant",
+        "--competence-cache",
+        "off",
+        "-o",
+        "competence_database=none",
+        *args,
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, *command], cwd=folder, capture_output=True, text=True
+    )
     code, rss_kb, cpu = done.stdout.split()
     if code != "0":
         raise SystemExit(f"pytest failed ({code}):\n{done.stderr}")
@@ -71,26 +88,35 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--million", action="store_true", help="Also run 1M prompts")
     parser.add_argument("--html", action="store_true", help="Add --competence-html to the JSON run")
-    parser.add_argument("--levels", default=",".join(map(str, BASE_GRID)),
-                        help="Comma-separated levels (default: the base grid)")
-    parser.add_argument("--sizes", default="10000,100000",
-                        help="Comma-separated prompt counts (default: 10000,100000)")
-    parser.add_argument("--no-report-only", action="store_true",
-                        help="Skip the runs that write a JSON report")
+    parser.add_argument(
+        "--levels",
+        default=",".join(map(str, BASE_GRID)),
+        help="Comma-separated levels (default: the base grid)",
+    )
+    parser.add_argument(
+        "--sizes",
+        default="10000,100000",
+        help="Comma-separated prompt counts (default: 10000,100000)",
+    )
+    parser.add_argument(
+        "--no-report-only", action="store_true", help="Skip the runs that write a JSON report"
+    )
     args = parser.parse_args()
     levels = tuple(int(n) for n in args.levels.split(","))
     print(describe())
     sizes = [int(x) for x in args.sizes.split(",")] + ([1_000_000] if args.million else [])
-    report = ["--competence-json", "out.json"] + (["--competence-html", "out.html"]
-                                                  if args.html else [])
+    report = ["--competence-json", "out.json"] + (
+        ["--competence-html", "out.html"] if args.html else []
+    )
     rows: dict[tuple[str, int], tuple[float, float]] = {}
     print(f"ordering, levels {list(levels)}, original + equivalent, instant py: model")
     print(f"{'prompts':>10} {'reports':>14} {'peak RSS MB':>12} {'CPU s':>8}")
     for size in sizes:
         pairs = pairs_for(size, len(levels))
         prompts = pairs * len(levels) * 2
-        runs = [("none", [])] + ([] if args.no_report_only else
-                                 [("json" + ("+html" if args.html else ""), report)])
+        runs = [("none", [])] + (
+            [] if args.no_report_only else [("json" + ("+html" if args.html else ""), report)]
+        )
         for label, extra in runs:
             with tempfile.TemporaryDirectory() as tmp:
                 rss, cpu = measure(Path(tmp), levels, pairs, *extra)

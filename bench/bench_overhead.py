@@ -75,8 +75,9 @@ def child_cpu(command: list[str], folder: Path, env: dict[str, str] | None = Non
 
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True,
-                          env={**environ, **(env or {})})
+    done = subprocess.run(
+        command, cwd=folder, capture_output=True, text=True, env={**environ, **(env or {})}
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{command} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
@@ -89,15 +90,18 @@ def cpu_rows(folder: Path, repeat: int) -> str:
     plugin_run, api_run, bare = [], [], []
     env = {"MODEL_SECONDS": os.devnull}
     for _ in range(repeat):  # in turns, so that load on a shared machine falls on all alike
-        plugin_run.append(child_cpu(pytest_command + ["--competence-model",
-                                                      "py:instant.py:Instant"], folder, env))
+        plugin_run.append(
+            child_cpu(pytest_command + ["--competence-model", "py:instant.py:Instant"], folder, env)
+        )
         api_run.append(child_cpu([sys.executable, "api.py"], folder))
         bare.append(child_cpu(pytest_command + ["-p", "no:competence"], folder / "empty"))
     run, api, start = (statistics.median(x) for x in (plugin_run, api_run, bare))
-    return (f"CPU, medians of {repeat}: pytest run {run:.2f} s, the same design through the "
-            f"Python API (design, evaluate, profile) {api:.2f} s: {run / api:.2f}x (target <= "
-            f"1.2x); pytest's own start-up (empty test, plugin off) {start:.2f} s, the run "
-            f"without it {run - start:.2f} s: {(run - start) / api:.2f}x")
+    return (
+        f"CPU, medians of {repeat}: pytest run {run:.2f} s, the same design through the "
+        f"Python API (design, evaluate, profile) {api:.2f} s: {run / api:.2f}x (target <= "
+        f"1.2x); pytest's own start-up (empty test, plugin off) {start:.2f} s, the run "
+        f"without it {run - start:.2f} s: {(run - start) / api:.2f}x"
+    )
 
 
 def pytest_run(folder: Path, *args: str, env: dict[str, str] | None = None) -> float:
@@ -107,9 +111,13 @@ def pytest_run(folder: Path, *args: str, env: dict[str, str] | None = None) -> f
     # every plugin module (this package's and Hypothesis's) in every run, about 2 s here.
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=folder, capture_output=True, text=True,
-                          env={**environ, **(env or {})})
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env={**environ, **(env or {})},
+    )
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"pytest failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
@@ -119,8 +127,9 @@ def pytest_run(folder: Path, *args: str, env: dict[str, str] | None = None) -> f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=3, help="Timed runs per row")
-    parser.add_argument("--pairs", type=int, default=200,
-                        help="Instances per level, a multiple of 4 (default 200)")
+    parser.add_argument(
+        "--pairs", type=int, default=200, help="Instances per level, a multiple of 4 (default 200)"
+    )
     args = parser.parse_args()
     prompts = 9 * args.pairs * 2
     print(describe())
@@ -137,16 +146,24 @@ def main() -> None:
         seconds_file = folder / "model_seconds.jsonl"
         env = {"MODEL_SECONDS": str(seconds_file)}
         pytest_run(folder, "--competence-model", "py:instant.py:Instant", env=env)  # warm-up
-        startup = [pytest_run(folder / "empty", "-p", "no:competence")
-                   for _ in range(args.repeat)]
-        reports = ["--competence-json", "out.json", "--competence-html", "out.html",
-                   "--competence-markdown", "out.md"]
+        startup = [pytest_run(folder / "empty", "-p", "no:competence") for _ in range(args.repeat)]
+        reports = [
+            "--competence-json",
+            "out.json",
+            "--competence-html",
+            "out.html",
+            "--competence-markdown",
+            "out.md",
+        ]
         for label, extra in (("no report files", []), ("JSON + HTML + Markdown", reports)):
             walls, inside = [], []
             for _ in range(args.repeat):
                 seconds_file.unlink(missing_ok=True)
-                walls.append(pytest_run(folder, "--competence-model", "py:instant.py:Instant",
-                                        *extra, env=env))
+                walls.append(
+                    pytest_run(
+                        folder, "--competence-model", "py:instant.py:Instant", *extra, env=env
+                    )
+                )
                 calls = [json.loads(line) for line in seconds_file.read_text().splitlines()]
                 assert sum(n for n, _ in calls) == prompts, calls
                 inside.append(sum(s for _, s in calls))
@@ -165,16 +182,21 @@ def main() -> None:
             server.close()
 
     base = statistics.median(startup)
-    print(f"grid: 9 levels x {args.pairs} instances x 2 presentations = {prompts:,} prompts, "
-          f"one test")
+    print(
+        f"grid: 9 levels x {args.pairs} instances x 2 presentations = {prompts:,} prompts, one test"
+    )
     print(f"pytest start-up alone (one empty test, plugin off): {base:.2f} s median")
     print(f"{'':36}{'wall s':>8}{'model ms':>10}{'outside':>9}{'plugin s':>10}")
     for label, walls, inside in rows:
         wall, model = statistics.median(walls), statistics.median(inside)
-        print(f"{label:36}{wall:8.2f}{model * 1e3:10.2f}{(wall - model) / wall:9.2%}"
-              f"{wall - model - base:10.2f}")
-    print(f"(medians of {args.repeat} fresh processes; 'outside' = share of the wall time not "
-          f"spent in the model; 'plugin s' = wall - model - start-up)")
+        print(
+            f"{label:36}{wall:8.2f}{model * 1e3:10.2f}{(wall - model) / wall:9.2%}"
+            f"{wall - model - base:10.2f}"
+        )
+    print(
+        f"(medians of {args.repeat} fresh processes; 'outside' = share of the wall time not "
+        f"spent in the model; 'plugin s' = wall - model - start-up)"
+    )
     print(cpu)
 
 

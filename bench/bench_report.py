@@ -45,17 +45,36 @@ RESULTS = 4  # test × model results the records are spread over
 
 def _record(i: int, prompt_chars: int) -> dict[str, Any]:
     """A record with the fields and sizes ``_records._record`` gives an ordering prompt."""
-    text = (f"prompt {i}: " + "Alice stands in front of Bob. " * (prompt_chars // 30))[:prompt_chars]
+    text = (f"prompt {i}: " + "Alice stands in front of Bob. " * (prompt_chars // 30))[
+        :prompt_chars
+    ]
     return {
-        "instance_id": f"ordering/seed=1/n=64/{i // 2}", "params": {
-            "n": 64, "vocabulary": "front_behind", "protocol": "P", "query": "endpoints",
-            "distractors": 0.0, "names": "pool", "names_line": "shuffled", "cell": "forward/yes"},
-        "presentation": ("original", "equivalent")[i % 2], "readout": "generate",
-        "answer_map": {}, "prompt_sha256": f"{i:064x}",
+        "instance_id": f"ordering/seed=1/n=64/{i // 2}",
+        "params": {
+            "n": 64,
+            "vocabulary": "front_behind",
+            "protocol": "P",
+            "query": "endpoints",
+            "distractors": 0.0,
+            "names": "pool",
+            "names_line": "shuffled",
+            "cell": "forward/yes",
+        },
+        "presentation": ("original", "equivalent")[i % 2],
+        "readout": "generate",
+        "answer_map": {},
+        "prompt_sha256": f"{i:064x}",
         "system": "You are a helpful assistant. Answer logical reasoning questions concisely.",
-        "prompt": text, "raw": "yes" if i % 3 else "no, because " + "x" * 40,
-        "parsed": "yes" if i % 3 else "no", "valid": True, "reason": None, "error": None,
-        "gold": "yes", "correct": bool(i % 3), "answer_space": ["yes", "no"], "attempts": [],
+        "prompt": text,
+        "raw": "yes" if i % 3 else "no, because " + "x" * 40,
+        "parsed": "yes" if i % 3 else "no",
+        "valid": True,
+        "reason": None,
+        "error": None,
+        "gold": "yes",
+        "correct": bool(i % 3),
+        "answer_space": ["yes", "no"],
+        "attempts": [],
     }
 
 
@@ -68,18 +87,29 @@ def make_parts(folder: Path, records: int, prompt_chars: int) -> list[dict[str, 
     for k in range(RESULTS):
         name = f"part{k}.jsonl"
         # The part file now (JSON Lines), and as it was before (one JSON list): the same records.
-        with open(folder / name, "w", encoding="utf-8") as out, \
-                open(folder / f"part{k}.json", "w", encoding="utf-8") as old:
+        with (
+            open(folder / name, "w", encoding="utf-8") as out,
+            open(folder / f"part{k}.json", "w", encoding="utf-8") as old,
+        ):
             for i in range(k * per, (k + 1) * per):
                 line = json_text(_record(i, prompt_chars))
                 out.write(line + "\n")
                 old.write(("[" if i == k * per else ",") + line)
             old.write("]")
-        results.append({"nodeid": f"test_x.py::test_{k}[ref:ideal]", "model": "ref:ideal",
-                        "test": f"test_x.py::test_{k}[*]", "records_file": name,
-                        "summary": {}, "levels": [],
-                        "instances": {"ids": [f"ordering/seed=1/n=64/{i}" for i in range(per // 2)],
-                                      "correct": {"original": "01" * (per // 4)}}})
+        results.append(
+            {
+                "nodeid": f"test_x.py::test_{k}[ref:ideal]",
+                "model": "ref:ideal",
+                "test": f"test_x.py::test_{k}[*]",
+                "records_file": name,
+                "summary": {},
+                "levels": [],
+                "instances": {
+                    "ids": [f"ordering/seed=1/n=64/{i}" for i in range(per // 2)],
+                    "correct": {"original": "01" * (per // 4)},
+                },
+            }
+        )
     return results
 
 
@@ -89,8 +119,9 @@ def _status_kb(key: str) -> int:
     return int(match[1])
 
 
-def write_report(how: str, folder: str, results: list[dict[str, Any]], gzip: bool
-                 ) -> tuple[float, float, int]:
+def write_report(
+    how: str, folder: str, results: list[dict[str, Any]], gzip: bool
+) -> tuple[float, float, int]:
     """In this (fresh) process: extra peak RSS in MB, wall seconds, bytes written."""
     from pytest_competence._files import json_text, write_text_atomic
     from pytest_competence._redaction import redact_all
@@ -104,8 +135,12 @@ def write_report(how: str, folder: str, results: list[dict[str, Any]], gzip: boo
     Path("/proc/self/clear_refs").write_text("5")  # the peak starts again from here
     base = _status_kb("VmRSS")
     start = time.perf_counter()
-    document: dict[str, Any] = {"schema": "bench", "models": ["ref:ideal"], "results": [],
-                                "comparisons": []}
+    document: dict[str, Any] = {
+        "schema": "bench",
+        "models": ["ref:ideal"],
+        "results": [],
+        "comparisons": [],
+    }
     if how == "whole":  # before: every record in the document, one copy redacted, one string
         for r in results:
             r = dict(r)
@@ -115,14 +150,17 @@ def write_report(how: str, folder: str, results: list[dict[str, Any]], gzip: boo
         document = redact_all(document, ["sk-not-there"])
         write_text_atomic(out / "r.json", json_text(document, indent=1))
     else:
-        document["results"] = [{k: v for k, v in r.items() if k != "records_file"}
-                               for r in results]
+        document["results"] = [{k: v for k, v in r.items() if k != "records_file"} for r in results]
         document = redact_all(document, ["sk-not-there"])
-        sources = ((r["nodeid"], r["model"], part_lines(parts / r["records_file"]))
-                   for r in results)
-        write_outputs(document, json_path=str(out / "r.json"),
-                      records_path=str(out / ("r.records.jsonl.gz" if gzip else
-                                              "r.records.jsonl")), records=sources)
+        sources = (
+            (r["nodeid"], r["model"], part_lines(parts / r["records_file"])) for r in results
+        )
+        write_outputs(
+            document,
+            json_path=str(out / "r.json"),
+            records_path=str(out / ("r.records.jsonl.gz" if gzip else "r.records.jsonl")),
+            records=sources,
+        )
     wall = time.perf_counter() - start
     peak = _status_kb("VmHWM")
     written = sum(p.stat().st_size for p in out.iterdir())
@@ -144,43 +182,80 @@ def pytest_run(prompts: int, *extra: str) -> tuple[float, float]:
     pairs = prompts // (len(PYTEST_LEVELS) * 2)
     with tempfile.TemporaryDirectory(prefix="bench-report-") as folder:
         Path(folder, "instant.py").write_text(
-            "def answer(prompts):\n    return ['yes'] * len(prompts)\n")
+            "def answer(prompts):\n    return ['yes'] * len(prompts)\n"
+        )
         Path(folder, "test_big.py").write_text(
             f"import pytest\n\n@pytest.mark.competence(levels={PYTEST_LEVELS}, pairs={pairs})\n"
-            f"def test_big(competence):\n    pass\n")
-        code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
-                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+            f"def test_big(competence):\n    pass\n"
+        )
+        code = (
+            "import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+        )
         start = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-c", code, sys.executable, "-m", "pytest", "-q", "-p",
-             "no:cacheprovider", "--competence-model=py:instant:answer", "--competence-cache=off",
-             "-o", "competence_database=none", "-o", "competence_shrink_calls=0",
-             "-o", f"competence_max_prompts={max(prompts, 1)}", *extra],
-            cwd=folder, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=folder))
+            [
+                sys.executable,
+                "-c",
+                code,
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--competence-model=py:instant:answer",
+                "--competence-cache=off",
+                "-o",
+                "competence_database=none",
+                "-o",
+                "competence_shrink_calls=0",
+                "-o",
+                f"competence_max_prompts={max(prompts, 1)}",
+                *extra,
+            ],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, PYTHONPATH=folder),
+        )
         wall = time.perf_counter() - start
         return int(done.stdout.split()[-1]) / 1024, wall
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="10000,100000",
-                        help="Records to write, comma-separated (default 10000,100000)")
-    parser.add_argument("--prompt-chars", type=int, default=1000,
-                        help="Characters of each prompt (default 1000)")
+    parser.add_argument(
+        "--sizes",
+        default="10000,100000",
+        help="Records to write, comma-separated (default 10000,100000)",
+    )
+    parser.add_argument(
+        "--prompt-chars", type=int, default=1000, help="Characters of each prompt (default 1000)"
+    )
     parser.add_argument("--gzip", action="store_true", help="Compress the records file")
-    parser.add_argument("--streamed-only", action="store_true",
-                        help="Skip the whole-document copy (minutes at 100,000 records)")
-    parser.add_argument("--pytest", type=int, default=0, metavar="N",
-                        help="Instead: peak RSS of a pytest run of N prompts with and without "
-                        "--competence-json")
+    parser.add_argument(
+        "--streamed-only",
+        action="store_true",
+        help="Skip the whole-document copy (minutes at 100,000 records)",
+    )
+    parser.add_argument(
+        "--pytest",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Instead: peak RSS of a pytest run of N prompts with and without --competence-json",
+    )
     args = parser.parse_args()
     print(describe())
     if args.pytest:
         bare, bare_wall = pytest_run(args.pytest)
         report, report_wall = pytest_run(args.pytest, "--competence-json=r.json")
-        print(f"pytest, {args.pytest:,} prompts: peak {bare:.0f} MB ({bare_wall:.1f} s) without "
-              f"a report, {report:.0f} MB ({report_wall:.1f} s) with --competence-json: "
-              f"{report / bare:.2f}x")
+        print(
+            f"pytest, {args.pytest:,} prompts: peak {bare:.0f} MB ({bare_wall:.1f} s) without "
+            f"a report, {report:.0f} MB ({report_wall:.1f} s) with --competence-json: "
+            f"{report / bare:.2f}x"
+        )
         return
     print(f"{'records':>9} {'how':>9} {'peak MB':>9} {'wall s':>8} {'written MB':>11}")
     peaks: dict[tuple[int, str], float] = {}
@@ -193,16 +268,22 @@ def main() -> None:
                 print(f"{size:>9,} {how:>9} {peak:>9.1f} {wall:>8.2f} {written / 2**20:>11.1f}")
     for size in sorted({s for s, how in peaks if how == "whole"}):
         ratio = peaks[size, "whole"] / max(peaks[size, "streamed"], 0.1)
-        print(f"{size:,} records: streamed peak {peaks[size, 'streamed']:.1f} MB, "
-              f"{ratio:.0f}x below the whole copy ({peaks[size, 'whole']:.1f} MB)")
+        print(
+            f"{size:,} records: streamed peak {peaks[size, 'streamed']:.1f} MB, "
+            f"{ratio:.0f}x below the whole copy ({peaks[size, 'whole']:.1f} MB)"
+        )
     sizes = sorted({s for s, _ in peaks})
     if len(sizes) > 1:
         first, last = sizes[0], sizes[-1]
-        print(f"streamed peak, {last:,} vs {first:,} records: "
-              f"{peaks[last, 'streamed'] / max(peaks[first, 'streamed'], 0.1):.2f}x")
+        print(
+            f"streamed peak, {last:,} vs {first:,} records: "
+            f"{peaks[last, 'streamed'] / max(peaks[first, 'streamed'], 0.1):.2f}x"
+        )
         if (last, "whole") in peaks:
-            print(f"whole copy, {last:,} vs {first:,} records: "
-                  f"{peaks[last, 'whole'] / max(peaks[first, 'whole'], 0.1):.2f}x")
+            print(
+                f"whole copy, {last:,} vs {first:,} records: "
+                f"{peaks[last, 'whole'] / max(peaks[first, 'whole'], 0.1):.2f}x"
+            )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,14 @@ def first_failure(space, asker: Asker, seed: int):
     class Found(Exception):
         pass
 
-    @settings(phases=(Phase.generate,), max_examples=5000, database=None, deadline=None,
-              verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck))
+    @settings(
+        phases=(Phase.generate,),
+        max_examples=5000,
+        database=None,
+        deadline=None,
+        verbosity=Verbosity.quiet,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(space.strategy())
     def search(case):
         observations = asker.ask([space.prompts(case)])[0]
@@ -75,11 +81,17 @@ def one(n_star: int, seed: int) -> dict[str, object]:
     family = Ordering()
     items = family.design(levels=GRID, pairs=8, seed=seed)
     design = evaluate(family, items, model)
-    failing = sorted((item.instance.n, k) for k, (item, row_) in
-                     enumerate(zip(items, design.observations)) if fails(row_))
+    failing = sorted(
+        (item.instance.n, k)
+        for k, (item, row_) in enumerate(zip(items, design.observations))
+        if fails(row_)
+    )
     design_start = space.from_design(items[failing[0][1]].instance)
-    modes = (("full", start, {}), ("hyp", start, {"boundary": False, "vocabularies": False}),
-             ("design", design_start, {}))
+    modes = (
+        ("full", start, {}),
+        ("hyp", start, {"boundary": False, "vocabularies": False}),
+        ("design", design_start, {}),
+    )
     for label, case, options in modes:
         # A new asker per mode, sharing the remembered answers: the start costs nothing.
         asker = Asker(model, space.family, budget=Budget(1000, 600), memo=dict(finder.memo))
@@ -87,16 +99,25 @@ def one(n_star: int, seed: int) -> dict[str, object]:
         t = time.perf_counter()
         m = minimise(space, model, [case], asker=asker, **options)
         assert m is not None and m.reproduced
-        row[label] = {"calls": m.total_calls, "phases": dict(m.calls), "n": m.case.n,
-                      "exact": m.case.n == n_star, "seconds": time.perf_counter() - t,
-                      "prompts": m.prompts}
+        row[label] = {
+            "calls": m.total_calls,
+            "phases": dict(m.calls),
+            "n": m.case.n,
+            "exact": m.case.n == n_star,
+            "seconds": time.perf_counter() - t,
+            "prompts": m.prompts,
+        }
     return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--runs", type=int, default=24,
-                        help="n* values: 12 fixed ones, the rest drawn uniformly (default 24)")
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=24,
+        help="n* values: 12 fixed ones, the rest drawn uniformly (default 24)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="Seed for n* and Hypothesis")
     args = parser.parse_args()
     import hypothesis
@@ -105,38 +126,51 @@ def main() -> None:
     rng = random.Random(args.seed)
     stars = FIXED[: args.runs] + [rng.randint(LO, HI) for _ in range(args.runs - len(FIXED))]
     rows = [one(n, args.seed + i) for i, n in enumerate(stars)]
-    head = (f"{'n*':>5} {'find':>5} {'start n':>7} | {'full':>4} {'bnd':>4} {'voc':>4} {'hyp':>4}"
-            f" {'conf':>4} {'÷find':>6} {'n':>5} {'ok':>3} | {'hyp-only':>8} {'n':>5} {'ok':>3}"
-            f" | {'design':>6} {'n':>5} {'ok':>3}")
+    head = (
+        f"{'n*':>5} {'find':>5} {'start n':>7} | {'full':>4} {'bnd':>4} {'voc':>4} {'hyp':>4}"
+        f" {'conf':>4} {'÷find':>6} {'n':>5} {'ok':>3} | {'hyp-only':>8} {'n':>5} {'ok':>3}"
+        f" | {'design':>6} {'n':>5} {'ok':>3}"
+    )
     print(head)
     for r in rows:
         f, h, d = r["full"], r["hyp"], r["design"]
         p = f["phases"]
-        print(f"{r['n*']:>5} {r['find']:>5} {r['start_n']:>7} | {f['calls']:>4} "
-              f"{p.get('boundary', 0):>4} {p.get('vocabulary', 0):>4} {p.get('shrink', 0):>4} "
-              f"{p.get('confirm', 0):>4} {f['calls'] / r['find']:>6.1f} {f['n']:>5} "
-              f"{'yes' if f['exact'] else 'NO':>3} | {h['calls']:>8} {h['n']:>5} "
-              f"{'yes' if h['exact'] else 'NO':>3} | {d['calls']:>6} {d['n']:>5} "
-              f"{'yes' if d['exact'] else 'NO':>3}")
-    names = {"full": "from a generated failure, boundary + vocabulary + Hypothesis",
-             "hyp": "from a generated failure, Hypothesis alone",
-             "design": "from the design's failing instance (the plugin's path)"}
+        print(
+            f"{r['n*']:>5} {r['find']:>5} {r['start_n']:>7} | {f['calls']:>4} "
+            f"{p.get('boundary', 0):>4} {p.get('vocabulary', 0):>4} {p.get('shrink', 0):>4} "
+            f"{p.get('confirm', 0):>4} {f['calls'] / r['find']:>6.1f} {f['n']:>5} "
+            f"{'yes' if f['exact'] else 'NO':>3} | {h['calls']:>8} {h['n']:>5} "
+            f"{'yes' if h['exact'] else 'NO':>3} | {d['calls']:>6} {d['n']:>5} "
+            f"{'yes' if d['exact'] else 'NO':>3}"
+        )
+    names = {
+        "full": "from a generated failure, boundary + vocabulary + Hypothesis",
+        "hyp": "from a generated failure, Hypothesis alone",
+        "design": "from the design's failing instance (the plugin's path)",
+    }
     for label in ("full", "hyp", "design"):
         calls = [r[label]["calls"] for r in rows]
         exact = sum(r[label]["exact"] for r in rows)
         ratio = [r[label]["calls"] / (1 if label == "design" else r["find"]) for r in rows]
-        print(f"{names[label]}: batched calls per minimisation max {max(calls)}, median "
-              f"{statistics.median(calls):g}, mean {statistics.mean(calls):.1f}; exact minimal n "
-              f"in {exact}/{len(rows)}; calls minimising ÷ calls finding: median "
-              f"{statistics.median(ratio):.1f}, max {max(ratio):.1f}; "
-              f"{statistics.mean(r[label]['seconds'] for r in rows):.2f} s per minimisation")
+        print(
+            f"{names[label]}: batched calls per minimisation max {max(calls)}, median "
+            f"{statistics.median(calls):g}, mean {statistics.mean(calls):.1f}; exact minimal n "
+            f"in {exact}/{len(rows)}; calls minimising ÷ calls finding: median "
+            f"{statistics.median(ratio):.1f}, max {max(ratio):.1f}; "
+            f"{statistics.mean(r[label]['seconds'] for r in rows):.2f} s per minimisation"
+        )
     finds = [r["find"] for r in rows]
     worst = max(r[m]["calls"] for r in rows for m in ("full", "design"))
     exact = all(r[m]["exact"] for r in rows for m in ("full", "design"))
-    print(f"finding the first failure by generation: calls median {statistics.median(finds):g}, "
-          f"max {max(finds)}; the design finds it in 1 batched call (its ratio is per that call)")
-    print(f"target: <= {TARGET} batched calls to the exact minimal n: "
-          + ("met" if worst <= TARGET and exact else "NOT met") + f" (worst {worst})")
+    print(
+        f"finding the first failure by generation: calls median {statistics.median(finds):g}, "
+        f"max {max(finds)}; the design finds it in 1 batched call (its ratio is per that call)"
+    )
+    print(
+        f"target: <= {TARGET} batched calls to the exact minimal n: "
+        + ("met" if worst <= TARGET and exact else "NOT met")
+        + f" (worst {worst})"
+    )
 
 
 if __name__ == "__main__":

@@ -29,9 +29,17 @@ TRIVIAL = "def test_one():\n    assert 1 + 1 == 2\n"
 def run(folder: Path, plugin: bool, importtime: bool = False) -> tuple[float, str]:
     """One ``--collect-only`` run with or without the plugin (optionally with -X importtime)."""
     environ = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    command = [sys.executable, *(["-X", "importtime"] if importtime else []), "-m", "pytest",
-               "--collect-only", "-q", "-p", "no:cacheprovider",
-               *([] if plugin else ["-p", "no:competence"])]
+    command = [
+        sys.executable,
+        *(["-X", "importtime"] if importtime else []),
+        "-m",
+        "pytest",
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *([] if plugin else ["-p", "no:competence"]),
+    ]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, env=environ)
     seconds = time.perf_counter() - start
@@ -45,7 +53,7 @@ def imported(stderr: str) -> dict[str, int]:
     out = {}
     for line in stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
-            own, _, name = line[len("import time:"):].split("|")
+            own, _, name = line[len("import time:") :].split("|")
             if own.strip().isdigit():
                 out[name.strip()] = int(own)
     return out
@@ -71,11 +79,15 @@ def main() -> None:
     print(f"pytest --collect-only -q on one trivial test, median of {len(with_plugin)} runs each")
     print(f"  plugin installed     {on:7.3f} s")
     print(f"  -p no:competence     {off:7.3f} s")
-    print(f"  difference           {1000 * (on - off):7.1f} ms (target within "
-          f"{1000 * TARGET_S:.0f} ms)")
+    print(
+        f"  difference           {1000 * (on - off):7.1f} ms (target within "
+        f"{1000 * TARGET_S:.0f} ms)"
+    )
     heavy = [m for m in ("numpy", "scipy", "httpx", "hypothesis.strategies") if m in added]
-    print(f"modules the plugin adds: {len(added)}, {sum(added.values()) / 1000:.1f} ms of their "
-          f"own import time; heavy ones among them: {', '.join(heavy) or 'none'}")
+    print(
+        f"modules the plugin adds: {len(added)}, {sum(added.values()) / 1000:.1f} ms of their "
+        f"own import time; heavy ones among them: {', '.join(heavy) or 'none'}"
+    )
     for name, micros in sorted(added.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  {micros / 1000:6.1f} ms  {name}")
 

@@ -15,7 +15,13 @@ def test_feature_rebinding(competence):
     """Original, reordered and rebound tasks for one- and three-test rules, five variations each."""
 
 
-@pytest.mark.competence("concepts", levels=[2, 4], pairs=6, variations=3, queries=4,
-                        presentations=["original", "rebind"])
+@pytest.mark.competence(
+    "concepts",
+    levels=[2, 4],
+    pairs=6,
+    variations=3,
+    queries=4,
+    presentations=["original", "rebind"],
+)
 def test_longer_rules_rebound(competence):
     """Two- and four-test rules, four new objects per task, rebinding variations only."""

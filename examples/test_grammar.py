@@ -18,7 +18,13 @@ def test_grammar(competence):
     """All isomorphism types, three variations each, one- and three-function languages."""
 
 
-@pytest.mark.competence(family="grammar", extra_support=8, levels=[2, 4], pairs=6, variations=3,
-                        presentations=["original", "substitute", "recompose"])
+@pytest.mark.competence(
+    family="grammar",
+    extra_support=8,
+    levels=[2, 4],
+    pairs=6,
+    variations=3,
+    presentations=["original", "substitute", "recompose"],
+)
 def test_grammar_more_examples(competence):
     """App. B Fig. 8's 8 extra support examples instead of 4; symbol-level variations only."""

@@ -15,14 +15,16 @@ def test_rule_count(competence):
     """Both renderers correct ("If a and b, then c." / "c holds whenever a and b hold.")."""
 
 
-@pytest.mark.competence(family="horn", vary="depth", distractors=8, levels=[1, 2, 4, 8, 16],
-                        pairs=100)
+@pytest.mark.competence(
+    family="horn", vary="depth", distractors=8, levels=[1, 2, 4, 8, 16], pairs=100
+)
 def test_proof_depth(competence):
     """Proof depth as the level, eight distractor rules throughout."""
 
 
-@pytest.mark.competence(family="horn", vary="distractors", depth=2, levels=[0, 8, 32, 128],
-                        pairs=100)
+@pytest.mark.competence(
+    family="horn", vary="distractors", depth=2, levels=[0, 8, 32, 128], pairs=100
+)
 def test_distractor_rules(competence):
     """Distractor rules as the level, a two-step proof throughout."""
 

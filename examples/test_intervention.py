@@ -14,7 +14,8 @@ def test_intervention_worlds(competence):
     """All 36 cells of every cluster: base, target and sham × 6 letter mappings × 2 readouts."""
 
 
-@pytest.mark.competence(family="intervention", levels=[4, 8], pairs=12,
-                        presentations=["*/*/generate"])
+@pytest.mark.competence(
+    family="intervention", levels=[4, 8], pairs=12, presentations=["*/*/generate"]
+)
 def test_generated_answers_only(competence):
     """Generated answers only, for backends that cannot score candidates."""

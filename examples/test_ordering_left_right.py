@@ -9,7 +9,10 @@ def test_left_right(competence):
 
 
 @pytest.mark.competence(
-    levels=[4, 8, 16, 32, 64, 128], pairs=100, vocabulary="left_right", protocol="L",
+    levels=[4, 8, 16, 32, 64, 128],
+    pairs=100,
+    vocabulary="left_right",
+    protocol="L",
     distractors=0.5,
 )
 def test_left_right_with_distractors(competence):

@@ -15,7 +15,13 @@ def test_programs(competence):
     """Reordering and substitution, three variations each, one- and three-step programs."""
 
 
-@pytest.mark.competence(family="programs", hint=True, levels=[2, 4], pairs=6, variations=3,
-                        presentations=["original", "substitute"])
+@pytest.mark.competence(
+    family="programs",
+    hint=True,
+    levels=[2, 4],
+    pairs=6,
+    variations=3,
+    presentations=["original", "substitute"],
+)
 def test_programs_with_hint(competence):
     """App. C Fig. 13's hint lists the six operations; substitution variations only."""

@@ -15,7 +15,8 @@ def test_feature_rebinding(competence):
     """Original, reordered support rows and column-permuted features at F = 2 and F = 3."""
 
 
-@pytest.mark.competence("raven", levels=[1, 2, 3, 4], pairs=6, variations=3,
-                        presentations=["original", "permute"])
+@pytest.mark.competence(
+    "raven", levels=[1, 2, 3, 4], pairs=6, variations=3, presentations=["original", "permute"]
+)
 def test_features_scale(competence):
     """F = 1..4, the original against three column-permuted variations each."""

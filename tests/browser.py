@@ -33,9 +33,17 @@ def find_chromium() -> str | None:
 def _run(binary: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[bytes]:
     # A throwaway profile keeps runs independent of each other and of any user profile.
     with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
-        command = [binary, "--headless=new", "--no-sandbox", "--disable-gpu",
-                   "--disable-dev-shm-usage", "--no-first-run", "--hide-scrollbars",
-                   f"--user-data-dir={profile}", *args]
+        command = [
+            binary,
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            "--hide-scrollbars",
+            f"--user-data-dir={profile}",
+            *args,
+        ]
         env = dict(os.environ, HOME=profile)
         return subprocess.run(command, capture_output=True, timeout=timeout, check=True, env=env)
 
@@ -45,11 +53,16 @@ def dump_dom(binary: str, page: Path) -> str:
     return _run(binary, "--dump-dom", page.resolve().as_uri()).stdout.decode("utf-8")
 
 
-def screenshot(binary: str, page: Path, out: Path, *, width: int = 1280,
-               height: int = 2000) -> Path:
+def screenshot(
+    binary: str, page: Path, out: Path, *, width: int = 1280, height: int = 2000
+) -> Path:
     """A PNG screenshot of ``page`` at ``width`` × ``height`` CSS pixels, written to ``out``."""
-    _run(binary, f"--screenshot={out.resolve()}", f"--window-size={width},{height}",
-         page.resolve().as_uri())
+    _run(
+        binary,
+        f"--screenshot={out.resolve()}",
+        f"--window-size={width},{height}",
+        page.resolve().as_uri(),
+    )
     return out
 
 
@@ -59,8 +72,8 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
         raise ValueError("not a PNG")
     pos, idat, header = len(PNG_SIGNATURE), [], b""
     while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos:pos + 4])
-        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             header = body
         elif kind == b"IDAT":
@@ -75,7 +88,7 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     previous = bytearray(stride)
     for y in range(height):
         start = y * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
         for i in range(stride):  # undo the per-row filter (PNG spec §9)
             a = line[i - bpp] if i >= bpp else 0
             b, c = previous[i], previous[i - bpp] if i >= bpp else 0

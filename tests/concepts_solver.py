@@ -20,8 +20,10 @@ from functools import cache
 
 __all__ = ["Concept", "MalformedPrompt", "evaluate", "isomorphisms", "observe", "parse", "predict"]
 
-_HEADER = re.compile(r"^Each object has a (\w+), (\w+) and (\w+)\. The rules are generated from "
-                     r"the following context-free grammar:$")
+_HEADER = re.compile(
+    r"^Each object has a (\w+), (\w+) and (\w+)\. The rules are generated from "
+    r"the following context-free grammar:$"
+)
 _TEST = re.compile(r"is_(\w+)\(O,([A-Z])\)")
 _VALUES = re.compile(r"^([A-Z]) -> (.*)$")
 _EXAMPLE = re.compile(r"^(.*) -> (wudsy|not wudsy)$")
@@ -48,8 +50,9 @@ class Concept:
         return list(itertools.product(*self.values))
 
 
-def _object(text: str, concept_features: tuple[str, ...], values: tuple[tuple[str, ...], ...]
-            ) -> tuple[str, ...]:
+def _object(
+    text: str, concept_features: tuple[str, ...], values: tuple[tuple[str, ...], ...]
+) -> tuple[str, ...]:
     parts = [p.split(": ") for p in text.split(", ")]
     if [p[0] for p in parts] != list(concept_features):
         raise MalformedPrompt(f"object {text!r} does not list {concept_features}")
@@ -122,8 +125,9 @@ def _tables(longest: int) -> tuple[dict[frozenset[int], int], ...]:
     """``tables[k]``: every truth table some rule of length ≤ k has, with its shortest length."""
     atoms = frozenset(range(27))
     coords = [(o // 9, o // 3 % 3, o % 3) for o in range(27)]
-    tests = {frozenset(o for o in range(27) if coords[o][f] == v)
-             for f in range(3) for v in range(3)}
+    tests = {
+        frozenset(o for o in range(27) if coords[o][f] == v) for f in range(3) for v in range(3)
+    }
     tables: list[dict[frozenset[int], int]] = [{frozenset(): 0, atoms: 0}]
     tables.append({**tables[0], **{t: 1 for t in tests if t not in tables[0]}})
     for k in range(2, longest + 1):
@@ -142,8 +146,9 @@ def observe(concept: Concept, longest: int) -> tuple[int, list[frozenset[int]]]:
     :attr:`Concept.objects`); ``(longest + 1, [])`` when no rule of length ≤ ``longest`` fits."""
     position = {obj: i for i, obj in enumerate(concept.objects)}
     shown = [(position[x], y) for x, y in concept.support]
-    fits = {t: k for t, k in _tables(longest)[longest].items()
-            if all((i in t) == y for i, y in shown)}
+    fits = {
+        t: k for t, k in _tables(longest)[longest].items() if all((i in t) == y for i, y in shown)
+    }
     best = min(fits.values(), default=longest + 1)
     return best, [t for t, k in fits.items() if k == best]
 
@@ -164,11 +169,13 @@ def isomorphisms(a: Concept, b: Concept) -> list[tuple[int, ...]]:
     found = []
     for order in itertools.permutations(range(3)):  # a's feature i is b's feature order[i]
         for perms in itertools.product(itertools.permutations(range(3)), repeat=3):
+
             def move(x: tuple[str, ...]) -> tuple[str, ...]:
                 out = [""] * 3
                 for i, v in enumerate(x):
                     out[order[i]] = b.values[order[i]][perms[i][a.values[i].index(v)]]
                 return tuple(out)
+
             if all(target.get(move(x)) == y for x, y in a.support):
                 sigma = [where.get(move(x)) for x in a.query]
                 if None not in sigma:

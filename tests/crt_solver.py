@@ -59,10 +59,12 @@ def _list(text: str, word: str, voices: set[str]) -> list:
 
 
 def _statement(s: str, voices: set[str]) -> tuple:
-    for prefix, op, word in (("it is not the case that all of the following hold: ", "nand", "and"),
-                             ("at least one of the following holds: ", "or", "or")):
+    for prefix, op, word in (
+        ("it is not the case that all of the following hold: ", "nand", "and"),
+        ("at least one of the following holds: ", "or", "or"),
+    ):
         if s.startswith(prefix):
-            parts = _list(s[len(prefix):], word, voices)
+            parts = _list(s[len(prefix) :], word, voices)
             return ("not", ("and", parts)) if op == "nand" else ("or", parts)
     if s.startswith("if "):
         ante, then = s[3:].split(", then ", 1)
@@ -92,8 +94,9 @@ def parse(text: str) -> Reading:
     if not m:
         raise MalformedPrompt(text[:60])
     voices: set[str] = set()
-    premises = tuple(_statement(s[0].lower() + s[1:], voices)
-                     for s in m[1].removesuffix(".").split(". "))
+    premises = tuple(
+        _statement(s[0].lower() + s[1:], voices) for s in m[1].removesuffix(".").split(". ")
+    )
     question = _question(m[2], voices)
     return Reading(premises, question, voices.pop() if len(voices) == 1 else "mixed")
 
@@ -103,7 +106,7 @@ def _keys(f: tuple, out: dict) -> None:
         out.setdefault(f[1], len(out))
     else:
         for part in f[1:]:
-            for g in (part if isinstance(part, list) else [part]):
+            for g in part if isinstance(part, list) else [part]:
                 _keys(g, out)
 
 
@@ -131,8 +134,10 @@ def atoms_of(*formulas: tuple) -> list:
 def equivalent(f: tuple, g: tuple) -> bool:
     """Whether two formulas agree in every assignment of their clauses."""
     keys = atoms_of(f, g)
-    return all(_value(f, dict(zip(keys, bits))) == _value(g, dict(zip(keys, bits)))
-               for bits in itertools.product((False, True), repeat=len(keys)))
+    return all(
+        _value(f, dict(zip(keys, bits))) == _value(g, dict(zip(keys, bits)))
+        for bits in itertools.product((False, True), repeat=len(keys))
+    )
 
 
 def solve(text: str) -> str:

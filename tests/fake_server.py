@@ -144,26 +144,36 @@ class _Handler(BaseHTTPRequestHandler):
             self.state.inflight += 1
             self._counted, self._epoch = True, self.state.epoch
             kind = str(fault["kind"]) if fault else "ok"
-            self.state.log.append({
-                "t": time.time(), "port": self.server.server_address[1], "path": self.path,
-                "key": key, "n": n, "did": kind, "inflight": self.state.inflight,
-                "client_port": self.client_address[1], "seed": body.get("seed"),
-                "auth_sha256": hashlib.sha256(auth.encode()).hexdigest() if auth else None,
-            })
+            self.state.log.append(
+                {
+                    "t": time.time(),
+                    "port": self.server.server_address[1],
+                    "path": self.path,
+                    "key": key,
+                    "n": n,
+                    "did": kind,
+                    "inflight": self.state.inflight,
+                    "client_port": self.client_address[1],
+                    "seed": body.get("seed"),
+                    "auth_sha256": hashlib.sha256(auth.encode()).hexdigest() if auth else None,
+                }
+            )
         try:
             self._reply(kind, fault, body, latency)
         finally:
             self._settle()
 
-    def _reply(self, kind: str, fault: dict[str, Any] | None, body: dict[str, Any],
-               latency: float) -> None:
+    def _reply(
+        self, kind: str, fault: dict[str, Any] | None, body: dict[str, Any], latency: float
+    ) -> None:
         if latency:
             time.sleep(latency)
         fault = fault or {}
         if kind in ("408", "429", "500", "503"):
             headers = {"Retry-After": str(fault["retry_after"])} if "retry_after" in fault else {}
-            self._send(int(kind), json.dumps({"error": {"message": f"injected {kind}"}}).encode(),
-                       headers)
+            self._send(
+                int(kind), json.dumps({"error": {"message": f"injected {kind}"}}).encode(), headers
+            )
         elif kind == "400" and "pad" in fault:
             # The Authorization value at a chosen offset of a plain-text body (`pad` dots before).
             auth = self.headers.get("Authorization") or ""
@@ -179,8 +189,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b'{"choices": [{"message": {"content": "ye')
         elif kind == "notext":
             message = {"role": "assistant", "content": None}
-            self._send(200, json.dumps({"choices": [{"index": 0, "message": message,
-                                                     "finish_reason": "length"}]}).encode())
+            self._send(
+                200,
+                json.dumps(
+                    {"choices": [{"index": 0, "message": message, "finish_reason": "length"}]}
+                ).encode(),
+            )
         elif kind == "nologprobs":
             plain = {k: v for k, v in body.items() if k not in ("logprobs", "top_logprobs", "echo")}
             self._send(200, json.dumps(_response(self.path, plain)).encode())
@@ -194,15 +208,23 @@ def _response(path: str, body: dict[str, Any]) -> dict[str, Any]:
     if path.endswith("/chat/completions"):
         text = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
         answer = answer_for(text)
-        choice: dict[str, Any] = {"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": answer}}
+        choice: dict[str, Any] = {
+            "index": 0,
+            "finish_reason": "stop",
+            "message": {"role": "assistant", "content": answer},
+        }
         if body.get("logprobs"):
             lp = logprob_of_answer(text)
             other = {"yes": "no", "no": "yes"}.get(answer, "maybe")
-            tops = [{"token": answer, "logprob": lp},
-                    {"token": other.capitalize(), "logprob": math.log1p(-math.exp(lp))}]
-            first = {"token": answer, "logprob": lp,
-                     "top_logprobs": tops[: body.get("top_logprobs", 2)]}
+            tops = [
+                {"token": answer, "logprob": lp},
+                {"token": other.capitalize(), "logprob": math.log1p(-math.exp(lp))},
+            ]
+            first = {
+                "token": answer,
+                "logprob": lp,
+                "top_logprobs": tops[: body.get("top_logprobs", 2)],
+            }
             choice["logprobs"] = {"content": [first]}
         return {"object": "chat.completion", "model": body.get("model"), "choices": [choice]}
     prompt = body["prompt"]
@@ -218,11 +240,23 @@ def _response(path: str, body: dict[str, Any]) -> dict[str, Any]:
     last = lp if tokens[-1].strip() == answer_for(head) else math.log1p(-math.exp(lp))
     values = [None] + [-1.0] * (len(tokens) - 2) + [last]
     generated = "\n"
-    logprobs = {"tokens": [*tokens, generated], "token_logprobs": [*values, -0.5],
-                "text_offset": [*offsets, len(prompt)]}
-    return {"object": "text_completion", "model": body.get("model"),
-            "choices": [{"index": 0, "text": prompt + generated, "finish_reason": "length",
-                         "logprobs": logprobs}]}
+    logprobs = {
+        "tokens": [*tokens, generated],
+        "token_logprobs": [*values, -0.5],
+        "text_offset": [*offsets, len(prompt)],
+    }
+    return {
+        "object": "text_completion",
+        "model": body.get("model"),
+        "choices": [
+            {
+                "index": 0,
+                "text": prompt + generated,
+                "finish_reason": "length",
+                "logprobs": logprobs,
+            }
+        ],
+    }
 
 
 class _Server(ThreadingHTTPServer):
@@ -235,9 +269,17 @@ class FakeServer:
 
     def __init__(self, ports: int = 1, latency: float = 0.0) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--ports", str(ports),
-             "--latency", str(latency)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--ports",
+                str(ports),
+                "--latency",
+                str(latency),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         line = self.proc.stdout.readline() if self.proc.stdout else ""
         if not line.startswith("PORTS "):
@@ -248,8 +290,11 @@ class FakeServer:
         self.urls = [f"http://127.0.0.1:{p}/v1" for p in self.ports]
 
     def _post(self, path: str, payload: dict[str, Any]) -> None:
-        request = urllib.request.Request(f"http://127.0.0.1:{self.ports[0]}{path}",
-                                         data=json.dumps(payload).encode(), method="POST")
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.ports[0]}{path}",
+            data=json.dumps(payload).encode(),
+            method="POST",
+        )
         urllib.request.urlopen(request, timeout=10).read()
 
     def control(self, latency: float = 0.0, faults: list[dict[str, Any]] | None = None) -> None:

@@ -66,7 +66,7 @@ def parse(text: str) -> Program:
             if r:
                 body, head = (r[1], r[2]) if kind == "if" else (r[2], r[1])
                 rules.append((head, _body(body), kind))
-                rest = rest[r.end():].lstrip(" ")
+                rest = rest[r.end() :].lstrip(" ")
                 break
         else:
             raise MalformedPrompt(f"unreadable rule at {rest[:60]!r}")

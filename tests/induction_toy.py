@@ -28,8 +28,9 @@ class Toyshift(RuleInduction):
 
     def task(self, n: int, index: int, seed: int) -> Task:
         xs = stream_rng(seed, n, index, 0).choice(100, size=6, replace=False).tolist()
-        return Task(n, tuple((x, x + n) for x in xs[:4]), tuple(xs[4:]),
-                    tuple(x + n for x in xs[4:]))
+        return Task(
+            n, tuple((x, x + n) for x in xs[:4]), tuple(xs[4:]), tuple(x + n for x in xs[4:])
+        )
 
     def vary(self, task: Task, kind: str, rng: np.random.Generator) -> Task:
         sign, shift = (-1, 0) if kind == "negate" else (1, int(rng.integers(0, 3)))

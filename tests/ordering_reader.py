@@ -64,7 +64,9 @@ class Latent:
     chain: tuple[str, ...]  # the queried chain, a_0 first
     distractors: tuple[str, ...]  # the other chain (empty without distractors), same orientation
     names: tuple[str, ...]  # the names line as written
-    links: tuple[object, ...]  # premise order: link index i for (a_i, a_{i+1}), ("d", k) for distractors
+    links: tuple[
+        object, ...
+    ]  # premise order: link index i for (a_i, a_{i+1}), ("d", k) for distractors
     rewritten: frozenset[int]  # chain links worded with the converse phrase or negated
     negated: bool  # whether the rewritten links are negations of the forward phrase
     query: tuple[int, int]  # chain positions of the question's subject and object
@@ -78,7 +80,7 @@ def forward_phrase(original_text: str) -> str:
     premises = parse(original_text).premises
     phrases = {(p.phrase, p.negated) for p in premises}
     assert len(phrases) == 1, f"original presentation mixes phrases: {phrases}"
-    (phrase, negated), = phrases
+    ((phrase, negated),) = phrases
     assert not negated
     return phrase
 

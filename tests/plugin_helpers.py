@@ -47,7 +47,7 @@ def profile_section(output: str) -> list[str]:
     starts = [i for i, line in enumerate(lines) if re.match(r"^=+ competence profiles =+$", line)]
     assert len(starts) == 1, output
     section = []
-    for line in lines[starts[0] + 1:]:
+    for line in lines[starts[0] + 1 :]:
         if line.startswith("=") or re.match(r"^\d+ (passed|failed|error)", line):
             break
         if line.strip():
@@ -113,15 +113,25 @@ def scripted_document(spec, given: list[object]) -> dict:
     evaluation = evaluate(spec.family, spec.design(), Scripted(given), 1)
     result = analyze(evaluation, bootstrap=0, seed=spec.seed)
     result.update(
-        test="test_hostile.py::test_x[*]", nodeid="test_hostile.py::test_x[py:scripted]",
-        outcome="failed", condition=str(spec.condition), condition_met=False, report_only=False,
-        gate=None, design={"levels": list(spec.levels), "pairs": spec.pairs, "seed": spec.seed,
-                           "require": spec.require, "gates": [], "attempts": 1},
+        test="test_hostile.py::test_x[*]",
+        nodeid="test_hostile.py::test_x[py:scripted]",
+        outcome="failed",
+        condition=str(spec.condition),
+        condition_met=False,
+        report_only=False,
+        gate=None,
+        design={
+            "levels": list(spec.levels),
+            "pairs": spec.pairs,
+            "seed": spec.seed,
+            "require": spec.require,
+            "gates": [],
+            "attempts": 1,
+        },
         failing_case=failing_case(spec.condition, evaluation, profile(evaluation)),
         records=records(evaluation),
     )
-    document = build_document([json.loads(json.dumps(result))], models=["py:scripted"],
-                              bootstrap=0)
+    document = build_document([json.loads(json.dumps(result))], models=["py:scripted"], bootstrap=0)
     return dict(document, schema=READABLE_SCHEMAS[0])
 
 
@@ -132,8 +142,11 @@ def read_archive(path) -> tuple[dict, dict[str, list[dict]]]:
     from pytest_competence.report._records_file import read_records
 
     document = load_document(path)
-    records = {result["nodeid"]: list(rows)
-               for result, rows in read_records(document, Path(path).parent) if rows is not None}
+    records = {
+        result["nodeid"]: list(rows)
+        for result, rows in read_records(document, Path(path).parent)
+        if rows is not None
+    }
     return document, records
 
 
@@ -154,7 +167,8 @@ def install_example_family(path: Any) -> Any:
     section = re.search(r'\[project\.entry-points\."(.+?)"\]\n(.*?)(?:\n\n|\Z)', toml, re.S)
     assert section is not None
     entries = section[2].replace('"', "").strip()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: competence-brackets\n"
-                                   "Version: 0.1.0\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: competence-brackets\nVersion: 0.1.0\n"
+    )
     (info / "entry_points.txt").write_text(f"[{section[1]}]\n{entries}\n")
     return site

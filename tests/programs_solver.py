@@ -64,7 +64,7 @@ def _step(name: str, args: Sequence[int], xs: list[int]) -> list[int]:
         return list(ring)
     if name == "swap":
         if not args:
-            first, second = xs[: size // 2], xs[size // 2:]
+            first, second = xs[: size // 2], xs[size // 2 :]
             return second + first
     if name == "tail":
         (count,) = args

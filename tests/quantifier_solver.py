@@ -59,7 +59,7 @@ class Reading:
 
 def _sentence(s: str, voices: set[str]) -> tuple:
     if s.startswith("it is not the case that "):
-        return ("not", _sentence(s[len("it is not the case that "):], voices))
+        return ("not", _sentence(s[len("it is not the case that ") :], voices))
     voices.add("passive" if "classified as" in s else "active")
     m = _FACT.match(s)
     if m and m[1] not in ("everyone", "someone", "there"):
@@ -101,13 +101,17 @@ def _question(q: str, voices: set[str]) -> tuple:
 
 
 def parse(text: str) -> Reading:
-    m = re.match(r"^Premises: The following statements are about the members of one club\. "
-                 r"(.*) Question: (.*)$", text)
+    m = re.match(
+        r"^Premises: The following statements are about the members of one club\. "
+        r"(.*) Question: (.*)$",
+        text,
+    )
     if not m:
         raise MalformedPrompt(text[:60])
     voices: set[str] = set()
-    premises = tuple(_sentence(s[0].lower() + s[1:], voices)
-                     for s in m[1].removesuffix(".").split(". "))
+    premises = tuple(
+        _sentence(s[0].lower() + s[1:], voices) for s in m[1].removesuffix(".").split(". ")
+    )
     question = _question(m[2], voices)
     return Reading(premises, question, voices.pop() if len(voices) == 1 else "mixed")
 
@@ -151,8 +155,10 @@ def _answers(premises: tuple, question: tuple, existential_import: bool) -> set[
         _parts(f, categories, people)
     if existential_import:  # every category named is inhabited: one more existential each
         premises = premises + tuple(("some", (c, True), (c, True)) for c in categories)
-    kinds = [frozenset(c for c, bit in zip(categories, bits) if bit)
-             for bits in itertools.product((False, True), repeat=len(categories))]
+    kinds = [
+        frozenset(c for c, bit in zip(categories, bits) if bit)
+        for bits in itertools.product((False, True), repeat=len(categories))
+    ]
     extra = sum(map(_existential, premises)) + 1
     answers = set()
     for named in itertools.product(kinds, repeat=len(people)):

@@ -30,16 +30,23 @@ def read_grid(text: str) -> Grid:
 def _row_rules() -> dict[str, tuple]:
     """name → (does a full row (a, b, c) follow it, the c it gives a partial row (a, b) or None)."""
     out: dict[str, tuple] = {}
-    for name, step in [("constant", 0), ("progression+1", 1), ("progression+2", 2),
-                       ("progression-1", 9), ("progression-2", 8)]:
+    for name, step in [
+        ("constant", 0),
+        ("progression+1", 1),
+        ("progression+2", 2),
+        ("progression-1", 9),
+        ("progression-2", 8),
+    ]:
         out[name] = (
             lambda r, s=step: r[1] == (r[0] + s) % 10 and r[2] == (r[1] + s) % 10,
             lambda a, b, s=step: (b + s) % 10 if b == (a + s) % 10 else None,
         )
-    for name, op in [("addition", lambda a, b: (a + b) % 10),
-                     ("subtraction", lambda a, b: (a - b + 10) % 10),
-                     ("minimum", lambda a, b: a if a < b else b),
-                     ("maximum", lambda a, b: a if a > b else b)]:
+    for name, op in [
+        ("addition", lambda a, b: (a + b) % 10),
+        ("subtraction", lambda a, b: (a - b + 10) % 10),
+        ("minimum", lambda a, b: a if a < b else b),
+        ("maximum", lambda a, b: a if a > b else b),
+    ]:
         out[name] = (lambda r, op=op: r[2] == op(r[0], r[1]), lambda a, b, op=op: op(a, b))
     return out
 
@@ -100,5 +107,6 @@ def solve(grid: Grid) -> set[tuple[int, ...]]:
 def aligned_rules(grid: Grid) -> list[set[str]]:
     """Per feature slot, the rules rows 1–2 follow when the columns' features are aligned."""
     f = len(grid[0][0])
-    return [rules_of_rows(tuple(p[i] for p in grid[0]), tuple(p[i] for p in grid[1]))
-            for i in range(f)]
+    return [
+        rules_of_rows(tuple(p[i] for p in grid[0]), tuple(p[i] for p in grid[1])) for i in range(f)
+    ]

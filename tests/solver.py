@@ -239,7 +239,9 @@ def _split_sentence(sentence: str, names: set[str]) -> tuple[str, str, str]:
     subject, obj, middle = parts[0], parts[-1], " ".join(parts[1:-1])
     for who in (subject, obj):
         if who not in names:
-            raise MalformedPrompt(f"premise {sentence!r} names {who!r}, who is not in the names list")
+            raise MalformedPrompt(
+                f"premise {sentence!r} names {who!r}, who is not in the names list"
+            )
     return subject, middle, obj
 
 
@@ -273,17 +275,17 @@ def parse(text: str) -> ParsedPrompt:
         raise MalformedPrompt("a name is not a single capitalised word")
     if len(names) != count:
         raise MalformedPrompt(f"'There are {count} people' but the names line has {len(names)}")
-    rest = text[m.end():]
+    rest = text[m.end() :]
     start = rest.find(_RULES_MARK)
     if start < 0:
         raise MalformedPrompt("no '... can be described by the following set of rules:'")
     if not text.endswith(" " + INSTRUCTION):
         raise MalformedPrompt("prompt does not end with the yes/no instruction")
-    body = rest[start + len(_RULES_MARK): len(rest) - len(INSTRUCTION) - 1]
+    body = rest[start + len(_RULES_MARK) : len(rest) - len(INSTRUCTION) - 1]
     if not body.endswith("?"):
         raise MalformedPrompt("no question before the instruction")
     cut = body.rfind(". ")
-    premise_text, question_text = (body[: cut + 1], body[cut + 2:]) if cut >= 0 else ("", body)
+    premise_text, question_text = (body[: cut + 1], body[cut + 2 :]) if cut >= 0 else ("", body)
     if "?" in premise_text or "." in question_text:
         raise MalformedPrompt("could not separate the premises from the question")
     name_set = set(names)
@@ -311,13 +313,22 @@ def parse(text: str) -> ParsedPrompt:
         raise MalformedPrompt(f"phrases {sorted(used)} do not belong to one catalog relation")
     if relation.rule:
         if rule is None:
-            raise MalformedPrompt("a nonce relation is used but the context states no converse rule")
+            raise MalformedPrompt(
+                "a nonce relation is used but the context states no converse rule"
+            )
     if rule is not None:
         a, b = (PHRASES.get(r) for r in rule)
-        if a is None or b is None or a.negated or b.negated or a.sign != -b.sign or (
-            {a.phrase, b.phrase} != {relation.first, relation.second}
+        if (
+            a is None
+            or b is None
+            or a.negated
+            or b.negated
+            or a.sign != -b.sign
+            or ({a.phrase, b.phrase} != {relation.first, relation.second})
         ):
-            raise MalformedPrompt(f"the stated converse rule {rule!r} is not the relation's converse")
+            raise MalformedPrompt(
+                f"the stated converse rule {rule!r} is not the relation's converse"
+            )
     return ParsedPrompt(count, names, tuple(premises), question, relation, rule)
 
 

@@ -45,8 +45,12 @@ def test_a_support_with_a_collision_is_unidentified_with_a_correct_witness():
     result = audit(obs, ESTIMAND, support=["a", "b"])
     assert not result.identified
     found = {(c.first, c.second): c.witness for c in result.collisions}
-    assert found == {("competent", "misses-c"): "c", ("competent", "misses-d"): "d",
-                     ("competent", "misses-cd"): "c", ("competent", "also-misses-c"): "c"}
+    assert found == {
+        ("competent", "misses-c"): "c",
+        ("competent", "misses-d"): "d",
+        ("competent", "misses-cd"): "c",
+        ("competent", "also-misses-c"): "c",
+    }
     for c in result.collisions:  # the witness really separates the pair, outside the support
         assert POLICIES[c.first](c.witness) != POLICIES[c.second](c.witness)
     assert result.classes == (tuple(POLICIES),)
@@ -57,8 +61,12 @@ def test_adding_the_separating_cells_identifies_and_classes_are_exact():
     assert audit(obs, ESTIMAND, support=["a", "c"]).collisions[0].second == "misses-d"
     full = audit(obs, ESTIMAND, support=CELLS)
     assert full.identified
-    assert full.classes == (("competent",), ("misses-c", "also-misses-c"), ("misses-d",),
-                            ("misses-cd",))
+    assert full.classes == (
+        ("competent",),
+        ("misses-c", "also-misses-c"),
+        ("misses-d",),
+        ("misses-cd",),
+    )
     # Same-estimand equivalence is no collision, but a mixture cannot apportion weight there.
     assert "{misses-c, also-misses-c}" in full.mixture_note
     assert "identified only up to its equivalence class" in full.mixture_note
@@ -79,7 +87,9 @@ def test_lattice_and_leave_one_out_flag_exactly_the_essential_components():
     assert not rows[()].identified and rows[()].cells == 1
     assert [(c.second, c.witness) for c in rows[("C",)].collisions] == [("misses-d", "d")]
     assert [(c.second, c.witness) for c in rows[("D",)].collisions] == [
-        ("misses-c", "c"), ("also-misses-c", "c")]
+        ("misses-c", "c"),
+        ("also-misses-c", "c"),
+    ]
     assert rows[("C", "D")].identified and rows[("C", "D", "B")].identified
     assert not rows[("C", "B")].identified
     loo = {r.component: r for r in leave_one_out(obs, ESTIMAND, comps)}
@@ -119,6 +129,7 @@ def test_minimum_supports_of_the_hand_built_class():
 
 # -- minimum hitting sets against brute force ---------------------------------------------------
 
+
 def _brute(sets, cells, costs=None):
     costs = costs or {}
     best, found = None, []
@@ -138,8 +149,7 @@ def _brute(sets, cells, costs=None):
 def test_minimum_hitting_sets_match_brute_force(case):
     rng = random.Random(case)
     cells = [f"c{i}" for i in range(rng.randint(3, 10))]
-    sets = [rng.sample(cells, rng.randint(1, min(4, len(cells))))
-            for _ in range(rng.randint(1, 9))]
+    sets = [rng.sample(cells, rng.randint(1, min(4, len(cells)))) for _ in range(rng.randint(1, 9))]
     costs = {c: float(rng.choice([1, 2, 3, 5])) for c in cells} if case % 2 else None
     best, expected = _brute(sets, cells, costs)
     got = minimum_hitting_sets(sets, order=cells, costs=costs, max_solutions=10_000)
@@ -192,8 +202,9 @@ def test_models_run_over_a_design_respond_per_cell():
         def generate(self, prompts):
             return [("no" if self.flip and p[0] == "b" else "yes") for p in prompts]
 
-    obs = observe_models({"good": Echo(False), "bad": Echo(True)}, ["a1", "b1", "a2", "b2"],
-                         cell_of=lambda p: p[0])
+    obs = observe_models(
+        {"good": Echo(False), "bad": Echo(True)}, ["a1", "b1", "a2", "b2"], cell_of=lambda p: p[0]
+    )
     assert obs.cells == ("a", "b")
     assert obs.responses["bad"] == (("yes", "yes"), ("no", "no"))
     assert audit(obs, {"good": 1, "bad": 0}, support=["a"]).collisions[0].witness == "b"
@@ -209,22 +220,32 @@ def ordering():
     names = ["ideal", "always-yes", *SHORTCUTS]
     models = {n: reference_policy(n, f"ref:{n}") for n in names}
     universe = suite_universe(
-        Ordering(names_line="chain"), models, levels=[8], presentations=["original"], pairs=8,
-        seed=1, candidates=[
+        Ordering(names_line="chain"),
+        models,
+        levels=[8],
+        presentations=["original"],
+        pairs=8,
+        seed=1,
+        candidates=[
             AuditComponent("larger n", "level", 32),
             AuditComponent("converse rewording", "presentation", "equivalent"),
             AuditComponent("interior queries", "option", {"distance": 2}),
             AuditComponent("second vocabulary", "option", {"vocabulary": "left_right"}),
             AuditComponent("shuffled names line", "option", {"names_line": "shuffled"}),
-        ])
+        ],
+    )
     estimand = {n: int(n == "ideal") for n in names}
     # The declared level and presentation are always observed: only the candidates are named.
     declared = set(universe.declared)
-    comps = Components.factorial({c: need - declared
-                                  for c, need in universe.components.requires.items()},
-                                 names=list(universe.candidates))
-    return universe, estimand, audit(universe.observations, estimand, components=comps,
-                                     costs=universe.costs)
+    comps = Components.factorial(
+        {c: need - declared for c, need in universe.components.requires.items()},
+        names=list(universe.candidates),
+    )
+    return (
+        universe,
+        estimand,
+        audit(universe.observations, estimand, components=comps, costs=universe.costs),
+    )
 
 
 def test_endpoint_only_support_does_not_separate_the_endpoint_shortcut(ordering):
@@ -248,10 +269,13 @@ def test_each_shortcut_needs_its_component(ordering):
     assert "threshold?n=8" in survivors[frozenset({"larger n"})]
     assert "threshold?n=8" not in survivors[frozenset({"larger n", "converse rewording"})]
     loo = {r.component: {c.second for c in r.created} for r in result.leave_one_out}
-    assert loo == {"larger n": {"threshold?n=8"},
-                   "converse rewording": {"forward-reader", "threshold?n=8"},
-                   "interior queries": {"endpoint"}, "second vocabulary": set(),
-                   "shuffled names line": {"names-order"}}
+    assert loo == {
+        "larger n": {"threshold?n=8"},
+        "converse rewording": {"forward-reader", "threshold?n=8"},
+        "interior queries": {"endpoint"},
+        "second vocabulary": set(),
+        "shuffled names line": {"names-order"},
+    }
 
 
 def test_ordering_minimum_supports_are_exact_and_hit_every_pair(ordering):
@@ -278,8 +302,9 @@ def test_identified_exactly_when_the_support_hits_every_distinguishing_set(case)
     names = [f"p{k}" for k in range(rng.randint(2, 6))]
     obs = Observations(cells, {p: [rng.randint(0, 2) for _ in cells] for p in names})
     estimand = {p: rng.randint(0, 1) for p in names}
-    comps = Components.union({f"k{i}": rng.sample(cells, rng.randint(1, min(3, len(cells))))
-                              for i in range(4)})
+    comps = Components.union(
+        {f"k{i}": rng.sample(cells, rng.randint(1, min(3, len(cells)))) for i in range(4)}
+    )
     sets = [set(obs.distinguishing(a, b)) for a, b in obs.cross_pairs(estimand)]
     rows = lattice(obs, estimand, comps)
     for row in rows:
@@ -290,8 +315,10 @@ def test_identified_exactly_when_the_support_hits_every_distinguishing_set(case)
     full = {r.components: r for r in rows}[comps.names]
     for r in leave_one_out(obs, estimand, comps):
         without = {x.components: x for x in rows}[tuple(n for n in comps.names if n != r.component)]
-        assert r.essential == bool({(c.first, c.second) for c in without.collisions}
-                                   - {(c.first, c.second) for c in full.collisions})
+        assert r.essential == bool(
+            {(c.first, c.second) for c in without.collisions}
+            - {(c.first, c.second) for c in full.collisions}
+        )
     result = audit(obs, estimand, components=comps)
     for solution in result.minimum.solutions:
         assert audit(obs, estimand, support=solution).identified
@@ -333,6 +360,7 @@ def test_no_family_says_not_audited():
     assert doc["auditable"] is True and doc["caught"]
     lines = summary_lines("t", doc)
     total = len(doc["caught"]) + len(doc["survivors"])
-    assert lines[0].startswith(f"t  Horn(vary='rules')  mutation score {len(doc['caught'])}/"
-                               f"{total} ")
+    assert lines[0].startswith(
+        f"t  Horn(vary='rules')  mutation score {len(doc['caught'])}/{total} "
+    )
     assert not any("not audited" in line for line in lines)

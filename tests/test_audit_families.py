@@ -19,28 +19,48 @@ from pytest_competence.spec import spec_from_marker
 # (marker args, marker kwargs, a shortcut the declared suite lets pass)
 SURVIVING = {
     "ordering": (("ordering",), {"levels": [4, 8], "pairs": 8}, "ref:endpoint"),
-    "horn": (("horn",), {"levels": [2, 4], "pairs": 8,
-                         "presentations": ["original", "reshuffle"]}, "ref:horn-if-then"),
-    "reformulations": (("reformulations",), {"levels": [2, 4], "pairs": 9,
-                                             "presentations": ["original", "passive"]},
-                       "ref:crt-hedge"),
-    "intervention": (("intervention",), {"levels": [4], "pairs": 6,
-                                         "presentations": ["base/*/generate",
-                                                           "sham/*/generate"]},
-                     "ref:iw-stuck"),
-    "raven": (("raven",), {"levels": [2], "pairs": 6, "variations": 2,
-                           "presentations": ["original", "reorder"]}, "ref:raven-aligned"),
-    "concepts": (("concepts",), {"levels": [1, 2], "pairs": 6, "variations": 2,
-                                 "presentations": ["original", "reorder"]}, "ref:surface"),
+    "horn": (
+        ("horn",),
+        {"levels": [2, 4], "pairs": 8, "presentations": ["original", "reshuffle"]},
+        "ref:horn-if-then",
+    ),
+    "reformulations": (
+        ("reformulations",),
+        {"levels": [2, 4], "pairs": 9, "presentations": ["original", "passive"]},
+        "ref:crt-hedge",
+    ),
+    "intervention": (
+        ("intervention",),
+        {"levels": [4], "pairs": 6, "presentations": ["base/*/generate", "sham/*/generate"]},
+        "ref:iw-stuck",
+    ),
+    "raven": (
+        ("raven",),
+        {"levels": [2], "pairs": 6, "variations": 2, "presentations": ["original", "reorder"]},
+        "ref:raven-aligned",
+    ),
+    "concepts": (
+        ("concepts",),
+        {"levels": [1, 2], "pairs": 6, "variations": 2, "presentations": ["original", "reorder"]},
+        "ref:surface",
+    ),
     # One new object per task at level 1 (a one-test rule holds for a third of the objects):
     # every query set of these tasks is "not wudsy", and balanced labels are the witness.
-    "concepts-constant": (("concepts",), {"levels": [1], "pairs": 3, "queries": 1,
-                                          "variations": 1},
-                          "ref:concepts-constant?value=false"),
-    "grammar": (("grammar",), {"levels": [1], "pairs": 4, "variations": 2,
-                               "presentations": ["original", "reorder"]}, "ref:surface"),
-    "programs": (("programs",), {"levels": [1, 2], "pairs": 6, "variations": 2,
-                                 "presentations": ["original", "reorder"]}, "ref:surface"),
+    "concepts-constant": (
+        ("concepts",),
+        {"levels": [1], "pairs": 3, "queries": 1, "variations": 1},
+        "ref:concepts-constant?value=false",
+    ),
+    "grammar": (
+        ("grammar",),
+        {"levels": [1], "pairs": 4, "variations": 2, "presentations": ["original", "reorder"]},
+        "ref:surface",
+    ),
+    "programs": (
+        ("programs",),
+        {"levels": [1, 2], "pairs": 6, "variations": 2, "presentations": ["original", "reorder"]},
+        "ref:surface",
+    ),
 }
 
 
@@ -49,11 +69,16 @@ def _witness_prompts(spec, cell_text: str, pairs: int):
     that cell's prompts in it (rebuilt from the family and its audit components alone)."""
     family = spec.family
     candidates = family.audit_components(list(spec.levels), list(spec.presentations))
-    asked = list(dict.fromkeys([*spec.presentations, *(c.value for c in candidates
-                                                        if c.kind == "presentation")]))
+    asked = list(
+        dict.fromkeys(
+            [*spec.presentations, *(c.value for c in candidates if c.kind == "presentation")]
+        )
+    )
     variants = [(family, "")] + [
         (family_variant(family, c.value), " ".join(f"{k}={v}" for k, v in c.value.items()))
-        for c in candidates if c.kind == "option"]
+        for c in candidates
+        if c.kind == "option"
+    ]
     levels = [*spec.levels, *(c.value for c in candidates if c.kind == "level")]
     for fam, label in variants:
         for n in levels:
@@ -62,9 +87,21 @@ def _witness_prompts(spec, cell_text: str, pairs: int):
             except ValueError:
                 continue
             prompts = [p for item in items for p in item.prompts]
-            where = [k for k, p in enumerate(prompts) if " ".join(
-                x for x in (f"n={n}", p.presentation.partition(":")[0], label,
-                            str(p.params.get("cell", ""))) if x) == cell_text]
+            where = [
+                k
+                for k, p in enumerate(prompts)
+                if " ".join(
+                    x
+                    for x in (
+                        f"n={n}",
+                        p.presentation.partition(":")[0],
+                        label,
+                        str(p.params.get("cell", "")),
+                    )
+                    if x
+                )
+                == cell_text
+            ]
             if where:
                 return fam, prompts, where
     raise AssertionError(f"no prompt of the widened design is in cell {cell_text!r}")
@@ -91,13 +128,22 @@ def test_a_surviving_shortcut_gets_a_witness_that_really_separates_it(name):
 
     ideal, other = answers("ref:ideal", prompts), answers(shortcut, prompts)
     assert any(ideal[k] != other[k] for k in where)
-    declared_prompts = [p for item in spec.family.design(
-        levels=list(spec.levels), pairs=doc["pairs"], seed=spec.seed,
-        presentations=list(spec.presentations)) for p in item.prompts]
+    declared_prompts = [
+        p
+        for item in spec.family.design(
+            levels=list(spec.levels),
+            pairs=doc["pairs"],
+            seed=spec.seed,
+            presentations=list(spec.presentations),
+        )
+        for p in item.prompts
+    ]
     assert answers("ref:ideal", declared_prompts) == answers(shortcut, declared_prompts)
     lines = summary_lines("t", doc)
-    assert f"  WARNING {shortcut} passes this suite while it claims competence; a cell that " \
-           f"catches it: {found['witness']} (add {', '.join(found['needs'])})" in lines
+    assert (
+        f"  WARNING {shortcut} passes this suite while it claims competence; a cell that "
+        f"catches it: {found['witness']} (add {', '.join(found['needs'])})" in lines
+    )
 
 
 @pytest.mark.parametrize("name", list(SURVIVING))
@@ -133,18 +179,27 @@ def test_the_intervention_audit_reports_classes_along_a_path_and_essential_compo
 def test_the_constant_shortcut_solves_exactly_the_one_label_query_sets():
     spec = spec_from_marker(("concepts",), {"levels": [1, 3], "pairs": 8, "variations": 2})
     doc = audit_spec(spec)
-    items = spec.family.design(levels=list(spec.levels), pairs=doc["pairs"], seed=spec.seed,
-                               presentations=list(spec.presentations))
+    items = spec.family.design(
+        levels=list(spec.levels),
+        pairs=doc["pairs"],
+        seed=spec.seed,
+        presentations=list(spec.presentations),
+    )
     for value in (True, False):
-        solved = sum(all(json.loads(p.gold) == [value] * len(json.loads(p.gold))
-                         for p in item.prompts) for item in items)
+        solved = sum(
+            all(json.loads(p.gold) == [value] * len(json.loads(p.gold)) for p in item.prompts)
+            for item in items
+        )
         name = "ref:concepts-constant" + ("" if value else "?value=false")
         assert doc["solved"][name] == pytest.approx(solved / len(items))
         assert (name in doc["caught"]) == (solved < len(items))
     # Balanced query labels, a candidate, give the constant answer no instance at all.
-    balanced = audit_suite(family_variant(spec.family, {"balanced": True}),
-                           levels=list(spec.levels), presentations=list(spec.presentations),
-                           most=8)
+    balanced = audit_suite(
+        family_variant(spec.family, {"balanced": True}),
+        levels=list(spec.levels),
+        presentations=list(spec.presentations),
+        most=8,
+    )
     assert balanced["solved"]["ref:concepts-constant"] == 0
     assert balanced["solved"]["ref:concepts-constant?value=false"] == 0
 
@@ -153,28 +208,41 @@ def test_a_batch_reading_policy_answers_the_declared_cells_as_the_suite_asks_the
     """iw-stuck keeps the verdict of the first world of a question it reads: on a suite of
     target cells alone it is right everywhere; the audit's widened design asks the base first,
     where it would be wrong on every target — the declared cells are answered as declared."""
-    spec = spec_from_marker(("intervention",), {"levels": [4], "pairs": 6,
-                                                "presentations": ["target/*/generate"]})
+    spec = spec_from_marker(
+        ("intervention",), {"levels": [4], "pairs": 6, "presentations": ["target/*/generate"]}
+    )
     fam = spec.family
-    prompts = [p for item in fam.design(levels=[4], pairs=6, seed=1,
-                                        presentations=list(spec.presentations))
-               for p in item.prompts]
+    prompts = [
+        p
+        for item in fam.design(levels=[4], pairs=6, seed=1, presentations=list(spec.presentations))
+        for p in item.prompts
+    ]
     stuck = reference_policy("iw-stuck", "ref:iw-stuck")
     ideal = reference_policy("ideal", "ref:ideal")
     assert stuck.generate(prompts) == ideal.generate(prompts)  # alone, the suite cannot catch it
-    widened = [p for item in fam.design(levels=[4], pairs=6, seed=1, presentations=["*/*/*"])
-               for p in item.prompts]
+    widened = [
+        p
+        for item in fam.design(levels=[4], pairs=6, seed=1, presentations=["*/*/*"])
+        for p in item.prompts
+    ]
     assert stuck.generate(widened) != ideal.generate(widened)
     doc = audit_spec(spec)
     found = {s["policy"]: s for s in doc["survivors"]}["ref:iw-stuck"]
     assert found["witness"] and not set(found["needs"]) & set(doc["declared_components"])
-    universe = suite_universe(fam, family_zoo("intervention", [4]), levels=[4],
-                              presentations=list(spec.presentations), pairs=6, seed=1)
+    universe = suite_universe(
+        fam,
+        family_zoo("intervention", [4]),
+        levels=[4],
+        presentations=list(spec.presentations),
+        pairs=6,
+        seed=1,
+    )
     assert universe.solved["ref:iw-stuck"] == 1.0
 
 
 def test_a_family_whose_audit_components_are_unusable_is_told_which_one(pytester):
-    pytester.makepyfile(test_bad="""
+    pytester.makepyfile(
+        test_bad="""
         import pytest
         from pytest_competence.strategies import AuditComponent, Horn
 
@@ -193,26 +261,36 @@ def test_a_family_whose_audit_components_are_unusable_is_told_which_one(pytester
         @pytest.mark.competence(family=Loose(), levels=[2], pairs=2)
         def test_loose(competence):
             pass
-    """)
+    """
+    )
     result = pytester.runpytest("--competence-audit", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=2)
-    result.stdout.fnmatch_lines([
-        "*competence audit: Horn(vary='rules').audit_components(): component 'upside down' asks "
-        "presentation 'upside_down', which the family's design refuses: Unknown presentation*",
-        "*competence audit: Expected Horn(vary='rules').audit_components() to return "
-        "AuditComponent(name, kind, value)*but got ('larger', 'level', 64)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*competence audit: Horn(vary='rules').audit_components(): component 'upside down' asks "
+            "presentation 'upside_down', which the family's design refuses: Unknown presentation*",
+            "*competence audit: Expected Horn(vary='rules').audit_components() to return "
+            "AuditComponent(name, kind, value)*but got ('larger', 'level', 64)",
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
 def test_the_path_classes_are_the_policies_grouped_by_their_responses():
     """Brute force: at each step of the path, group the policies by their responses on the cells
     whose components have all been added so far."""
-    spec = spec_from_marker(("intervention",), {"levels": [4], "pairs": 6,
-                                                "presentations": ["*/TFU/generate"]})
+    spec = spec_from_marker(
+        ("intervention",), {"levels": [4], "pairs": 6, "presentations": ["*/TFU/generate"]}
+    )
     doc = audit_spec(spec)
-    universe = suite_universe(spec.family, family_zoo("intervention", [4]), levels=[4],
-                              presentations=list(spec.presentations), pairs=doc["pairs"], seed=1)
+    universe = suite_universe(
+        spec.family,
+        family_zoo("intervention", [4]),
+        levels=[4],
+        presentations=list(spec.presentations),
+        pairs=doc["pairs"],
+        seed=1,
+    )
     obs, requires = universe.observations, universe.components.requires
     added: set[str] = set()
     for step in doc["path"]:
@@ -236,7 +314,9 @@ def test_the_diagnosis_of_a_horn_shortcut_names_the_cell_to_add():
     family = Horn()
     items = family.design(levels=[2, 4], pairs=8, seed=1, presentations=["original", "reshuffle"])
     doc = diagnose(evaluate(family, items, resolve_model("ref:horn-if-then")))
-    assert "ref:horn-if-then" in doc["indistinguishable"] and "ref:ideal" in doc["indistinguishable"]
+    assert (
+        "ref:horn-if-then" in doc["indistinguishable"] and "ref:ideal" in doc["indistinguishable"]
+    )
     (found,) = [t for t in doc["to_add"] if t["policies"] == ["ref:ideal", "ref:horn-if-then"]]
     assert found["needs"] == ["the other renderer (whenever)"]
     assert "the other renderer (whenever)" in doc["verdict"]

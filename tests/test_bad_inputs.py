@@ -39,115 +39,260 @@ class Row:
 
 PYTEST_ROWS = [
     # -- the design: refused at collection, before anything is generated
-    Row("pairs-1e9", "the design asks 2,000,000,000 prompts (1 level(s) x pairs=1000000000 x 2 "
+    Row(
+        "pairs-1e9",
+        "the design asks 2,000,000,000 prompts (1 level(s) x pairs=1000000000 x 2 "
         "presentation(s) x attempts=1), over the limit of 2,000,000; use fewer pairs or levels, "
-        "or raise competence_max_prompts", INTERRUPTED, marker="levels=[4], pairs=10**9"),
-    Row("max-prompts-lowered", "the design asks 32 prompts", INTERRUPTED,
-        ini=("competence_max_prompts = 31",)),
+        "or raise competence_max_prompts",
+        INTERRUPTED,
+        marker="levels=[4], pairs=10**9",
+    ),
+    Row(
+        "max-prompts-lowered",
+        "the design asks 32 prompts",
+        INTERRUPTED,
+        ini=("competence_max_prompts = 31",),
+    ),
     Row("max-prompts-at-the-size", "", 0, ini=("competence_max_prompts = 32",)),
-    Row("repeated-levels", "Expected levels to name each size once, but got levels=[4, 4]",
-        INTERRUPTED, marker="levels=[4, 4], pairs=8"),
-    Row("repeated-presentations", "Expected presentations to name each presentation once, but "
-        "got presentations=['original', 'original']", INTERRUPTED,
-        marker="levels=[4], pairs=8, presentations=['original', 'original']"),
+    Row(
+        "repeated-levels",
+        "Expected levels to name each size once, but got levels=[4, 4]",
+        INTERRUPTED,
+        marker="levels=[4, 4], pairs=8",
+    ),
+    Row(
+        "repeated-presentations",
+        "Expected presentations to name each presentation once, but "
+        "got presentations=['original', 'original']",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, presentations=['original', 'original']",
+    ),
     Row("no-levels", "@pytest.mark.competence needs levels=", INTERRUPTED, marker="pairs=8"),
-    Row("concepts-balanced", "Expected balanced to be True or False", INTERRUPTED,
-        marker="family='concepts', levels=[1], pairs=8, balanced='yes'"),
-    Row("raven-verbatim", "Expected verbatim to be True or False", INTERRUPTED,
-        marker="family='raven', levels=[2], pairs=2, verbatim=1"),
-    Row("pairs-not-multiple", "but got pairs=10; try pairs=200", INTERRUPTED,
-        marker="levels=[4], pairs=10"),
-    Row("unknown-family", "Unknown family='nope'", INTERRUPTED,
-        marker="family='nope', levels=[4], pairs=8"),
-    Row("unknown-presentation", "Unknown presentation 'nope'", INTERRUPTED,
-        marker="levels=[4], pairs=8, presentations=['nope']"),
-    Row("attempts-zero", "Expected attempts to be a positive integer", INTERRUPTED,
-        marker="levels=[4], pairs=8, attempts=0"),
-    Row("marker-require", "Cannot read require='garbage'", INTERRUPTED,
-        marker="levels=[4], pairs=8, require='garbage'"),
+    Row(
+        "concepts-balanced",
+        "Expected balanced to be True or False",
+        INTERRUPTED,
+        marker="family='concepts', levels=[1], pairs=8, balanced='yes'",
+    ),
+    Row(
+        "raven-verbatim",
+        "Expected verbatim to be True or False",
+        INTERRUPTED,
+        marker="family='raven', levels=[2], pairs=2, verbatim=1",
+    ),
+    Row(
+        "pairs-not-multiple",
+        "but got pairs=10; try pairs=200",
+        INTERRUPTED,
+        marker="levels=[4], pairs=10",
+    ),
+    Row(
+        "unknown-family",
+        "Unknown family='nope'",
+        INTERRUPTED,
+        marker="family='nope', levels=[4], pairs=8",
+    ),
+    Row(
+        "unknown-presentation",
+        "Unknown presentation 'nope'",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, presentations=['nope']",
+    ),
+    Row(
+        "attempts-zero",
+        "Expected attempts to be a positive integer",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, attempts=0",
+    ),
+    Row(
+        "marker-require",
+        "Cannot read require='garbage'",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, require='garbage'",
+    ),
     # -- ini options: a usage error at configure time, before any model
-    Row("bootstrap-text", "ini option competence_bootstrap = abc: expected a whole number of "
-        "resamples >= 0", ini=("competence_bootstrap = abc",)),
-    Row("bootstrap-negative", "ini option competence_bootstrap = -5: expected",
-        ini=("competence_bootstrap = -5",)),
-    Row("alpha-text", "ini option competence_alpha = abc: expected a significance level in "
-        "(0, 1)", ini=("competence_alpha = abc",)),
-    Row("alpha-two", "ini option competence_alpha = 2: expected a significance level in (0, 1)",
-        ini=("competence_alpha = 2",)),
-    Row("margin-negative", "ini option competence_regression_margin = -1: expected an accuracy "
-        "difference in [0, 1)", ini=("competence_regression_margin = -1",)),
-    Row("require-garbage", "competence_require: Cannot read require='garbage'",
-        ini=("competence_require = garbage",)),
-    Row("cache-path-directory", "ini option competence_cache_path = ", ini=(
-        "competence_cache_path = .",)),
-    Row("cache-path-unwritable", "ini option competence_cache_path = /proc/nope/cache.sqlite: "
-        "expected a file in a writable directory", ini=(
-            "competence_cache_path = /proc/nope/cache.sqlite",)),
-    Row("database-unwritable", "ini option competence_database = /proc/nope: expected a "
-        "writable directory", ini=("competence_database = /proc/nope",)),
-    Row("database-shared-github", "competence_database_shared: cannot read 'github:'; write "
-        "'github:OWNER/REPO'", ini=("competence_database_shared = github:",)),
-    Row("database-shared-github-owner", "cannot read 'github:only-owner'",
-        ini=("competence_database_shared = github:only-owner",)),
-    Row("shrink-calls", "Expected competence_shrink_calls to be an integer >= 0",
-        ini=("competence_shrink_calls = many",)),
-    Row("shrink-seconds", "Expected competence_shrink_seconds to be a positive number",
-        ini=("competence_shrink_seconds = -1",)),
-    Row("max-prompts-zero", "ini option competence_max_prompts = 0: expected a positive whole "
-        "number", ini=("competence_max_prompts = 0",)),
-    Row("max-error-rate", "ini option competence_max_error_rate = 1: expected the share of "
-        "prompts that may end in infrastructure errors", ini=("competence_max_error_rate = 1",)),
+    Row(
+        "bootstrap-text",
+        "ini option competence_bootstrap = abc: expected a whole number of resamples >= 0",
+        ini=("competence_bootstrap = abc",),
+    ),
+    Row(
+        "bootstrap-negative",
+        "ini option competence_bootstrap = -5: expected",
+        ini=("competence_bootstrap = -5",),
+    ),
+    Row(
+        "alpha-text",
+        "ini option competence_alpha = abc: expected a significance level in (0, 1)",
+        ini=("competence_alpha = abc",),
+    ),
+    Row(
+        "alpha-two",
+        "ini option competence_alpha = 2: expected a significance level in (0, 1)",
+        ini=("competence_alpha = 2",),
+    ),
+    Row(
+        "margin-negative",
+        "ini option competence_regression_margin = -1: expected an accuracy difference in [0, 1)",
+        ini=("competence_regression_margin = -1",),
+    ),
+    Row(
+        "require-garbage",
+        "competence_require: Cannot read require='garbage'",
+        ini=("competence_require = garbage",),
+    ),
+    Row(
+        "cache-path-directory",
+        "ini option competence_cache_path = ",
+        ini=("competence_cache_path = .",),
+    ),
+    Row(
+        "cache-path-unwritable",
+        "ini option competence_cache_path = /proc/nope/cache.sqlite: "
+        "expected a file in a writable directory",
+        ini=("competence_cache_path = /proc/nope/cache.sqlite",),
+    ),
+    Row(
+        "database-unwritable",
+        "ini option competence_database = /proc/nope: expected a writable directory",
+        ini=("competence_database = /proc/nope",),
+    ),
+    Row(
+        "database-shared-github",
+        "competence_database_shared: cannot read 'github:'; write 'github:OWNER/REPO'",
+        ini=("competence_database_shared = github:",),
+    ),
+    Row(
+        "database-shared-github-owner",
+        "cannot read 'github:only-owner'",
+        ini=("competence_database_shared = github:only-owner",),
+    ),
+    Row(
+        "shrink-calls",
+        "Expected competence_shrink_calls to be an integer >= 0",
+        ini=("competence_shrink_calls = many",),
+    ),
+    Row(
+        "shrink-seconds",
+        "Expected competence_shrink_seconds to be a positive number",
+        ini=("competence_shrink_seconds = -1",),
+    ),
+    Row(
+        "max-prompts-zero",
+        "ini option competence_max_prompts = 0: expected a positive whole number",
+        ini=("competence_max_prompts = 0",),
+    ),
+    Row(
+        "max-error-rate",
+        "ini option competence_max_error_rate = 1: expected the share of "
+        "prompts that may end in infrastructure errors",
+        ini=("competence_max_error_rate = 1",),
+    ),
     Row("alias-line", "competence_models", ini=("competence_models = =",)),
-    Row("trained-on-unknown", "competence_trained_on: Unknown split 'ordering:nope'",
-        ini=("competence_trained_on = ordering:nope",)),
+    Row(
+        "trained-on-unknown",
+        "competence_trained_on: Unknown split 'ordering:nope'",
+        ini=("competence_trained_on = ordering:nope",),
+    ),
     # -- command-line options
-    Row("json-missing-dir", "--competence-json missing/out.json: the directory missing does not "
-        "exist", args=("--competence-json", "missing/out.json")),
-    Row("records-without-json", "--competence-records r.jsonl: the records file belongs to a "
-        "results document; add --competence-json PATH", args=("--competence-records=r.jsonl",)),
-    Row("records-is-the-json", "--competence-records out.json: is the --competence-json file "
+    Row(
+        "json-missing-dir",
+        "--competence-json missing/out.json: the directory missing does not exist",
+        args=("--competence-json", "missing/out.json"),
+    ),
+    Row(
+        "records-without-json",
+        "--competence-records r.jsonl: the records file belongs to a "
+        "results document; add --competence-json PATH",
+        args=("--competence-records=r.jsonl",),
+    ),
+    Row(
+        "records-is-the-json",
+        "--competence-records out.json: is the --competence-json file "
         "itself; give the records their own file, e.g. out.records.jsonl",
-        args=("--competence-json=out.json", "--competence-records=out.json")),
-    Row("records-missing-dir", "--competence-records missing/r.jsonl.gz: the directory missing "
-        "does not exist", args=("--competence-json=out.json",
-                                "--competence-records=missing/r.jsonl.gz")),
-    Row("records-gzip", "", 0, args=("--competence-json=out.json",
-                                     "--competence-records=r.jsonl.gz")),
-    Row("html-missing-dir", "--competence-html missing/out.html: the directory missing",
-        args=("--competence-html", "missing/out.html")),
-    Row("markdown-is-dir", "--competence-markdown .: is a directory",
-        args=("--competence-markdown", ".")),
-    Row("unknown-model", "--competence-model: unknown model 'nosuch'",
-        args=("--competence-model", "nosuch")),
-    Row("unknown-policy", "--competence-model: Unknown reference policy 'nosuch'",
-        args=("--competence-model", "ref:nosuch")),
-    Row("cache-choice", "argument --competence-cache: invalid choice: 'bad'",
-        args=("--competence-cache=bad",)),
-    Row("blank-model", "--competence-model: got ' ', which names no model",
-        args=("--competence-model= ",)),
-    Row("no-model-required", "competence_require_model is set, but no model was named",
-        ini=("competence_require_model = true",)),
+        args=("--competence-json=out.json", "--competence-records=out.json"),
+    ),
+    Row(
+        "records-missing-dir",
+        "--competence-records missing/r.jsonl.gz: the directory missing does not exist",
+        args=("--competence-json=out.json", "--competence-records=missing/r.jsonl.gz"),
+    ),
+    Row(
+        "records-gzip",
+        "",
+        0,
+        args=("--competence-json=out.json", "--competence-records=r.jsonl.gz"),
+    ),
+    Row(
+        "html-missing-dir",
+        "--competence-html missing/out.html: the directory missing",
+        args=("--competence-html", "missing/out.html"),
+    ),
+    Row(
+        "markdown-is-dir",
+        "--competence-markdown .: is a directory",
+        args=("--competence-markdown", "."),
+    ),
+    Row(
+        "unknown-model",
+        "--competence-model: unknown model 'nosuch'",
+        args=("--competence-model", "nosuch"),
+    ),
+    Row(
+        "unknown-policy",
+        "--competence-model: Unknown reference policy 'nosuch'",
+        args=("--competence-model", "ref:nosuch"),
+    ),
+    Row(
+        "cache-choice",
+        "argument --competence-cache: invalid choice: 'bad'",
+        args=("--competence-cache=bad",),
+    ),
+    Row(
+        "blank-model",
+        "--competence-model: got ' ', which names no model",
+        args=("--competence-model= ",),
+    ),
+    Row(
+        "no-model-required",
+        "competence_require_model is set, but no model was named",
+        ini=("competence_require_model = true",),
+    ),
     Row("no-model-skips", "", 0),
-    Row("openai-no-url", "'openai:gpt-4o-mini' names no server; write its base URL out in full",
-        args=("--competence-model=openai:gpt-4o-mini",)),
-    Row("baseline-missing", "--competence-baseline: no such file 'missing.json'",
-        args=("--competence-model=ref:ideal", "--competence-baseline=missing.json")),
-    Row("baseline-blank", "--competence-baseline: got an empty value",
-        args=("--competence-model=ref:ideal", "--competence-baseline= ")),
-    Row("batch-export-missing-dir", "--competence-batch-export: cannot write 'missing/r.jsonl'",
-        args=("--competence-model=ref:ideal", "--competence-batch-export=missing/r.jsonl")),
+    Row(
+        "openai-no-url",
+        "'openai:gpt-4o-mini' names no server; write its base URL out in full",
+        args=("--competence-model=openai:gpt-4o-mini",),
+    ),
+    Row(
+        "baseline-missing",
+        "--competence-baseline: no such file 'missing.json'",
+        args=("--competence-model=ref:ideal", "--competence-baseline=missing.json"),
+    ),
+    Row(
+        "baseline-blank",
+        "--competence-baseline: got an empty value",
+        args=("--competence-model=ref:ideal", "--competence-baseline= "),
+    ),
+    Row(
+        "batch-export-missing-dir",
+        "--competence-batch-export: cannot write 'missing/r.jsonl'",
+        args=("--competence-model=ref:ideal", "--competence-batch-export=missing/r.jsonl"),
+    ),
 ]
 
 
 @pytest.mark.parametrize("row", PYTEST_ROWS, ids=[r.id for r in PYTEST_ROWS])
 def test_pytest_input(pytester: pytest.Pytester, row: Row):
-    pytester.makepyfile(test_x=f"""
+    pytester.makepyfile(
+        test_x=f"""
         import pytest
 
         @pytest.mark.competence({row.marker})
         def test_x(competence):
             pass
-    """)
+    """
+    )
     pytester.makeini("[pytest]\n" + "\n".join(row.ini) + "\n")
     result = pytester.runpytest("-p", "no:cacheprovider", *row.args)
     output = "\n".join(result.outlines + result.errlines)
@@ -193,71 +338,157 @@ def _edited(document: dict, how: str) -> object:
 
 
 CLI_ROWS = [
-    CliRow("generate-pairs-1e9", ("generate", "ordering", "--per-level", "1000000000"),
-           "the design asks 18,000,000,000 prompts (9 level(s) x pairs=1000000000 x 2 "
-           "presentation(s)), over the limit of 2,000,000; use fewer pairs or levels, or raise "
-           "--max-prompts"),
-    CliRow("generate-max-prompts", ("generate", "horn", "--levels", "4", "--per-level", "8",
-                                    "--max-prompts", "15"), "the design asks 16 prompts"),
-    CliRow("generate-missing-dir", ("generate", "horn", "-o", "missing/x.jsonl"),
-           "-o missing/x.jsonl: the directory missing does not exist"),
-    CliRow("generate-repeated-levels", ("generate", "ordering", "--levels", "4,4"),
-           "Expected levels to name each size once"),
-    CliRow("generate-bad-levels", ("generate", "ordering", "--levels", "a,b"),
-           "argument --levels: expected comma-separated integers, got 'a,b'"),
-    CliRow("generate-unknown-split", ("generate", "ordering", "--split", "nope"),
-           "Unknown split 'ordering:nope'. Expected one of: ordering:paper-heldin"),
-    CliRow("generate-bad-format", ("generate", "ordering", "--format", "xml"),
-           "argument --format: invalid choice: 'xml'"),
-    CliRow("generate-unknown-family", ("generate", "nope"),
-           "argument FAMILY: unknown family 'nope'; expected one of ordering, horn"),
-    CliRow("generate-unknown-option", ("generate", "horn", "--option", "hint=True"),
-           "family='horn' does not take these options"),
-    CliRow("batch-import-no-cache", ("batch", "import", "{file}"),
-           "batch import: no response cache at '.competence/cache.sqlite'", file="jsonl"),
+    CliRow(
+        "generate-pairs-1e9",
+        ("generate", "ordering", "--per-level", "1000000000"),
+        "the design asks 18,000,000,000 prompts (9 level(s) x pairs=1000000000 x 2 "
+        "presentation(s)), over the limit of 2,000,000; use fewer pairs or levels, or raise "
+        "--max-prompts",
+    ),
+    CliRow(
+        "generate-max-prompts",
+        ("generate", "horn", "--levels", "4", "--per-level", "8", "--max-prompts", "15"),
+        "the design asks 16 prompts",
+    ),
+    CliRow(
+        "generate-missing-dir",
+        ("generate", "horn", "-o", "missing/x.jsonl"),
+        "-o missing/x.jsonl: the directory missing does not exist",
+    ),
+    CliRow(
+        "generate-repeated-levels",
+        ("generate", "ordering", "--levels", "4,4"),
+        "Expected levels to name each size once",
+    ),
+    CliRow(
+        "generate-bad-levels",
+        ("generate", "ordering", "--levels", "a,b"),
+        "argument --levels: expected comma-separated integers, got 'a,b'",
+    ),
+    CliRow(
+        "generate-unknown-split",
+        ("generate", "ordering", "--split", "nope"),
+        "Unknown split 'ordering:nope'. Expected one of: ordering:paper-heldin",
+    ),
+    CliRow(
+        "generate-bad-format",
+        ("generate", "ordering", "--format", "xml"),
+        "argument --format: invalid choice: 'xml'",
+    ),
+    CliRow(
+        "generate-unknown-family",
+        ("generate", "nope"),
+        "argument FAMILY: unknown family 'nope'; expected one of ordering, horn",
+    ),
+    CliRow(
+        "generate-unknown-option",
+        ("generate", "horn", "--option", "hint=True"),
+        "family='horn' does not take these options",
+    ),
+    CliRow(
+        "batch-import-no-cache",
+        ("batch", "import", "{file}"),
+        "batch import: no response cache at '.competence/cache.sqlite'",
+        file="jsonl",
+    ),
     CliRow("plan-zero-pairs", ("plan", "--pairs", "0"), "--pairs and --levels must be at least 1"),
     CliRow("report-missing-file", ("report", "nothing.json"), "competence report: "),
     CliRow("report-jsonl", ("report", "{file}"), "not a results document: ", file="jsonl"),
-    CliRow("report-record-null", ("report", "{file}"),
-           "results[0].records[0] is null, expected an object", file="record-null"),
-    CliRow("report-results-dict", ("report", "{file}"),
-           "results is dict, expected a list of results", file="results-dict"),
-    CliRow("report-no-gold", ("report", "{file}"), "results[0].records[3] has no 'gold'",
-           file="no-gold"),
+    CliRow(
+        "report-record-null",
+        ("report", "{file}"),
+        "results[0].records[0] is null, expected an object",
+        file="record-null",
+    ),
+    CliRow(
+        "report-results-dict",
+        ("report", "{file}"),
+        "results is dict, expected a list of results",
+        file="results-dict",
+    ),
+    CliRow(
+        "report-no-gold",
+        ("report", "{file}"),
+        "results[0].records[3] has no 'gold'",
+        file="no-gold",
+    ),
     CliRow("report-result-null", ("report", "{file}"), "results[0] is null", file="result-null"),
-    CliRow("report-other-schema", ("report", "{file}"), "schema 'something/else'",
-           file="other-schema"),
-    CliRow("report-figure-edited", ("report", "{file}"), "summary.all_correct: archived 0.123",
-           exit=1, file="figure-edited"),
-    CliRow("report-records-removed", ("report", "{file}"),
-           "archived figure(s) differ from what the records give", exit=1,
-           file="records-removed"),
-    CliRow("report-missing-dir", ("report", "{file}", "--html", "missing/r.html"),
-           "--html missing/r.html: the directory missing does not exist", file="good",
-           usage=True),
+    CliRow(
+        "report-other-schema", ("report", "{file}"), "schema 'something/else'", file="other-schema"
+    ),
+    CliRow(
+        "report-figure-edited",
+        ("report", "{file}"),
+        "summary.all_correct: archived 0.123",
+        exit=1,
+        file="figure-edited",
+    ),
+    CliRow(
+        "report-records-removed",
+        ("report", "{file}"),
+        "archived figure(s) differ from what the records give",
+        exit=1,
+        file="records-removed",
+    ),
+    CliRow(
+        "report-missing-dir",
+        ("report", "{file}", "--html", "missing/r.html"),
+        "--html missing/r.html: the directory missing does not exist",
+        file="good",
+        usage=True,
+    ),
     CliRow("report-good", ("report", "{file}"), "", exit=0, file="good"),
     # -- an archive whose records are in a records file (schema /2)
     CliRow("report-records-good", ("report", "{file}"), "", exit=0, file="v2"),
     CliRow("report-records-gz-good", ("report", "{file}"), "", exit=0, file="v2-gz"),
-    CliRow("report-records-missing", ("report", "{file}"), "missing.records.jsonl is missing: "
-           "the document counts 16 records there; keep the records file next to the JSON",
-           file="records-missing"),
-    CliRow("report-records-truncated", ("report", "{file}"), "records-truncated.records.jsonl is "
-           "not the one this document was written with (sha256 differs: truncated, edited, or "
-           "of another run)", file="records-truncated"),
-    CliRow("report-records-gz-truncated", ("report", "{file}"), "records-gz-truncated.records."
-           "jsonl.gz is not the one this document was written with", file="records-gz-truncated"),
-    CliRow("report-records-of-another-run", ("report", "{file}"), "sha256 differs",
-           file="records-foreign"),
-    CliRow("report-records-cut-and-rehashed", ("report", "{file}"), "ends after 10 of the 16 "
-           "records of test_hostile.py::test_x[py:scripted]: truncated", file="records-rehashed"),
-    CliRow("report-records-no-json", ("report", "{file}", "--records", "r.jsonl"),
-           "report: --records r.jsonl: the records file belongs to a results document; add "
-           "--json PATH", file="v2", usage=True),
-    CliRow("report-records-missing-dir", ("report", "{file}", "--json", "r.json", "--records",
-                                          "missing/r.jsonl"),
-           "--records missing/r.jsonl: the directory missing does not exist", file="v2",
-           usage=True),
+    CliRow(
+        "report-records-missing",
+        ("report", "{file}"),
+        "missing.records.jsonl is missing: "
+        "the document counts 16 records there; keep the records file next to the JSON",
+        file="records-missing",
+    ),
+    CliRow(
+        "report-records-truncated",
+        ("report", "{file}"),
+        "records-truncated.records.jsonl is "
+        "not the one this document was written with (sha256 differs: truncated, edited, or "
+        "of another run)",
+        file="records-truncated",
+    ),
+    CliRow(
+        "report-records-gz-truncated",
+        ("report", "{file}"),
+        "records-gz-truncated.records.jsonl.gz is not the one this document was written with",
+        file="records-gz-truncated",
+    ),
+    CliRow(
+        "report-records-of-another-run",
+        ("report", "{file}"),
+        "sha256 differs",
+        file="records-foreign",
+    ),
+    CliRow(
+        "report-records-cut-and-rehashed",
+        ("report", "{file}"),
+        "ends after 10 of the 16 records of test_hostile.py::test_x[py:scripted]: truncated",
+        file="records-rehashed",
+    ),
+    CliRow(
+        "report-records-no-json",
+        ("report", "{file}", "--records", "r.jsonl"),
+        "report: --records r.jsonl: the records file belongs to a results document; add "
+        "--json PATH",
+        file="v2",
+        usage=True,
+    ),
+    CliRow(
+        "report-records-missing-dir",
+        ("report", "{file}", "--json", "r.json", "--records", "missing/r.jsonl"),
+        "--records missing/r.jsonl: the directory missing does not exist",
+        file="v2",
+        usage=True,
+    ),
 ]
 
 
@@ -270,34 +501,50 @@ def prepared(tmp_path_factory):
     document = scripted_document(spec, (["yes", "no", "maybe"] * n)[:n])
     other = scripted_document(spec, (["no", "yes"] * n)[:n])
     files = {"good": document, "other-schema": {"schema": "something/else"}}
-    for how in ("record-null", "results-dict", "no-gold", "result-null", "figure-edited",
-                "records-removed"):
+    for how in (
+        "record-null",
+        "results-dict",
+        "no-gold",
+        "result-null",
+        "figure-edited",
+        "records-removed",
+    ):
         files[how] = _edited(document, how)
     paths = {}
     for name, doc in files.items():
         paths[name] = folder / f"{name}.json"
         paths[name].write_text(json.dumps(doc), "utf-8")
     for name, records, answers in (
-            ("v2", "v2.records.jsonl", document), ("v2-gz", "v2.records.jsonl.gz", document),
-            ("records-missing", "missing.records.jsonl", document),
-            ("records-truncated", "records-truncated.records.jsonl", document),
-            ("records-gz-truncated", "records-gz-truncated.records.jsonl.gz", document),
-            ("records-foreign", "records-foreign.records.jsonl", document),
-            ("other", "other.records.jsonl", other),
-            ("records-rehashed", "records-rehashed.records.jsonl", document)):
+        ("v2", "v2.records.jsonl", document),
+        ("v2-gz", "v2.records.jsonl.gz", document),
+        ("records-missing", "missing.records.jsonl", document),
+        ("records-truncated", "records-truncated.records.jsonl", document),
+        ("records-gz-truncated", "records-gz-truncated.records.jsonl.gz", document),
+        ("records-foreign", "records-foreign.records.jsonl", document),
+        ("other", "other.records.jsonl", other),
+        ("records-rehashed", "records-rehashed.records.jsonl", document),
+    ):
         paths[name] = folder / f"{name}.json"
-        write_outputs(document, json_path=str(paths[name]), records_path=str(folder / records),
-                      records=archived_records(answers, folder))
+        write_outputs(
+            document,
+            json_path=str(paths[name]),
+            records_path=str(folder / records),
+            records=archived_records(answers, folder),
+        )
     (folder / "missing.records.jsonl").unlink()
     (folder / "other.records.jsonl").replace(folder / "records-foreign.records.jsonl")
     for name in ("records-truncated", "records-gz-truncated", "records-rehashed"):
         records = folder / json.loads(paths[name].read_text("utf-8"))["records_file"]["file"]
         data = records.read_bytes()
-        records.write_bytes(b"".join(data.splitlines(keepends=True)[:10]) if name ==
-                            "records-rehashed" else data[:len(data) // 2])
+        records.write_bytes(
+            b"".join(data.splitlines(keepends=True)[:10])
+            if name == "records-rehashed"
+            else data[: len(data) // 2]
+        )
     rehashed = json.loads(paths["records-rehashed"].read_text("utf-8"))
     rehashed["records_file"]["sha256"] = hashlib.sha256(
-        (folder / "records-rehashed.records.jsonl").read_bytes()).hexdigest()
+        (folder / "records-rehashed.records.jsonl").read_bytes()
+    ).hexdigest()
     paths["records-rehashed"].write_text(json.dumps(rehashed), "utf-8")
     paths["jsonl"] = folder / "data.jsonl"
     paths["jsonl"].write_text('{"schema": "pytest-competence/dataset/1"}\n{"prompt": "p"}\n')
@@ -308,8 +555,13 @@ def prepared(tmp_path_factory):
 def test_cli_input(prepared, row: CliRow):
     folder, paths = prepared
     args = [a.replace("{file}", str(paths.get(row.file, ""))) for a in row.args]
-    done = subprocess.run([sys.executable, "-m", "pytest_competence.cli", *args], cwd=folder,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_competence.cli", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     output = done.stdout + done.stderr
     assert done.returncode == row.exit, output
     assert "Traceback" not in output, output

@@ -46,21 +46,47 @@ def run_batch(requests: Path, results: Path, *, fail: int = 0, stray: int = 0) -
             response = {"status_code": 500, "request_id": f"r{k}", "body": {"error": "oom"}}
         else:
             message = {"role": "assistant", "content": answer_for(text)}
-            response = {"status_code": 200, "request_id": f"r{k}", "body": {
-                "object": "chat.completion", "model": body["model"],
-                "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}}
-        out.append({"id": f"batch-{k}", "custom_id": request["custom_id"],
-                    "response": response, "error": None})
-    out += [{"id": f"stray-{k}", "custom_id": f"not-exported-{k}", "error": None,
-             "response": {"status_code": 200, "body": {"choices": [{"message": {"content": "yes"}}]}}}
-            for k in range(stray)]
+            response = {
+                "status_code": 200,
+                "request_id": f"r{k}",
+                "body": {
+                    "object": "chat.completion",
+                    "model": body["model"],
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+                },
+            }
+        out.append(
+            {
+                "id": f"batch-{k}",
+                "custom_id": request["custom_id"],
+                "response": response,
+                "error": None,
+            }
+        )
+    out += [
+        {
+            "id": f"stray-{k}",
+            "custom_id": f"not-exported-{k}",
+            "error": None,
+            "response": {
+                "status_code": 200,
+                "body": {"choices": [{"message": {"content": "yes"}}]},
+            },
+        }
+        for k in range(stray)
+    ]
     results.write_text("".join(json.dumps(o) + "\n" for o in out), encoding="utf-8")
 
 
 def competence(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The ``competence`` command through this interpreter (never the PATH)."""
-    return subprocess.run([sys.executable, "-m", "pytest_competence.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_competence.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _figures(path: Path) -> list[tuple]:
@@ -69,8 +95,9 @@ def _figures(path: Path) -> list[tuple]:
 
 
 @pytest.mark.slow
-def test_the_batch_round_trip_equals_a_direct_run_and_sends_nothing(pytester: pytest.Pytester,
-                                                                      server):
+def test_the_batch_round_trip_equals_a_direct_run_and_sends_nothing(
+    pytester: pytest.Pytester, server
+):
     pytester.makepyfile(test_suite=SUITE)
     spec = f"--competence-model=openai:ideal@{server.url}"
     # A direct HTTP run, with a cache of its own.
@@ -80,21 +107,25 @@ def test_the_batch_round_trip_equals_a_direct_run_and_sends_nothing(pytester: py
     server.reset()
 
     pytester.makeini("[pytest]\ncompetence_cache_path = batch.sqlite\n")
-    exported = pytester.runpytest("-p", "no:cacheprovider", spec,
-                                  "--competence-batch-export=requests.jsonl", "-rs")
+    exported = pytester.runpytest(
+        "-p", "no:cacheprovider", spec, "--competence-batch-export=requests.jsonl", "-rs"
+    )
     exported.assert_outcomes(skipped=2)
-    exported.stdout.fnmatch_lines([
-        "competence: 2 competence test(s) awaiting batch results: run requests.jsonl*",
-        "*awaiting batch results: 32 new requests written to requests.jsonl*",
-        "*awaiting batch results: 16 new requests written to requests.jsonl*",
-    ])
+    exported.stdout.fnmatch_lines(
+        [
+            "competence: 2 competence test(s) awaiting batch results: run requests.jsonl*",
+            "*awaiting batch results: 32 new requests written to requests.jsonl*",
+            "*awaiting batch results: 16 new requests written to requests.jsonl*",
+        ]
+    )
     assert server.log() == []  # nothing sent
     requests = pytester.path / "requests.jsonl"
     assert len(requests.read_text("utf-8").splitlines()) == 48
 
     run_batch(requests, pytester.path / "results.jsonl", stray=1)
-    imported = competence("batch", "import", "results.jsonl", "--cache", "batch.sqlite",
-                          cwd=pytester.path)
+    imported = competence(
+        "batch", "import", "results.jsonl", "--cache", "batch.sqlite", cwd=pytester.path
+    )
     assert imported.returncode == 0, imported.stderr
     assert imported.stdout.splitlines()[:3] == [
         "stored 48 answers in the response cache",
@@ -102,8 +133,9 @@ def test_the_batch_round_trip_equals_a_direct_run_and_sends_nothing(pytester: py
         "matched no exported request: 1 lines",
     ]
 
-    final = pytester.runpytest("-p", "no:cacheprovider", spec, "--competence-cache=read",
-                               "--competence-json=batch.json")
+    final = pytester.runpytest(
+        "-p", "no:cacheprovider", spec, "--competence-cache=read", "--competence-json=batch.json"
+    )
     final.assert_outcomes(passed=2)
     assert server.log() == []  # every answer came from the imported results
     assert _figures(pytester.path / "batch.json") == _figures(pytester.path / "direct.json")
@@ -115,16 +147,18 @@ def test_failed_batch_lines_are_not_answers(pytester: pytest.Pytester, server):
     spec = f"--competence-model=openai:ideal@{server.url}"
     pytester.runpytest("-p", "no:cacheprovider", spec, "--competence-batch-export=requests.jsonl")
     run_batch(pytester.path / "requests.jsonl", pytester.path / "results.jsonl", fail=3)
-    imported = competence("batch", "import", "results.jsonl", "--cache",
-                          ".competence/cache.sqlite", cwd=pytester.path)
+    imported = competence(
+        "batch", "import", "results.jsonl", "--cache", ".competence/cache.sqlite", cwd=pytester.path
+    )
     assert imported.stdout.splitlines()[:2] == [
         "stored 45 answers in the response cache",
         "failed 3 lines (not stored; asked again next run)",
     ]
     assert "  3 × status 500" in imported.stdout
     # Exporting again writes only the three requests still unanswered.
-    again = pytester.runpytest("-p", "no:cacheprovider", spec,
-                               "--competence-batch-export=requests.jsonl", "-rs")
+    again = pytester.runpytest(
+        "-p", "no:cacheprovider", spec, "--competence-batch-export=requests.jsonl", "-rs"
+    )
     again.assert_outcomes(skipped=2)
     assert len((pytester.path / "requests.jsonl").read_text("utf-8").splitlines()) == 3
     # Without the flag, the run asks the server for exactly those three.
@@ -135,16 +169,32 @@ def test_failed_batch_lines_are_not_answers(pytester: pytest.Pytester, server):
 
 def test_the_batch_path_refuses_what_it_cannot_carry(pytester: pytest.Pytester):
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model=ref:ideal",
-                                "--competence-batch-export=requests.jsonl")
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--competence-model=ref:ideal",
+        "--competence-batch-export=requests.jsonl",
+    )
     result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*--competence-batch-export needs the response cache and a model "
-                                 "with a cache identity (an openai: model); 'ref:ideal' has none*"])
-    result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model=ref:ideal",
-                                "--competence-batch-export=no/such/dir/requests.jsonl")
+    result.stdout.fnmatch_lines(
+        [
+            "*--competence-batch-export needs the response cache and a model "
+            "with a cache identity (an openai: model); 'ref:ideal' has none*"
+        ]
+    )
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--competence-model=ref:ideal",
+        "--competence-batch-export=no/such/dir/requests.jsonl",
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: --competence-batch-export: cannot write "
-                                 "'no/such/dir/requests.jsonl' (No such file or directory)*"])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --competence-batch-export: cannot write "
+            "'no/such/dir/requests.jsonl' (No such file or directory)*"
+        ]
+    )
 
 
 def test_batch_import_errors_are_one_line(tmp_path: Path):
@@ -190,8 +240,10 @@ def test_an_export_writes_each_prompt_once_per_file_without_rereading_it(tmp_pat
     with first.open("a", encoding="utf-8") as out:  # a line no reader could parse:
         out.write("not json\n")
     assert export(prompts, first) == 0  # the export never reads the file it appends to
-    first.write_text("".join(line + "\n" for line in first.read_text("utf-8").splitlines()[:-1]),
-                     encoding="utf-8")
+    first.write_text(
+        "".join(line + "\n" for line in first.read_text("utf-8").splitlines()[:-1]),
+        encoding="utf-8",
+    )
     assert len(ids(first)) == len(set(ids(first))) == len(prompts)
     assert export(prompts, second) == len(prompts)  # another file lacks them all
     first.unlink()

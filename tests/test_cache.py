@@ -50,17 +50,22 @@ class Counting:
 
     def generate(self, prompts):
         self.asked.extend(prompts)
-        return [RuntimeError("down") if p.attempt in self.fail else f"answer:{len(p.text)}"
-                for p in prompts]
+        return [
+            RuntimeError("down") if p.attempt in self.fail else f"answer:{len(p.text)}"
+            for p in prompts
+        ]
 
 
 def test_keys_separate_what_can_change_the_answer(prompts):
     p = prompts[0]
     key = cache_key("m", p)
     assert key == cache_key("m", replace(p, presentation="other", gold="no"))  # not sent
-    for changed in (cache_key("m2", p), cache_key("m", replace(p, system="x")),
-                    cache_key("m", replace(p, text=p.text + " ")),
-                    cache_key("m", replace(p, attempt=1))):
+    for changed in (
+        cache_key("m2", p),
+        cache_key("m", replace(p, system="x")),
+        cache_key("m", replace(p, text=p.text + " ")),
+        cache_key("m", replace(p, attempt=1)),
+    ):
         assert changed != key
 
 
@@ -113,8 +118,13 @@ def test_the_cache_folder_ignores_itself(tmp_path, prompts):
 
 def run(pytester, *args, timeout=120):
     """``python -m pytest ARGS`` in the pytester folder, as its own process."""
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-                          cwd=pytester.path, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def ok_keys(log):
@@ -126,8 +136,9 @@ def archived(path: Path) -> tuple[dict, dict[str, list[dict]]]:
     equal for two runs that measured the same answers."""
     document, records = read_archive(path)
     document = {k: v for k, v in document.items() if k != "records_file"}
-    document["results"] = [{k: v for k, v in r.items() if k != "records"}
-                           for r in document["results"]]
+    document["results"] = [
+        {k: v for k, v in r.items() if k != "records"} for r in document["results"]
+    ]
     return document, records
 
 
@@ -137,10 +148,21 @@ def test_a_run_killed_mid_way_resends_only_what_is_missing(pytester, server):
     spec = f"openai:ideal@{server.url}?concurrency=4"
     cache = pytester.path / ".competence" / "cache.sqlite"
     server.control(latency=0.05)
-    args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
-            "--competence-model", spec, "--competence-json", "resumed.json"]
-    proc = subprocess.Popen(args, cwd=pytester.path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--competence-model",
+        spec,
+        "--competence-json",
+        "resumed.json",
+    ]
+    proc = subprocess.Popen(
+        args, cwd=pytester.path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while len(ok_keys(server.log())) < 60 and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -162,8 +184,14 @@ def test_a_run_killed_mid_way_resends_only_what_is_missing(pytester, server):
     # The same suite, uninterrupted and without a cache, writes the same document.
     server.control()
     server.reset()
-    result = run(pytester, "--competence-model", spec, "--competence-json", "straight.json",
-                 "--competence-cache=off")
+    result = run(
+        pytester,
+        "--competence-model",
+        spec,
+        "--competence-json",
+        "straight.json",
+        "--competence-cache=off",
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert len(server.log()) == 160
     assert archived(pytester.path / "resumed.json") == archived(pytester.path / "straight.json")
@@ -172,8 +200,10 @@ def test_a_run_killed_mid_way_resends_only_what_is_missing(pytester, server):
 @pytest.mark.slow
 def test_xdist_workers_share_the_cache(pytester, server):
     # Different seeds: the two workers ask for different prompts, at the same time.
-    pytester.makepyfile(test_a=SUITE.format(pairs=40, name="a", seed=1),
-                        test_b=SUITE.format(pairs=44, name="b", seed=2))
+    pytester.makepyfile(
+        test_a=SUITE.format(pairs=40, name="a", seed=1),
+        test_b=SUITE.format(pairs=44, name="b", seed=2),
+    )
     spec = f"openai:ideal@{server.url}?concurrency=8"
     server.control(latency=0.005)
     first = run(pytester, "-n", "2", "--competence-model", spec, "--competence-json", "one.json")
@@ -181,7 +211,11 @@ def test_xdist_workers_share_the_cache(pytester, server):
     # Every prompt answered once is one row, whichever worker wrote it. (Under heavy load a
     # slow request may be retried, so count answered prompts, not requests.)
     answered = ok_keys(server.log())
-    assert count_rows(pytester.path / ".competence" / "cache.sqlite") == len(answered) == 2 * (40 + 44) * 2
+    assert (
+        count_rows(pytester.path / ".competence" / "cache.sqlite")
+        == len(answered)
+        == 2 * (40 + 44) * 2
+    )
     server.reset()
     second = run(pytester, "-n", "2", "--competence-model", spec, "--competence-json", "two.json")
     assert second.returncode == 0, second.stdout + second.stderr

@@ -19,20 +19,27 @@ ALL = tuple(PRESENTATIONS)
 IDEAL = POLICIES["ideal"]()
 
 
-@pytest.mark.parametrize("options", [
-    {},
-    {"protocol": "L"},
-    {"distractors": 0.5, "names": "random", "vocabulary": "older_younger"},
-    {"names_line": "chain", "distance": 2, "vocabulary": "left_right"},
-], ids=["P", "L", "distractors-random-names", "chain-interior"])
-@pytest.mark.parametrize("presentations", [("original", "equivalent"), ALL, ("original",)],
-                         ids=["pair", "all", "original-only"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"protocol": "L"},
+        {"distractors": 0.5, "names": "random", "vocabulary": "older_younger"},
+        {"names_line": "chain", "distance": 2, "vocabulary": "left_right"},
+    ],
+    ids=["P", "L", "distractors-random-names", "chain-interior"],
+)
+@pytest.mark.parametrize(
+    "presentations",
+    [("original", "equivalent"), ALL, ("original",)],
+    ids=["pair", "all", "original-only"],
+)
 def test_design_instances_are_cases_with_the_same_prompts(options, presentations):
     family = Ordering(**options)
-    space = family.strategies.case_space(max_n=1024, presentations=presentations,
-                                         vocabularies=True)
-    items = family.design(levels=[family.min_n, 8, 33, 1024], pairs=8, seed=3,
-                          presentations=presentations)
+    space = family.strategies.case_space(max_n=1024, presentations=presentations, vocabularies=True)
+    items = family.design(
+        levels=[family.min_n, 8, 33, 1024], pairs=8, seed=3, presentations=presentations
+    )
     for item in items:
         case = space.from_design(item.instance)
         assert case is not None
@@ -48,8 +55,9 @@ def test_design_instances_outside_the_space_are_not_cases():
     assert space.from_design(family.instance(8, 0, seed=2**32)) is None
 
 
-SPACE = Ordering(distractors=0.5).strategies.case_space(max_n=40, presentations=ALL,
-                                                         vocabularies=True)
+SPACE = Ordering(distractors=0.5).strategies.case_space(
+    max_n=40, presentations=ALL, vocabularies=True
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -94,16 +102,18 @@ def test_the_simplest_case_is_laid_out_in_chain_order_with_the_last_premise_rewr
 
 def test_hypothesis_shrinks_a_case_to_its_simplest_values_in_few_choices():
     space = Ordering().strategies.case_space(max_n=1024, vocabularies=True)
-    found = find(space.strategy(), lambda c: c.n >= 300 and min(c.rewrites, c.n - 1) >= 3,
-                 settings=settings(database=None, max_examples=500, phases=tuple(Phase)[1:]))
+    found = find(
+        space.strategy(),
+        lambda c: c.n >= 300 and min(c.rewrites, c.n - 1) >= 3,
+        settings=settings(database=None, max_examples=500, phases=tuple(Phase)[1:]),
+    )
     assert found == space.case(300, rewrites=3)
 
 
 def test_earlier_vocabularies_come_in_catalog_order():
     space = Ordering(vocabulary=CATALOG[3].name).strategies.case_space(vocabularies=True)
     case = space.case(6, vocabulary=CATALOG[3].name)
-    assert [c.vocabulary for c in space.earlier_vocabularies(case)] == [
-        v.name for v in CATALOG[:3]]
+    assert [c.vocabulary for c in space.earlier_vocabularies(case)] == [v.name for v in CATALOG[:3]]
     fixed = Ordering(vocabulary=CATALOG[3].name).strategies.case_space()
     assert fixed.earlier_vocabularies(fixed.case(6)) == []
 
@@ -128,12 +138,15 @@ def test_describe_and_summary_name_theta_and_layout():
     assert "no distractors" in text and "chain order" in text
 
 
-@pytest.mark.parametrize("bad, message", [
-    ({"presentations": "original"}, "presentations"),
-    ({"presentations": ["nope"]}, "Unknown presentation"),
-    ({"min_n": 9, "max_n": 8}, "min_n <= max_n"),
-    ({"max_n": 1}, "max_n >= 2"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"presentations": "original"}, "presentations"),
+        ({"presentations": ["nope"]}, "Unknown presentation"),
+        ({"min_n": 9, "max_n": 8}, "min_n <= max_n"),
+        ({"max_n": 1}, "max_n >= 2"),
+    ],
+)
 def test_bad_space_arguments_name_the_argument(bad, message):
     with pytest.raises(InvalidArgument, match=message):
         Ordering().strategies.case_space(**bad)

@@ -19,15 +19,24 @@ def _generate(tmp_path, *args):
 
 
 def test_records_carry_everything_a_checker_needs(tmp_path):
-    records = _generate(tmp_path, "--levels", "4,8", "--per-level", "8",
-                        "--presentations", "original,equivalent,negated,flipped_query")
+    records = _generate(
+        tmp_path,
+        "--levels",
+        "4,8",
+        "--per-level",
+        "8",
+        "--presentations",
+        "original,equivalent,negated,flipped_query",
+    )
     assert len(records) == 2 * 8 * 4
     for r in records:
         assert r["schema"] == "pytest-competence/dataset/1"
         assert r["family"] == "ordering" and r["answer_space"] == ["yes", "no"]
         assert r["system"].startswith("You are a helpful assistant.")
         assert r["gold"] == solve(r["prompt"])  # recomputed from the prompt text alone
-        assert set(r["meta"]["entities"]) <= set(r["prompt"].replace("'", " ").replace(".", " ").split())
+        assert set(r["meta"]["entities"]) <= set(
+            r["prompt"].replace("'", " ").replace(".", " ").split()
+        )
         mapped = r["presentation"] == "flipped_query"
         assert r["answer_map"] == ({"yes": "no", "no": "yes"} if mapped else {})
     ids = {r["instance_id"] for r in records}
@@ -35,9 +44,23 @@ def test_records_carry_everything_a_checker_needs(tmp_path):
 
 
 def test_whole_catalog_and_controls(tmp_path):
-    records = _generate(tmp_path, "--levels", "6", "--per-level", "4", "--vocabulary", "all",
-                        "--protocol", "L", "--names", "random", "--distractors", "0.5",
-                        "--distance", "2")
+    records = _generate(
+        tmp_path,
+        "--levels",
+        "6",
+        "--per-level",
+        "4",
+        "--vocabulary",
+        "all",
+        "--protocol",
+        "L",
+        "--names",
+        "random",
+        "--distractors",
+        "0.5",
+        "--distance",
+        "2",
+    )
     assert len({r["params"]["vocabulary"] for r in records}) == 31
     for r in records:
         assert r["gold"] == solve(r["prompt"])
@@ -45,8 +68,17 @@ def test_whole_catalog_and_controls(tmp_path):
 
 
 def test_same_seed_same_bytes_in_separate_processes(tmp_path):
-    cmd = [sys.executable, "-m", "pytest_competence.cli", "generate", "ordering",
-           "--levels", "4,16", "--per-level", "8"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest_competence.cli",
+        "generate",
+        "ordering",
+        "--levels",
+        "4,16",
+        "--per-level",
+        "8",
+    ]
     first = subprocess.run(cmd, capture_output=True, check=True).stdout
     second = subprocess.run(cmd, capture_output=True, check=True).stdout
     assert first == second and first.count(b"\n") == 32
@@ -89,24 +121,56 @@ def test_plan_rejects_empty_designs(capsys):
 def test_family_options_reach_the_constructor(tmp_path):
     """--option KEY=VALUE: a literal (True, 8) or text, passed to the family as a keyword."""
     out = tmp_path / "programs.jsonl"
-    main(["generate", "programs", "--levels", "1", "--per-level", "2", "--variations", "1",
-          "--option", "hint=True", "--option", "queries=2", "-o", str(out)])
+    main(
+        [
+            "generate",
+            "programs",
+            "--levels",
+            "1",
+            "--per-level",
+            "2",
+            "--variations",
+            "1",
+            "--option",
+            "hint=True",
+            "--option",
+            "queries=2",
+            "-o",
+            str(out),
+        ]
+    )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert {r["params"]["options"]["hint"] for r in rows} == {True}
     assert {len(json.loads(r["gold"])) for r in rows} == {2}
     plain = tmp_path / "plain.jsonl"
-    main(["generate", "programs", "--levels", "1", "--per-level", "2", "--variations", "1",
-          "-o", str(plain)])
+    main(
+        [
+            "generate",
+            "programs",
+            "--levels",
+            "1",
+            "--per-level",
+            "2",
+            "--variations",
+            "1",
+            "-o",
+            str(plain),
+        ]
+    )
     assert [json.loads(line)["system"] for line in plain.read_text().splitlines()] != [
-        r["system"] for r in rows]  # the hint lists the operations
+        r["system"] for r in rows
+    ]  # the hint lists the operations
 
 
-@pytest.mark.parametrize(("family", "option", "message"), [
-    ("programs", "hnt=1", "does not take these options"),
-    ("horn", "hint=True", "family='horn' does not take these options"),
-    ("ordering", "hint=True", "family='ordering' does not take these options"),
-    ("grammar", "nonsense", "expected KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    ("family", "option", "message"),
+    [
+        ("programs", "hnt=1", "does not take these options"),
+        ("horn", "hint=True", "family='horn' does not take these options"),
+        ("ordering", "hint=True", "family='ordering' does not take these options"),
+        ("grammar", "nonsense", "expected KEY=VALUE"),
+    ],
+)
 def test_family_options_that_cannot_apply_are_usage_errors(capsys, family, option, message):
     with pytest.raises(SystemExit) as exc:
         main(["generate", family, "--levels", "1", "--option", option])
@@ -136,8 +200,23 @@ def test_two_families_may_give_one_flag_each_its_own_meaning(tmp_path, monkeypat
     deep, horn = tmp_path / "deep.jsonl", tmp_path / "horn.jsonl"
     assert main(["generate", "deep", "--depth", "deep", "--per-level", "2", "-o", str(deep)]) == 0
     assert {json.loads(line)["params"]["depth"] for line in deep.read_text().splitlines()} == {5}
-    assert main(["generate", "horn", "--depth", "3", "--levels", "8", "--per-level", "2",
-                 "-o", str(horn)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "horn",
+                "--depth",
+                "3",
+                "--levels",
+                "8",
+                "--per-level",
+                "2",
+                "-o",
+                str(horn),
+            ]
+        )
+        == 0
+    )
     assert {json.loads(line)["params"]["depth"] for line in horn.read_text().splitlines()} == {3}
     with pytest.raises(SystemExit):  # Horn's --depth takes a number, not the other's word
         main(["generate", "horn", "--depth", "deep"])

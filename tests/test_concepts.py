@@ -48,8 +48,12 @@ def test_every_label_rederived_from_the_text_and_the_rule(items):
     for item in items:
         for prompt in item.prompts:
             params = prompt.params
-            shown = FAMILY.shown(n=params["n"], index=params["index"], seed=params["seed"],
-                                 presentation=prompt.presentation)
+            shown = FAMILY.shown(
+                n=params["n"],
+                index=params["index"],
+                seed=params["seed"],
+                presentation=prompt.presentation,
+            )
             rule, concept = FAMILY.expression(shown), parse(prompt.text)
             assert rule.count("is_") == params["n"]
             assert all(evaluate(rule, concept, x) == y for x, y in concept.support), rule
@@ -95,8 +99,9 @@ def test_every_variation_is_an_isomorphism(items):
                 assert shown.features == original.features
                 assert sorted(shown.support) == sorted(original.support)
             else:
-                changed += (shown.features != original.features
-                            or sorted(shown.support) != sorted(original.support))
+                changed += shown.features != original.features or sorted(shown.support) != sorted(
+                    original.support
+                )
     rebinds = sum(p.params["isomorphism"] == "rebind" for i in items for p in i.prompts)
     assert changed >= 0.9 * rebinds
 
@@ -134,9 +139,12 @@ def test_any_task_has_a_unique_shortest_rule(params):
 
 
 @settings(max_examples=25, deadline=None)
-@given(tasks, st.permutations(range(3)), st.lists(st.permutations(range(3)), min_size=3,
-                                                   max_size=3),
-       st.permutations(list(FEATURES)))
+@given(
+    tasks,
+    st.permutations(range(3)),
+    st.lists(st.permutations(range(3)), min_size=3, max_size=3),
+    st.permutations(list(FEATURES)),
+)
 def test_any_rebinding_preserves_the_answers(params, slots, values, features):
     task = FAMILY.task(*params)
     moved = rebind(task, slots, values, features[:3])
@@ -167,42 +175,70 @@ def test_same_rules_whatever_the_query_count():
 
 
 def test_same_prompts_in_a_fresh_process(items):
-    code = ("import json; from pytest_competence.strategies import Concepts; "
-            "print(json.dumps([p.text + p.gold for i in Concepts().design(levels=[1, 2, 3, 4, 5],"
-            " pairs=10, seed=3) for p in i.prompts]))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONHASHSEED": "123", "PATH": ""}).stdout
+    code = (
+        "import json; from pytest_competence.strategies import Concepts; "
+        "print(json.dumps([p.text + p.gold for i in Concepts().design(levels=[1, 2, 3, 4, 5],"
+        " pairs=10, seed=3) for p in i.prompts]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "123", "PATH": ""},
+    ).stdout
     assert json.loads(out) == [p.text + p.gold for i in items for p in i.prompts]
 
 
 def test_parser_round_trips_gold_and_rejects_junk(items):
     for prompt in items[0].prompts + items[-1].prompts:
         assert FAMILY.parse(f"Thinking [1, 2]...\nAnswer: {prompt.gold}") == Parsed(prompt.gold)
-    assert FAMILY.parse('Answer: ["wudsy", "Not  Wudsy", "TRUE", false]') == \
-        Parsed("[true,false,true,false]")
+    assert FAMILY.parse('Answer: ["wudsy", "Not  Wudsy", "TRUE", false]') == Parsed(
+        "[true,false,true,false]"
+    )
     assert FAMILY.parse("Answer: [True, False]") == Parsed("[true,false]")
-    for junk in ["Answer: yes", "Answer: [1, 0]", 'Answer: ["maybe"]', "Answer: [null]",
-                 "Answer: [[true]]", 'Answer: [{"x": true}]', ""]:
+    for junk in [
+        "Answer: yes",
+        "Answer: [1, 0]",
+        'Answer: ["maybe"]',
+        "Answer: [null]",
+        "Answer: [[true]]",
+        'Answer: [{"x": true}]',
+        "",
+    ]:
         parsed = FAMILY.parse(junk)
         assert parsed.answer is None and parsed.reason, junk
     assert FAMILY.parse(None).answer is None
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"queries": 0}, "queries"), ({"queries": MAX_QUERIES + 1}, "queries"),
-    ({"queries": "6"}, "queries"), ({"queries": True}, "queries"), ({"queries": 2.0}, "queries"),
-    ({"variations": 0}, "variations"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"queries": 0}, "queries"),
+        ({"queries": MAX_QUERIES + 1}, "queries"),
+        ({"queries": "6"}, "queries"),
+        ({"queries": True}, "queries"),
+        ({"queries": 2.0}, "queries"),
+        ({"variations": 0}, "variations"),
+    ],
+)
 def test_bad_options_name_the_argument(kwargs, name):
     with pytest.raises(InvalidArgument, match=name):
         Concepts(**kwargs)
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"levels": [0]}, "levels"), ({"levels": [6]}, "levels"), ({"levels": "3"}, "levels"),
-    ({"levels": []}, "levels"), ({"levels": [True]}, "levels"), ({"pairs": 0}, "pairs"),
-    ({"presentations": ["shuffle"]}, "shuffle"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"levels": [0]}, "levels"),
+        ({"levels": [6]}, "levels"),
+        ({"levels": "3"}, "levels"),
+        ({"levels": []}, "levels"),
+        ({"levels": [True]}, "levels"),
+        ({"pairs": 0}, "pairs"),
+        ({"presentations": ["shuffle"]}, "shuffle"),
+    ],
+)
 def test_bad_design_arguments_name_the_argument(kwargs, name):
     args = {"levels": [1], "pairs": 2, **kwargs}
     with pytest.raises(InvalidArgument, match=name):
@@ -216,12 +252,15 @@ def test_bad_task_arguments():
         FAMILY.vary(FAMILY.task(1, 0, 1), "recombine", np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("slots, values, context, name", [
-    ([0, 0, 1], [[0, 1, 2]] * 3, ["shape", "color", "size"], "slots"),
-    ([0, 1, 2], [[0, 1, 2], [2, 2, 0], [0, 1, 2]], ["shape", "color", "size"], "values\\[1\\]"),
-    ([0, 1, 2], [[0, 1, 2]] * 3, ["shape", "shape", "size"], "context"),
-    ([0, 1, 2], [[0, 1, 2]] * 3, ["shape", "hue", "size"], "context"),
-])
+@pytest.mark.parametrize(
+    "slots, values, context, name",
+    [
+        ([0, 0, 1], [[0, 1, 2]] * 3, ["shape", "color", "size"], "slots"),
+        ([0, 1, 2], [[0, 1, 2], [2, 2, 0], [0, 1, 2]], ["shape", "color", "size"], "values\\[1\\]"),
+        ([0, 1, 2], [[0, 1, 2]] * 3, ["shape", "shape", "size"], "context"),
+        ([0, 1, 2], [[0, 1, 2]] * 3, ["shape", "hue", "size"], "context"),
+    ],
+)
 def test_bad_rebinding_names_the_argument(slots, values, context, name):
     with pytest.raises(InvalidArgument, match=name):
         rebind(FAMILY.task(2, 0, 1), slots, values, context)
@@ -249,7 +288,11 @@ def test_balanced_query_sets_catch_the_constant_answer():
             gold = json.loads(prompt.gold)
             assert sorted([gold.count(True), gold.count(False)]) == [2, 3]
             params = prompt.params
-            shown = balanced.shown(n=params["n"], index=params["index"], seed=params["seed"],
-                                   presentation=prompt.presentation)
+            shown = balanced.shown(
+                n=params["n"],
+                index=params["index"],
+                seed=params["seed"],
+                presentation=prompt.presentation,
+            )
             rule, concept = balanced.expression(shown), parse(prompt.text)
             assert [evaluate(rule, concept, x) for x in concept.query] == gold

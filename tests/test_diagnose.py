@@ -27,8 +27,9 @@ INTERIOR = Ordering(vocabulary="front_behind", distance=2)
 
 
 def _design(family: Ordering, levels: list[int], pairs: int = 8) -> list:
-    return family.design(levels=levels, pairs=pairs, seed=1,
-                         presentations=["original", "equivalent"])
+    return family.design(
+        levels=levels, pairs=pairs, seed=1, presentations=["original", "equivalent"]
+    )
 
 
 def _zoo_classes(family: Ordering, levels: list[int]) -> list[tuple[str, ...]]:
@@ -73,8 +74,10 @@ class Mixture:
         self.shortcut = resolve_model("ref:forward-reader")
 
     def generate(self, prompts):
-        return [(self.ideal if read_ordering(p.text).people <= 5 else self.shortcut)
-                .generate([p])[0] for p in prompts]
+        return [
+            (self.ideal if read_ordering(p.text).people <= 5 else self.shortcut).generate([p])[0]
+            for p in prompts
+        ]
 
 
 def test_a_mixture_is_matched_level_by_level():
@@ -99,8 +102,7 @@ def test_a_mixture_is_matched_level_by_level():
 
 def test_a_sampled_model_gets_agreement_with_an_interval():
     items = _design(ENDPOINTS, [4, 8])
-    d = diagnose(evaluate(ENDPOINTS, items, resolve_model("ref:sampled?p=0.2&seed=3"),
-                          attempts=5))
+    d = diagnose(evaluate(ENDPOINTS, items, resolve_model("ref:sampled?p=0.2&seed=3"), attempts=5))
     ideal = d["agreement"]["ref:ideal"]
     assert ideal["total"] == 5 * 2 * 2 * 8  # every attempt of every prompt
     assert ideal["ci"][0] < 0.8 < ideal["ci"][1]
@@ -118,28 +120,40 @@ def test_endpoints(competence):
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["in-process", "xdist"])
-def test_the_option_reports_the_diagnosis_in_terminal_json_and_html(pytester: pytest.Pytester,
-                                                                    workers: list[str]):
+def test_the_option_reports_the_diagnosis_in_terminal_json_and_html(
+    pytester: pytest.Pytester, workers: list[str]
+):
     pytester.makepyfile(test_suite=SUITE)
     run = pytester.runpytest_subprocess if workers else pytester.runpytest
-    result = run(*workers, "--competence-model=ref:endpoint,ref:forward-reader",
-                                "--competence-diagnose", "--competence-report-only",
-                                "--competence-json=r.json", "--competence-html=r.html")
+    result = run(
+        *workers,
+        "--competence-model=ref:endpoint,ref:forward-reader",
+        "--competence-diagnose",
+        "--competence-report-only",
+        "--competence-json=r.json",
+        "--competence-html=r.html",
+    )
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines([
-        "*test_endpoints[[]ref:endpoint[]]*",
-        "    diagnosis: indistinguishable on this design from ref:ideal, ref:endpoint, "
-        "ref:threshold?n=8 (every answer equal); to tell them apart add: interior queries "
-        "(distance=2), larger n (n=16)",
-        "*test_endpoints[[]ref:forward-reader[]]*",
-        "    diagnosis: indistinguishable on this design from ref:forward-reader (every answer "
-        "equal)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_endpoints[[]ref:endpoint[]]*",
+            "    diagnosis: indistinguishable on this design from ref:ideal, ref:endpoint, "
+            "ref:threshold?n=8 (every answer equal); to tell them apart add: interior queries "
+            "(distance=2), larger n (n=16)",
+            "*test_endpoints[[]ref:forward-reader[]]*",
+            "    diagnosis: indistinguishable on this design from ref:forward-reader (every answer "
+            "equal)",
+        ]
+    )
     doc = json.loads((pytester.path / "r.json").read_text())
     assert [r["diagnosis"]["indistinguishable"][-1] for r in doc["results"]] == [
-        "ref:threshold?n=8", "ref:forward-reader"]
-    assert "Diagnosis: which reference policy it answers like" in (
-        pytester.path / "r.html").read_text()
+        "ref:threshold?n=8",
+        "ref:forward-reader",
+    ]
+    assert (
+        "Diagnosis: which reference policy it answers like"
+        in (pytester.path / "r.html").read_text()
+    )
 
 
 def test_without_the_option_there_is_no_diagnosis(pytester: pytest.Pytester):

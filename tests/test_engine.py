@@ -116,8 +116,11 @@ def test_profile_identities_hold_on_random_answers(data):
         total = level.robust_correct + level.shared_wrong + level.presentation_dependent
         assert total == pytest.approx(1.0)
         # Recompute mean accuracy on the jointly parsed support directly from the observations.
-        rows = [evaluation.observations[i] for i, it in enumerate(evaluation.items)
-                if it.params["n"] == level.level and all(o.valid for o in evaluation.observations[i])]
+        rows = [
+            evaluation.observations[i]
+            for i, it in enumerate(evaluation.items)
+            if it.params["n"] == level.level and all(o.valid for o in evaluation.observations[i])
+        ]
         mean_acc = sum(o.correct for row in rows for o in row) / (2 * len(rows))
         assert mean_acc == pytest.approx(level.robust_correct + level.presentation_dependent / 2)
         assert abs(mean_acc - 0.5) <= level.invariance / 2 + 1e-12  # Result 1
@@ -280,9 +283,11 @@ def test_a_marker_without_presentations_asks_for_the_familys_default(name):
     from pytest_competence.strategies import default_presentations, family
 
     expected = {"ordering": ("original", "equivalent"), "horn": ("original", "equivalent")}.get(
-        name, getattr(family(name), "presentations", None))
-    spec = spec_from_marker((name,), {"levels": [family(name).levels[0]] if name == "grammar"
-                                      else [4], "pairs": 12})
+        name, getattr(family(name), "presentations", None)
+    )
+    spec = spec_from_marker(
+        (name,), {"levels": [family(name).levels[0]] if name == "grammar" else [4], "pairs": 12}
+    )
     assert spec.presentations == default_presentations(family(name))
     if name == "intervention":
         assert len(spec.presentations) == 36

@@ -43,7 +43,9 @@ def _defined(path: Path) -> list[str]:
             names.append(node.name)
         elif isinstance(node, ast.Assign):
             if isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") in (
-                    "TypeVar", "ParamSpec"):
+                "TypeVar",
+                "ParamSpec",
+            ):
                 continue
             for target in node.targets:
                 elements = target.elts if isinstance(target, ast.Tuple) else [target]
@@ -55,11 +57,18 @@ def _defined(path: Path) -> list[str]:
 
 def test_the_public_modules_are_the_api_the_readme_documents() -> None:
     names = {name for name, _ in MODULES}
-    for documented in ("pytest_competence", "pytest_competence.protocol",
-                       "pytest_competence.strategies", "pytest_competence.registry",
-                       "pytest_competence.policy", "pytest_competence.given",
-                       "pytest_competence.audit", "pytest_competence.report",
-                       "pytest_competence.training", "pytest_competence.rewards"):
+    for documented in (
+        "pytest_competence",
+        "pytest_competence.protocol",
+        "pytest_competence.strategies",
+        "pytest_competence.registry",
+        "pytest_competence.policy",
+        "pytest_competence.given",
+        "pytest_competence.audit",
+        "pytest_competence.report",
+        "pytest_competence.training",
+        "pytest_competence.rewards",
+    ):
         assert documented in names
     assert "pytest_competence._session" not in names
 
@@ -73,8 +82,10 @@ def test_all_lists_the_public_names_both_ways(name: str, path: Path) -> None:
     missing = [n for n in listed if not hasattr(module, n)]
     assert not missing, f"{name}.__all__ names what the module lacks: {missing}"
     unlisted = [n for n in _defined(path) if n not in listed]
-    assert not unlisted, (f"{name} defines public names missing from __all__ (list them, or "
-                          f"give them an underscore): {unlisted}")
+    assert not unlisted, (
+        f"{name} defines public names missing from __all__ (list them, or "
+        f"give them an underscore): {unlisted}"
+    )
 
 
 @pytest.mark.parametrize(("name", "path"), MODULES, ids=[name for name, _ in MODULES])

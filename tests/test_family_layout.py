@@ -88,10 +88,12 @@ def _imports(module: str, path: Path, known: set[str]) -> set[str]:
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
-                parts = parts[:len(parts) - node.level + 1]
+                parts = parts[: len(parts) - node.level + 1]
                 base = ".".join(parts + ([base] if base else []))
-            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
-                       for alias in node.names]
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                for alias in node.names
+            ]
         for target in targets:
             hit = longest(target)
             if hit is not None and hit != module:
@@ -172,8 +174,9 @@ def test_families_import_only_the_bottom_layer() -> None:
     for module, targets in _graph().items():
         if not _within(module, FAMILY_PACKAGE):
             continue
-        above = sorted(t for t in targets
-                       if not _within(t, FAMILY_PACKAGE) and _layer_of(t) is None)
+        above = sorted(
+            t for t in targets if not _within(t, FAMILY_PACKAGE) and _layer_of(t) is None
+        )
         if above:
             wrong[module] = above
     assert not wrong, f"families import the engine: {wrong}"
@@ -206,9 +209,13 @@ def _docstrings(source: str) -> set[int]:
     lines: set[int] = set()
     for node in ast.walk(ast.parse(source)):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(
-                getattr(body[0], "value", None), ast.Constant) and isinstance(
-                body[0].value.value, str):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(getattr(body[0], "value", None), ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             lines.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
     return lines
 
@@ -224,7 +231,8 @@ def _naming() -> dict[str, list[str]]:
         for number, line in enumerate(source.splitlines(), 1):
             if number not in documentation and pattern.search(line):
                 found.setdefault(path.relative_to(CORE).as_posix(), []).append(
-                    f"{number}: {line.strip()}")
+                    f"{number}: {line.strip()}"
+                )
     return found
 
 

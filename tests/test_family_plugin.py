@@ -55,17 +55,24 @@ def test_a_valid_family_class_is_accepted_and_inherits_the_defaults() -> None:
     assert _Good.shortcut_policies() == {} and _Good.shortcuts == ()
 
 
-@pytest.mark.parametrize(("value", "name", "message"), [
-    (_Good(), "good", "to be a family class, but got"),
-    (type("NoParse", (), {"name": "x", "answer_space": (), "design": lambda s: []}), "x",
-     "lacks parse"),
-    (_Good, "other", "is registered as 'other' but its name is 'good'"),
-    (type("BadSpace", (_Good,), {"answer_space": "yes"}), "good", "answer_space"),
-    (type("BadShort", (_Good,), {"shortcuts": ("endpoint",)}), "good", "'ref:NAME'"),
-    (type("BadDesign", (_Good,), {"design": 3}), "good", "design"),
-])
-def test_a_bad_family_class_is_refused_with_what_is_wrong(value: object, name: str,
-                                                           message: str) -> None:
+@pytest.mark.parametrize(
+    ("value", "name", "message"),
+    [
+        (_Good(), "good", "to be a family class, but got"),
+        (
+            type("NoParse", (), {"name": "x", "answer_space": (), "design": lambda s: []}),
+            "x",
+            "lacks parse",
+        ),
+        (_Good, "other", "is registered as 'other' but its name is 'good'"),
+        (type("BadSpace", (_Good,), {"answer_space": "yes"}), "good", "answer_space"),
+        (type("BadShort", (_Good,), {"shortcuts": ("endpoint",)}), "good", "'ref:NAME'"),
+        (type("BadDesign", (_Good,), {"design": 3}), "good", "design"),
+    ],
+)
+def test_a_bad_family_class_is_refused_with_what_is_wrong(
+    value: object, name: str, message: str
+) -> None:
     with pytest.raises(InvalidArgument, match=message.replace("(", r"\(")):
         check_family_class(value, name)
 
@@ -91,7 +98,7 @@ def test_two_families_cannot_declare_one_policy_name(monkeypatch: pytest.MonkeyP
 
         @classmethod
         def shortcut_policies(cls) -> dict:
-            return {"endpoint": lambda: (lambda text: "yes")}
+            return {"endpoint": lambda: lambda text: "yes"}
 
     monkeypatch.setitem(FAMILIES, "thief", Thief)
     with pytest.raises(InvalidArgument, match="'endpoint', which family 'ordering' already"):
@@ -104,12 +111,17 @@ def test_an_installed_family_is_listed_without_being_imported(brackets: Path) ->
     assert FAMILIES["brackets"].__module__ == "competence_brackets"
 
 
-def test_a_suite_of_the_installed_family_runs_by_name(pytester: pytest.Pytester,
-                                                      brackets: Path) -> None:
+def test_a_suite_of_the_installed_family_runs_by_name(
+    pytester: pytest.Pytester, brackets: Path
+) -> None:
     pytester.makepyfile(test_brackets=SUITE)
-    result = pytester.runpytest("-p", "no:cacheprovider",
-                                "--competence-model=ref:ideal,ref:brackets-count",
-                                "--competence-json=out.json", "--competence-markdown=out.md")
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--competence-model=ref:ideal,ref:brackets-count",
+        "--competence-json=out.json",
+        "--competence-markdown=out.md",
+    )
     result.assert_outcomes(passed=1, failed=1)
     document = json.loads((pytester.path / "out.json").read_text())
     by_model = {r["model"]: r for r in document["results"]}
@@ -119,8 +131,9 @@ def test_a_suite_of_the_installed_family_runs_by_name(pytester: pytest.Pytester,
     # The counting shortcut is right on the balanced half only: the oracle, recomputed here.
     from competence_brackets import Brackets, balanced
 
-    items = Brackets().design(levels=[2, 4, 8], pairs=20, seed=1,
-                              presentations=list(Brackets.default_presentations))
+    items = Brackets().design(
+        levels=[2, 4, 8], pairs=20, seed=1, presentations=list(Brackets.default_presentations)
+    )
     share = sum(balanced(item.instance.text) for item in items) / len(items)
     assert caught["summary"]["accuracy_by_presentation"]["original"] == share
     # Minimised to the smallest level the family has.
@@ -131,14 +144,47 @@ def test_a_suite_of_the_installed_family_runs_by_name(pytester: pytest.Pytester,
 
 def test_competence_generate_writes_the_installed_family(tmp_path: Path) -> None:
     site = install_example_family(tmp_path)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-m", "pytest_competence.cli", "generate", "brackets",
-                           "--levels", "2,4", "--per-level", "4", "--option", "foo=1"],
-                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_competence.cli",
+            "generate",
+            "brackets",
+            "--levels",
+            "2,4",
+            "--per-level",
+            "4",
+            "--option",
+            "foo=1",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert done.returncode != 0 and "foo" in done.stderr and "Traceback" not in done.stderr
-    done = subprocess.run([sys.executable, "-m", "pytest_competence.cli", "generate", "brackets",
-                           "--levels", "2,4", "--per-level", "4"],
-                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest_competence.cli",
+            "generate",
+            "brackets",
+            "--levels",
+            "2,4",
+            "--per-level",
+            "4",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(records) == 2 * 4 * 3  # levels x per-level x default presentations
@@ -155,15 +201,21 @@ def test_competence_generate_writes_the_installed_family(tmp_path: Path) -> None
         sys.modules.pop("competence_brackets", None)
 
 
-def test_the_audit_catches_the_installed_family_shortcut(pytester: pytest.Pytester,
-                                                         brackets: Path) -> None:
+def test_the_audit_catches_the_installed_family_shortcut(
+    pytester: pytest.Pytester, brackets: Path
+) -> None:
     pytester.makepyfile(test_brackets=SUITE)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model=ref:ideal",
-                                "--competence-audit")
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--competence-model=ref:ideal", "--competence-audit"
+    )
     # Audited with the family's own shortcut and components: the shortcut is caught (the suite
     # tells it from the ideal reader), and the audit names a support that does.
-    result.stdout.fnmatch_lines(["*test_brackets*Brackets()*mutation score 1/1*",
-                                 "*caught*ref:brackets-count*",
-                                 "*minimum identifying support*",
-                                 "*0 surviving shortcut(s)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_brackets*Brackets()*mutation score 1/1*",
+            "*caught*ref:brackets-count*",
+            "*minimum identifying support*",
+            "*0 surviving shortcut(s)*",
+        ]
+    )
     result.stdout.no_fnmatch_line("*not audited*")

@@ -26,21 +26,26 @@ def test_a_degraded_checkpoint_fails_naming_level_figure_values_interval_and_p(
     pytester: pytest.Pytester,
 ):
     _suite(pytester)
-    result = pytester.runpytest("--competence-model", f"{GOOD},{WORSE}",
-                                "--competence-baseline", GOOD)
+    result = pytester.runpytest(
+        "--competence-model", f"{GOOD},{WORSE}", "--competence-baseline", GOOD
+    )
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        f"*Significant regression against baseline '{GOOD}' (Holm-adjusted McNemar < α = 0.05 "
-        "and a drop over the margin 0):",
-        "  n=8 accuracy[[]original[]]: 0.* vs baseline 0.9* (Δ -0.*, 95% CI [[]-0.*, -0.*[]]); "
-        "McNemar b=* c=* chi2-cc p=*, Holm *",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            f"*Significant regression against baseline '{GOOD}' (Holm-adjusted McNemar < α = 0.05 "
+            "and a drop over the margin 0):",
+            "  n=8 accuracy[[]original[]]: 0.* vs baseline 0.9* (Δ -0.*, 95% CI [[]-0.*, -0.*[]]); "
+            "McNemar b=* c=* chi2-cc p=*, Holm *",
+        ]
+    )
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
 def test_an_equally_good_checkpoint_passes(pytester: pytest.Pytester):
     _suite(pytester)
-    result = pytester.runpytest("--competence-model", f"{GOOD},{TWIN}", "--competence-baseline", GOOD)
+    result = pytester.runpytest(
+        "--competence-model", f"{GOOD},{TWIN}", "--competence-baseline", GOOD
+    )
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines([f"    against baseline {GOOD}: no significant regression*"])
 
@@ -48,14 +53,16 @@ def test_an_equally_good_checkpoint_passes(pytester: pytest.Pytester):
 def test_false_alarm_rate_over_repeated_seeds_stays_near_alpha(pytester: pytest.Pytester):
     """Equally good models over 40 design seeds: Holm keeps each test's family-wise error at
     α = 0.05, so about 2 false alarms are expected; more than 5 (P < 1.4% under α) fails."""
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
         import pytest
 
         @pytest.mark.parametrize("seed", range(40))
         @pytest.mark.competence(levels=[8, 16], pairs=100, require="coverage >= 0.99")
         def test_gate(competence, seed):
             pass
-    """)
+    """
+    )
     result = pytester.runpytest("-q", "--competence-model", TWIN, "--competence-baseline", GOOD)
     outcomes = result.parseoutcomes()
     assert outcomes.get("failed", 0) <= 5, outcomes
@@ -83,8 +90,9 @@ def test_an_archived_baseline_gates_a_later_run(pytester: pytest.Pytester):
     _suite(pytester, extra=", seed=7")
     result = pytester.runpytest("--competence-model", WORSE, "--competence-baseline", str(archive))
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*was archived from another design*; seed: archived 1, now 7. "
-                                 "Archive the baseline again*"])
+    result.stdout.fnmatch_lines(
+        ["*was archived from another design*; seed: archived 1, now 7. Archive the baseline again*"]
+    )
 
 
 def test_configured_condition_replaces_strict_for_tests_that_declare_none(
@@ -97,7 +105,8 @@ def test_configured_condition_replaces_strict_for_tests_that_declare_none(
         competence_require =
             kappa_bar >= 0.6
     """)
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
         import pytest
 
         @pytest.mark.competence(levels=[4, 8], pairs=20)
@@ -107,15 +116,18 @@ def test_configured_condition_replaces_strict_for_tests_that_declare_none(
         @pytest.mark.competence(levels=[4, 8], pairs=20, require="coverage >= 0.99")
         def test_own(competence):
             pass
-    """)
+    """
+    )
     # ref:noisy is not strictly correct, but its κ̄ is high: the ini condition alone passes it.
     result = pytester.runpytest("--competence-model", "ref:noisy?p=0.02&seed=1,ref:always-yes")
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines([
-        "*test_default[[]ref:always-yes[]]*",
-        "*condition: kappa_bar >= 0.6",
-        "*kappa_bar = undefined over the grid, required >= 0.6",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_default[[]ref:always-yes[]]*",
+            "*condition: kappa_bar >= 0.6",
+            "*kappa_bar = undefined over the grid, required >= 0.6",
+        ]
+    )
     # With a "strict" line the strict condition stays and the floor is added.
     pytester.makeini("""
         [pytest]
@@ -125,8 +137,12 @@ def test_configured_condition_replaces_strict_for_tests_that_declare_none(
     """)
     result = pytester.runpytest("--competence-model", "ref:noisy?p=0.02&seed=1")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*condition: strict: C_0 = … = C_K = 1 on every instance at "
-                                 "every level and kappa_bar >= 0.6"])
+    result.stdout.fnmatch_lines(
+        [
+            "*condition: strict: C_0 = … = C_K = 1 on every instance at "
+            "every level and kappa_bar >= 0.6"
+        ]
+    )
 
 
 def test_a_garbage_configured_condition_is_a_usage_error(pytester: pytest.Pytester):
@@ -138,7 +154,8 @@ def test_a_garbage_configured_condition_is_a_usage_error(pytester: pytest.Pytest
 
 
 def test_report_only_exits_zero_and_still_shows_what_failed(pytester: pytest.Pytester):
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
         import pytest
 
         @pytest.mark.competence(levels=[4, 8], pairs=20)
@@ -148,18 +165,26 @@ def test_report_only_exits_zero_and_still_shows_what_failed(pytester: pytest.Pyt
         @pytest.mark.competence(levels=[8], pairs=20, distance=2)
         def test_interior(competence):
             pass
-    """)
+    """
+    )
     md = pytester.path / "summary.md"
-    result = pytester.runpytest("--competence-report-only", "--competence-markdown", str(md),
-                                "--competence-model", "ref:ideal,ref:endpoint")
+    result = pytester.runpytest(
+        "--competence-report-only",
+        "--competence-markdown",
+        str(md),
+        "--competence-model",
+        "ref:ideal,ref:endpoint",
+    )
     assert result.ret == 0
-    result.stdout.fnmatch_lines([
-        "*test_interior[[]ref:endpoint[]]  FAIL (report only)*",
-        "which suite catches which model*",
-        "    test*ref:ideal*ref:endpoint",
-        "    test_suite.py::test_endpoints[[]*[]]*pass*pass",
-        "    test_suite.py::test_interior[[]*[]]*pass*FAIL",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_interior[[]ref:endpoint[]]  FAIL (report only)*",
+            "which suite catches which model*",
+            "    test*ref:ideal*ref:endpoint",
+            "    test_suite.py::test_endpoints[[]*[]]*pass*pass",
+            "    test_suite.py::test_interior[[]*[]]*pass*FAIL",
+        ]
+    )
     text = md.read_text("utf-8")
     assert "❌ fail (report only)" in text and "❌ first failing level n=8" in text
 
@@ -167,11 +192,21 @@ def test_report_only_exits_zero_and_still_shows_what_failed(pytester: pytest.Pyt
 def test_gate_results_are_in_the_json_report(pytester: pytest.Pytester):
     _suite(pytester)
     out = pytester.path / "r.json"
-    pytester.runpytest("--competence-model", f"{GOOD},{WORSE}", "--competence-baseline", GOOD,
-                       "--competence-json", str(out))
+    pytester.runpytest(
+        "--competence-model",
+        f"{GOOD},{WORSE}",
+        "--competence-baseline",
+        GOOD,
+        "--competence-json",
+        str(out),
+    )
     results = {r["model"]: r for r in json.loads(out.read_text("utf-8"))["results"]}
     assert results[GOOD]["gate"] is None  # the baseline is not compared with itself
     gate = results[WORSE]["gate"]
     assert gate["baseline"] == GOOD and gate["regressions"]
     assert {(c["n"], c["presentation"]) for c in gate["comparisons"]} == {
-        (8, "original"), (8, "equivalent"), (16, "original"), (16, "equivalent")}
+        (8, "original"),
+        (8, "equivalent"),
+        (16, "original"),
+        (16, "equivalent"),
+    }

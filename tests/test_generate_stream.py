@@ -20,8 +20,11 @@ from pytest_competence.training import grpo_order, row, write_rows
 # One design per family, small but with more instances per level than a chunk holds, so that
 # levels split into several chunks and the last chunk of a level is short.
 DESIGNS = {
-    "ordering": ({"vocabulary": "older_younger", "protocol": "L", "distractors": 0.5},
-                 [4, 9, 16], 8),
+    "ordering": (
+        {"vocabulary": "older_younger", "protocol": "L", "distractors": 0.5},
+        [4, 9, 16],
+        8,
+    ),
     "horn": ({}, [4, 8, 16], 8),
     "reformulations": ({"category": "quantifier"}, [4, 6], 6),
     "intervention": ({}, [4, 8], 12),
@@ -43,13 +46,14 @@ def _lines(family: object, items: list) -> list[str]:
 def test_chunks_concatenate_to_the_whole_design(name, seed):
     options, levels, pairs = DESIGNS[name]
     fam = make_family(name, **options)
-    design = dict(levels=levels, pairs=pairs, seed=seed,
-                  presentations=list(default_presentations(fam)))
+    design = dict(
+        levels=levels, pairs=pairs, seed=seed, presentations=list(default_presentations(fam))
+    )
     whole = fam.design(**design)
     chunks = list(design_chunks(fam, **design, size=3))
-    assert [len(c) for c in chunks] == [len(c) for n in levels
-                                        for c in [range(pairs)[i:i + 3]
-                                                  for i in range(0, pairs, 3)]]
+    assert [len(c) for c in chunks] == [
+        len(c) for n in levels for c in [range(pairs)[i : i + 3] for i in range(0, pairs, 3)]
+    ]
     streamed = list(chain.from_iterable(chunks))
     assert [item.prompts for item in streamed] == [item.prompts for item in whole]
     assert list(chain.from_iterable(_lines(fam, c) for c in chunks)) == _lines(fam, whole)
@@ -71,8 +75,12 @@ def test_a_family_without_item_streams_a_level_at_a_time():
 
 
 def _ordered(designs: list[list]) -> str:
-    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in grpo_order(
-        (row(p) for items in designs for item in items for p in item.prompts), seed=11))
+    return "".join(
+        json.dumps(r, ensure_ascii=False) + "\n"
+        for r in grpo_order(
+            (row(p) for items in designs for item in items for p in item.prompts), seed=11
+        )
+    )
 
 
 def test_streamed_training_rows_are_grpo_order_of_every_row():
@@ -89,8 +97,10 @@ def test_streamed_training_rows_are_grpo_order_of_every_row():
 
 def _peak_rss_mb(*args: str) -> float:
     """Peak resident memory of ``competence generate ARGS`` (its output discarded), in MB."""
-    child = subprocess.Popen([sys.executable, "-m", "pytest_competence.cli", "generate", *args],
-                             stdout=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "pytest_competence.cli", "generate", *args],
+        stdout=subprocess.DEVNULL,
+    )
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
     assert child.returncode == 0

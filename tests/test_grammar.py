@@ -20,15 +20,20 @@ from pytest_competence.strategies import FAMILIES, Grammar, InvalidArgument, fam
 from pytest_competence.strategies import __all__ as public
 
 FAMILY = Grammar(variations=3)
-coords = st.fixed_dictionaries({
-    "n": st.integers(1, 4), "index": st.integers(0, 10_000), "seed": st.integers(0, 2**31),
-})
+coords = st.fixed_dictionaries(
+    {
+        "n": st.integers(1, 4),
+        "index": st.integers(0, 10_000),
+        "seed": st.integers(0, 2**31),
+    }
+)
 
 
 def _plain(family: Grammar, prompt) -> dict:
     p = prompt.params
-    return family.shown(n=p["n"], index=p["index"], seed=p["seed"],
-                        presentation=prompt.presentation).rule.plain()
+    return family.shown(
+        n=p["n"], index=p["index"], seed=p["seed"], presentation=prompt.presentation
+    ).rule.plain()
 
 
 @settings(max_examples=40, deadline=None)
@@ -58,8 +63,9 @@ def test_any_token_string_has_at_most_one_derivation_and_the_interpreter_agrees(
     size = data.draw(st.integers(0, 4))
     tokens = [data.draw(st.sampled_from(prims))]
     for _ in range(size):
-        tokens += data.draw(st.sampled_from([[f] for f in funcs] + [[f, p] for f in funcs
-                                                                    for p in prims]))
+        tokens += data.draw(
+            st.sampled_from([[f] for f in funcs] + [[f, p] for f in funcs for p in prims])
+        )
     text = " ".join(tokens)
     found = derivations(plain, text)
     assert len(found) <= 1, (text, found)
@@ -86,17 +92,25 @@ def test_support_is_instructive_and_queries_are_fresh_compositions(c) -> None:
     for k, (word, arity, template) in enumerate(plain["functions"]):
         # template resolver: the function alone on distinct primitives, arity and template read off
         size = 2 if arity == 1 else 3
-        resolvers = [x.split() for x in inputs
-                     if len(x.split()) == size and x.split()[1] == word
-                     and len(set(x.split()[::2])) == size - 1]
+        resolvers = [
+            x.split()
+            for x in inputs
+            if len(x.split()) == size
+            and x.split()[1] == word
+            and len(set(x.split()[::2])) == size - 1
+        ]
         assert resolvers, f"no resolver for {word!r}"
         for j in range(k + 1, len(plain["functions"])):
             if arity == 1 and plain["functions"][j][1] == 1:
                 continue  # two 1-argument functions: no input leaves their order open
             other = swap(plain, k, j)
-            assert any(word in x.split() and plain["functions"][j][0] in x.split()
-                       and applications(plain, x) == 2 and derivations(other, x) != [y]
-                       for x, y in support), f"no precedence proof for {word!r} < {j}"
+            assert any(
+                word in x.split()
+                and plain["functions"][j][0] in x.split()
+                and applications(plain, x) == 2
+                and derivations(other, x) != [y]
+                for x, y in support
+            ), f"no precedence proof for {word!r} < {j}"
     assert len(inputs) - len(colours) - len(plain["functions"]) >= FAMILY.extra_support
 
 
@@ -108,8 +122,12 @@ def test_substitute_is_an_isomorphism(c) -> None:
         varied = FAMILY.variation(task, "substitute", k, **c)
         old, new = task.rule.plain(), varied.rule.plain()
         # φ and ψ, read positionally from the two plain forms (the renaming keeps positions)
-        phi = dict(zip(list(old["primitives"]) + [f[0] for f in old["functions"]],
-                       list(new["primitives"]) + [f[0] for f in new["functions"]]))
+        phi = dict(
+            zip(
+                list(old["primitives"]) + [f[0] for f in old["functions"]],
+                list(new["primitives"]) + [f[0] for f in new["functions"]],
+            )
+        )
         psi = dict(zip(old["primitives"].values(), new["primitives"].values()))
         assert len(set(phi.values())) == len(phi) and len(set(psi.values())) == len(psi)
         assert set(phi).isdisjoint(phi.values()) and set(psi).isdisjoint(psi.values())
@@ -150,8 +168,12 @@ def test_recompose_permutes_query_primitives_and_answers_are_the_interpreters(c)
 
 
 def test_recompose_changes_almost_every_task() -> None:
-    changed = [FAMILY.variation(t, "recompose", 1, n=n, index=i, seed=3).query != t.query
-               for n in (2, 3, 4) for i in range(40) for t in [FAMILY.task(n, i, 3)]]
+    changed = [
+        FAMILY.variation(t, "recompose", 1, n=n, index=i, seed=3).query != t.query
+        for n in (2, 3, 4)
+        for i in range(40)
+        for t in [FAMILY.task(n, i, 3)]
+    ]
     assert sum(changed) >= 0.95 * len(changed)
 
 
@@ -162,7 +184,8 @@ def test_languages_grow_with_the_level_and_tasks_are_deterministic() -> None:
         assert task == Grammar(variations=3).task(n, 5, 9)
     again = Grammar(**FAMILY.options())
     assert [p.text for i in FAMILY.design(levels=[2], pairs=3, seed=2) for p in i.prompts] == [
-        p.text for i in again.design(levels=[2], pairs=3, seed=2) for p in i.prompts]
+        p.text for i in again.design(levels=[2], pairs=3, seed=2) for p in i.prompts
+    ]
 
 
 def test_all_template_kinds_occur() -> None:
@@ -171,8 +194,16 @@ def test_all_template_kinds_occur() -> None:
     for i in range(300):
         for f in FAMILY.task(4, i, 1).rule.functions:
             t = f.template
-            seen.add((f.arity, "delete" if len(set(t)) < f.arity else
-                      "duplicate" if len(t) > f.arity else "reorder"))
+            seen.add(
+                (
+                    f.arity,
+                    "delete"
+                    if len(set(t)) < f.arity
+                    else "duplicate"
+                    if len(t) > f.arity
+                    else "reorder",
+                )
+            )
     assert {(1, "duplicate"), (2, "duplicate"), (2, "reorder"), (2, "delete")} <= seen
 
 
@@ -182,7 +213,7 @@ def test_system_prompt_is_app_c_with_the_query_count() -> None:
     assert "presented with 3 new input sequence(s)" in fam.system
     assert "n_query" not in fam.system and "Rule A always evaluates before Rule C." in fam.system
     prompt = fam.design(levels=[1], pairs=1)[0].prompts[0]
-    assert 'JSON list of 3 string(s)' in prompt.text and "Answer:" in prompt.text
+    assert "JSON list of 3 string(s)" in prompt.text and "Answer:" in prompt.text
 
 
 @settings(max_examples=30, deadline=None)
@@ -197,19 +228,36 @@ def test_parser_round_trips_gold_and_normalises_whitespace_and_case(c) -> None:
     assert FAMILY.parse(tokens).answer == prompt.gold
 
 
-@pytest.mark.parametrize("text", ["RED BLUE", "Answer: RED", "[1, 2]", '["RED", 3]',
-                                  '[["RED", 1]]', "[null]", '[{"a": "RED"}]', None])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RED BLUE",
+        "Answer: RED",
+        "[1, 2]",
+        '["RED", 3]',
+        '[["RED", 1]]',
+        "[null]",
+        '[{"a": "RED"}]',
+        None,
+    ],
+)
 def test_parser_rejects_junk_as_invalid(text) -> None:
     parsed = FAMILY.parse(text)
     assert not parsed.valid and parsed.reason
 
 
-@pytest.mark.parametrize("kwargs, name", [
-    ({"variations": 0}, "variations"), ({"extra_support": -1}, "extra_support"),
-    ({"extra_support": "4"}, "extra_support"), ({"queries": 0}, "queries"),
-    ({"queries": True}, "queries"), ({"primitives": 2}, "primitives"),
-    ({"primitives": 99}, "primitives"),
-])
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"variations": 0}, "variations"),
+        ({"extra_support": -1}, "extra_support"),
+        ({"extra_support": "4"}, "extra_support"),
+        ({"queries": 0}, "queries"),
+        ({"queries": True}, "queries"),
+        ({"primitives": 2}, "primitives"),
+        ({"primitives": 99}, "primitives"),
+    ],
+)
 def test_bad_options_raise_naming_the_argument(kwargs, name) -> None:
     with pytest.raises(InvalidArgument, match=name):
         Grammar(**kwargs)
@@ -253,12 +301,14 @@ def test_oracle_solves_every_variation_and_surface_fails_substitution() -> None:
 
 
 def test_example_suite_passes_the_oracle_and_fails_the_surface_policy(
-        pytester: pytest.Pytester) -> None:
+    pytester: pytest.Pytester,
+) -> None:
     """examples/test_grammar.py end to end: the interpreter passes every variation; the policy
     tied to the original symbols fails the suites with substitution."""
     from plugin_helpers import run_example
 
     result = run_example(pytester, "test_grammar", "ref:oracle,ref:surface")
     result.assert_outcomes(passed=2, failed=2)
-    result.stdout.fnmatch_lines(["*test_grammar?ref:oracle?*PASS*",
-                                 "*test_grammar?ref:surface?*FAILED*"])
+    result.stdout.fnmatch_lines(
+        ["*test_grammar?ref:oracle?*PASS*", "*test_grammar?ref:surface?*FAILED*"]
+    )

@@ -123,8 +123,7 @@ def test_a_prompt_beyond_the_context_is_recorded_and_the_rest_answered(checkpoin
     assert answers[1:] == model.generate(prompts[:4])
 
 
-def test_a_failing_batch_is_split_until_the_culprit_stands_alone(checkpoint, prompts,
-                                                                  monkeypatch):
+def test_a_failing_batch_is_split_until_the_culprit_stands_alone(checkpoint, prompts, monkeypatch):
     model = hf(checkpoint, "max_new_tokens=2&batch_size=8")
     clean = model.generate(prompts[:8])
     poison = replace(prompts[3], text=prompts[3].text + " zzz zzz zzz")  # three unknown words
@@ -147,8 +146,10 @@ def test_a_model_neither_local_nor_cached_is_a_clear_error(tmp_path, monkeypatch
     with pytest.raises(ModelSpecError) as info:
         resolve_model("hf:nobody/no-such-model")
     message = str(info.value)
-    assert ("neither a local checkpoint directory nor a model in the local Hugging Face cache"
-            in message)
+    assert (
+        "neither a local checkpoint directory nor a model in the local Hugging Face cache"
+        in message
+    )
     assert "never downloads" in message
     assert "huggingface-cli download nobody/no-such-model" in message
     with pytest.raises(ModelSpecError, match="has no config.json"):
@@ -168,15 +169,17 @@ def test_a_model_in_the_hub_cache_is_found_by_its_id(tmp_path, monkeypatch, chec
 
 def test_a_missing_dependency_names_the_extra(monkeypatch, checkpoint):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "torch" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a)
+    )
     with pytest.raises(ImportError, match=r"needs torch.*pip install 'pytest-competence\[hf\]'"):
         hf(checkpoint)
 
 
 def test_each_xdist_worker_takes_its_own_gpu(monkeypatch):
-    fake = SimpleNamespace(device=lambda *a: a, cuda=SimpleNamespace(
-        is_available=lambda: True, device_count=lambda: 2))
+    fake = SimpleNamespace(
+        device=lambda *a: a, cuda=SimpleNamespace(is_available=lambda: True, device_count=lambda: 2)
+    )
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw3")
     assert _device(fake, "auto") == ("cuda", 1)
     monkeypatch.delenv("PYTEST_XDIST_WORKER")
@@ -212,14 +215,29 @@ def test_the_plugin_runs_an_hf_model_and_caches_its_answers(pytester, checkpoint
     spec = f"hf:{checkpoint}?max_new_tokens=3"
     runs = []
     for name in ("one.json", "two.json"):
-        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
-                               "--competence-model", spec, "--competence-json", name],
-                              cwd=pytester.path, capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "--competence-model",
+                spec,
+                "--competence-json",
+                name,
+            ],
+            cwd=pytester.path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 1, done.stdout + done.stderr  # nonsense answers fail
         assert "Competence condition failed" in done.stdout
         runs.append(read_archive(pytester.path / name))
     (first, first_records), (second, second_records) = (
-        (doc["results"][0], records) for doc, records in runs)
+        (doc["results"][0], records) for doc, records in runs
+    )
     assert first_records == second_records and first["levels"] == second["levels"]
     (records,) = first_records.values()
     from pytest_competence._cache import count_rows

@@ -81,7 +81,10 @@ def test_sizes_are_what_the_params_say(design):
     for item in items:
         p, program = item.params, parse(item.prompts[0].text)
         assert len(program.rules) == p["rules"] == p["depth"] + p["distractors"]
-        assert p[{"rules": "rules", "depth": "depth", "distractors": "distractors"}[fam.vary]] == p["n"]
+        assert (
+            p[{"rules": "rules", "depth": "depth", "distractors": "distractors"}[fam.vary]]
+            == p["n"]
+        )
         if p["cell"] == "positive":
             # Proof depth is exactly the declared depth: no distractor shortens the proof.
             assert proof_depth(program) == p["depth"]
@@ -128,15 +131,26 @@ def test_reshuffle_permutes_and_rename_is_a_bijection(design):
 
 
 def test_same_instances_in_a_fresh_process():
-    code = ("from pytest_competence.strategies import Horn; import hashlib;"
-            "t=''.join(p.text for i in Horn().design(levels=[4,32],pairs=6,seed=3,"
-            "presentations=['original','rename']) for p in i.prompts);"
-            "print(hashlib.sha256(t.encode()).hexdigest())")
-    here = "".join(p.text for i in Horn().design(levels=[4, 32], pairs=6, seed=3,
-                                                 presentations=["original", "rename"])
-                   for p in i.prompts)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONHASHSEED": "123", "PATH": ""})
+    code = (
+        "from pytest_competence.strategies import Horn; import hashlib;"
+        "t=''.join(p.text for i in Horn().design(levels=[4,32],pairs=6,seed=3,"
+        "presentations=['original','rename']) for p in i.prompts);"
+        "print(hashlib.sha256(t.encode()).hexdigest())"
+    )
+    here = "".join(
+        p.text
+        for i in Horn().design(
+            levels=[4, 32], pairs=6, seed=3, presentations=["original", "rename"]
+        )
+        for p in i.prompts
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "123", "PATH": ""},
+    )
     assert out.stdout.strip() == hashlib.sha256(here.encode()).hexdigest()
 
 
@@ -259,8 +273,21 @@ def test_distractors_alone_do_not_trouble_a_depth_bounded_policy():
 
 def test_generate_horn_records_check_from_text(tmp_path):
     out = tmp_path / "horn.jsonl"
-    assert main(["generate", "horn", "--per-level", "4", "--presentations",
-                 "original,equivalent,negated_query", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "horn",
+                "--per-level",
+                "4",
+                "--presentations",
+                "original,equivalent,negated_query",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert len(records) == 6 * 4 * 3  # App. C's grid 4 … 128 by default
     assert sorted({r["params"]["n"] for r in records}) == [4, 8, 16, 32, 64, 128]
@@ -271,11 +298,30 @@ def test_generate_horn_records_check_from_text(tmp_path):
 
 def test_generate_horn_depth_sweep(tmp_path):
     out = tmp_path / "horn.jsonl"
-    assert main(["generate", "horn", "--vary", "depth", "--distractor-rules", "3", "--levels",
-                 "2,6", "--per-level", "2", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "horn",
+                "--vary",
+                "depth",
+                "--distractor-rules",
+                "3",
+                "--levels",
+                "2,6",
+                "--per-level",
+                "2",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert [(r["params"]["depth"], r["params"]["distractors"]) for r in records][::4] == [
-        (2, 3), (6, 3)]
+        (2, 3),
+        (6, 3),
+    ]
 
 
 def test_generate_horn_bad_option_is_a_usage_error(capsys):
@@ -304,14 +350,22 @@ def test_distractors(competence):
 def test_marker_catches_the_if_then_reader_and_passes_ideal(pytester: pytest.Pytester):
     pytester.makepyfile(test_h=SUITE)
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--competence-model", "ref:ideal,ref:horn-if-then",
-        "--competence-html", "r.html", "--competence-json", "r.json",
+        "-p",
+        "no:cacheprovider",
+        "--competence-model",
+        "ref:ideal,ref:horn-if-then",
+        "--competence-html",
+        "r.html",
+        "--competence-json",
+        "r.json",
     )
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines([
-        "*test_renderers*ref:horn-if-then*",
-        "*first failing level: n=2*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_renderers*ref:horn-if-then*",
+            "*first failing level: n=2*",
+        ]
+    )
     assert (pytester.path / "r.html").stat().st_size > 0
 
 

@@ -32,34 +32,64 @@ PROMPTS = [p for item in SPEC.design() for p in item.prompts]
 MEGABYTE = "yes " + "\ud800\x00<script>alert(1)</script>" * (2**20 // 32)
 
 #: Text UTF-8 can and cannot hold: every code point, surrogates and controls included.
-any_text = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()),
-                   max_size=40)
-hostile = st.sampled_from([
-    "\ud800", "\udfff yes", "\x00", "yes\x00", "\x1b[31mno", "</pre><script>alert(1)</script>",
-    "]]><!--", "```\n| a | b |", MEGABYTE, "Answer: yes" * 300,
-])
-not_text = st.sampled_from([None, 42, b"yes", {"answer": "yes"}, ["no"],
-                            RuntimeError("boom <script>alert(1)</script> \ud800"),
-                            ValueError("x" * 5000)])
-answers = st.lists(st.one_of(any_text, hostile, not_text), min_size=len(PROMPTS),
-                   max_size=len(PROMPTS))
+any_text = st.text(
+    st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()), max_size=40
+)
+hostile = st.sampled_from(
+    [
+        "\ud800",
+        "\udfff yes",
+        "\x00",
+        "yes\x00",
+        "\x1b[31mno",
+        "</pre><script>alert(1)</script>",
+        "]]><!--",
+        "```\n| a | b |",
+        MEGABYTE,
+        "Answer: yes" * 300,
+    ]
+)
+not_text = st.sampled_from(
+    [
+        None,
+        42,
+        b"yes",
+        {"answer": "yes"},
+        ["no"],
+        RuntimeError("boom <script>alert(1)</script> \ud800"),
+        ValueError("x" * 5000),
+    ]
+)
+answers = st.lists(
+    st.one_of(any_text, hostile, not_text), min_size=len(PROMPTS), max_size=len(PROMPTS)
+)
 
 
 def figures(document: dict) -> list[dict]:
-    return [{k: v for k, v in r.items() if k not in ("records", "failing_case")}
-            for r in document["results"]]
+    return [
+        {k: v for k, v in r.items() if k not in ("records", "failing_case")}
+        for r in document["results"]
+    ]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.data_too_large])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(given=answers)
 def test_every_report_is_written_and_parses(tmp_path_factory, given):
     out = tmp_path_factory.mktemp("out")
     document = scripted_document(SPEC, given)
-    paths = {"json_path": out / "r.json", "html_path": out / "r.html",
-             "markdown_path": out / "r.md", "records_path": out / "r.records.jsonl.gz"}
-    write_outputs(document, **{k: str(v) for k, v in paths.items()},
-                  records=archived_records(document, out))
+    paths = {
+        "json_path": out / "r.json",
+        "html_path": out / "r.html",
+        "markdown_path": out / "r.md",
+        "records_path": out / "r.records.jsonl.gz",
+    }
+    write_outputs(
+        document, **{k: str(v) for k, v in paths.items()}, records=archived_records(document, out)
+    )
     for path in paths.values():  # valid UTF-8, whatever the answers held
         data = path.read_bytes()
         (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
@@ -111,23 +141,25 @@ def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path):
 def test_a_long_answer_is_cut_with_a_marker_and_short_ones_are_not():
     assert shown("y" * SHOWN_CHARACTERS) == "y" * SHOWN_CHARACTERS
     assert shown("y" * (SHOWN_CHARACTERS + 5)) == (
-        "y" * SHOWN_CHARACTERS + "… [5 more characters cut]")
+        "y" * SHOWN_CHARACTERS + "… [5 more characters cut]"
+    )
     assert shown(None) is None
 
 
-HOSTILE_MODEL = '''
+HOSTILE_MODEL = """
 ANSWERS = ["\\ud800", "yes\\x00", "</pre><script>alert(1)</script>", "]]>", "y" * 10**6]
 
 def answer(prompts):
     return [ANSWERS[i % len(ANSWERS)] for i, _ in enumerate(prompts)]
-'''
+"""
 
 
 @pytest.mark.slow
 def test_a_run_with_hostile_answers_writes_every_report(pytester: pytest.Pytester):
     pytester.syspathinsert()
     pytester.makepyfile(hostile_model=HOSTILE_MODEL)
-    pytester.makepyfile(test_x="""
+    pytester.makepyfile(
+        test_x="""
         import pytest
 
         @pytest.mark.competence(levels=[4, 8], pairs=8)
@@ -137,20 +169,33 @@ def test_a_run_with_hostile_answers_writes_every_report(pytester: pytest.Pyteste
         @pytest.mark.competence(levels=[4], pairs=8)
         def test_y(competence):
             pass
-    """)
+    """
+    )
     pytester.makeini("[pytest]\ncompetence_shrink_calls = 0\n")
     # Under xdist: a worker's results travel through execnet, which takes UTF-8 strings only.
     result = pytester.runpytest_subprocess(
-        "-n", "2", "--competence-model", "py:hostile_model:answer", "--competence-json", "r.json",
-        "--competence-html", "r.html", "--competence-markdown", "r.md", "--junitxml", "j.xml")
+        "-n",
+        "2",
+        "--competence-model",
+        "py:hostile_model:answer",
+        "--competence-json",
+        "r.json",
+        "--competence-html",
+        "r.html",
+        "--competence-markdown",
+        "r.md",
+        "--junitxml",
+        "j.xml",
+    )
     result.assert_outcomes(failed=2)
     output = "\n".join(result.outlines + result.errlines)
     assert "Traceback" not in output and "UnicodeEncodeError" not in output
     document, records = read_archive(pytester.path / "r.json")
     raws = [r["raw"] for rows in records.values() for r in rows]
     assert "\ud800" in raws and "yes\x00" in raws and "y" * 10**6 in raws  # whole, in records
-    shown_raws = [o["raw"] for result in document["results"]
-                  for o in result["failing_case"]["observations"]]
+    shown_raws = [
+        o["raw"] for result in document["results"] for o in result["failing_case"]["observations"]
+    ]
     assert all(len(r) <= SHOWN_CHARACTERS + 40 for r in shown_raws)  # cut where people read
     assert Path(pytester.path / "r.json").stat().st_size < 200_000
     for name in ("r.md", "r.html", "j.xml"):  # no whole megabyte answer in any rendering

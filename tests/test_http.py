@@ -66,8 +66,9 @@ def test_completions_mode_sends_the_system_prompt_before_the_text(server, prompt
 @pytest.mark.parametrize("kind", ["429", "408", "500", "503", "drop", "malformed", "timeout"])
 def test_transient_faults_are_retried_and_change_nothing(server, prompts, kind):
     times = 1 if kind == "timeout" else 2  # each timed-out try costs the client 2.5 s
-    server.control(faults=[{"kind": kind, "share": 0.5, "times": times, "retry_after": "0",
-                            "sleep": 8}])
+    server.control(
+        faults=[{"kind": kind, "share": 0.5, "times": times, "retry_after": "0", "sleep": 8}]
+    )
     # Only the timeout fault needs a short client timeout (the server then sleeps 8 s).
     answers = model(server, "timeout=2.5" if kind == "timeout" else "").generate(prompts)
     assert answers == expected(prompts)  # equal to a fault-free run
@@ -84,8 +85,11 @@ def test_transient_faults_are_retried_and_change_nothing(server, prompts, kind):
 
 def test_a_mix_of_every_fault_still_answers_everything(server, prompts):
     kinds = ["429", "408", "500", "503", "drop", "malformed", "timeout"]
-    server.control(faults=[{"kind": k, "share": 0.12, "times": 1, "retry_after": "0",
-                            "sleep": 8} for k in kinds])
+    server.control(
+        faults=[
+            {"kind": k, "share": 0.12, "times": 1, "retry_after": "0", "sleep": 8} for k in kinds
+        ]
+    )
     answers = model(server, "timeout=2.5&concurrency=16").generate(prompts)
     assert answers == expected(prompts)
     did = Counter(e["did"] for e in server.log())
@@ -215,17 +219,24 @@ def test_score_readout_without_logprobs_is_an_error_entry(server, prompts):
     assert all(isinstance(a, ModelCallError) for a in answers)
 
 
-@pytest.mark.parametrize(("mode", "how"), [
-    ("chat", "chat mode needs 'logprobs' with 'top_logprobs'; vLLM returns up to --max-logprobs"),
-    ("completions", "completions mode needs 'echo' with 'logprobs'"),
-])
+@pytest.mark.parametrize(
+    ("mode", "how"),
+    [
+        (
+            "chat",
+            "chat mode needs 'logprobs' with 'top_logprobs'; vLLM returns up to --max-logprobs",
+        ),
+        ("completions", "completions mode needs 'echo' with 'logprobs'"),
+    ],
+)
 def test_a_server_without_logprobs_cannot_score_and_is_asked_once(server, prompts, mode, how):
     server.control(faults=[{"kind": "nologprobs", "share": 1.0, "times": 10**6}])
     answers = model(server, f"readout=score&mode={mode}").generate(prompts[:3])
     assert all(isinstance(a, ModelCallError) for a in answers)
     for a in answers:
-        assert str(a).startswith("the server returned no logprobs, so readout=score cannot rank "
-                                 "the answer space")
+        assert str(a).startswith(
+            "the server returned no logprobs, so readout=score cannot rank the answer space"
+        )
         assert how in str(a) and "or use readout=generate" in str(a)
         assert f"(from {server.url}/" in str(a) and str(a).endswith("; not retried)")
     # Not retried: each request was sent once (completions mode: one per candidate).
@@ -233,23 +244,31 @@ def test_a_server_without_logprobs_cannot_score_and_is_asked_once(server, prompt
     assert len(server.log()) == 3 * (1 if mode == "chat" else 2)
 
 
-@pytest.mark.parametrize(("spec", "message"), [
-    ("openai:", "expected 'openai:MODEL@BASE_URL'"),
-    # No hosted default: prompts and the key go only where the spec says.
-    ("openai:gpt-4o-mini", "'openai:gpt-4o-mini' names no server; write its base URL out in full: "
-                           "'openai:gpt-4o-mini@http://127.0.0.1:8000/v1' for a local server, "
-                           "'openai:gpt-4o-mini@https://api.openai.com/v1' for OpenAI's API"),
-    ("openai:m?temperature=0", "names no server"),
-    ("openai:m@", "expected base URLs such as http://127.0.0.1:8000/v1, but got ''"),
-    ("openai:m@ftp://x", "expected base URLs such as http://127.0.0.1:8000/v1"),
-    ("openai:m@http://user:pw@host/v1", "may not carry credentials"),
-    ("openai:m@http://h/v1?temperature=hot", "expected temperature to be a number >= 0 and <= 2, "
-                                             "but got temperature='hot'"),
-    ("openai:m@http://h/v1?concurrency=0", "expected concurrency to be an integer >= 1"),
-    ("openai:m@http://h/v1?mode=edit", "expected mode to be one of chat, completions"),
-    ("openai:m@http://h/v1?tempreature=0", "unknown parameter 'tempreature'; expected one of"),
-    ("openai:m@http://h/v1?seed=1&seed=2", "parameter 'seed' is given twice"),
-])
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("openai:", "expected 'openai:MODEL@BASE_URL'"),
+        # No hosted default: prompts and the key go only where the spec says.
+        (
+            "openai:gpt-4o-mini",
+            "'openai:gpt-4o-mini' names no server; write its base URL out in full: "
+            "'openai:gpt-4o-mini@http://127.0.0.1:8000/v1' for a local server, "
+            "'openai:gpt-4o-mini@https://api.openai.com/v1' for OpenAI's API",
+        ),
+        ("openai:m?temperature=0", "names no server"),
+        ("openai:m@", "expected base URLs such as http://127.0.0.1:8000/v1, but got ''"),
+        ("openai:m@ftp://x", "expected base URLs such as http://127.0.0.1:8000/v1"),
+        ("openai:m@http://user:pw@host/v1", "may not carry credentials"),
+        (
+            "openai:m@http://h/v1?temperature=hot",
+            "expected temperature to be a number >= 0 and <= 2, but got temperature='hot'",
+        ),
+        ("openai:m@http://h/v1?concurrency=0", "expected concurrency to be an integer >= 1"),
+        ("openai:m@http://h/v1?mode=edit", "expected mode to be one of chat, completions"),
+        ("openai:m@http://h/v1?tempreature=0", "unknown parameter 'tempreature'; expected one of"),
+        ("openai:m@http://h/v1?seed=1&seed=2", "parameter 'seed' is given twice"),
+    ],
+)
 def test_bad_specs_say_what_to_fix(spec, message):
     with pytest.raises(ModelSpecError, match=None) as info:
         resolve_model(spec)
@@ -261,8 +280,9 @@ def test_spec_defaults_and_key_env():
     assert m.base_urls == ["https://api.openai.com/v1"] and m.key_env == "OPENAI_API_KEY"
     m = resolve_model("openai:m@http://h:1/v1/", settings={"api_key_env": "MY_KEY"})
     assert m.base_urls == ["http://h:1/v1"] and m.key_env == "MY_KEY"
-    m = resolve_model("openai:m@http://h:1/v1?key_env=OTHER&stop=a&stop=b",
-                      settings={"api_key_env": "MY_KEY"})
+    m = resolve_model(
+        "openai:m@http://h:1/v1?key_env=OTHER&stop=a&stop=b", settings={"api_key_env": "MY_KEY"}
+    )
     assert m.key_env == "OTHER" and m.decoding["stop"] == ["a", "b"]
     # Tuning knobs do not change the answers, so they stay out of the cache identity.
     a = resolve_model("openai:m@http://h:1/v1?concurrency=2&timeout=9")
@@ -298,7 +318,8 @@ def test_entry_point_backends_are_found(tmp_path, monkeypatch):
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: const-backend\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(
-        "[pytest_competence.models]\nconst = const_backend:load\n")
+        "[pytest_competence.models]\nconst = const_backend:load\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     m = resolve_model("const:maybe")
     assert m.name == "const:maybe" and m.generate([None, None]) == ["maybe", "maybe"]
@@ -309,9 +330,11 @@ def test_plugin_import_does_not_load_backends():
     import sys
 
     # The training helpers (rewards, training rows) are as light as the plugin: no trl, no datasets.
-    code = ("import sys, pytest_competence.plugin, pytest_competence.models,"
-            " pytest_competence.rewards, pytest_competence.training;"
-            "print(sorted(m for m in ('httpx', 'torch', 'transformers', 'vllm', 'sqlite3', 'trl',"
-            " 'datasets') if m in sys.modules))")
+    code = (
+        "import sys, pytest_competence.plugin, pytest_competence.models,"
+        " pytest_competence.rewards, pytest_competence.training;"
+        "print(sorted(m for m in ('httpx', 'torch', 'transformers', 'vllm', 'sqlite3', 'trl',"
+        " 'datasets') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

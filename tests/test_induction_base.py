@@ -24,17 +24,25 @@ class Offset(RuleInduction):
     def task(self, n: int, index: int, seed: int) -> Task:
         rng = np.random.default_rng([seed, n, index])
         xs = rng.choice(100, size=6, replace=False).tolist()
-        return Task(n, tuple((x, x + n) for x in xs[:4]), tuple(xs[4:]),
-                    tuple(x + n for x in xs[4:]))
+        return Task(
+            n, tuple((x, x + n) for x in xs[:4]), tuple(xs[4:]), tuple(x + n for x in xs[4:])
+        )
 
     def vary(self, task: Task, kind: str, rng: np.random.Generator) -> Task:
         assert kind == "negate"
-        return Task(-task.rule, tuple((-x, -y) for x, y in task.support),
-                    tuple(-x for x in task.query), tuple(-y for y in task.answers))
+        return Task(
+            -task.rule,
+            tuple((-x, -y) for x, y in task.support),
+            tuple(-x for x in task.query),
+            tuple(-y for y in task.answers),
+        )
 
     def render(self, task: Task) -> str:
-        return "\n".join(f"{x} -> {y}" for x, y in task.support) + "\n" + " ".join(
-            f"{x} -> ?" for x in task.query)
+        return (
+            "\n".join(f"{x} -> {y}" for x, y in task.support)
+            + "\n"
+            + " ".join(f"{x} -> ?" for x in task.query)
+        )
 
     def element(self, value: object) -> object:
         if isinstance(value, bool) or not isinstance(value, int):
@@ -46,8 +54,15 @@ def test_design_expands_each_type_to_its_variations() -> None:
     items = Offset(variations=3).design(levels=[1, 2], pairs=2, seed=4)
     assert len(items) == 4
     names = [p.presentation for p in items[0].prompts]
-    assert names == ["original", "reorder:1", "reorder:2", "reorder:3",
-                     "negate:1", "negate:2", "negate:3"]
+    assert names == [
+        "original",
+        "reorder:1",
+        "reorder:2",
+        "reorder:3",
+        "negate:1",
+        "negate:2",
+        "negate:3",
+    ]
     assert {p.instance_id for p in items[0].prompts} == {"offset/seed=4/n=1/0"}
 
 
@@ -84,12 +99,18 @@ def test_the_last_list_is_the_answer(values: list[int], noise: str) -> None:
     assert Offset().parse(text).answer == canonical(values)
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ("no list here", "no JSON list"),
-    ("Answer: [1, 'x']", "no JSON list"),  # single quotes are not JSON: nothing parses
-    ('Answer: [1, "x"]', "unreadable list entry"),
-    ("Answer: [True]", "unreadable list entry"),  # read as JSON true, then rejected as not an int
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("no list here", "no JSON list"),
+        ("Answer: [1, 'x']", "no JSON list"),  # single quotes are not JSON: nothing parses
+        ('Answer: [1, "x"]', "unreadable list entry"),
+        (
+            "Answer: [True]",
+            "unreadable list entry",
+        ),  # read as JSON true, then rejected as not an int
+    ],
+)
 def test_junk_is_invalid_with_its_reason(text: str, reason: str) -> None:
     parsed = Offset().parse(text)
     assert parsed.answer is None and reason in parsed.reason
@@ -99,10 +120,16 @@ def test_non_text_is_invalid() -> None:
     assert not Offset().parse(None).valid
 
 
-@pytest.mark.parametrize(("kwargs", "names"), [
-    ({"levels": [0]}, "levels[]"), ({"levels": []}, "levels"), ({"pairs": 0}, "pairs"),
-    ({"seed": -1}, "seed"), ({"presentations": ["mirror"]}, "mirror"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "names"),
+    [
+        ({"levels": [0]}, "levels[]"),
+        ({"levels": []}, "levels"),
+        ({"pairs": 0}, "pairs"),
+        ({"seed": -1}, "seed"),
+        ({"presentations": ["mirror"]}, "mirror"),
+    ],
+)
 def test_bad_design_arguments_name_themselves(kwargs: dict, names: str) -> None:
     args = {"levels": [1], "pairs": 1, "seed": 0, **kwargs}
     with pytest.raises(InvalidArgument, match=names.replace("[", r"\[").replace("]", r"\]")):
@@ -136,14 +163,14 @@ def test_strategies_draw_tasks_whose_answers_parse_back(family: RuleInduction) -
 
 @pytest.mark.parametrize("family", _induction_families(), ids=lambda f: f.name)
 def test_strategies_shrink_toward_the_smallest_level_and_the_original(
-        family: RuleInduction) -> None:
+    family: RuleInduction,
+) -> None:
     from hypothesis import find, settings
 
     lo, hi = family.levels
     task = find(family.strategies.tasks(), lambda t: True, settings=settings(database=None))
     assert task == family.task(lo, 0, 0)
-    name = find(family.strategies.presentations(), lambda p: True,
-                settings=settings(database=None))
+    name = find(family.strategies.presentations(), lambda p: True, settings=settings(database=None))
     assert name == "original"
     with pytest.raises(InvalidArgument, match="max_n"):
         family.strategies.tasks(max_n=hi + 1).example()

@@ -18,8 +18,14 @@ from pytest_competence.cli import main
 from pytest_competence.strategies import FAMILIES, IW_PRESENTATIONS, Intervention, InvalidArgument
 
 FAMILY = Intervention()
-TRANSITIONS = {"TRUE->FALSE", "TRUE->UNKNOWN", "FALSE->TRUE", "FALSE->UNKNOWN",
-               "UNKNOWN->TRUE", "UNKNOWN->FALSE"}
+TRANSITIONS = {
+    "TRUE->FALSE",
+    "TRUE->UNKNOWN",
+    "FALSE->TRUE",
+    "FALSE->UNKNOWN",
+    "UNKNOWN->TRUE",
+    "UNKNOWN->FALSE",
+}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +55,10 @@ def test_cells_and_names(items):
         for p in item.prompts:
             world, mapping, readout = p.presentation.split("/")
             assert (p.params["world"], p.params["mapping"], p.params["readout"]) == (
-                world, mapping, readout)
+                world,
+                mapping,
+                readout,
+            )
             assert p.readout == readout and p.answer_space == ("A", "B", "C")
 
 
@@ -72,8 +81,15 @@ def test_transitions_and_labels_balanced(items):
     for i, item in enumerate(items):
         assert item.instance.transition == tuple(item.params["transition"].split("->"))
         assert item.instance.index % 6 == list(
-            ["TRUE->FALSE", "TRUE->UNKNOWN", "FALSE->TRUE", "FALSE->UNKNOWN", "UNKNOWN->TRUE",
-             "UNKNOWN->FALSE"]).index(item.params["transition"])
+            [
+                "TRUE->FALSE",
+                "TRUE->UNKNOWN",
+                "FALSE->TRUE",
+                "FALSE->UNKNOWN",
+                "UNKNOWN->TRUE",
+                "UNKNOWN->FALSE",
+            ]
+        ).index(item.params["transition"])
 
 
 def test_rule_count_is_the_level(items):
@@ -88,8 +104,10 @@ def test_letter_mapping_decodes_and_answer_map_relates_to_base_gold(items):
         for p in item.prompts:
             _, options = solve_text(p.text)
             for k, letter in enumerate("ABC"):  # "TFU": A = TRUE, ...
-                assert options[letter] == {"T": "TRUE", "F": "FALSE", "U": "UNKNOWN"}[
-                    p.params["mapping"][k]]
+                assert (
+                    options[letter]
+                    == {"T": "TRUE", "F": "FALSE", "U": "UNKNOWN"}[p.params["mapping"][k]]
+                )
             assert p.answer_map(base_gold) == p.gold, (item.id, p.presentation)
 
 
@@ -115,19 +133,25 @@ def test_presentation_patterns_select_cells():
     items = FAMILY.design(levels=[4], pairs=6, presentations=["*/*/generate", "base/TFU/score"])
     names = [p.presentation for p in items[0].prompts]
     assert len(names) == 19 and "base/TFU/score" in names and "sham/FUT/generate" in names
-    assert [p.presentation for p in FAMILY.design(
-        levels=[4], pairs=6, presentations=FAMILY.default_presentations)[0].prompts] == list(
-        IW_PRESENTATIONS)
+    assert [
+        p.presentation
+        for p in FAMILY.design(levels=[4], pairs=6, presentations=FAMILY.default_presentations)[
+            0
+        ].prompts
+    ] == list(IW_PRESENTATIONS)
 
 
-@pytest.mark.parametrize(("kwargs", "needle"), [
-    ({"presentations": ["base/XYZ/generate"]}, "MAPPING in TFU"),
-    ({"presentations": ["original"]}, "WORLD/MAPPING/READOUT"),
-    ({"presentations": []}, "non-empty list"),
-    ({"pairs": 8}, "multiple of 6"),
-    ({"levels": [3]}, "rule count in [4, 512]"),
-    ({"levels": []}, "non-empty list of rule counts"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "needle"),
+    [
+        ({"presentations": ["base/XYZ/generate"]}, "MAPPING in TFU"),
+        ({"presentations": ["original"]}, "WORLD/MAPPING/READOUT"),
+        ({"presentations": []}, "non-empty list"),
+        ({"pairs": 8}, "multiple of 6"),
+        ({"levels": [3]}, "rule count in [4, 512]"),
+        ({"levels": []}, "non-empty list of rule counts"),
+    ],
+)
 def test_bad_design_arguments_are_named(kwargs, needle):
     args = {"levels": [4], "pairs": 6, "seed": 1, "presentations": ["*/*/*"], **kwargs}
     with pytest.raises(InvalidArgument, match=None) as info:
@@ -135,10 +159,16 @@ def test_bad_design_arguments_are_named(kwargs, needle):
     assert needle in str(info.value)
 
 
-@pytest.mark.parametrize(("text", "want"), [
-    ("Answer: B", "B"), ("I think A.\nAnswer: C", "C"), ("b", "B"), ("(A)", "A"),
-    ("answer: (c)", "C"),
-])
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("Answer: B", "B"),
+        ("I think A.\nAnswer: C", "C"),
+        ("b", "B"),
+        ("(A)", "A"),
+        ("answer: (c)", "C"),
+    ],
+)
 def test_parse_letters(text, want):
     assert FAMILY.parse(text).answer == want
 
@@ -168,8 +198,23 @@ def test_strategy_arguments_checked(kwargs):
 
 def test_generate_command_records_rederivable_from_text(tmp_path):
     out = tmp_path / "iw.jsonl"
-    assert main(["generate", "intervention", "--levels", "4,8", "--per-level", "6",
-                 "--presentations", "*/*/generate", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "intervention",
+                "--levels",
+                "4,8",
+                "--per-level",
+                "6",
+                "--presentations",
+                "*/*/generate",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 2 * 6 * 18
     for row in rows:

@@ -39,8 +39,12 @@ def _with_answers(items, answer) -> Evaluation:
     """An evaluation whose parsed answer for each prompt is ``answer(item_index, prompt)``."""
     rows = []
     for k, item in enumerate(items):
-        rows.append(tuple(Observation(p, "x", Parsed(answer(k, p), "" if answer(k, p) else "bad"))
-                          for p in item.prompts))
+        rows.append(
+            tuple(
+                Observation(p, "x", Parsed(answer(k, p), "" if answer(k, p) else "bad"))
+                for p in item.prompts
+            )
+        )
     return Evaluation("hand", FAMILY, tuple(items), tuple(rows))
 
 
@@ -53,10 +57,15 @@ def _expected(items, answer) -> dict[str, float]:
         cluster_ok = True
         for mapping in sorted({p.params["mapping"] for p in item.prompts}):
             for readout in ("generate", "score"):
-                cell = {p.params["world"]: p for p in item.prompts
-                        if p.params["mapping"] == mapping and p.params["readout"] == readout}
-                dec = {w: (DECODE[mapping["ABC".index(a)]] if (a := answer(k, p)) else None)
-                       for w, p in cell.items()}
+                cell = {
+                    p.params["world"]: p
+                    for p in item.prompts
+                    if p.params["mapping"] == mapping and p.params["readout"] == readout
+                }
+                dec = {
+                    w: (DECODE[mapping["ABC".index(a)]] if (a := answer(k, p)) else None)
+                    for w, p in cell.items()
+                }
                 b_ok = dec["base"] == cell["base"].params["label"]
                 t_ok = dec["target"] == cell["target"].params["label"]
                 s_ok = dec["sham"] is not None and dec["sham"] == dec["base"]
@@ -87,6 +96,7 @@ def _noisy_answers(seed: int):
         if u < 0.25:
             return "ABC"[int(u * 1000) % 3]
         return p.gold
+
     return answer
 
 
@@ -115,7 +125,9 @@ def test_one_wrong_target_cell_in_one_direction(items):
     assert got["rates"]["base_accuracy"] == 1.0 and got["rates"]["sham_stay"] == 1.0
     assert got["by_readout"]["score"]["target_follow"] == 1.0
     assert got["by_n"]["8"]["target_follow"] == 1.0  # cluster 0 is at n = 4
-    assert got["by_n"]["4"]["target_follow"] == pytest.approx(((units / 2 - 1) / (units / 2) + 5) / 6)
+    assert got["by_n"]["4"]["target_follow"] == pytest.approx(
+        ((units / 2 - 1) / (units / 2) + 5) / 6
+    )
 
 
 def test_bootstrap_resamples_whole_clusters_seeded(items):
@@ -129,15 +141,19 @@ def test_bootstrap_resamples_whole_clusters_seeded(items):
     assert analyze(ev, bootstrap=50)["summary"]["intervention"]["bootstrap"]["B"] == 50
 
 
-@pytest.mark.parametrize(("spec", "fails"), [
-    ("ref:ideal", set()),
-    ("ref:iw-stuck", {"target_follow", "selective_response", "full_support"}),
-    ("ref:iw-jumpy", {"sham_stay", "selective_response", "full_support"}),
-    ("ref:iw-letter", {"base_accuracy", "target_follow", "selective_response", "full_support"}),
-])
+@pytest.mark.parametrize(
+    ("spec", "fails"),
+    [
+        ("ref:ideal", set()),
+        ("ref:iw-stuck", {"target_follow", "selective_response", "full_support"}),
+        ("ref:iw-jumpy", {"sham_stay", "selective_response", "full_support"}),
+        ("ref:iw-letter", {"base_accuracy", "target_follow", "selective_response", "full_support"}),
+    ],
+)
 def test_reference_policies_caught_by_their_metric(items, spec, fails):
-    summary = analyze(evaluate(FAMILY, items, reference_policy(spec.split(":", 1)[1], spec)),
-                      bootstrap=0)["summary"]["intervention"]
+    summary = analyze(
+        evaluate(FAMILY, items, reference_policy(spec.split(":", 1)[1], spec)), bootstrap=0
+    )["summary"]["intervention"]
     assert summary["validity"] == {"generate": 1.0, "score": 1.0}  # both readouts answered
     for rate in RATES:
         if rate in fails:
@@ -205,7 +221,8 @@ def test_scored_answers_go_through_the_cache(items, tmp_path):
     second = evaluate(FAMILY, items, CachedModel(model, cache))
     assert model.calls == []  # every generated and every scored answer came from the cache
     assert [o.parsed for row in first.observations for o in row] == [
-        o.parsed for row in second.observations for o in row]
+        o.parsed for row in second.observations for o in row
+    ]
     cache.close()
 
 
@@ -215,7 +232,8 @@ def test_records_round_trip_keeps_readout_and_metrics(items):
     back = evaluation_from_records("hand", repr(FAMILY), rows)
     assert back.family.name == "intervention"
     assert [p.readout for i in back.items for p in i.prompts] == [
-        p.readout for i in items for p in i.prompts]
+        p.readout for i in items for p in i.prompts
+    ]
     assert intervention_summary(back, bootstrap=0) == intervention_summary(ev, bootstrap=0)
     for row in rows:
         del row["readout"]  # an archive written before the field existed
@@ -224,8 +242,9 @@ def test_records_round_trip_keeps_readout_and_metrics(items):
 
 
 def test_report_sections(items):
-    result = analyze(evaluate(FAMILY, items, reference_policy("iw-stuck", "ref:iw-stuck")),
-                     bootstrap=100)
+    result = analyze(
+        evaluate(FAMILY, items, reference_policy("iw-stuck", "ref:iw-stuck")), bootstrap=100
+    )
     lines = intervention_lines(result)
     assert lines[0].startswith("    intervention: 24 clusters; base acc 1.000")
     assert any("readout score" in line for line in lines)

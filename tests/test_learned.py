@@ -41,8 +41,11 @@ def test_training_json_records_how_it_was_made():
     curve = record["learning_curve"]
     assert curve and curve[-1]["step"] == record["steps_run"]
     assert set(record["profile"]["tests"]) == {
-        "test_trained_front_behind", "test_trained_older_younger", "test_held_out_left_right",
-        "test_interior_front_behind"}
+        "test_trained_front_behind",
+        "test_trained_older_younger",
+        "test_held_out_left_right",
+        "test_interior_front_behind",
+    }
 
 
 def _script(name: str):
@@ -60,8 +63,9 @@ def test_the_checkpoint_still_has_its_recorded_profile(tmp_path):
     recorder = _script("record_profile")
     recorded = _record()["profile"]
     assert recorded["decoding"] == recorder.DECODING
-    now = recorder.figures(recorder.run_suite("pytest-competence/learned-ordering",
-                                              tmp_path / "results.json"))
+    now = recorder.figures(
+        recorder.run_suite("pytest-competence/learned-ordering", tmp_path / "results.json")
+    )
     assert set(now) == set(recorded["tests"])
     pairs = _script("learned_ordering_suite").PAIRS
     for test, then in recorded["tests"].items():

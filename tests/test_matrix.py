@@ -53,8 +53,13 @@ def test_shortcuts_stands_for_every_family_s_shortcut_policies():
 
 
 def _na(nodeid: str, model: str, family: str = "horn") -> dict:
-    return {"nodeid": nodeid, "test": nodeid.replace(f"[{model}]", "[*]"), "model": model,
-            "family": family, "reason": f"{model} does not read {family} prompts"}
+    return {
+        "nodeid": nodeid,
+        "test": nodeid.replace(f"[{model}]", "[*]"),
+        "model": model,
+        "family": family,
+        "reason": f"{model} does not read {family} prompts",
+    }
 
 
 def _document() -> dict:
@@ -64,12 +69,18 @@ def _document() -> dict:
     broken = make_result("ref:ideal", nodeid="t.py::test_b[ref:ideal]")
     broken["outcome"] = "error"  # an infrastructure error is shown as such, never as caught
     broken["errors"] = {"message": "3 of 3 prompts unanswered: connection refused"}
-    horn = dict(make_result("ref:ideal", nodeid="h.py::test_h[ref:ideal]"), outcome="passed",
-                family="Horn(depth=2)", family_name="horn")
+    horn = dict(
+        make_result("ref:ideal", nodeid="h.py::test_h[ref:ideal]"),
+        outcome="passed",
+        family="Horn(depth=2)",
+        family_name="horn",
+    )
     document = make_document([ideal, caught, broken, horn])
     document["models"] = ["ref:ideal", "ref:endpoint"]
-    document["not_applicable"] = [_na("h.py::test_h[ref:endpoint]", "ref:endpoint"),
-                                  _na("t.py::test_b[ref:endpoint]", "ref:endpoint", "ordering")]
+    document["not_applicable"] = [
+        _na("h.py::test_h[ref:endpoint]", "ref:endpoint"),
+        _na("t.py::test_b[ref:endpoint]", "ref:endpoint", "ordering"),
+    ]
     return document
 
 
@@ -78,9 +89,11 @@ def test_family_matrices_group_tests_by_family_and_show_each_cell():
     assert horn.family == "horn" and horn.not_applicable == ("ref:endpoint",)
     assert horn.rows == [["test", "ref:ideal"], ["h.py::test_h[*]", "pass"]]
     assert ordering.family == "ordering" and ordering.not_applicable == ()
-    assert ordering.rows == [["test", "ref:ideal", "ref:endpoint"],
-                             ["t.py::test_a[*]", "pass", "FAIL"],
-                             ["t.py::test_b[*]", "ERROR", "n/a"]]
+    assert ordering.rows == [
+        ["test", "ref:ideal", "ref:endpoint"],
+        ["t.py::test_a[*]", "pass", "FAIL"],
+        ["t.py::test_b[*]", "ERROR", "n/a"],
+    ]
 
 
 def test_one_model_has_no_matrix():
@@ -89,15 +102,18 @@ def test_one_model_has_no_matrix():
 
 def test_quiet_terminal_prints_the_matrices_and_points_to_the_details():
     lines = summary_lines(_document(), verbosity=-1)
-    assert lines[0] == ("t.py::test_b[ref:ideal]  ERROR  3 of 3 prompts unanswered: "
-                        "connection refused")
+    assert lines[0] == (
+        "t.py::test_b[ref:ideal]  ERROR  3 of 3 prompts unanswered: connection refused"
+    )
     lines = lines[1:]
     assert lines[0].startswith("which suite catches which model")
     assert lines[1] == "  horn  (n/a, not reading horn prompts: 1 model)"
     assert lines[4] == "  ordering"
     assert [line.split() for line in lines[5:8]] == [
-        ["test", "ref:ideal", "ref:endpoint"], ["t.py::test_a[*]", "pass", "FAIL"],
-        ["t.py::test_b[*]", "ERROR", "n/a"]]
+        ["test", "ref:ideal", "ref:endpoint"],
+        ["t.py::test_a[*]", "pass", "FAIL"],
+        ["t.py::test_b[*]", "ERROR", "n/a"],
+    ]
     assert lines[-1].startswith("each test × model's profile: without -q")
     assert not any("Δacc" in line for line in lines)
     assert any("Δacc" in line for line in summary_lines(_document(), verbosity=1))
@@ -142,34 +158,53 @@ ONLY_HORN = """
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
-def test_a_policy_of_another_family_is_skipped_as_not_applicable(pytester: pytest.Pytester,
-                                                                 xdist: list[str]):
+def test_a_policy_of_another_family_is_skipped_as_not_applicable(
+    pytester: pytest.Pytester, xdist: list[str]
+):
     pytester.makepyfile(test_suite=SUITE, only_horn_model=ONLY_HORN)
     out = pytester.path / "results.json"
     result = pytester.runpytest_subprocess(
-        *xdist, "-p", "no:cacheprovider", "-rs", "-o", "competence_database=none",
-        "--competence-json", str(out),
-        "--competence-model", "ref:ideal,ref:endpoint,ref:horn-if-then,py:only_horn_model:only_horn")
+        *xdist,
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+        "-o",
+        "competence_database=none",
+        "--competence-json",
+        str(out),
+        "--competence-model",
+        "ref:ideal,ref:endpoint,ref:horn-if-then,py:only_horn_model:only_horn",
+    )
     # endpoint is caught on neither suite, horn-if-then on the Horn suite, only-horn on Horn.
     result.assert_outcomes(passed=2 + 1, failed=2, skipped=3)
-    result.stdout.fnmatch_lines_random([
-        "SKIPPED [[]1[]] *ref:endpoint does not read horn prompts",
-        "SKIPPED [[]1[]] *ref:horn-if-then does not read ordering prompts",
-        "SKIPPED [[]1[]] *py:only_horn_model:only_horn does not read ordering prompts",
-    ])
-    result.stdout.fnmatch_lines([
-        "which suite catches which model*",
-        "  horn  (n/a, not reading horn prompts: 1 model)",
-        "    test  *ref:ideal  ref:horn-if-then  py:only_horn_model:only_horn",
-        "    test_suite.py::test_horn[[]*[]]  *pass  *FAIL  *FAIL",
-        "  ordering  (n/a, not reading ordering prompts: 2 models)",
-        "    test  *ref:ideal  ref:endpoint",
-        "    test_suite.py::test_order[[]*[]]  *pass  *pass",
-    ])
+    result.stdout.fnmatch_lines_random(
+        [
+            "SKIPPED [[]1[]] *ref:endpoint does not read horn prompts",
+            "SKIPPED [[]1[]] *ref:horn-if-then does not read ordering prompts",
+            "SKIPPED [[]1[]] *py:only_horn_model:only_horn does not read ordering prompts",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "which suite catches which model*",
+            "  horn  (n/a, not reading horn prompts: 1 model)",
+            "    test  *ref:ideal  ref:horn-if-then  py:only_horn_model:only_horn",
+            "    test_suite.py::test_horn[[]*[]]  *pass  *FAIL  *FAIL",
+            "  ordering  (n/a, not reading ordering prompts: 2 models)",
+            "    test  *ref:ideal  ref:endpoint",
+            "    test_suite.py::test_order[[]*[]]  *pass  *pass",
+        ]
+    )
     document = json.loads(out.read_text("utf-8"))
     assert sorted((r["model"], r["family"]) for r in document["not_applicable"]) == [
-        ("py:only_horn_model:only_horn", "ordering"), ("ref:endpoint", "horn"),
-        ("ref:horn-if-then", "ordering")]
+        ("py:only_horn_model:only_horn", "ordering"),
+        ("ref:endpoint", "horn"),
+        ("ref:horn-if-then", "ordering"),
+    ]
     assert len(document["results"]) == 5  # a skipped pair is never a result, nor compared
-    assert all(m in {"ref:ideal", "ref:endpoint"} for c in document["comparisons"]
-               if c["test"].endswith("test_order[*]") for m in [c["reference"], *c["models"]])
+    assert all(
+        m in {"ref:ideal", "ref:endpoint"}
+        for c in document["comparisons"]
+        if c["test"].endswith("test_order[*]")
+        for m in [c["reference"], *c["models"]]
+    )

@@ -63,14 +63,20 @@ def test_cells_are_exactly_balanced_at_200_pairs():
             assert prompt.params["n"] == n == parsed.count
             cells[direction, gold] = cells.get((direction, gold), 0) + 1
         assert cells == {
-            ("forward", "yes"): 50, ("forward", "no"): 50,
-            ("converse", "yes"): 50, ("converse", "no"): 50,
+            ("forward", "yes"): 50,
+            ("forward", "no"): 50,
+            ("converse", "yes"): 50,
+            ("converse", "no"): 50,
         }, n
 
 
-@given(n=st.integers(2, 30), seed=st.integers(0, 10**6), voc=st.sampled_from([v.name for v in CATALOG]))
+@given(
+    n=st.integers(2, 30), seed=st.integers(0, 10**6), voc=st.sampled_from([v.name for v in CATALOG])
+)
 def test_gold_is_balanced_in_every_small_design(n, seed, voc):
-    items = fam(voc).design(levels=[n], pairs=8, seed=seed, presentations=["original", "equivalent"])
+    items = fam(voc).design(
+        levels=[n], pairs=8, seed=seed, presentations=["original", "equivalent"]
+    )
     golds = [solve(i.prompts[1].text) for i in items]
     assert golds.count("yes") == golds.count("no") == 4
 
@@ -100,7 +106,9 @@ def test_names_line_and_premise_order_are_uncorrelated_with_the_chain(n, count, 
         stats["names"].append(spearman([orig.names.index(a) for a in orig.chain], ranks))
         stats["equivalent names"].append(spearman([equi.names.index(a) for a in equi.chain], ranks))
         stats["names vs names"].append(
-            spearman([orig.names.index(a) for a in orig.chain], [equi.names.index(a) for a in orig.chain])
+            spearman(
+                [orig.names.index(a) for a in orig.chain], [equi.names.index(a) for a in orig.chain]
+            )
         )
         stats["premises"].append(spearman(list(orig.links), list(range(n - 1))))
         firsts += orig.names[0] == orig.chain[0]
@@ -110,8 +118,13 @@ def test_names_line_and_premise_order_are_uncorrelated_with_the_chain(n, count, 
     assert firsts / count < 1 / n + 6 * math.sqrt((1 / n) * (1 - 1 / n) / count)
 
 
-@given(voc=st.sampled_from([v.name for v in CATALOG]), n=st.integers(2, 40),
-       index=st.integers(0, 100), seed=st.integers(0, 10**6), rho=st.sampled_from([0.0, 0.5, 1.0]))
+@given(
+    voc=st.sampled_from([v.name for v in CATALOG]),
+    n=st.integers(2, 40),
+    index=st.integers(0, 100),
+    seed=st.integers(0, 10**6),
+    rho=st.sampled_from([0.0, 0.5, 1.0]),
+)
 def test_chain_names_line_lists_the_chain_in_order(voc, n, index, seed, rho):
     f = fam(voc, names_line="chain", distractors=rho)
     z = f.instance(n, index, seed)
@@ -130,8 +143,12 @@ def test_chain_names_line_lists_the_chain_in_order(voc, n, index, seed, rho):
 # --------------------------------------------------------------------------------------------
 
 
-@given(voc=st.sampled_from([v.name for v in CATALOG]), n=st.integers(2, 80),
-       index=st.integers(0, 1000), seed=st.integers(0, 2**32 - 1))
+@given(
+    voc=st.sampled_from([v.name for v in CATALOG]),
+    n=st.integers(2, 80),
+    index=st.integers(0, 1000),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_protocol_L_rewrites_the_last_m_links_and_P_the_same_m(voc, n, index, seed):
     p, l = fam(voc, protocol="P"), fam(voc, protocol="L")
     z = p.instance(n, index, seed)
@@ -206,8 +223,12 @@ def test_protocol_L_at_1024_and_the_bernoulli_regime_beyond():
 # --------------------------------------------------------------------------------------------
 
 
-@given(n=st.integers(2, 30), index=st.integers(0, 1000), seed=st.integers(0, 2**32 - 1),
-       protocol=st.sampled_from(["P", "L"]))
+@given(
+    n=st.integers(2, 30),
+    index=st.integers(0, 1000),
+    seed=st.integers(0, 2**32 - 1),
+    protocol=st.sampled_from(["P", "L"]),
+)
 def test_every_vocabulary_renders_the_same_latent_instance(n, index, seed, protocol):
     reference = None
     for voc in CATALOG:
@@ -226,12 +247,27 @@ def test_every_vocabulary_renders_the_same_latent_instance(n, index, seed, proto
 
 def _structure(t: Latent) -> tuple:
     """The text's structure with names replaced by chain positions (distractors by ("d", k))."""
-    where = {a: i for i, a in enumerate(t.chain)} | {a: ("d", k) for k, a in enumerate(t.distractors)}
-    return tuple(where[a] for a in t.names), t.links, t.rewritten, t.negated, t.query, t.asks_forward, t.answer
+    where = {a: i for i, a in enumerate(t.chain)} | {
+        a: ("d", k) for k, a in enumerate(t.distractors)
+    }
+    return (
+        tuple(where[a] for a in t.names),
+        t.links,
+        t.rewritten,
+        t.negated,
+        t.query,
+        t.asks_forward,
+        t.answer,
+    )
 
 
-@given(n=st.integers(5, 40), index=st.integers(0, 1000), seed=st.integers(0, 2**32 - 1),
-       voc=st.sampled_from([v.name for v in CATALOG]), rho=st.sampled_from([0.0, 0.5]))
+@given(
+    n=st.integers(5, 40),
+    index=st.integers(0, 1000),
+    seed=st.integers(0, 2**32 - 1),
+    voc=st.sampled_from([v.name for v in CATALOG]),
+    rho=st.sampled_from([0.0, 0.5]),
+)
 def test_controls_keep_the_latent_structure(n, index, seed, voc, rho):
     base = fam(voc, distractors=rho)
     z = base.instance(n, index, seed)
@@ -255,7 +291,11 @@ def test_controls_keep_the_latent_structure(n, index, seed, voc, rho):
         assert abs(t.query[0] - t.query[1]) == 2
     # Protocol L: same names line and premise order, same m.
     lt = read(fam(voc, protocol="L", distractors=rho), z, "equivalent")
-    assert (lt.names, lt.links, len(lt.rewritten)) == (ref[1].names, ref[1].links, len(ref[1].rewritten))
+    assert (lt.names, lt.links, len(lt.rewritten)) == (
+        ref[1].names,
+        ref[1].links,
+        len(ref[1].rewritten),
+    )
 
 
 def test_distractor_control_keeps_the_chain_of_the_base_instance():
@@ -266,8 +306,12 @@ def test_distractor_control_keeps_the_chain_of_the_base_instance():
         assert len(z1.distractors) == 5 and not set(z1.distractors) & set(z0.chain)
 
 
-@given(n=st.integers(3, 40), index=st.integers(0, 1000), seed=st.integers(0, 2**32 - 1),
-       rho=st.sampled_from([0.25, 0.5, 1.0, 2.0]))
+@given(
+    n=st.integers(3, 40),
+    index=st.integers(0, 1000),
+    seed=st.integers(0, 2**32 - 1),
+    rho=st.sampled_from([0.25, 0.5, 1.0, 2.0]),
+)
 def test_distractor_control_keeps_query_and_rewrites(n, index, seed, rho):
     base, dis = fam(), fam(distractors=rho)
     z0, z1 = base.instance(n, index, seed), dis.instance(n, index, seed)
@@ -280,11 +324,16 @@ def test_distractor_control_keeps_query_and_rewrites(n, index, seed, rho):
 # --------------------------------------------------------------------------------------------
 
 
-@given(voc=st.sampled_from([v.name for v in CATALOG]), n=st.integers(2, 60),
-       index=st.integers(0, 1000), seed=st.integers(0, 2**32 - 1),
-       rho=st.sampled_from([0.25, 0.5, 0.75, 1.0, 1.5, 2.0]),
-       options=st.fixed_dictionaries({}, optional={"protocol": st.just("L"),
-                                                   "names": st.just("random")}))
+@given(
+    voc=st.sampled_from([v.name for v in CATALOG]),
+    n=st.integers(2, 60),
+    index=st.integers(0, 1000),
+    seed=st.integers(0, 2**32 - 1),
+    rho=st.sampled_from([0.25, 0.5, 0.75, 1.0, 1.5, 2.0]),
+    options=st.fixed_dictionaries(
+        {}, optional={"protocol": st.just("L"), "names": st.just("random")}
+    ),
+)
 def test_distractors_are_a_disjoint_chain_in_every_presentation(voc, n, index, seed, rho, options):
     f = fam(voc, distractors=rho, **options)
     z = f.instance(n, index, seed)
@@ -300,9 +349,7 @@ def test_distractors_are_a_disjoint_chain_in_every_presentation(voc, n, index, s
         assert parse(text).count == n + len(t.distractors)
         d_links = [x for x in t.links if isinstance(x, tuple)]
         assert len(d_links) == k
-        sentences = frozenset(
-            s for s, x in zip(t.sentences, t.links) if isinstance(x, tuple)
-        )
+        sentences = frozenset(s for s, x in zip(t.sentences, t.links) if isinstance(x, tuple))
         if distractor_sentences is None:
             distractor_sentences = sentences
         assert sentences == distractor_sentences, p  # identical wording in every presentation
@@ -316,9 +363,14 @@ def test_distractors_are_a_disjoint_chain_in_every_presentation(voc, n, index, s
 # --------------------------------------------------------------------------------------------
 
 
-@given(d=st.integers(1, 12), extra=st.integers(0, 30), index=st.integers(0, 1000),
-       seed=st.integers(0, 2**32 - 1), voc=st.sampled_from([v.name for v in CATALOG]),
-       presentation=st.sampled_from(ALL_PRESENTATIONS))
+@given(
+    d=st.integers(1, 12),
+    extra=st.integers(0, 30),
+    index=st.integers(0, 1000),
+    seed=st.integers(0, 2**32 - 1),
+    voc=st.sampled_from([v.name for v in CATALOG]),
+    presentation=st.sampled_from(ALL_PRESENTATIONS),
+)
 def test_interior_queries_avoid_endpoints_at_distance_d(d, extra, index, seed, voc, presentation):
     n = d + 3 + extra
     f = fam(voc, distance=d)
@@ -353,10 +405,14 @@ _DIGEST_SCRIPT = textwrap.dedent(
 
 def _digest_here(seed: int) -> str:
     h = hashlib.sha256()
-    for options in ({}, {"protocol": "L", "vocabulary": "born_before_after"},
-                    {"names": "random", "distractors": 0.5, "distance": 1}):
-        for item in Ordering(**options).design(levels=[4, 5, 16, 1100], pairs=8, seed=seed,
-                                               presentations=list(PRESENTATIONS)):
+    for options in (
+        {},
+        {"protocol": "L", "vocabulary": "born_before_after"},
+        {"names": "random", "distractors": 0.5, "distance": 1},
+    ):
+        for item in Ordering(**options).design(
+            levels=[4, 5, 16, 1100], pairs=8, seed=seed, presentations=list(PRESENTATIONS)
+        ):
             for p in item.prompts:
                 h.update(p.text.encode())
                 h.update(p.gold.encode())
@@ -369,7 +425,11 @@ def test_same_seed_same_prompts_in_a_separate_process():
     env = dict(os.environ, PYTHONHASHSEED="12345")
     out = subprocess.run(
         [sys.executable, "-c", _DIGEST_SCRIPT.replace("SEED", "17")],
-        capture_output=True, text=True, env=env, check=True, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
     )
     assert out.stdout.strip() == here
     assert _digest_here(18) != here
@@ -390,8 +450,10 @@ def test_same_seed_same_prompts_in_a_separate_process():
         (lambda: Ordering(vocabulary="sideways"), r"vocabulary='sideways'"),
         (lambda: Ordering().design(levels=[4], pairs=6), r"pairs=6"),
         (lambda: Ordering().design(levels=[4], pairs=0), r"pairs=0"),
-        (lambda: Ordering().design(levels=[4], pairs=4, presentations=["sideways"]),
-         r"presentation 'sideways'"),
+        (
+            lambda: Ordering().design(levels=[4], pairs=4, presentations=["sideways"]),
+            r"presentation 'sideways'",
+        ),
         (lambda: Ordering().prompt(Ordering().instance(4, 0), "bogus"), r"presentation 'bogus'"),
         (lambda: Ordering(distance=5).instance(7, 0), r"\bn=7\b.*distance=5"),
         (lambda: Ordering(distance=5).design(levels=[7], pairs=4), r"levels\[\]=7.*distance=5"),
@@ -412,11 +474,14 @@ def test_bad_input_raises_invalid_argument_naming_it(call, message):
     assert issubclass(InvalidArgument, TypeError) and issubclass(InvalidArgument, ValueError)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: Ordering().design(levels=[4], pairs=4, seed=-1),
-    lambda: Ordering().instance(4, 0, -1),
-    lambda: Ordering().instance(4, -1, 1),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: Ordering().design(levels=[4], pairs=4, seed=-1),
+        lambda: Ordering().instance(4, 0, -1),
+        lambda: Ordering().instance(4, -1, 1),
+    ],
+)
 def test_negative_seed_raises_invalid_argument_naming_it(call):
     with pytest.raises(InvalidArgument, match=r"non-negative integer (seed|index)"):
         call()
@@ -427,9 +492,13 @@ def test_negative_seed_raises_invalid_argument_naming_it(call):
 # --------------------------------------------------------------------------------------------
 
 
-@given(voc=st.sampled_from([v.name for v in CATALOG]), n=st.integers(2, 40),
-       index=st.integers(0, 1000), seed=st.integers(0, 2**32 - 1),
-       protocol=st.sampled_from(["P", "L"]))
+@given(
+    voc=st.sampled_from([v.name for v in CATALOG]),
+    n=st.integers(2, 40),
+    index=st.integers(0, 1000),
+    seed=st.integers(0, 2**32 - 1),
+    protocol=st.sampled_from(["P", "L"]),
+)
 def test_presentations_change_only_what_they_name(voc, n, index, seed, protocol):
     f = fam(voc, protocol=protocol)
     z = f.instance(n, index, seed)
@@ -443,10 +512,15 @@ def test_presentations_change_only_what_they_name(voc, n, index, seed, protocol)
     # rewrite: the original layout, m links reworded
     assert (t["rewrite"].names, t["rewrite"].links) == (o.names, o.links)
     # equivalent = reshuffle + rewrite; negated = equivalent with negations of the forward phrase
-    assert (t["equivalent"].names, t["equivalent"].links) == (t["reshuffle"].names, t["reshuffle"].links)
+    assert (t["equivalent"].names, t["equivalent"].links) == (
+        t["reshuffle"].names,
+        t["reshuffle"].links,
+    )
     assert t["equivalent"].rewritten == t["rewrite"].rewritten == t["negated"].rewritten
     assert not t["equivalent"].negated and t["negated"].negated
-    assert t["negated"].names == t["equivalent"].names and t["negated"].links == t["equivalent"].links
+    assert (
+        t["negated"].names == t["equivalent"].names and t["negated"].links == t["equivalent"].links
+    )
     # flipped_query: the original with the question's phrase swapped
     assert (t["flipped_query"].names, t["flipped_query"].links) == (o.names, o.links)
     assert t["flipped_query"].query == o.query

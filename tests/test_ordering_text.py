@@ -55,7 +55,12 @@ def test_solver_table_has_the_31_catalog_relations_in_six_families():
     assert len(RELATIONS) == 31
     groups = [r.group for r in RELATIONS]
     assert list(dict.fromkeys(groups)) == [
-        "spatial line", "vertical", "temporal", "comparative", "rank and social", "nonce",
+        "spatial line",
+        "vertical",
+        "temporal",
+        "comparative",
+        "rank and social",
+        "nonce",
     ]
     assert [groups.count(g) for g in dict.fromkeys(groups)] == [10, 2, 4, 7, 6, 2]
 
@@ -82,13 +87,23 @@ def test_solver_on_the_papers_verbatim_prompt():
     [
         (lambda t: t.replace("There are 8", "There are 9"), "names line has 8"),
         (lambda t: t.replace("'Donna']", "'Donna', 'Zed']"), "names line has 9"),
-        (lambda t: t.replace("James is in front of Andrew", "Jimbo is in front of Andrew"),
-         "not in the names list"),
-        (lambda t: t.replace("James is in front of Andrew", "James is near Andrew"), "unknown relation"),
+        (
+            lambda t: t.replace("James is in front of Andrew", "Jimbo is in front of Andrew"),
+            "not in the names list",
+        ),
+        (
+            lambda t: t.replace("James is in front of Andrew", "James is near Andrew"),
+            "unknown relation",
+        ),
         (lambda t: t.replace("Donna is behind Mark", "Donna is in front of Mark"), "chains|cycle"),
-        (lambda t: t.replace("Is Heather in front", "Is Heather north"), "unknown relation|one catalog"),
-        (lambda t: t.replace("James is in front of Andrew", "James is north of Andrew"),
-         "one catalog relation"),
+        (
+            lambda t: t.replace("Is Heather in front", "Is Heather north"),
+            "unknown relation|one catalog",
+        ),
+        (
+            lambda t: t.replace("James is in front of Andrew", "James is north of Andrew"),
+            "one catalog relation",
+        ),
         (lambda t: t.replace(" Answer:", ""), "instruction"),
         (lambda t: t.replace("Andrew is in front of Michelle. ", ""), "chains|no premise"),
     ],
@@ -101,9 +116,18 @@ def test_solver_rejects_malformed_text(mutation, error):
 
 def test_solver_reads_converse_negation_and_questions_semantically():
     base = PAPER_EXAMPLE.replace("Mark is behind Donna", "Donna is behind Mark")
-    assert solve(base.replace("Is Heather in front of Michelle?", "Is Heather behind Michelle?")) == "no"
-    assert solve(base.replace("Is Heather in front of Michelle?", "Is Michelle behind Heather?")) == "yes"
-    assert solve(base.replace("Is Heather in front of Michelle?", "Is Michelle in front of Heather?")) == "no"
+    assert (
+        solve(base.replace("Is Heather in front of Michelle?", "Is Heather behind Michelle?"))
+        == "no"
+    )
+    assert (
+        solve(base.replace("Is Heather in front of Michelle?", "Is Michelle behind Heather?"))
+        == "yes"
+    )
+    assert (
+        solve(base.replace("Is Heather in front of Michelle?", "Is Michelle in front of Heather?"))
+        == "no"
+    )
     negated = base.replace("Donna is behind Mark", "Donna is not in front of Mark")
     assert solve(negated) == "yes"
     # A premise worded with the converse phrase but without swapping the arguments breaks the chain.
@@ -137,7 +161,9 @@ def test_nonce_relations_need_their_converse_rule():
     with pytest.raises(MalformedPrompt, match="rule"):
         solve(text.replace(rule, ""))
     with pytest.raises(MalformedPrompt, match="rule"):  # a "rule" that is not the converse
-        solve(text.replace(rule, rule.replace("is morpward of the first", "is vorpward of the first")))
+        solve(
+            text.replace(rule, rule.replace("is morpward of the first", "is vorpward of the first"))
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,15 +298,17 @@ def test_solver_agrees_with_gold_on_long_chains(voc, n, options):
 def test_views_from_the_strategy_keep_the_oracle(data):
     voc = data.draw(Ordering().strategies.vocabularies(), label="vocabulary")
     options = data.draw(
-        st.fixed_dictionaries({}, optional={"distractors": st.sampled_from([0.0, 0.5]),
-                                           "names": st.just("random")}),
+        st.fixed_dictionaries(
+            {}, optional={"distractors": st.sampled_from([0.0, 0.5]), "names": st.just("random")}
+        ),
         label="options",
     )
     f = fam(voc.name, **options)
     z = data.draw(f.strategies.instances(max_n=48), label="z")
     rewrite, reshuffle, negated = (data.draw(st.booleans(), label=k) for k in ("rw", "rs", "neg"))
-    view = data.draw(f.strategies.views(z, rewrite=rewrite, reshuffle=reshuffle, negated=negated),
-                     label="view")
+    view = data.draw(
+        f.strategies.views(z, rewrite=rewrite, reshuffle=reshuffle, negated=negated), label="view"
+    )
     forward = forward_phrase(f.prompt(z, "original").text)
     text = f.render(z, view)
     assert solve(text) == z.gold == f.gold(z, view)

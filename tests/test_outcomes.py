@@ -48,16 +48,23 @@ def test_a_dead_server_is_an_error_fast_and_poisons_nothing(pytester: pytest.Pyt
     spec = f"openai:m@http://127.0.0.1:{_closed_port()}/v1"
     junit = pytester.path / "junit.xml"
     start = time.monotonic()
-    result = pytester.runpytest("-p", "no:cacheprovider", f"--competence-model={spec}",
-                                f"--junitxml={junit}", "--competence-json=r.json")
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        f"--competence-model={spec}",
+        f"--junitxml={junit}",
+        "--competence-json=r.json",
+    )
     seconds = time.monotonic() - start
     result.assert_outcomes(errors=2)
     assert seconds < 60, seconds
-    result.stdout.fnmatch_lines([
-        f"infrastructure errors from model '{spec}': 32 of 32 prompts got no answer (first: "
-        f"the server cannot be reached: every replica failed to connect 3+ times in a row over "
-        f"5+ s, so no request is retried any more (last: ConnectError: *",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            f"infrastructure errors from model '{spec}': 32 of 32 prompts got no answer (first: "
+            f"the server cannot be reached: every replica failed to connect 3+ times in a row over "
+            f"5+ s, so no request is retried any more (last: ConnectError: *",
+        ]
+    )
     result.stdout.no_fnmatch_line("*minimal failing case*")
     result.stdout.no_fnmatch_line("*FAILED*")
     assert _database_files(pytester.path) == []
@@ -83,12 +90,14 @@ def test_errors_from_the_model_are_an_error_with_the_count_and_reason(pytester: 
     pytester.makepyfile(flaky=ERRORING, test_x=SUITE)
     result = pytester.runpytest("--competence-model", "py:flaky:answer")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([
-        "*ERROR at setup of test_x[[]py:flaky:answer[]]*",
-        "infrastructure errors from model 'py:flaky:answer': 4 of 32 prompts got no answer "
-        "(first: RuntimeError: upstream 502)",
-        "*competence errors (infrastructure, not the model's answers)*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_x[[]py:flaky:answer[]]*",
+            "infrastructure errors from model 'py:flaky:answer': 4 of 32 prompts got no answer "
+            "(first: RuntimeError: upstream 502)",
+            "*competence errors (infrastructure, not the model's answers)*",
+        ]
+    )
     assert _database_files(pytester.path) == []
     assert_no_internals(result.stdout.str())
 
@@ -97,8 +106,14 @@ def test_errors_reach_the_reports_from_xdist_workers(pytester: pytest.Pytester):
     pytest.importorskip("xdist")
     pytester.syspathinsert()
     pytester.makepyfile(flaky=ERRORING, test_x=SUITE, test_y=SUITE.replace("test_x", "test_y"))
-    result = pytester.runpytest_subprocess("-n", "2", "--competence-model", "py:flaky:answer",
-                                           "--competence-json=r.json", "--junitxml=j.xml")
+    result = pytester.runpytest_subprocess(
+        "-n",
+        "2",
+        "--competence-model",
+        "py:flaky:answer",
+        "--competence-json=r.json",
+        "--junitxml=j.xml",
+    )
     result.assert_outcomes(errors=2)
     document = json.loads((pytester.path / "r.json").read_text("utf-8"))
     assert sorted(r["outcome"] for r in document["results"]) == ["error", "error"]
@@ -117,25 +132,43 @@ def test_an_error_rate_below_the_configured_share_counts_errors_as_invalid(
     result.stdout.fnmatch_lines(["*parsed=INVALID (RuntimeError: upstream 502)*"])
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ("return None", "model 'py:broken:answer': generate() returned a NoneType; it must return a "
-                    "list with one answer (str or exception) per prompt, in order"),
-    ("return 'yes' * len(prompts)", "model 'py:broken:answer': generate() returned a str; *"),
-    ("return {p: 'yes' for p in prompts}", "model 'py:broken:answer': generate() returned a "
-                                           "dict; *"),
-    ("return [1] * len(prompts)", "infrastructure errors from model 'py:broken:answer': 32 of 32 "
-                                  "prompts got no answer (first: the model returned a int, not "
-                                  "text; generate() must return one str (or exception) per "
-                                  "prompt)"),
-    ("raise ValueError('weights not found')", "model 'py:broken:answer' raised ValueError: "
-                                              "weights not found (at *broken.py:3) instead of "
-                                              "answering; an infrastructure error, not an answer"),
-])
-def test_a_broken_model_object_is_a_one_line_error(pytester: pytest.Pytester, body: str,
-                                                   message: str):
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "return None",
+            "model 'py:broken:answer': generate() returned a NoneType; it must return a "
+            "list with one answer (str or exception) per prompt, in order",
+        ),
+        ("return 'yes' * len(prompts)", "model 'py:broken:answer': generate() returned a str; *"),
+        (
+            "return {p: 'yes' for p in prompts}",
+            "model 'py:broken:answer': generate() returned a dict; *",
+        ),
+        (
+            "return [1] * len(prompts)",
+            "infrastructure errors from model 'py:broken:answer': 32 of 32 "
+            "prompts got no answer (first: the model returned a int, not "
+            "text; generate() must return one str (or exception) per "
+            "prompt)",
+        ),
+        (
+            "raise ValueError('weights not found')",
+            "model 'py:broken:answer' raised ValueError: "
+            "weights not found (at *broken.py:3) instead of "
+            "answering; an infrastructure error, not an answer",
+        ),
+    ],
+)
+def test_a_broken_model_object_is_a_one_line_error(
+    pytester: pytest.Pytester, body: str, message: str
+):
     pytester.syspathinsert()
-    pytester.makepyfile(broken=f"def answer(prompts):\n    {body}\n".replace(
-        "def answer(prompts):\n", "def answer(prompts):\n    prompts = list(prompts)\n"))
+    pytester.makepyfile(
+        broken=f"def answer(prompts):\n    {body}\n".replace(
+            "def answer(prompts):\n", "def answer(prompts):\n    prompts = list(prompts)\n"
+        )
+    )
     pytester.makepyfile(test_x=SUITE)
     result = pytester.runpytest("--competence-model", "py:broken:answer")
     result.assert_outcomes(errors=1)
@@ -145,7 +178,8 @@ def test_a_broken_model_object_is_a_one_line_error(pytester: pytest.Pytester, bo
 
 def test_a_stream_answering_one_prompt_twice_is_an_error(pytester: pytest.Pytester):
     pytester.syspathinsert()
-    pytester.makepyfile(twice="""
+    pytester.makepyfile(
+        twice="""
         class Twice:
             name = "twice"
 
@@ -159,19 +193,28 @@ def test_a_stream_answering_one_prompt_twice_is_an_error(pytester: pytest.Pytest
                 return in_order(self.stream(prompts), len(prompts), self.name)
 
         model = Twice()
-    """, test_x=SUITE)
+    """,
+        test_x=SUITE,
+    )
     result = pytester.runpytest("--competence-model", "py:twice:model")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*model 'twice' answered prompt 0 of 32 twice or out of range; "
-                                 "a stream() must yield each prompt's index exactly once"])
+    result.stdout.fnmatch_lines(
+        [
+            "*model 'twice' answered prompt 0 of 32 twice or out of range; "
+            "a stream() must yield each prompt's index exactly once"
+        ]
+    )
     assert "Traceback" not in result.stdout.str()
 
 
 @pytest.mark.parametrize("raised", ["KeyboardInterrupt", "SystemExit(3)"])
 def test_a_model_that_interrupts_stops_the_run_cleanly(pytester: pytest.Pytester, raised: str):
     pytester.syspathinsert()
-    pytester.makepyfile(stop=f"def answer(prompts):\n    raise {raised}\n", test_x=SUITE,
-                        test_y=SUITE.replace("test_x", "test_y"))
+    pytester.makepyfile(
+        stop=f"def answer(prompts):\n    raise {raised}\n",
+        test_x=SUITE,
+        test_y=SUITE.replace("test_x", "test_y"),
+    )
     result = pytester.runpytest_subprocess("--competence-model", "py:stop:answer")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     name = raised.split("(")[0]
@@ -179,17 +222,29 @@ def test_a_model_that_interrupts_stops_the_run_cleanly(pytester: pytest.Pytester
     assert "test_y" not in result.stdout.str()  # nothing after it ran
 
 
-@pytest.mark.parametrize(("source", "message"), [
-    ("def answer(prompts)\n    return []\n", "*Model spec 'py:bad:answer': *bad.py:1: "
-                                              "SyntaxError: *; fix the module"),
-    ("raise RuntimeError('no GPU here')\n", "*Model spec 'py:bad:answer': importing 'bad' raised "
-                                            "RuntimeError: no GPU here (at *bad.py:1)"),
-    ("class answer:\n    def __init__(self, path):\n        pass\n    def generate(self, p):\n"
-     "        return []\n", "*Model spec 'py:bad:answer': class 'answer' cannot be built without "
-                           "arguments (*); point the spec at an instance or a function*"),
-])
-def test_a_py_spec_that_cannot_load_is_a_one_line_error(pytester: pytest.Pytester, source: str,
-                                                        message: str):
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            "def answer(prompts)\n    return []\n",
+            "*Model spec 'py:bad:answer': *bad.py:1: SyntaxError: *; fix the module",
+        ),
+        (
+            "raise RuntimeError('no GPU here')\n",
+            "*Model spec 'py:bad:answer': importing 'bad' raised "
+            "RuntimeError: no GPU here (at *bad.py:1)",
+        ),
+        (
+            "class answer:\n    def __init__(self, path):\n        pass\n    def generate(self, p):\n"
+            "        return []\n",
+            "*Model spec 'py:bad:answer': class 'answer' cannot be built without "
+            "arguments (*); point the spec at an instance or a function*",
+        ),
+    ],
+)
+def test_a_py_spec_that_cannot_load_is_a_one_line_error(
+    pytester: pytest.Pytester, source: str, message: str
+):
     pytester.syspathinsert()
     pytester.makepyfile(bad=source, test_x=SUITE)
     result = pytester.runpytest("--competence-model", "py:bad:answer")
@@ -199,6 +254,7 @@ def test_a_py_spec_that_cannot_load_is_a_one_line_error(pytester: pytest.Pyteste
 
 
 # -- py: specs resolve against the rootdir -------------------------------------------------------
+
 
 def _plain_pytest() -> str:
     """The ``pytest`` script beside this interpreter: plain ``pytest`` puts no working directory
@@ -212,15 +268,21 @@ def _plain_pytest() -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", ["py:my_models:answer", "py:my_models.py:answer"])
 @pytest.mark.parametrize("where", [".", "tests"])
-def test_py_specs_resolve_against_the_rootdir_under_plain_pytest(pytester: pytest.Pytester,
-                                                                 spec: str, where: str):
+def test_py_specs_resolve_against_the_rootdir_under_plain_pytest(
+    pytester: pytest.Pytester, spec: str, where: str
+):
     pytester.makeini("[pytest]\n")
     pytester.makepyfile(my_models=ideal_py("answer = lambda prompts: [_ideal(p) for p in prompts]"))
     tests = pytester.mkdir("tests")
     (tests / "test_suite.py").write_text(SUITE.replace("\n    ", "\n"), encoding="utf-8")
-    proc = subprocess.run([_plain_pytest(), "-p", "no:cacheprovider", f"--competence-model={spec}"],
-                          cwd=pytester.path / where, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [_plain_pytest(), "-p", "no:cacheprovider", f"--competence-model={spec}"],
+        cwd=pytester.path / where,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
 
@@ -236,30 +298,51 @@ GATED = """
 """
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (None, "ERROR: --competence-baseline: no such file '*missing.json'; archive one with "
-           "--competence-json on the released model, or drop --competence-baseline for this run"),
-    ('{"schema": "pytest-competence/results/1", "results": [', "ERROR: --competence-baseline: "
-     "'*missing.json' is not a complete pytest-competence results document (*"),
-    ('{"schema": "something-else"}', "ERROR: --competence-baseline: '*missing.json' is not a "
-                                     "complete pytest-competence results document (*"),
-    ('{"schema": "pytest-competence/results/1", "results": {}}', "ERROR: --competence-baseline: "
-     "'*missing.json' is not a complete * (not a results document: *results is dict, expected a "
-     "list of results)*"),
-    ("", "ERROR: --competence-baseline: '*missing.json' is not a complete *"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            None,
+            "ERROR: --competence-baseline: no such file '*missing.json'; archive one with "
+            "--competence-json on the released model, or drop --competence-baseline for this run",
+        ),
+        (
+            '{"schema": "pytest-competence/results/1", "results": [',
+            "ERROR: --competence-baseline: "
+            "'*missing.json' is not a complete pytest-competence results document (*",
+        ),
+        (
+            '{"schema": "something-else"}',
+            "ERROR: --competence-baseline: '*missing.json' is not a "
+            "complete pytest-competence results document (*",
+        ),
+        (
+            '{"schema": "pytest-competence/results/1", "results": {}}',
+            "ERROR: --competence-baseline: "
+            "'*missing.json' is not a complete * (not a results document: *results is dict, expected a "
+            "list of results)*",
+        ),
+        ("", "ERROR: --competence-baseline: '*missing.json' is not a complete *"),
+    ],
+)
 def test_a_missing_or_broken_baseline_is_a_usage_error_before_any_model_call(
-    pytester: pytest.Pytester, content: str | None, message: str,
+    pytester: pytest.Pytester,
+    content: str | None,
+    message: str,
 ):
     pytester.syspathinsert()
-    pytester.makepyfile(test_suite=GATED, counting="""
+    pytester.makepyfile(
+        test_suite=GATED,
+        counting="""
         def answer(prompts):
             raise AssertionError("the model must not be asked")
-    """)
+    """,
+    )
     if content is not None:
         (pytester.path / "missing.json").write_text(content, encoding="utf-8")
-    result = pytester.runpytest("--competence-model", "py:counting:answer",
-                                "--competence-baseline", "missing.json")
+    result = pytester.runpytest(
+        "--competence-model", "py:counting:answer", "--competence-baseline", "missing.json"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
@@ -268,47 +351,82 @@ def test_a_missing_or_broken_baseline_is_a_usage_error_before_any_model_call(
 def test_a_test_absent_from_the_baseline_is_reported_as_not_gated(pytester: pytest.Pytester):
     pytester.makepyfile(test_suite=GATED)
     pytester.runpytest("--competence-model", "ref:ideal", "--competence-json", "base.json")
-    pytester.makepyfile(test_suite=GATED + """
+    pytester.makepyfile(
+        test_suite=GATED
+        + """
     @pytest.mark.competence(levels=[8], pairs=40, require="coverage >= 0.99")
     def test_new(competence):
         pass
-    """)
+    """
+    )
     junit = pytester.path / "junit.xml"
-    result = pytester.runpytest("--competence-model", "ref:ideal", "--competence-baseline",
-                                "base.json", "--competence-json", "now.json",
-                                "--competence-markdown", "now.md", f"--junitxml={junit}")
+    result = pytester.runpytest(
+        "--competence-model",
+        "ref:ideal",
+        "--competence-baseline",
+        "base.json",
+        "--competence-json",
+        "now.json",
+        "--competence-markdown",
+        "now.md",
+        f"--junitxml={junit}",
+    )
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["*test_new*", "*against baseline base.json: no baseline (the "
-                                 "archive has no result for this test; not gated)"])
-    result.stdout.fnmatch_lines(["*test_old*", "*against baseline ref:ideal: no significant "
-                                 "regression*"])
-    gates = {r["test"]: r["gate"] for r in
-             json.loads((pytester.path / "now.json").read_text("utf-8"))["results"]}
+    result.stdout.fnmatch_lines(
+        [
+            "*test_new*",
+            "*against baseline base.json: no baseline (the "
+            "archive has no result for this test; not gated)",
+        ]
+    )
+    result.stdout.fnmatch_lines(
+        ["*test_old*", "*against baseline ref:ideal: no significant regression*"]
+    )
+    gates = {
+        r["test"]: r["gate"]
+        for r in json.loads((pytester.path / "now.json").read_text("utf-8"))["results"]
+    }
     assert gates["test_suite.py::test_new[*]"]["status"] == "no baseline"
     assert gates["test_suite.py::test_old[*]"]["comparisons"]
     assert "⚪ no baseline" in (pytester.path / "now.md").read_text("utf-8")
-    props = {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
-             for case in ET.parse(junit).getroot().iter("testcase")}
+    props = {
+        case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+        for case in ET.parse(junit).getroot().iter("testcase")
+    }
     assert props["test_new[ref:ideal]"]["competence_gate"] == "no baseline"
     assert props["test_old[ref:ideal]"]["competence_gate"] == "no significant regression"
 
 
-@pytest.mark.parametrize(("change", "named"), [
-    ("presentations=['original']", "presentations: archived ['original', 'equivalent'], now "
-                                   "['original']"),
-    ("vocabulary='left_right'", "family: archived \"Ordering(vocabulary='front_behind')\", now "
-                                "\"Ordering(vocabulary='left_right')\""),
-    ("distractors=0.5", "family: archived *, now \"Ordering(*distractors=0.5*)\""),
-])
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (
+            "presentations=['original']",
+            "presentations: archived ['original', 'equivalent'], now ['original']",
+        ),
+        (
+            "vocabulary='left_right'",
+            "family: archived \"Ordering(vocabulary='front_behind')\", now "
+            "\"Ordering(vocabulary='left_right')\"",
+        ),
+        ("distractors=0.5", 'family: archived *, now "Ordering(*distractors=0.5*)"'),
+    ],
+)
 def test_a_baseline_of_another_design_is_an_error_naming_the_difference(
-    pytester: pytest.Pytester, change: str, named: str,
+    pytester: pytest.Pytester,
+    change: str,
+    named: str,
 ):
     pytester.makepyfile(test_suite=GATED)
     pytester.runpytest("--competence-model", "ref:ideal", "--competence-json", "base.json")
-    pytester.makepyfile(test_suite=GATED.replace('require=', f"{change}, require="))
-    result = pytester.runpytest("--competence-model", "ref:ideal", "--competence-baseline",
-                                "base.json")
+    pytester.makepyfile(test_suite=GATED.replace("require=", f"{change}, require="))
+    result = pytester.runpytest(
+        "--competence-model", "ref:ideal", "--competence-baseline", "base.json"
+    )
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([
-        "*test_suite.py::test_old[[]*[]] was archived from another design, so its instances "
-        "cannot be matched; " + esc(named) + "*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_suite.py::test_old[[]*[]] was archived from another design, so its instances "
+            "cannot be matched; " + esc(named) + "*"
+        ]
+    )

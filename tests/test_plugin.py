@@ -18,18 +18,23 @@ from plugin_helpers import SIMPLE, assert_no_internals, esc
 def test_models_repeated_and_comma_separated_give_one_test_per_model(pytester: pytest.Pytester):
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest(
-        "--collect-only", "-q",
-        "--competence-model", "ref:ideal,ref:endpoint",
+        "--collect-only",
+        "-q",
+        "--competence-model",
+        "ref:ideal,ref:endpoint",
         "--competence-model=ref:always-yes",
-        "--competence-model", " ref:coin?seed=3&p=0.5 , ref:ideal",  # spaces, and a duplicate
+        "--competence-model",
+        " ref:coin?seed=3&p=0.5 , ref:ideal",  # spaces, and a duplicate
     )
-    result.stdout.fnmatch_lines([
-        esc("test_x.py::test_x[ref:ideal]"),
-        esc("test_x.py::test_x[ref:endpoint]"),
-        esc("test_x.py::test_x[ref:always-yes]"),
-        esc("test_x.py::test_x[ref:coin?seed=3&p=0.5]"),
-        "4 tests collected*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            esc("test_x.py::test_x[ref:ideal]"),
+            esc("test_x.py::test_x[ref:endpoint]"),
+            esc("test_x.py::test_x[ref:always-yes]"),
+            esc("test_x.py::test_x[ref:coin?seed=3&p=0.5]"),
+            "4 tests collected*",
+        ]
+    )
     assert result.ret == 0
 
 
@@ -37,10 +42,12 @@ def test_models_run_once_each(pytester: pytest.Pytester):
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest("-v", "--competence-model", "ref:ideal,ref:always-no")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        esc("test_x.py::test_x[ref:ideal] PASSED*"),
-        esc("test_x.py::test_x[ref:always-no] FAILED*"),
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            esc("test_x.py::test_x[ref:ideal] PASSED*"),
+            esc("test_x.py::test_x[ref:always-no] FAILED*"),
+        ]
+    )
 
 
 def test_no_model_skips_with_the_reason_and_says_so(pytester: pytest.Pytester):
@@ -48,11 +55,13 @@ def test_no_model_skips_with_the_reason_and_says_so(pytester: pytest.Pytester):
     pytester.makepyfile(test_x=SIMPLE, test_plain="def test_plain():\n    pass\n")
     result = pytester.runpytest("-rs")
     result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines([
-        "competence: 1 competence test(s) skipped: no model was named; pass "
-        "--competence-model=SPEC or set competence_default_model",
-        "*SKIPPED*no competence model: pass --competence-model=SPEC*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "competence: 1 competence test(s) skipped: no model was named; pass "
+            "--competence-model=SPEC or set competence_default_model",
+            "*SKIPPED*no competence model: pass --competence-model=SPEC*",
+        ]
+    )
 
 
 def test_no_model_is_a_usage_error_when_a_model_is_required(pytester: pytest.Pytester):
@@ -60,8 +69,12 @@ def test_no_model_is_a_usage_error_when_a_model_is_required(pytester: pytest.Pyt
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["ERROR: competence_require_model is set, but no model was "
-                                 "named: pass --competence-model=SPEC*"])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: competence_require_model is set, but no model was "
+            "named: pass --competence-model=SPEC*"
+        ]
+    )
     assert pytester.runpytest("--competence-model", "ref:ideal").ret == 0
 
 
@@ -71,8 +84,12 @@ def test_a_blank_model_is_a_usage_error(pytester: pytest.Pytester, blank: str):
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest(f"--competence-model={blank}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: --competence-model: got {blank!r}, which names no "
-                                 f"model (an unset variable in a CI workflow?)*"])
+    result.stderr.fnmatch_lines(
+        [
+            f"ERROR: --competence-model: got {blank!r}, which names no "
+            f"model (an unset variable in a CI workflow?)*"
+        ]
+    )
 
 
 def test_default_model_from_ini(pytester: pytest.Pytester):
@@ -96,10 +113,12 @@ def test_unmarked_tests_are_not_parametrized(pytester: pytest.Pytester):
 
 def test_marker_is_registered(pytester: pytest.Pytester):
     result = pytester.runpytest("--markers")
-    result.stdout.fnmatch_lines([
-        "@pytest.mark.competence(family='ordering', *, levels, pairs=200, seed=1, "
-        "presentations=<the family's default>, require='strict', *attempts=<the family's default>*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "@pytest.mark.competence(family='ordering', *, levels, pairs=200, seed=1, "
+            "presentations=<the family's default>, require='strict', *attempts=<the family's default>*",
+        ]
+    )
     assert result.ret == 0
 
 
@@ -124,10 +143,12 @@ def test_alias_from_ini(pytester: pytest.Pytester):
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest("-v", "--competence-model=good", "--competence-model=bad")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        esc("test_x.py::test_x[good] PASSED*"),
-        esc("test_x.py::test_x[bad] FAILED*"),
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            esc("test_x.py::test_x[good] PASSED*"),
+            esc("test_x.py::test_x[bad] FAILED*"),
+        ]
+    )
     # Results are reported under the alias the user typed.
     result.stdout.fnmatch_lines(["Competence condition failed for model 'bad' on *"])
 
@@ -137,9 +158,12 @@ def test_alias_can_be_mixed_with_specs(pytester: pytest.Pytester):
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest("-v", "--competence-model", "good,ref:always-no")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        esc("test_x.py::test_x[good] PASSED*"), esc("test_x.py::test_x[ref:always-no] FAILED*"),
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            esc("test_x.py::test_x[good] PASSED*"),
+            esc("test_x.py::test_x[ref:always-no] FAILED*"),
+        ]
+    )
 
 
 def test_unknown_alias_is_a_usage_error_listing_the_aliases(pytester: pytest.Pytester):
@@ -147,10 +171,12 @@ def test_unknown_alias_is_a_usage_error_listing_the_aliases(pytester: pytest.Pyt
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest("--competence-model=nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
-        "ERROR: --competence-model: unknown model 'nope'; it is not an alias "
-        "(aliases: bad, good)*Add 'nope = SPEC' to the competence_models ini option*",
-    ])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --competence-model: unknown model 'nope'; it is not an alias "
+            "(aliases: bad, good)*Add 'nope = SPEC' to the competence_models ini option*",
+        ]
+    )
     result.stdout.no_fnmatch_line("*collected*")
 
 
@@ -166,24 +192,37 @@ def test_malformed_alias_line_is_a_usage_error(pytester: pytest.Pytester):
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([
-        "ERROR: competence_models: cannot read 'nonsense'; write one alias per line as "
-        "'name = scheme:rest'*",
-    ])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: competence_models: cannot read 'nonsense'; write one alias per line as "
+            "'name = scheme:rest'*",
+        ]
+    )
 
 
 MODEL_SPEC_CASES = [
     ("py:nomodule", "*Malformed model spec 'py:nomodule'; expected 'py:MODULE:ATTR'*"),
-    ("py:os:nonexistent", "*Model spec 'py:os:nonexistent': module 'os' has no attribute "
-                          "'nonexistent'*"),
-    ("py:no_such_module_here:f", "*cannot import module 'no_such_module_here'*check that it "
-                                 "is installed, in the rootdir or on sys.path*"),
+    (
+        "py:os:nonexistent",
+        "*Model spec 'py:os:nonexistent': module 'os' has no attribute 'nonexistent'*",
+    ),
+    (
+        "py:no_such_module_here:f",
+        "*cannot import module 'no_such_module_here'*check that it "
+        "is installed, in the rootdir or on sys.path*",
+    ),
     ("py:os:sep", "*'sep' is a str, not a callable taking a list of prompts*"),
-    ("ref:nosuch", "*Unknown reference policy 'nosuch' in 'ref:nosuch'; expected one of "
-                   "ideal, always-yes, always-no, coin, noisy, sampled, endpoint, forward-reader, "
-                   "names-order, threshold*"),
-    ("nosuchscheme:x", "*Unknown model scheme 'nosuchscheme' in 'nosuchscheme:x'; expected "
-                       "one of hf, openai, py, ref, vllm*"),
+    (
+        "ref:nosuch",
+        "*Unknown reference policy 'nosuch' in 'ref:nosuch'; expected one of "
+        "ideal, always-yes, always-no, coin, noisy, sampled, endpoint, forward-reader, "
+        "names-order, threshold*",
+    ),
+    (
+        "nosuchscheme:x",
+        "*Unknown model scheme 'nosuchscheme' in 'nosuchscheme:x'; expected "
+        "one of hf, openai, py, ref, vllm*",
+    ),
     ("ref:threshold", "*the threshold policy needs its size, e.g. 'ref:threshold?n=64'*"),
     ("ref:threshold?n=x", "*Expected a number for n, but got n='x'*"),
     ("ref:coin?p=2", "*Expected 0 <= p <= 1, but got p=2*"),
@@ -191,18 +230,21 @@ MODEL_SPEC_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("spec", "message"), MODEL_SPEC_CASES,
-                         ids=[c[0] for c in MODEL_SPEC_CASES])
+@pytest.mark.parametrize(
+    ("spec", "message"), MODEL_SPEC_CASES, ids=[c[0] for c in MODEL_SPEC_CASES]
+)
 def test_malformed_model_specs_give_clear_errors(pytester: pytest.Pytester, spec, message):
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest("--competence-model", f"ref:ideal,{spec}")
     if spec.startswith("py:"):
         # Loaded lazily: the other model still runs; the broken one errors with the message alone.
         result.assert_outcomes(passed=1, errors=1)
-        result.stdout.fnmatch_lines([
-            esc(f"*ERROR at setup of test_x[{spec}]*"),
-            "--competence-model: " + esc(message),
-        ])
+        result.stdout.fnmatch_lines(
+            [
+                esc(f"*ERROR at setup of test_x[{spec}]*"),
+                "--competence-model: " + esc(message),
+            ]
+        )
     else:
         # Reference policies and schemes resolve at start-up: a usage error before any test.
         assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -223,32 +265,55 @@ MARKED = """
 
 MARKER_CASES = [
     ("pairs=8", "@pytest.mark.competence needs levels=, the grid of sizes, e.g. levels=[4, 8, 16]"),
-    ("levels=[1], pairs=8", "Expected levels[] >= 2, but got levels[]=1: a chain needs at "
-                            "least two entities"),
+    (
+        "levels=[1], pairs=8",
+        "Expected levels[] >= 2, but got levels[]=1: a chain needs at least two entities",
+    ),
     ("levels=4, pairs=8", "Expected levels to be a non-empty list of chain lengths*"),
-    ("levels=[4], distance=2, pairs=8", "Expected levels[] >= 5, but got levels[]=4: interior "
-                                        "queries at distance=2 need n >= distance + 3"),
-    ("levels=[4], pairs=6", "Expected pairs per level to be a positive multiple of 4*but got "
-                            "pairs=6; try pairs=200"),
+    (
+        "levels=[4], distance=2, pairs=8",
+        "Expected levels[] >= 5, but got levels[]=4: interior "
+        "queries at distance=2 need n >= distance + 3",
+    ),
+    (
+        "levels=[4], pairs=6",
+        "Expected pairs per level to be a positive multiple of 4*but got pairs=6; try pairs=200",
+    ),
     ("levels=[4], pairs=8, seed='x'", "Expected a non-negative integer seed, but got seed='x'"),
-    ("levels=[4], pairs=8, vocabulary='nope'", "Unknown vocabulary='nope'. Expected one of the "
-                                               "31 catalog names: front_behind, *"),
-    ("levels=[4], pairs=8, presentations=['bogus']", "Unknown presentation 'bogus'. Expected one "
-                                                     "of: original, equivalent, *"),
+    (
+        "levels=[4], pairs=8, vocabulary='nope'",
+        "Unknown vocabulary='nope'. Expected one of the 31 catalog names: front_behind, *",
+    ),
+    (
+        "levels=[4], pairs=8, presentations=['bogus']",
+        "Unknown presentation 'bogus'. Expected one of: original, equivalent, *",
+    ),
     ("levels=[4], pairs=8, presentations=[]", "Expected presentations to be a non-empty list*"),
-    ("levels=[4], pairs=8, require='accuracy >= lots'", "Cannot read require='accuracy >= lots'; "
-                                                        "write 'METRIC OP VALUE'*"),
-    ("levels=[4], pairs=8, require='precision >= 0.5'", "Unknown metric 'precision'*expected "
-                                                        "one of robust_correct, *"),
+    (
+        "levels=[4], pairs=8, require='accuracy >= lots'",
+        "Cannot read require='accuracy >= lots'; write 'METRIC OP VALUE'*",
+    ),
+    (
+        "levels=[4], pairs=8, require='precision >= 0.5'",
+        "Unknown metric 'precision'*expected one of robust_correct, *",
+    ),
     ("levels=[4], pairs=8, require=3", "Expected require='strict' or threshold strings*"),
-    ("family='nope', levels=[4], pairs=8", "Unknown family='nope'. Expected one of: ordering, "
-                                           "horn, *"),
-    ("'ordering', 'extra', levels=[4], pairs=8", "*takes the family as its only positional "
-                                                 "argument*"),
-    ("levels=[4], pairs=8, protocol='Q'", "Expected protocol to be one of 'P', 'L', but got "
-                                          "protocol='Q'"),
-    ("levels=[4], pairs=8, colour='red'", "family='ordering' does not take these options: "
-                                          "*'colour'*"),
+    (
+        "family='nope', levels=[4], pairs=8",
+        "Unknown family='nope'. Expected one of: ordering, horn, *",
+    ),
+    (
+        "'ordering', 'extra', levels=[4], pairs=8",
+        "*takes the family as its only positional argument*",
+    ),
+    (
+        "levels=[4], pairs=8, protocol='Q'",
+        "Expected protocol to be one of 'P', 'L', but got protocol='Q'",
+    ),
+    (
+        "levels=[4], pairs=8, colour='red'",
+        "family='ordering' does not take these options: *'colour'*",
+    ),
 ]
 
 
@@ -258,54 +323,70 @@ def test_invalid_marker_arguments_are_collection_errors(pytester: pytest.Pyteste
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    result.stdout.fnmatch_lines([
-        "*ERROR collecting test_bad.py*",
-        "test_bad.py::test_bad: @pytest.mark.competence: " + esc(message),
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR collecting test_bad.py*",
+            "test_bad.py::test_bad: @pytest.mark.competence: " + esc(message),
+        ]
+    )
     assert_no_internals(result.stdout.str())
 
 
 def test_marked_test_must_take_the_competence_fixture(pytester: pytest.Pytester):
-    pytester.makepyfile(test_bad="""
+    pytester.makepyfile(
+        test_bad="""
         import pytest
 
         @pytest.mark.competence(levels=[4], pairs=8)
         def test_bad():
             pass
-    """)
+    """
+    )
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([
-        "test_bad.py::test_bad: a test marked @pytest.mark.competence must take the 'competence' "
-        "fixture as an argument, e.g. def test_ordering(competence): ...",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "test_bad.py::test_bad: a test marked @pytest.mark.competence must take the 'competence' "
+            "fixture as an argument, e.g. def test_ordering(competence): ...",
+        ]
+    )
     assert_no_internals(result.stdout.str())
 
 
 def test_competence_fixture_needs_the_marker(pytester: pytest.Pytester):
-    pytester.makepyfile(test_bad="""
+    pytester.makepyfile(
+        test_bad="""
         def test_bad(competence):
             pass
-    """)
+    """
+    )
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*competence_model is only available to tests marked "
-                                 "@pytest.mark.competence*"])
+    result.stdout.fnmatch_lines(
+        ["*competence_model is only available to tests marked @pytest.mark.competence*"]
+    )
 
 
 def test_invalid_parametrized_override_fails_at_setup(pytester: pytest.Pytester):
-    pytester.makepyfile(test_bad="""
+    pytester.makepyfile(
+        test_bad="""
         import pytest
 
         @pytest.mark.parametrize("vocabulary", ["left_right", "nope"])
         @pytest.mark.competence(levels=[4], pairs=8)
         def test_bad(competence, vocabulary):
             pass
-    """)
+    """
+    )
     result = pytester.runpytest("-v", "--competence-model", "ref:ideal")
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines([
-        esc("*ERROR at setup of test_bad[ref:ideal-nope]*"),
-        esc("test_bad.py::test_bad[ref:ideal-nope]: @pytest.mark.competence: Unknown "
-            "vocabulary='nope'.") + "*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            esc("*ERROR at setup of test_bad[ref:ideal-nope]*"),
+            esc(
+                "test_bad.py::test_bad[ref:ideal-nope]: @pytest.mark.competence: Unknown "
+                "vocabulary='nope'."
+            )
+            + "*",
+        ]
+    )

@@ -13,13 +13,15 @@ from plugin_helpers import profile_section
 
 @pytest.mark.parametrize("verbosity", [[], ["-q"], ["-v"]])
 def test_profiles_section_has_a_row_per_level(pytester: pytest.Pytester, verbosity):
-    pytester.makepyfile(test_x="""
+    pytester.makepyfile(
+        test_x="""
         import pytest
 
         @pytest.mark.competence(levels=[4, 8, 16], pairs=8)
         def test_x(competence):
             pass
-    """)
+    """
+    )
     result = pytester.runpytest(*verbosity, "--competence-model", "ref:ideal,ref:threshold?n=8")
     result.assert_outcomes(passed=1, failed=1)
     section = profile_section(result.stdout.str())
@@ -34,15 +36,40 @@ def test_profiles_section_has_a_row_per_level(pytester: pytest.Pytester, verbosi
         return
     headers = [i for i, line in enumerate(section) if line.split()[:2] == ["n", "pairs"]]
     assert section[headers[0]].split() == [
-        "n", "pairs", "acc[original]", "acc[equivalent]", "R", "R", "95%", "CI", "D", "U", "κ",
-        "cover", "all-ok"]
+        "n",
+        "pairs",
+        "acc[original]",
+        "acc[equivalent]",
+        "R",
+        "R",
+        "95%",
+        "CI",
+        "D",
+        "U",
+        "κ",
+        "cover",
+        "all-ok",
+    ]
     ideal, threshold = headers
-    assert section[ideal - 2] == ("test_x.py::test_x[ref:ideal]  PASS  "
-                                  "(strict: C_0 = … = C_K = 1 on every instance at every level)")
-    assert [row.split()[0] for row in section[ideal + 1:ideal + 4]] == ["4", "8", "16"]
+    assert section[ideal - 2] == (
+        "test_x.py::test_x[ref:ideal]  PASS  "
+        "(strict: C_0 = … = C_K = 1 on every instance at every level)"
+    )
+    assert [row.split()[0] for row in section[ideal + 1 : ideal + 4]] == ["4", "8", "16"]
     assert section[threshold + 3].split() == [
-        "16", "8", "1.000", "0.000", "0.000", "[0.000,", "0.324]", "0.000", "1.000", "-1.000",
-        "1.000", "0.000"]
+        "16",
+        "8",
+        "1.000",
+        "0.000",
+        "0.000",
+        "[0.000,",
+        "0.324]",
+        "0.000",
+        "1.000",
+        "-1.000",
+        "1.000",
+        "0.000",
+    ]
 
 
 def test_no_profiles_section_without_competence_tests(pytester: pytest.Pytester):
@@ -79,8 +106,16 @@ XDIST_MODELS = "ref:ideal,ref:endpoint,ref:threshold?n=5,ref:always-yes,ref:coin
 def test_xdist_matches_serial_run(pytester: pytest.Pytester):
     pytester.makepyfile(test_suite=XDIST_SUITE)
     # No example database: the second run would replay the first run's minimal cases.
-    args = ("-p", "no:cacheprovider", "-o", "competence_database=none", "-rA", "-v",
-            "--competence-model", XDIST_MODELS)
+    args = (
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "competence_database=none",
+        "-rA",
+        "-v",
+        "--competence-model",
+        XDIST_MODELS,
+    )
     serial = pytester.runpytest_subprocess(*args)
     parallel = pytester.runpytest_subprocess("-n", "2", *args)
     # ideal passes all four competence tests, endpoint all but the interior one, the rest none.
@@ -127,7 +162,8 @@ def test_same_seed_gives_identical_prompts_across_sessions(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ):
     pytester.makepyfile(recorder=RECORDER)
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
         import pytest
 
         @pytest.mark.competence(levels=[4, 8], pairs=8)
@@ -143,7 +179,8 @@ def test_same_seed_gives_identical_prompts_across_sessions(
         @pytest.mark.competence(levels=[4, 8], pairs=8, seed=2)
         def test_other_seed(competence):
             pass
-    """)
+    """
+    )
 
     def record(name: str, *extra: str) -> list[str]:
         path = pytester.path / name

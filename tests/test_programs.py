@@ -33,17 +33,24 @@ def _psi(mapping: tuple[int, ...], xs: tuple[int, ...]) -> tuple[int, ...]:
 def test_the_paper_episode() -> None:
     """Seeds/002 §4.3's sample episode: swap the halves, then remove the first element."""
     program = (("swap",), ("remove", 0))
-    episode = [([1, 2, 3, 4], [4, 1, 2]), ([1, 8, 3], [3, 1]), ([8, 9, 1, 2, 4], [2, 4, 8, 9]),
-               ([0, 1], [0]), ([3, 3, 4, 5, 5, 6], [5, 6, 3, 3, 4]), ([2], []),
-               ([7, 3, 1, 5, 2], [5, 2, 7, 3])]
+    episode = [
+        ([1, 2, 3, 4], [4, 1, 2]),
+        ([1, 8, 3], [3, 1]),
+        ([8, 9, 1, 2, 4], [2, 4, 8, 9]),
+        ([0, 1], [0]),
+        ([3, 3, 4, 5, 5, 6], [5, 6, 3, 3, 4]),
+        ([2], []),
+        ([7, 3, 1, 5, 2], [5, 2, 7, 3]),
+    ]
     for xs, ys in episode:
         assert run(program, xs) == ys
         assert execute(program, xs) == ys
 
 
 @given(levels, indices, seeds, st.sampled_from([(6, 3), (2, 1), (9, 5)]))
-def test_reader_rederives_every_shown_output_and_gold(n: int, index: int, seed: int,
-                                                      sizes: tuple[int, int]) -> None:
+def test_reader_rederives_every_shown_output_and_gold(
+    n: int, index: int, seed: int, sizes: tuple[int, int]
+) -> None:
     fam = Programs(variations=2, support=sizes[0], queries=sizes[1])
     task = fam.task(n, index, seed)
     for prompt in fam.prompts(task, fam.presentations, n=n, index=index, seed=seed):
@@ -69,8 +76,7 @@ def test_drawn_programs_are_total_on_every_input_length(n: int, seed: int) -> No
 
 
 @given(levels, indices, seeds)
-def test_length_pools_are_disjoint_and_surround_the_queries(n: int, index: int,
-                                                            seed: int) -> None:
+def test_length_pools_are_disjoint_and_surround_the_queries(n: int, index: int, seed: int) -> None:
     fam = Programs(variations=1)
     prompt = fam.prompts(fam.task(n, index, seed), ["original"], n=n, index=index, seed=seed)[0]
     support, queries = read_prompt(prompt.text)
@@ -104,18 +110,25 @@ def test_every_substitution_is_an_isomorphism(n: int, index: int, seed: int, k: 
             assert after == before
 
 
-@given(levels, st.integers(0, 2**31), st.permutations(range(DIGITS)),
-       st.lists(st.integers(0, DIGITS - 1), min_size=2, max_size=10))
-def test_substituted_program_computes_psi_f_psi_inverse(n: int, seed: int, psi: list[int],
-                                                        xs: list[int]) -> None:
+@given(
+    levels,
+    st.integers(0, 2**31),
+    st.permutations(range(DIGITS)),
+    st.lists(st.integers(0, DIGITS - 1), min_size=2, max_size=10),
+)
+def test_substituted_program_computes_psi_f_psi_inverse(
+    n: int, seed: int, psi: list[int], xs: list[int]
+) -> None:
     program = draw_program(n, 2, 10, np.random.default_rng(seed))
     assert execute(substitute(program, psi), [psi[x] for x in xs]) == [
-        psi[y] for y in execute(program, xs)]
+        psi[y] for y in execute(program, xs)
+    ]
 
 
 @given(levels, indices, seeds, st.integers(1, 3))
-def test_reorder_permutes_the_answers_with_the_queries(n: int, index: int, seed: int,
-                                                       k: int) -> None:
+def test_reorder_permutes_the_answers_with_the_queries(
+    n: int, index: int, seed: int, k: int
+) -> None:
     fam = Programs(variations=3)
     task = fam.task(n, index, seed)
     varied = fam.variation(task, "reorder", k, n=n, index=index, seed=seed)
@@ -154,18 +167,32 @@ def test_parser_round_trips_gold_and_rejects_junk() -> None:
             assert fam.parse(f"I think... [[0]] no.\nAnswer: {p.gold}").answer == p.gold
             spaced = json.dumps(json.loads(p.gold))  # spaces, as models write lists
             assert fam.parse(spaced).answer == p.gold
-    for junk in ["no list here", "[1, 2, 3]", '[[1, "a"]]', "[[1.5]]", "[[true]]", "[[1], 2]",
-                 "Answer: [[1, 2"]:
+    for junk in [
+        "no list here",
+        "[1, 2, 3]",
+        '[[1, "a"]]',
+        "[[1.5]]",
+        "[[true]]",
+        "[[1], 2]",
+        "Answer: [[1, 2",
+    ]:
         parsed = fam.parse(junk)
         assert not parsed.valid and parsed.reason, junk
     assert not fam.parse(None).valid
     assert fam.parse("[]").answer == "[]"  # valid, and wrong for every task (queries >= 1)
 
 
-@pytest.mark.parametrize(("kwargs", "name"), [
-    ({"support": 1}, "support"), ({"support": "6"}, "support"), ({"queries": 0}, "queries"),
-    ({"queries": True}, "queries"), ({"hint": "yes"}, "hint"), ({"variations": 0}, "variations"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"support": 1}, "support"),
+        ({"support": "6"}, "support"),
+        ({"queries": 0}, "queries"),
+        ({"queries": True}, "queries"),
+        ({"hint": "yes"}, "hint"),
+        ({"variations": 0}, "variations"),
+    ],
+)
 def test_bad_options_name_the_argument(kwargs: dict, name: str) -> None:
     with pytest.raises(InvalidArgument, match=f"{name}="):
         Programs(**kwargs)
@@ -240,5 +267,9 @@ def test_example_suite_passes_the_oracle_and_fails_the_copier(pytester: pytest.P
 
     result = run_example(pytester, "test_programs", "ref:oracle,ref:programs-copy-nearest")
     result.assert_outcomes(passed=2, failed=2)
-    result.stdout.fnmatch_lines(["*::test_programs?ref:oracle?  PASS*",
-                                 "*::test_programs?ref:programs-copy-nearest?  FAIL*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*::test_programs?ref:oracle?  PASS*",
+            "*::test_programs?ref:programs-copy-nearest?  FAIL*",
+        ]
+    )

@@ -80,22 +80,27 @@ def test_the_line_fits_the_room_left_or_stays_away():
 
 def fake_config(verbose=0, tty=True, markup=True, worker=False, old_pytest=False):
     reporter = SimpleNamespace(isatty=tty if old_pytest else (lambda: tty), hasmarkup=markup)
-    config = SimpleNamespace(getoption=lambda name: verbose,
-                             pluginmanager=SimpleNamespace(get_plugin=lambda name: reporter))
+    config = SimpleNamespace(
+        getoption=lambda name: verbose,
+        pluginmanager=SimpleNamespace(get_plugin=lambda name: reporter),
+    )
     if worker:
         config.workerinput = {"workerid": "gw0"}
     return config
 
 
-@pytest.mark.parametrize(("settings", "shown"), [
-    ({}, True),
-    ({"old_pytest": True}, True),
-    ({"verbose": 1}, True),
-    ({"verbose": -1}, False),
-    ({"tty": False}, False),
-    ({"markup": False}, False),
-    ({"worker": True}, False),
-])
+@pytest.mark.parametrize(
+    ("settings", "shown"),
+    [
+        ({}, True),
+        ({"old_pytest": True}, True),
+        ({"verbose": 1}, True),
+        ({"verbose": -1}, False),
+        ({"tty": False}, False),
+        ({"markup": False}, False),
+        ({"worker": True}, False),
+    ],
+)
 def test_progress_shows_only_on_a_terminal_not_quiet_not_on_workers(settings, shown):
     assert progress_enabled(fake_config(**settings)) is shown
 
@@ -118,8 +123,14 @@ def run_in_terminal(pytester, *args):
     env = dict(os.environ, COLUMNS="160", LINES="40", TERM="xterm")
     env.pop("NO_COLOR", None)
     env.pop("PY_COLORS", None)
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-                            cwd=pytester.path, stdin=child, stdout=child, stderr=child, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=pytester.path,
+        stdin=child,
+        stdout=child,
+        stderr=child,
+        env=env,
+    )
     os.close(child)
     chunks = []
     while True:
@@ -154,7 +165,7 @@ def screen(raw: str) -> str:
         elif ch == "\b":
             col = max(0, col - 1)
         else:
-            line[col:col + 1] = [ch]
+            line[col : col + 1] = [ch]
             col += 1
         i += 1
     lines.append("".join(line))

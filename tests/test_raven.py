@@ -39,8 +39,9 @@ def test_each_feature_rule_is_identified_by_rows_one_and_two(n: int) -> None:
     """Read aligned (the original prompt), rows 1–2 admit only the hidden rule per feature —
     except that constant rows are also min/max rows (min(x, x) = x), which the family allows."""
     seen = set()
-    for item in Raven(variations=1).design(levels=[n], pairs=40, seed=2,
-                                           presentations=["original"]):
+    for item in Raven(variations=1).design(
+        levels=[n], pairs=40, seed=2, presentations=["original"]
+    ):
         found = aligned_rules(read_grid(item.prompts[0].text))
         for rule, rules in zip(item.instance.rule, found):
             seen.add(rule)
@@ -60,8 +61,9 @@ def test_the_paper_example_solves_both_ways() -> None:
     rows = (((5, 2), (5, 4), (5, 6)), ((8, 7), (8, 9), (8, 1)), ((3, 5), (3, 7)))
     rule = ("constant", "progression+2")
     assert solve(rule, ((0, 1),) * 3, rows) == (3, 9)
-    swapped = tuple(tuple(panel[::-1] if c != 1 else panel for c, panel in enumerate(r))
-                    for r in rows)
+    swapped = tuple(
+        tuple(panel[::-1] if c != 1 else panel for c, panel in enumerate(r)) for r in rows
+    )
     assert solve(rule, ((1, 0), (0, 1), (1, 0)), swapped) == (9, 3)
 
 
@@ -113,9 +115,15 @@ def test_the_design_is_deterministic_and_sized() -> None:
     a = Raven(variations=2).design(levels=[2, 3], pairs=4, seed=9)
     b = Raven(variations=2).design(levels=[2, 3], pairs=4, seed=9)
     assert [[(p.text, p.gold) for p in i.prompts] for i in a] == [
-        [(p.text, p.gold) for p in i.prompts] for i in b]
+        [(p.text, p.gold) for p in i.prompts] for i in b
+    ]
     assert [p.presentation for p in a[0].prompts] == [
-        "original", "reorder:1", "reorder:2", "permute:1", "permute:2"]
+        "original",
+        "reorder:1",
+        "reorder:2",
+        "permute:1",
+        "permute:2",
+    ]
     assert all(p.params["queries"] == 1 for i in a for p in i.prompts)
     other = Raven(variations=2).design(levels=[2], pairs=4, seed=10)
     assert [i.prompts[0].text for i in other] != [i.prompts[0].text for i in a[:4]]
@@ -127,10 +135,15 @@ def test_gold_round_trips_and_junk_is_invalid() -> None:
         for p in item.prompts:
             assert fam.parse(f"The rules are ... so\nAnswer: {p.gold}").answer == p.gold
             assert fam.parse(p.gold.replace(",", ", ")).answer == p.gold
-    for junk, reason in [("Answer: 3 9", "no JSON list"), ("Answer: [10, 2]", "not in 0..9"),
-                         ("Answer: [-1]", "not in 0..9"), ('Answer: ["3", 9]', "not an integer"),
-                         ("Answer: [3.0, 9]", "not an integer"), ("Answer: [true]", "integer"),
-                         ("Answer: [[3, 9]]", "not an integer")]:
+    for junk, reason in [
+        ("Answer: 3 9", "no JSON list"),
+        ("Answer: [10, 2]", "not in 0..9"),
+        ("Answer: [-1]", "not in 0..9"),
+        ('Answer: ["3", 9]', "not an integer"),
+        ("Answer: [3.0, 9]", "not an integer"),
+        ("Answer: [true]", "integer"),
+        ("Answer: [[3, 9]]", "not an integer"),
+    ]:
         parsed = fam.parse(junk)
         assert parsed.answer is None and reason in parsed.reason, (junk, parsed)
 
@@ -142,15 +155,18 @@ def test_registered_and_rebuilt_from_options() -> None:
     assert isinstance(rebuilt, Raven) and rebuilt.options() == {"variations": 3}
 
 
-@pytest.mark.parametrize(("call", "name"), [
-    (lambda: Raven(variations=0), "variations"),
-    (lambda: Raven(variations=True), "variations"),
-    (lambda: Raven().design(levels=[5], pairs=2), r"levels\[\]"),
-    (lambda: Raven().design(levels=[2], pairs=0), "pairs"),
-    (lambda: Raven().design(levels=[2], pairs=1, presentations=["mirror"]), "mirror"),
-    (lambda: Raven().task(0, 0, 0), "n=0"),
-    (lambda: family("raven", features=2), "features"),
-])
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: Raven(variations=0), "variations"),
+        (lambda: Raven(variations=True), "variations"),
+        (lambda: Raven().design(levels=[5], pairs=2), r"levels\[\]"),
+        (lambda: Raven().design(levels=[2], pairs=0), "pairs"),
+        (lambda: Raven().design(levels=[2], pairs=1, presentations=["mirror"]), "mirror"),
+        (lambda: Raven().task(0, 0, 0), "n=0"),
+        (lambda: family("raven", features=2), "features"),
+    ],
+)
 def test_bad_arguments_name_themselves(call, name: str) -> None:
     with pytest.raises(InvalidArgument, match=name):
         call()
@@ -176,9 +192,15 @@ def test_the_aligned_reader_shows_a_gap_on_feature_rebinding_only() -> None:
     assert all_solved < any_solved <= len(items)
 
 
-@pytest.mark.parametrize("text", ["", "1 | 2 | 3 || 4 | 5 | 6 || 7 | 8 | 9",
-                                  "1 2 | 3 | 4 || 1 | 2 | 3 || 1 | 2 | ?",
-                                  "a | b | c || 1 | 2 | 3 || 1 | 2 | ?"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "1 | 2 | 3 || 4 | 5 | 6 || 7 | 8 | 9",
+        "1 2 | 3 | 4 || 1 | 2 | 3 || 1 | 2 | ?",
+        "a | b | c || 1 | 2 | 3 || 1 | 2 | ?",
+    ],
+)
 def test_the_aligned_reader_says_when_it_cannot_read(text: str) -> None:
     from pytest_competence.strategies.raven.policies import RAVEN_POLICIES, UNREADABLE, read_raven
 
@@ -191,12 +213,15 @@ def test_the_default_prompt_names_every_rule_exactly() -> None:
     use is stated exactly, so the text determines the answer (``verbatim=True`` keeps Fig. 12)."""
     from pytest_competence.strategies.raven import SYSTEM
 
-    phrases = {"constant": "Constant: the same integer three times",
-               "progression": "+1, +2, -1 or -2 along the row",
-               "addition": "Modular addition: the third integer is the sum of the first two",
-               "subtraction": "the third integer is the first minus the second",
-               "minimum": "maximum/minimum of the first two", "maximum": "maximum/minimum",
-               "distribute-three": "once in every row and once in every column"}
+    phrases = {
+        "constant": "Constant: the same integer three times",
+        "progression": "+1, +2, -1 or -2 along the row",
+        "addition": "Modular addition: the third integer is the sum of the first two",
+        "subtraction": "the third integer is the first minus the second",
+        "minimum": "maximum/minimum of the first two",
+        "maximum": "maximum/minimum",
+        "distribute-three": "once in every row and once in every column",
+    }
     text = system_prompt(2)
     assert "modulo 10" in text
     for rule in RULES:
@@ -208,4 +233,3 @@ def test_the_default_prompt_names_every_rule_exactly() -> None:
     assert fam.options() == {"variations": 5, "verbatim": True}
     prompt = fam.design(levels=[2], pairs=1, seed=4)[0].prompts[0]
     assert prompt.system == system_prompt(2, verbatim=True)
-

@@ -20,13 +20,18 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"(?P<skip><!-- not run[^>]*-->\n)?```(?P<lang>\w*)\n(?P<body>.*?)\n```", re.S)
 README = ROOT.joinpath("README.md").read_text("utf-8")
-BLOCKS = [(m["lang"], m["body"], bool(m["skip"]), README.count("\n", 0, m.start()) + 1)
-          for m in FENCE.finditer(README)]
+BLOCKS = [
+    (m["lang"], m["body"], bool(m["skip"]), README.count("\n", 0, m.start()) + 1)
+    for m in FENCE.finditer(README)
+]
 
 
 def _blocks(lang: str) -> list:
-    return [pytest.param(body, id=f"line{line}") for kind, body, skip, line in BLOCKS
-            if kind == lang and not skip]
+    return [
+        pytest.param(body, id=f"line{line}")
+        for kind, body, skip, line in BLOCKS
+        if kind == lang and not skip
+    ]
 
 
 SUITE = """
@@ -61,7 +66,9 @@ def test_python_snippets_run(pytester: pytest.Pytester, body: str, registry):
     pytester.makepyfile(test_snippet=body)
     result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model", "ref:ideal")
     outcomes = result.parseoutcomes()
-    assert outcomes.get("passed", 0) >= 1 and not outcomes.get("failed") and not outcomes.get("errors")
+    assert (
+        outcomes.get("passed", 0) >= 1 and not outcomes.get("failed") and not outcomes.get("errors")
+    )
 
 
 @pytest.mark.parametrize("body", _blocks("ini"))
@@ -99,12 +106,22 @@ def test_readme_commands_run_in_order(tmp_path: Path):
     for command in commands:
         if "hf:" in command and not _has_hf_extra():
             continue  # a transformers model: needs the [hf] extra (.ci/run installs it)
-        argv = [str(ROOT / a) if not a.startswith("-") and (ROOT / a).exists() else a
-                for a in shlex.split(command)]
-        tool = ["-m", "pytest", "-p", "no:cacheprovider"] if argv[0] == "pytest" else [
-            "-m", "pytest_competence.cli"]
-        done = subprocess.run([sys.executable, *tool, *argv[1:]], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=600)
+        argv = [
+            str(ROOT / a) if not a.startswith("-") and (ROOT / a).exists() else a
+            for a in shlex.split(command)
+        ]
+        tool = (
+            ["-m", "pytest", "-p", "no:cacheprovider"]
+            if argv[0] == "pytest"
+            else ["-m", "pytest_competence.cli"]
+        )
+        done = subprocess.run(
+            [sys.executable, *tool, *argv[1:]],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, command + "\n" + done.stdout[-3000:] + done.stderr[-3000:]
         if command.startswith("pytest examples") and " -q " in command:
             # The main job teaches through its matrices, not through pages of detail.

@@ -51,13 +51,17 @@ BOUNDED = "timeout=30&attempts=2&budget=60"
 def _serve_command() -> list[str]:
     """``transformers serve`` through this interpreter, or a skip saying what is missing."""
     if importlib.util.find_spec("transformers.cli.serve") is None:
-        pytest.skip(f"transformers {transformers.__version__} has no transformers.cli.serve "
-                    f"(the `transformers serve` of transformers 5)")
+        pytest.skip(
+            f"transformers {transformers.__version__} has no transformers.cli.serve "
+            f"(the `transformers serve` of transformers 5)"
+        )
     from transformers.utils.import_utils import is_serve_available
 
     if not is_serve_available() or importlib.util.find_spec("accelerate") is None:
-        pytest.skip("`transformers serve` needs its extras (fastapi, uvicorn, openai, pydantic; "
-                    "accelerate to place the model): pip install 'transformers[serving]'")
+        pytest.skip(
+            "`transformers serve` needs its extras (fastapi, uvicorn, openai, pydantic; "
+            "accelerate to place the model): pip install 'transformers[serving]'"
+        )
     return [sys.executable, "-m", "transformers.cli.transformers", "serve"]
 
 
@@ -70,8 +74,9 @@ def _free_port() -> int:
 class Served:
     """A running ``transformers serve`` process: its base URL, checkpoint and request log."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], port: int, checkpoint: Path,
-                 log: Path) -> None:
+    def __init__(
+        self, proc: subprocess.Popen[bytes], port: int, checkpoint: Path, log: Path
+    ) -> None:
         self.proc, self.checkpoint, self.log_path = proc, checkpoint, log
         self.url = f"http://127.0.0.1:{port}/v1"
 
@@ -89,16 +94,18 @@ def _wait_until_healthy(served: Served) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         if served.proc.poll() is not None:
-            pytest.fail(f"transformers serve exited with {served.proc.returncode}:\n"
-                        f"{served.log()[-3000:]}")
+            pytest.fail(
+                f"transformers serve exited with {served.proc.returncode}:\n{served.log()[-3000:]}"
+            )
         try:
             if httpx.get(served.url.removesuffix("/v1") + "/health", timeout=2).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
-    pytest.fail(f"transformers serve was not healthy within {START_TIMEOUT:g} s:\n"
-                f"{served.log()[-3000:]}")
+    pytest.fail(
+        f"transformers serve was not healthy within {START_TIMEOUT:g} s:\n{served.log()[-3000:]}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -111,13 +118,31 @@ def served(tmp_path_factory):
     checkpoint = build(folder / "tiny-llama", [p for i in items for p in i.prompts], TEMPLATE)
     port, log = _free_port(), folder / "server.log"
     # Offline: the checkpoint is a local folder, and nothing may reach out (update checks).
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               HF_HUB_DISABLE_UPDATE_CHECK="1", HF_HUB_DISABLE_TELEMETRY="1")
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        HF_HUB_DISABLE_UPDATE_CHECK="1",
+        HF_HUB_DISABLE_TELEMETRY="1",
+    )
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [*command, str(checkpoint), "--host", "127.0.0.1", "--port", str(port),
-             "--device", "cpu", "--log-level", "info"],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            [
+                *command,
+                str(checkpoint),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--device",
+                "cpu",
+                "--log-level",
+                "info",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
         )
     server = Served(proc, port, checkpoint, log)
     try:
@@ -137,16 +162,20 @@ def _run(pytester: pytest.Pytester, served: Served, query: str):
     pytester.makepyfile(test_suite=SUITE)
     seen = len(served.log())
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", f"--competence-model={served.spec(query)}",
-        "--competence-json=out.json", timeout=RUN_TIMEOUT,
+        "-p",
+        "no:cacheprovider",
+        f"--competence-model={served.spec(query)}",
+        "--competence-json=out.json",
+        timeout=RUN_TIMEOUT,
     )
     output = result.stdout.str()
     assert "INTERNALERROR" not in output, output[-5000:]
     return result, output, served.log()[seen:]
 
 
-@pytest.mark.parametrize(("mode", "endpoint"), [("chat", "/v1/chat/completions"),
-                                                 ("completions", "/v1/completions")])
+@pytest.mark.parametrize(
+    ("mode", "endpoint"), [("chat", "/v1/chat/completions"), ("completions", "/v1/completions")]
+)
 def test_generated_answers_come_back_parsed_or_invalid(pytester, served, mode, endpoint):
     result, output, log = _run(pytester, served, f"mode={mode}&max_tokens=4")
     # A random model breaks the condition; what matters is that the test ran to a verdict.
@@ -166,10 +195,13 @@ def test_generated_answers_come_back_parsed_or_invalid(pytester, served, mode, e
     assert requests and all(f'"POST {endpoint} HTTP/1.1" 200' in line for line in requests), log
 
 
-@pytest.mark.parametrize(("mode", "how"), [
-    ("chat", "chat mode needs 'logprobs' with 'top_logprobs'"),
-    ("completions", "completions mode needs 'echo' with 'logprobs'"),
-])
+@pytest.mark.parametrize(
+    ("mode", "how"),
+    [
+        ("chat", "chat mode needs 'logprobs' with 'top_logprobs'"),
+        ("completions", "completions mode needs 'echo' with 'logprobs'"),
+    ],
+)
 def test_score_readout_says_the_server_returned_no_logprobs(pytester, served, mode, how):
     result, output, log = _run(pytester, served, f"mode={mode}&readout=score")
     # Whether the plugin shows this as a failure or as an error, the reason must be there.

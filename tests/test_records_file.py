@@ -24,12 +24,18 @@ from pytest_competence.report._records_file import (
 #: JSON values a record's fields may hold, text of every code point (lone surrogates included).
 values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(st.characters(exclude_categories=())),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                 max_size=3),
-    max_leaves=8)
-records = st.lists(st.fixed_dictionaries(
-    {name: values for name in RECORD_FIELDS if name not in ("answer_map", "attempts")}
-    | {"answer_map": st.just({}), "attempts": st.just([])}), max_size=4)
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+records = st.lists(
+    st.fixed_dictionaries(
+        {name: values for name in RECORD_FIELDS if name not in ("answer_map", "attempts")}
+        | {"answer_map": st.just({}), "attempts": st.just([])}
+    ),
+    max_size=4,
+)
 
 
 def _document(results: list[tuple[str, list[dict]]]) -> dict:
@@ -37,8 +43,12 @@ def _document(results: list[tuple[str, list[dict]]]) -> dict:
 
 
 @settings(max_examples=30, deadline=None)
-@given(results=st.lists(st.tuples(st.text(min_size=1, max_size=8), records), max_size=3,
-                        unique_by=lambda r: r[0]), compressed=st.booleans())
+@given(
+    results=st.lists(
+        st.tuples(st.text(min_size=1, max_size=8), records), max_size=3, unique_by=lambda r: r[0]
+    ),
+    compressed=st.booleans(),
+)
 def test_records_come_back_exactly_result_by_result(tmp_path_factory, results, compressed):
     folder = tmp_path_factory.mktemp("records")
     path = folder / ("r.records.jsonl.gz" if compressed else "r.records.jsonl")
@@ -53,8 +63,9 @@ def test_records_come_back_exactly_result_by_result(tmp_path_factory, results, c
 
 @settings(max_examples=50, deadline=None)
 @given(value=values, indent=st.sampled_from([None, 1]))
-def test_the_document_is_written_piece_by_piece_as_json_text_writes_it(tmp_path_factory, value,
-                                                                      indent):
+def test_the_document_is_written_piece_by_piece_as_json_text_writes_it(
+    tmp_path_factory, value, indent
+):
     path = tmp_path_factory.mktemp("doc") / "r.json"
     write_json_atomic(path, {"results": [value]}, indent=indent)
     assert path.read_text("utf-8") == json_text({"results": [value]}, indent=indent)
@@ -63,8 +74,10 @@ def test_the_document_is_written_piece_by_piece_as_json_text_writes_it(tmp_path_
 def test_an_empty_record_is_tagged_too(tmp_path):
     path = tmp_path / "r.jsonl"
     sha256, counts = write_records_file(path, [("a", "m", [b"{}\n", b' { "x" : 1 }\n'])])
-    assert path.read_text().splitlines() == ['{"nodeid": "a", "model": "m"}',
-                                             '{"nodeid": "a", "model": "m", "x" : 1 }']
+    assert path.read_text().splitlines() == [
+        '{"nodeid": "a", "model": "m"}',
+        '{"nodeid": "a", "model": "m", "x" : 1 }',
+    ]
     assert counts == {"a": 2}
 
 
@@ -76,14 +89,18 @@ def test_a_line_that_is_not_an_object_is_refused_and_nothing_written(tmp_path):
 
 
 def test_gzip_is_the_same_lines_and_the_same_bytes_each_time(tmp_path):
-    rows = [json_text({"i": i, "text": "Alice stands in front of Bob. " * 20}).encode()
-            for i in range(200)]
+    rows = [
+        json_text({"i": i, "text": "Alice stands in front of Bob. " * 20}).encode()
+        for i in range(200)
+    ]
     plain, _ = write_records_file(tmp_path / "r.jsonl", [("a", "m", rows)])
     first, _ = write_records_file(tmp_path / "r.jsonl.gz", [("a", "m", rows)])
     second, _ = write_records_file(tmp_path / "again.jsonl.gz", [("a", "m", rows)])
     assert first == second != plain  # no time stamp, no file name in the gzip header
-    assert gzip.decompress((tmp_path / "r.jsonl.gz").read_bytes()) == (
-        tmp_path / "r.jsonl").read_bytes()
+    assert (
+        gzip.decompress((tmp_path / "r.jsonl.gz").read_bytes())
+        == (tmp_path / "r.jsonl").read_bytes()
+    )
     assert (tmp_path / "r.jsonl.gz").stat().st_size < (tmp_path / "r.jsonl").stat().st_size / 5
 
 
@@ -134,8 +151,13 @@ def test_writing_the_records_file_takes_no_memory_per_record(tmp_path):
         folder.mkdir()
         for k in range(4):
             (folder / f"{k}.jsonl").write_text(line * (records // 4), "utf-8")
-        done = subprocess.run([sys.executable, "-c", WRITE, str(folder), "4"],
-                              capture_output=True, text=True, timeout=300, check=True)
+        done = subprocess.run(
+            [sys.executable, "-c", WRITE, str(folder), "4"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
         peaks.append(float(done.stdout))
         assert len((folder / "r.records.jsonl").read_bytes().splitlines()) == records
     assert peaks[1] < 16 and peaks[1] - peaks[0] < 8, peaks
@@ -151,12 +173,24 @@ def test_an_archive_of_schema_1_is_rewritten_with_a_records_file(tmp_path):
     old = scripted_document(spec, (["yes", "no", "\ud800 maybe"] * n)[:n])
     assert old["schema"] == "pytest-competence/results/1"
     (tmp_path / "old.json").write_text(json_text(old), "utf-8")
-    assert cli_main(["report", str(tmp_path / "old.json"), "--json", str(tmp_path / "new.json"),
-                     "--records", str(tmp_path / "new.jsonl.gz")]) == 0
+    assert (
+        cli_main(
+            [
+                "report",
+                str(tmp_path / "old.json"),
+                "--json",
+                str(tmp_path / "new.json"),
+                "--records",
+                str(tmp_path / "new.jsonl.gz"),
+            ]
+        )
+        == 0
+    )
     new, records = read_archive(tmp_path / "new.json")
     assert new["schema"] == "pytest-competence/results/2"
     assert new["records_file"]["file"] == "new.jsonl.gz" and new["records_file"]["count"] == n
     (result,) = old["results"]
     assert records == {result["nodeid"]: result["records"]}
     assert [{k: v for k, v in r.items() if k != "records"} for r in new["results"]] == [
-        {k: v for k, v in r.items() if k != "records"} for r in old["results"]]
+        {k: v for k, v in r.items() if k != "records"} for r in old["results"]
+    ]

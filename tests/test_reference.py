@@ -50,8 +50,12 @@ def test_endpoint_shortcut_answers_endpoints_but_not_interior_queries():
 
 
 def test_forward_reader_passes_original_and_fails_rewritten_presentations():
-    levels = _accuracy("ref:forward-reader", Ordering(),
-                       presentations=["original", "reshuffle", "rewrite", "equivalent"], pairs=40)
+    levels = _accuracy(
+        "ref:forward-reader",
+        Ordering(),
+        presentations=["original", "reshuffle", "rewrite", "equivalent"],
+        pairs=40,
+    )
     for level in levels:
         acc = level.accuracy_by_presentation
         assert acc["original"] == acc["reshuffle"] == 1.0

@@ -30,8 +30,12 @@ PROPOSITIONAL = [c for c in CATEGORIES if c not in ("syllogistic", "quantifier")
 def _design(category: str, levels=None, pairs: int = 12, seed: int = 3):
     fam = Reformulations(category=category)
     lo = CATEGORIES[category][0]
-    return fam, fam.design(levels=levels or sorted({lo, lo + 1, 3}), pairs=pairs, seed=seed,
-                           presentations=list(fam.presentations))
+    return fam, fam.design(
+        levels=levels or sorted({lo, lo + 1, 3}),
+        pairs=pairs,
+        seed=seed,
+        presentations=list(fam.presentations),
+    )
 
 
 @pytest.fixture(scope="module", params=PROPOSITIONAL)
@@ -52,7 +56,12 @@ def test_every_label_rederived_from_the_text(design):
 
 
 def test_largest_level_rederived_too():
-    for category in ("propositional_logic", "conditional_fallacies", "nested_negation", "de_morgan"):
+    for category in (
+        "propositional_logic",
+        "conditional_fallacies",
+        "nested_negation",
+        "de_morgan",
+    ):
         _, items = _design(category, levels=[6], pairs=6)
         for item in items:
             assert all(solve(p.text) == p.gold for p in item.prompts)
@@ -81,8 +90,13 @@ def test_each_transformation_changes_only_what_it_declares(design):
         base = readings["original"]
         assert base.voice == "active" and readings["passive"].voice == "passive"
         for name, r in readings.items():
-            if name in ("original", "passive", "double_negation", "negation_flip",
-                        "triple_negation"):
+            if name in (
+                "original",
+                "passive",
+                "double_negation",
+                "negation_flip",
+                "triple_negation",
+            ):
                 assert r.premises == base.premises, name  # the question alone changes
             else:  # contrapositive, de_morgan: premise by premise, logically equivalent
                 assert r.question == base.question and len(r.premises) == len(base.premises)
@@ -190,7 +204,8 @@ def test_hedger_is_caught_by_stacked_negations_only(category):
     acc = _accuracy("ref:crt-hedge", category)
     for name, value in acc.items():
         stacked = name in ("double_negation", "triple_negation") or (
-            category == "nested_negation" and name == "negation_flip")
+            category == "nested_negation" and name == "negation_flip"
+        )
         assert (value < 1.0) == stacked, (name, value)
 
 
@@ -208,14 +223,32 @@ def test_negation_blind_reader_is_caught(category):
 
 def test_generate_reformulations_check_from_text(tmp_path):
     out = tmp_path / "crt.jsonl"
-    assert main(["generate", "reformulations", "--per-level", "3", "--category",
-                 "multi_hop,de_morgan", "--levels", "2", "--prompt", "cot", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "reformulations",
+                "--per-level",
+                "3",
+                "--category",
+                "multi_hop,de_morgan",
+                "--levels",
+                "2",
+                "--prompt",
+                "cot",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert len(records) == 2 * 3 * 5
     for r in records:
         assert r["gold"] == solve(r["prompt"]) and r["system"] == PROMPTS["cot"]
-        assert r["answer_map"] == ({"yes": "no", "no": "yes"}
-                                   if r["presentation"] in MAPPING else {})
+        assert r["answer_map"] == (
+            {"yes": "no", "no": "yes"} if r["presentation"] in MAPPING else {}
+        )
 
 
 SUITE = """
@@ -232,8 +265,14 @@ def test_nested(competence):
 def test_marker_catches_the_hedger_and_reports_three_way_answers(pytester: pytest.Pytester):
     pytester.makepyfile(test_r=SUITE)
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--competence-model", "ref:ideal,ref:crt-hedge",
-        "--competence-html", "r.html", "--competence-json", "r.json",
+        "-p",
+        "no:cacheprovider",
+        "--competence-model",
+        "ref:ideal,ref:crt-hedge",
+        "--competence-html",
+        "r.html",
+        "--competence-json",
+        "r.json",
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*test_nested*ref:crt-hedge*", "*first failing level: n=1*"])
@@ -246,15 +285,24 @@ def test_same_instances_in_a_fresh_process():
     import subprocess
     import sys
 
-    code = ("from pytest_competence.strategies import Reformulations; import hashlib;"
-            "f=Reformulations(category='multi_hop');"
-            "t=''.join(p.text for i in f.design(levels=[1,3],pairs=6,seed=3,"
-            "presentations=f.presentations) for p in i.prompts);"
-            "print(hashlib.sha256(t.encode()).hexdigest())")
+    code = (
+        "from pytest_competence.strategies import Reformulations; import hashlib;"
+        "f=Reformulations(category='multi_hop');"
+        "t=''.join(p.text for i in f.design(levels=[1,3],pairs=6,seed=3,"
+        "presentations=f.presentations) for p in i.prompts);"
+        "print(hashlib.sha256(t.encode()).hexdigest())"
+    )
     fam = Reformulations(category="multi_hop")
-    here = "".join(p.text for i in fam.design(levels=[1, 3], pairs=6, seed=3,
-                                              presentations=fam.presentations)
-                   for p in i.prompts)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PYTHONHASHSEED": "77", "PATH": ""})
+    here = "".join(
+        p.text
+        for i in fam.design(levels=[1, 3], pairs=6, seed=3, presentations=fam.presentations)
+        for p in i.prompts
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONHASHSEED": "77", "PATH": ""},
+    )
     assert out.stdout.strip() == hashlib.sha256(here.encode()).hexdigest()

@@ -38,8 +38,12 @@ REWRITES = ("contrapositive", "quantifier_rewrite")
 def _design(category: str, levels=None, pairs: int = 12, seed: int = 3):
     fam = Reformulations(category=category)
     lo = CATEGORIES[category][0]
-    return fam.design(levels=levels or [lo, lo + 1, 4], pairs=pairs, seed=seed,
-                      presentations=list(fam.presentations))
+    return fam.design(
+        levels=levels or [lo, lo + 1, 4],
+        pairs=pairs,
+        seed=seed,
+        presentations=list(fam.presentations),
+    )
 
 
 @pytest.fixture(scope="module", params=QUANTIFIED)
@@ -49,9 +53,19 @@ def items(request):
 
 def test_categories_and_transformations_of_table_7():
     assert CATEGORIES["syllogistic"][1] == (
-        "original", "contrapositive", "double_negation", "negation_flip", "passive")
+        "original",
+        "contrapositive",
+        "double_negation",
+        "negation_flip",
+        "passive",
+    )
     assert set(CATEGORIES["quantifier"][1]) == {
-        "original", "contrapositive", "double_negation", "negation_flip", "quantifier_rewrite"}
+        "original",
+        "contrapositive",
+        "double_negation",
+        "negation_flip",
+        "quantifier_rewrite",
+    }
 
 
 def test_every_label_rederived_from_the_text(items):
@@ -126,10 +140,15 @@ _statements = st.one_of(
 
 
 @settings(max_examples=150, deadline=None)
-@given(premises=st.lists(_statements, min_size=1, max_size=4), question=_statements,
-       negations=st.integers(0, 3), existential_import=st.booleans())
-def test_venn_cell_checker_agrees_with_explicit_domains(premises, question, negations,
-                                                        existential_import):
+@given(
+    premises=st.lists(_statements, min_size=1, max_size=4),
+    question=_statements,
+    negations=st.integers(0, 3),
+    existential_import=st.booleans(),
+)
+def test_venn_cell_checker_agrees_with_explicit_domains(
+    premises, question, negations, existential_import
+):
     """Any problem over 3 categories and 2 people, consistent or not, in the family's grammar."""
     p = QProblem(tuple(premises), question, negations, 3, 2)
     text = render_quantified(p, NOUNS[:3], ["Maya", "Omar"], range(len(premises)), False)
@@ -143,25 +162,43 @@ def test_venn_cell_checker_agrees_with_explicit_domains(premises, question, nega
 
 
 def _text(premises: str, question: str) -> str:
-    return f"Premises: The following statements are about the members of one club. {premises} " \
-           f"Question: {question}"
+    return (
+        f"Premises: The following statements are about the members of one club. {premises} "
+        f"Question: {question}"
+    )
 
 
 @pytest.mark.parametrize(
     "premises, question, modern, everyday",
     [
-        ("All poets are runners. All runners are hikers.", "Is it true that all poets are hikers?",
-         "yes", "yes"),
-        ("All poets are runners.", "Is it true that all runners are poets?",
-         "cannot be determined", "cannot be determined"),
+        (
+            "All poets are runners. All runners are hikers.",
+            "Is it true that all poets are hikers?",
+            "yes",
+            "yes",
+        ),
+        (
+            "All poets are runners.",
+            "Is it true that all runners are poets?",
+            "cannot be determined",
+            "cannot be determined",
+        ),
         ("Some poets are runners.", "Is it true that some runners are poets?", "yes", "yes"),
         ("No poets are runners.", "Is it true that some runners are poets?", "no", "no"),
         # subalternation is valid only with existential import
-        ("All poets are runners.", "Is it true that some poets are runners?",
-         "cannot be determined", "yes"),
+        (
+            "All poets are runners.",
+            "Is it true that some poets are runners?",
+            "cannot be determined",
+            "yes",
+        ),
         ("All poets are runners. Maya is not a runner.", "Is Maya a poet?", "no", "no"),
-        ("There is no poet who is not a runner. Maya is a poet.",
-         "Is it NOT the case that Maya is NOT a runner?", "yes", "yes"),
+        (
+            "There is no poet who is not a runner. Maya is a poet.",
+            "Is it NOT the case that Maya is NOT a runner?",
+            "yes",
+            "yes",
+        ),
     ],
 )
 def test_textbook_inferences(premises, question, modern, everyday):
@@ -170,8 +207,9 @@ def test_textbook_inferences(premises, question, modern, everyday):
 
 
 def test_a_label_that_hinges_on_existential_import_is_refused():
-    subalternation = QProblem((Quantified("all", Term(0), Term(1)),),
-                              Quantified("some", Term(0), Term(1)), 0, 2, 0)
+    subalternation = QProblem(
+        (Quantified("all", Term(0), Term(1)),), Quantified("some", Term(0), Term(1)), 0, 2, 0
+    )
     with pytest.raises(AssertionError, match="existential import"):
         crt._solve(subalternation)
 
@@ -182,8 +220,9 @@ def test_a_transformation_that_breaks_its_declaration_raises(monkeypatch):
     def negate_question(p):  # answer-reversing, declared below as answer-preserving
         return replace(p, negations=p.negations + 1)
 
-    monkeypatch.setitem(crt.TRANSFORMATIONS, "quantifier_rewrite", (
-        IDENTITY, negate_question, False))
+    monkeypatch.setitem(
+        crt.TRANSFORMATIONS, "quantifier_rewrite", (IDENTITY, negate_question, False)
+    )
     fam = Reformulations(category="quantifier")
     with pytest.raises(AssertionError, match="quantifier_rewrite on quantifier"):
         fam.design(levels=[2], pairs=30, presentations=["original", "quantifier_rewrite"])
@@ -206,21 +245,42 @@ def test_bad_design_names_the_argument(category, design_args, message):
 
 def test_generate_checks_from_text(tmp_path):
     out = tmp_path / "crt.jsonl"
-    assert main(["generate", "reformulations", "--per-level", "3", "--category",
-                 "syllogistic,quantifier", "--levels", "2", "-o", str(out)]) == 0
+    assert (
+        main(
+            [
+                "generate",
+                "reformulations",
+                "--per-level",
+                "3",
+                "--category",
+                "syllogistic,quantifier",
+                "--levels",
+                "2",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert len(records) == 2 * 3 * 5
     for r in records:
         assert r["gold"] == solve(r["prompt"])
-        assert r["answer_map"] == ({"yes": "no", "no": "yes"}
-                                   if r["presentation"] == "negation_flip" else {})
+        assert r["answer_map"] == (
+            {"yes": "no", "no": "yes"} if r["presentation"] == "negation_flip" else {}
+        )
 
 
-@pytest.mark.parametrize("text", [
-    _text("All poets are runners.", "Is it true that all poets are runners?").replace("one", "a"),
-    _text("All poets are tall.", "Is it true that all poets are runners?"),
-    _text("All poets are runners.", "Are poets runners?"),
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        _text("All poets are runners.", "Is it true that all poets are runners?").replace(
+            "one", "a"
+        ),
+        _text("All poets are tall.", "Is it true that all poets are runners?"),
+        _text("All poets are runners.", "Are poets runners?"),
+    ],
+)
 def test_reference_reader_refuses_what_the_family_does_not_write(text):
     from pytest_competence.strategies.reformulations.policies import crt_ideal
     from pytest_competence.strategies.reformulations.policies_quantified import read_quantified

@@ -37,20 +37,24 @@ def test_a_saved_case_fails_a_checkpoint_whose_design_passes(pytester: pytest.Py
     first.assert_outcomes(failed=1)
     first.stdout.fnmatch_lines(["*n=9*"])
     # Without the corpus the new checkpoint passes: its design never draws n = 9.
-    clean = pytester.runpytest("--competence-model", "py:only_nine:answer",
-                               "-o", "competence_database=none")
+    clean = pytester.runpytest(
+        "--competence-model", "py:only_nine:answer", "-o", "competence_database=none"
+    )
     clean.assert_outcomes(passed=1)
     second = pytester.runpytest("--competence-model", "py:only_nine:answer")
     second.assert_outcomes(failed=1)
-    second.stdout.fnmatch_lines([
-        "*every instance of the design passed, but a case saved in the example database by an "
-        "earlier run fails*",
-    ])
+    second.stdout.fnmatch_lines(
+        [
+            "*every instance of the design passed, but a case saved in the example database by an "
+            "earlier run fails*",
+        ]
+    )
     # The ideal solver passes the design and the saved case alike.
     pytester.runpytest("--competence-model", "ref:ideal").assert_outcomes(passed=1)
 
 
 # -- the same name, another model ----------------------------------------------------------------
+
 
 def _calls(result: pytest.RunResult) -> int:
     """The model calls the (one) minimal-case block of a run reports (before pytest's short
@@ -69,8 +73,15 @@ def _minimal(pytester: pytest.Pytester) -> dict:
 def _as(pytester: pytest.Pytester, target: str, *args: str) -> pytest.RunResult:
     """Run the suite against ``qwen``, an alias pointing at ``target``."""
     pytester.makeini(f"[pytest]\ncompetence_models =\n    qwen = {target}\n")
-    result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model", "qwen",
-                                "--competence-json", "out.json", *args)
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--competence-model",
+        "qwen",
+        "--competence-json",
+        "out.json",
+        *args,
+    )
     result.assert_outcomes(failed=1)
     return result
 
@@ -78,28 +89,32 @@ def _as(pytester: pytest.Pytester, target: str, *args: str) -> pytest.RunResult:
 def test_a_checkpoint_failing_earlier_under_the_same_name_gets_its_new_minimal_case(
     pytester: pytest.Pytester,
 ):
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
         import pytest
 
         @pytest.mark.competence(levels=[4, 512], pairs=4)
         def test_order(competence):
             pass
-    """)
+    """
+    )
     _as(pytester, "ref:threshold?n=399").stdout.fnmatch_lines(["  minimal failing case: n=400, *"])
     fresh = _as(pytester, "ref:threshold?n=256", "-o", "competence_database=none")
     fresh.stdout.fnmatch_lines(["  minimal failing case: n=257, *"])
     # The alias now points at a checkpoint wrong from n = 257 on; the database says n = 400.
     second = _as(pytester, "ref:threshold?n=256")
-    second.stdout.fnmatch_lines([
-        "  minimal failing case: n=257, *",
-        "    * model calls (database replay 1, minimality check 1, boundary search *); *",
-        "    boundary search on n for the failing instance's latent seed: n=257 fails, "
-        "n=256 passes, in * calls (at most ⌈log₂ 398⌉ = 9)",
-        "    Replayed from the example database (saved as minimal on * UTC for an earlier model "
-        "under the same name): it still fails, but n=399 fails too now, so it is not minimal for "
-        "the model just asked; minimisation continued from it to n=257. The smaller case replaces "
-        "it in the example database. Asked 3 more times * Saved to the example database *",
-    ])
+    second.stdout.fnmatch_lines(
+        [
+            "  minimal failing case: n=257, *",
+            "    * model calls (database replay 1, minimality check 1, boundary search *); *",
+            "    boundary search on n for the failing instance's latent seed: n=257 fails, "
+            "n=256 passes, in * calls (at most ⌈log₂ 398⌉ = 9)",
+            "    Replayed from the example database (saved as minimal on * UTC for an earlier model "
+            "under the same name): it still fails, but n=399 fails too now, so it is not minimal for "
+            "the model just asked; minimisation continued from it to n=257. The smaller case replaces "
+            "it in the example database. Asked 3 more times * Saved to the example database *",
+        ]
+    )
     assert "no shrinking calls" not in second.stdout.str()
     record = _minimal(pytester)
     assert record["status"] == "minimal" and record["source"] == "database"
@@ -109,13 +124,15 @@ def test_a_checkpoint_failing_earlier_under_the_same_name_gets_its_new_minimal_c
     assert _calls(second) <= _calls(fresh) + 2
     # The model did not change: one call checks the boundary, and n = 400 is no longer replayed.
     third = _as(pytester, "ref:threshold?n=256")
-    third.stdout.fnmatch_lines([
-        "  minimal failing case: n=257, *",
-        "    3 model calls (database replay 1, minimality check 1, asking again 1); 10 prompts, *",
-        "    Regression replayed from the example database (saved as minimal on * UTC for this "
-        "exact model) and checked minimal for the model just asked: n=256 passes (1 call), so no "
-        "shrinking calls were spent. *",
-    ])
+    third.stdout.fnmatch_lines(
+        [
+            "  minimal failing case: n=257, *",
+            "    3 model calls (database replay 1, minimality check 1, asking again 1); 10 prompts, *",
+            "    Regression replayed from the example database (saved as minimal on * UTC for this "
+            "exact model) and checked minimal for the model just asked: n=256 passes (1 call), so no "
+            "shrinking calls were spent. *",
+        ]
+    )
     assert _minimal(pytester)["status"] == "replayed"
 
 
@@ -135,16 +152,24 @@ CHECKPOINT = """
 def test_an_edited_py_model_of_a_non_ordering_family_gets_its_new_minimal_level(
     pytester: pytest.Pytester,
 ):
-    pytester.makepyfile(test_suite="""
+    pytester.makepyfile(
+        test_suite="""
         import pytest
 
         @pytest.mark.competence(family="horn", vary="depth", levels=[2, 8], pairs=4)
         def test_horn(competence):
             pass
-    """)
+    """
+    )
     pytester.syspathinsert()
-    model = ("-p", "no:cacheprovider", "--competence-model", "py:checkpoint:Checkpoint",
-             "--competence-json", "out.json")
+    model = (
+        "-p",
+        "no:cacheprovider",
+        "--competence-model",
+        "py:checkpoint:Checkpoint",
+        "--competence-json",
+        "out.json",
+    )
     pytester.makepyfile(checkpoint=CHECKPOINT % 6)
     pytester.runpytest(*model).stdout.fnmatch_lines(["  minimal failing case: horn n=7, *"])
     # Retrained under the same name: the file changes (and its size, so no stale bytecode).
@@ -152,23 +177,28 @@ def test_an_edited_py_model_of_a_non_ordering_family_gets_its_new_minimal_level(
     fresh = pytester.runpytest(*model, "-o", "competence_database=none")
     fresh.stdout.fnmatch_lines(["  minimal failing case: horn n=4, *"])
     second = pytester.runpytest(*model)
-    second.stdout.fnmatch_lines([
-        "  minimal failing case: horn n=4, *latent index=0 seed=0",
-        "    boundary search on n for the failing instance's latent seed: n=4 fails, n=3 passes, *",
-        "    Replayed from the example database (saved as minimal on * for an earlier model under "
-        "the same name): it still fails, but n=6 fails too now, *; minimisation continued from it "
-        "to n=4. The smaller case replaces it in the example database. *",
-    ])
+    second.stdout.fnmatch_lines(
+        [
+            "  minimal failing case: horn n=4, *latent index=0 seed=0",
+            "    boundary search on n for the failing instance's latent seed: n=4 fails, n=3 passes, *",
+            "    Replayed from the example database (saved as minimal on * for an earlier model under "
+            "the same name): it still fails, but n=6 fails too now, *; minimisation continued from it "
+            "to n=4. The smaller case replaces it in the example database. *",
+        ]
+    )
     assert _calls(second) <= _calls(fresh) + 2
     third = pytester.runpytest(*model)
-    third.stdout.fnmatch_lines([
-        "    3 model calls (database replay 1, minimality check 1, asking again 1); *",
-        "    Regression replayed from the example database (saved as minimal on * for this exact "
-        "model) and checked minimal for the model just asked: n=3 passes (1 call)*",
-    ])
+    third.stdout.fnmatch_lines(
+        [
+            "    3 model calls (database replay 1, minimality check 1, asking again 1); *",
+            "    Regression replayed from the example database (saved as minimal on * for this exact "
+            "model) and checked minimal for the model just asked: n=3 passes (1 call)*",
+        ]
+    )
 
 
 # -- model identity --------------------------------------------------------------------------------
+
 
 def test_a_model_identity_names_the_model_behind_the_name(tmp_path):
     from pytest_competence.models import ModelWrapper, resolve_model
@@ -191,7 +221,9 @@ def test_a_model_identity_names_the_model_behind_the_name(tmp_path):
     # An HTTP model is its served model name, endpoint and decoding.
     served = model_identity(resolve_model("openai:qwen@http://localhost:9/v1"))
     assert served == model_identity(resolve_model("openai:qwen@http://localhost:9/v1"))
-    assert served != model_identity(resolve_model("openai:qwen@http://localhost:9/v1?temperature=1"))
+    assert served != model_identity(
+        resolve_model("openai:qwen@http://localhost:9/v1?temperature=1")
+    )
 
 
 def test_a_checkpoint_directory_identity_needs_no_weights(tmp_path):

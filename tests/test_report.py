@@ -49,8 +49,11 @@ def test_json_archive_holds_every_prompt_and_figure(pytester: pytest.Pytester):
     assert len(doc["results"]) == 8
     records_file = pytester.path / "results.records.jsonl"
     assert doc["records_file"] == {
-        "file": "results.records.jsonl", "count": len(_lines(records_file)), "gzip": False,
-        "sha256": hashlib.sha256(records_file.read_bytes()).hexdigest()}
+        "file": "results.records.jsonl",
+        "count": len(_lines(records_file)),
+        "gzip": False,
+        "sha256": hashlib.sha256(records_file.read_bytes()).hexdigest(),
+    }
     _, records = read_archive(pytester.path / "results.json")
     front = [r for r in doc["results"] if r["test"].endswith("test_front[*]")]
     assert {r["model"] for r in front} == set(MODELS.split(","))
@@ -70,14 +73,18 @@ def test_json_archive_holds_every_prompt_and_figure(pytester: pytest.Pytester):
         assert all(len(rec["attempts"]) == 3 for rec in records[r["nodeid"]])
     # The file: each line one record, tagged with its result, the results in document order.
     tags = [(line["nodeid"], line["model"]) for line in map(json.loads, _lines(records_file))]
-    assert tags == [(r["nodeid"], r["model"]) for r in doc["results"]
-                    for _ in range(r["records"]["count"])]
+    assert tags == [
+        (r["nodeid"], r["model"]) for r in doc["results"] for _ in range(r["records"]["count"])
+    ]
     ideal = next(r for r in front if r["model"] == "ref:ideal")
     assert ideal["outcome"] == "passed" and ideal["failing_case"] is None
     threshold = next(r for r in front if r["model"] == "ref:threshold?n=8")
     assert threshold["failing_case"]["level"] == 16
     assert {o["presentation"] for o in threshold["failing_case"]["observations"]} == {
-        "original", "equivalent", "repeat"}
+        "original",
+        "equivalent",
+        "repeat",
+    }
     (block,) = [c for c in doc["comparisons"] if c["test"].endswith("test_front[*]")]
     assert block["reference"] == "ref:ideal" and len(block["models"]) == 3
 
@@ -85,33 +92,52 @@ def test_json_archive_holds_every_prompt_and_figure(pytester: pytest.Pytester):
 def _figures(document: dict) -> dict:
     """The document without where its records are (the file's name, and its sha256 when it is
     compressed: the same lines, other bytes)."""
-    return {**{k: v for k, v in document.items() if k != "records_file"},
-            "results": [{k: v for k, v in r.items() if k != "records"}
-                        for r in document["results"]]}
+    return {
+        **{k: v for k, v in document.items() if k != "records_file"},
+        "results": [{k: v for k, v in r.items() if k != "records"} for r in document["results"]],
+    }
 
 
 @pytest.mark.parametrize("records", ["results.records.jsonl", "kept/results.jsonl.gz"])
-def test_report_recomputes_the_same_figures_from_the_archive(pytester: pytest.Pytester, tmp_path,
-                                                              records):
+def test_report_recomputes_the_same_figures_from_the_archive(
+    pytester: pytest.Pytester, tmp_path, records
+):
     (pytester.path / "kept").mkdir()
     _, doc = _run(pytester, f"--competence-records={records}")
     assert doc["records_file"]["file"] == records and doc["records_file"]["gzip"] == (
-        records.endswith(".gz"))
+        records.endswith(".gz")
+    )
     written = _lines(pytester.path / records)
-    assert len(written) == doc["records_file"]["count"] == sum(
-        r["records"]["count"] for r in doc["results"])
+    assert (
+        len(written)
+        == doc["records_file"]["count"]
+        == sum(r["records"]["count"] for r in doc["results"])
+    )
     for again in (tmp_path / "again.json", tmp_path / "again.jsonl.gz"):
         md = tmp_path / "summary.md"
         args = ["--records", str(again)] if again.suffix == ".gz" else []
         again = again.with_suffix(".json")
-        assert cli_main(["report", str(pytester.path / "results.json"), "--json", str(again),
-                         "--markdown", str(md), *args]) == 0
+        assert (
+            cli_main(
+                [
+                    "report",
+                    str(pytester.path / "results.json"),
+                    "--json",
+                    str(again),
+                    "--markdown",
+                    str(md),
+                    *args,
+                ]
+            )
+            == 0
+        )
         recomputed = json.loads(again.read_text("utf-8"))
         assert _figures(recomputed) == _figures(doc)
         pointer = recomputed["records_file"]
         assert _lines(again.parent / pointer["file"]) == written
         assert [r.get("records", {}).get("count") for r in recomputed["results"]] == [
-            r.get("records", {}).get("count") for r in doc["results"]]
+            r.get("records", {}).get("count") for r in doc["results"]
+        ]
         assert "## Competence profiles" in md.read_text("utf-8")
 
 
@@ -120,10 +146,12 @@ def test_xdist_report_equals_the_serial_report(pytester: pytest.Pytester):
     serial, parallel = pytester.path / "serial.json", pytester.path / "parallel.json"
     # No example database: the second run would replay the first run's minimal cases.
     nodb = ("-o", "competence_database=none")
-    pytester.runpytest_subprocess(*nodb, "--competence-model", MODELS,
-                                  "--competence-json", str(serial))
-    result = pytester.runpytest_subprocess(*nodb, "-n", "2", "--competence-model", MODELS,
-                                           "--competence-json", str(parallel))
+    pytester.runpytest_subprocess(
+        *nodb, "--competence-model", MODELS, "--competence-json", str(serial)
+    )
+    result = pytester.runpytest_subprocess(
+        *nodb, "-n", "2", "--competence-model", MODELS, "--competence-json", str(parallel)
+    )
     result.assert_outcomes(passed=3, failed=5)
     serial_doc, parallel_doc = (json.loads(p.read_text("utf-8")) for p in (serial, parallel))
     assert _figures(parallel_doc) == _figures(serial_doc)
@@ -132,9 +160,14 @@ def test_xdist_report_equals_the_serial_report(pytester: pytest.Pytester):
     assert lines == _lines(pytester.path / "serial.records.jsonl")
     assert parallel_doc["records_file"]["sha256"] == serial_doc["records_file"]["sha256"]
     keys = [(r["nodeid"], r["instance_id"], r["presentation"]) for r in map(json.loads, lines)]
-    assert len(set(keys)) == len(keys) == sum(
-        r["design"]["pairs"] * len(r["design"]["levels"]) * len(r["presentations"])
-        for r in parallel_doc["results"])
+    assert (
+        len(set(keys))
+        == len(keys)
+        == sum(
+            r["design"]["pairs"] * len(r["design"]["levels"]) * len(r["presentations"])
+            for r in parallel_doc["results"]
+        )
+    )
 
 
 def test_markdown_goes_to_the_github_step_summary(pytester: pytest.Pytester, monkeypatch):
@@ -176,19 +209,23 @@ def test_profile_hook_sees_every_result(pytester: pytest.Pytester, xdist):
     seen = [json.loads(line) for line in (pytester.path / "seen.jsonl").read_text().splitlines()]
     assert len(seen) == 4
     assert {(s[0].split("::")[1], s[1]) for s in seen} == {
-        ("test_front[ref:ideal]", "passed"), ("test_front[ref:always-no]", "failed"),
-        ("test_interior[ref:ideal]", "passed"), ("test_interior[ref:always-no]", "failed"),
+        ("test_front[ref:ideal]", "passed"),
+        ("test_front[ref:always-no]", "failed"),
+        ("test_interior[ref:ideal]", "passed"),
+        ("test_interior[ref:always-no]", "failed"),
     }
 
 
 def test_quiet_terminal_summary_is_one_line_per_result(pytester: pytest.Pytester):
     pytester.makepyfile(test_suite=SUITE)
     result = pytester.runpytest("-q", "--competence-model", "ref:ideal")
-    result.stdout.fnmatch_lines([
-        "*= competence profiles =*",
-        "test_suite.py::test_front[[]ref:ideal[]]  PASS  all-correct 1.000  κ̄ *",
-        "test_suite.py::test_interior[[]ref:ideal[]]  PASS  all-correct 1.000  κ̄ *",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*= competence profiles =*",
+            "test_suite.py::test_front[[]ref:ideal[]]  PASS  all-correct 1.000  κ̄ *",
+            "test_suite.py::test_interior[[]ref:ideal[]]  PASS  all-correct 1.000  κ̄ *",
+        ]
+    )
 
 
 def test_quiet_terminal_summary_of_several_models_is_the_matrix(pytester: pytest.Pytester):
@@ -197,25 +234,29 @@ def test_quiet_terminal_summary_of_several_models_is_the_matrix(pytester: pytest
     pytester.makepyfile(test_suite=SUITE)
     args = ("-p", "no:cacheprovider", "--competence-model", "ref:ideal,ref:always-yes")
     result = pytester.runpytest("-q", *args)
-    result.stdout.fnmatch_lines([
-        "*= competence profiles =*",
-        "which suite catches which model*",
-        "  ordering",
-        "    test  *ref:ideal  ref:always-yes",
-        "    test_suite.py::test_front[[]*[]]  *pass  *FAIL",
-        "    test_suite.py::test_interior[[]*[]]  *pass  *FAIL",
-        "each test × model's profile: without -q; model comparisons*with -v*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*= competence profiles =*",
+            "which suite catches which model*",
+            "  ordering",
+            "    test  *ref:ideal  ref:always-yes",
+            "    test_suite.py::test_front[[]*[]]  *pass  *FAIL",
+            "    test_suite.py::test_interior[[]*[]]  *pass  *FAIL",
+            "each test × model's profile: without -q; model comparisons*with -v*",
+        ]
+    )
     # (pytest's short summary, whole under the CI variable, repeats the failure messages)
     section = result.stdout.str().split("competence profiles")[1].split("short test summary")[0]
     assert "all-correct" not in section and "Δacc" not in section
     verbose = pytester.runpytest("-v", *args)
-    verbose.stdout.fnmatch_lines([
-        "test_suite.py::test_front[[]ref:always-yes[]]  FAILED  (strict*",
-        "which suite catches which model*",
-        "test_suite.py::test_front[[]*[]]: models against ref:ideal*",
-        "    ref:always-yes [[]original[]]: Δacc *",
-    ])
+    verbose.stdout.fnmatch_lines(
+        [
+            "test_suite.py::test_front[[]ref:always-yes[]]  FAILED  (strict*",
+            "which suite catches which model*",
+            "test_suite.py::test_front[[]*[]]: models against ref:ideal*",
+            "    ref:always-yes [[]original[]]: Δacc *",
+        ]
+    )
 
 
 def test_report_refuses_other_files(tmp_path, capsys):

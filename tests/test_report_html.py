@@ -22,6 +22,7 @@ PLOTS_PER_RESULT = 4
 
 # -- a synthetic results document (docs/results-schema.md), built from per-instance bits ------
 
+
 def _wilson(k: int, n: int, z: float = 1.959964) -> list[float]:
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -29,8 +30,11 @@ def _wilson(k: int, n: int, z: float = 1.959964) -> list[float]:
     return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
-def _level(n: int, rows: list[tuple[tuple[bool, bool], tuple[bool, bool], tuple[bool, bool]]],
-           names: list[str]) -> dict:
+def _level(
+    n: int,
+    rows: list[tuple[tuple[bool, bool], tuple[bool, bool], tuple[bool, bool]]],
+    names: list[str],
+) -> dict:
     """Every per-level figure from ``(correct, valid, yes)`` pairs of two presentations."""
     total = len(rows)
     joint = [r for r in rows if all(r[1])]
@@ -45,36 +49,64 @@ def _level(n: int, rows: list[tuple[tuple[bool, bool], tuple[bool, bool], tuple[
     acc = {p: sum(r[0][k] for r in rows) / total for k, p in enumerate(names)}
     b = sum(r[0][0] and not r[0][1] for r in rows)
     c = sum(r[0][1] and not r[0][0] for r in rows)
-    mcnemar = {"b": b, "c": c, "statistic": float(abs(b - c)), "method": "exact",
-               "p_value": 1.0 if b == c else 0.0312, "p_holm": 1.0 if b == c else 0.0312}
+    mcnemar = {
+        "b": b,
+        "c": c,
+        "statistic": float(abs(b - c)),
+        "method": "exact",
+        "p_value": 1.0 if b == c else 0.0312,
+        "p_holm": 1.0 if b == c else 0.0312,
+    }
     return {
-        "n": n, "instances": total, "jointly_parsed": j,
-        "robust_correct": robust / j if j else None, "shared_wrong": shared / j if j else None,
+        "n": n,
+        "instances": total,
+        "jointly_parsed": j,
+        "robust_correct": robust / j if j else None,
+        "shared_wrong": shared / j if j else None,
         "presentation_dependent": (j - agree) / j if j else None,
         "robust_correct_ci": _wilson(robust, j) if j else None,
-        "invariance": iota, "strict_invariance": agree / total,
+        "invariance": iota,
+        "strict_invariance": agree / total,
         "mean_accuracy_joint": (robust + (j - agree) / 2) / j if j else None,
-        "accuracy": sum(acc.values()) / len(acc), "accuracy_by_presentation": acc,
-        "accuracy_ci_by_presentation": {p: _wilson(round(a * total), total)
-                                        for p, a in acc.items()},
+        "accuracy": sum(acc.values()) / len(acc),
+        "accuracy_by_presentation": acc,
+        "accuracy_ci_by_presentation": {
+            p: _wilson(round(a * total), total) for p, a in acc.items()
+        },
         "coverage": min(sum(r[1][k] for r in rows) / total for k in range(2)),
-        "coverage_by_presentation": {p: sum(r[1][k] for r in rows) / total
-                                     for k, p in enumerate(names)},
-        "yes_rate": yes, "kappa": kappa,
+        "coverage_by_presentation": {
+            p: sum(r[1][k] for r in rows) / total for k, p in enumerate(names)
+        },
+        "yes_rate": yes,
+        "kappa": kappa,
         "all_correct": sum(all(r[0]) for r in rows) / total,
         "any_correct": sum(any(r[0]) for r in rows) / total,
         "fraction_correct": sum(sum(r[0]) for r in rows) / (2 * total),
-        "pairs": {names[1]: {"jointly_parsed": j, "invariance": iota,
-                             "strict_invariance": agree / total, "yes_rate": yes, "kappa": kappa,
-                             "consistency": sum(all(r[0]) for r in rows) / total,
-                             "mcnemar": mcnemar}},
+        "pairs": {
+            names[1]: {
+                "jointly_parsed": j,
+                "invariance": iota,
+                "strict_invariance": agree / total,
+                "yes_rate": yes,
+                "kappa": kappa,
+                "consistency": sum(all(r[0]) for r in rows) / total,
+                "mcnemar": mcnemar,
+            }
+        },
     }
 
 
-def make_result(model: str = "ref:threshold?n=8", *, levels=(4, 8, 16, 32), pairs: int = 20,
-                parse_rate: float = 1.0, nodeid: str | None = None,
-                raw: str = "yes", prompt: str = "Amy is in front of Bob. Is Amy first?",
-                presentations=("original", "equivalent")) -> dict:
+def make_result(
+    model: str = "ref:threshold?n=8",
+    *,
+    levels=(4, 8, 16, 32),
+    pairs: int = 20,
+    parse_rate: float = 1.0,
+    nodeid: str | None = None,
+    raw: str = "yes",
+    prompt: str = "Amy is in front of Bob. Is Amy first?",
+    presentations=("original", "equivalent"),
+) -> dict:
     """One ``results[]`` entry whose model degrades with n; ``parse_rate`` 0 parses nothing."""
     names = list(presentations)
     out_levels, bits = [], {"correct": {p: "" for p in names}, "valid": {p: "" for p in names}}
@@ -85,8 +117,13 @@ def make_result(model: str = "ref:threshold?n=8", *, levels=(4, 8, 16, 32), pair
             right = (i * 7 % pairs) / pairs >= min(0.9, math.log2(n) / 8)  # worse as n grows
             other = right if i % 4 else not right
             valid = (i / pairs) < parse_rate
-            rows.append(((right and valid, other and valid), (valid, valid),
-                         (i % 2 == 0, (i % 2 == 0) == (right == other))))
+            rows.append(
+                (
+                    (right and valid, other and valid),
+                    (valid, valid),
+                    (i % 2 == 0, (i % 2 == 0) == (right == other)),
+                )
+            )
             ids.append(f"n{n}-{i}")
             level_of.append(n)
             for k, p in enumerate(names):
@@ -95,35 +132,63 @@ def make_result(model: str = "ref:threshold?n=8", *, levels=(4, 8, 16, 32), pair
         out_levels.append(_level(n, rows, names))
     kappas = [lv["kappa"] for lv in out_levels if lv["kappa"] is not None]
     kappa_bar = sum(kappas) / len(kappas) if kappas else None
-    observation = {"answer_map": {"yes": "yes", "no": "no"}, "prompt": prompt, "raw": raw,
-                   "parsed": None, "valid": False, "reason": "no yes/no answer", "gold": "yes",
-                   "correct": False}
+    observation = {
+        "answer_map": {"yes": "yes", "no": "no"},
+        "prompt": prompt,
+        "raw": raw,
+        "parsed": None,
+        "valid": False,
+        "reason": "no yes/no answer",
+        "gold": "yes",
+        "correct": False,
+    }
     nodeid = nodeid or f"examples/test_x.py::test_a[{model}]"
     return {
-        "nodeid": nodeid, "test": nodeid.replace(f"[{model}]", "[*]"), "model": model,
+        "nodeid": nodeid,
+        "test": nodeid.replace(f"[{model}]", "[*]"),
+        "model": model,
         "family": "Ordering(vocabulary='front_behind', protocol='L')",
         "condition": "strict: C_0 = … = C_K = 1 on every instance at every level",
-        "outcome": "failed", "presentations": names,
+        "outcome": "failed",
+        "presentations": names,
         "design": {"levels": list(levels), "pairs": pairs, "seed": 0, "require": "strict"},
         "levels": out_levels,
         "summary": {
-            "instances": len(ids), "kappa_bar": kappa_bar,
-            "accuracy_by_presentation": {p: bits["correct"][p].count("1") / len(ids)
-                                         for p in names},
+            "instances": len(ids),
+            "kappa_bar": kappa_bar,
+            "accuracy_by_presentation": {
+                p: bits["correct"][p].count("1") / len(ids) for p in names
+            },
             "all_correct": sum(lv["all_correct"] for lv in out_levels) / len(out_levels),
-            "mcnemar": {names[1]: {"b": 3, "c": 9, "statistic": 2.08, "method": "exact",
-                                   "p_value": 0.146}},
-            "boundary": {"tau": 0.85, "crossing": levels[-1], "reproducibility": 0.52,
-                         "coin_flip": True},
-            "bootstrap": {"B": 2000, "seed": 0, "stratified_by": "n",
-                          "robust_correct": [0.5, 0.41, 0.6], "invariance": [0.7, 0.62, 0.78],
-                          "kappa_bar": [kappa_bar, None if kappa_bar is None else kappa_bar - 0.1,
-                                        None if kappa_bar is None else kappa_bar + 0.1],
-                          f"accuracy_difference[{names[0]}-{names[1]}]": [0.02, -0.03, 0.07]},
+            "mcnemar": {
+                names[1]: {"b": 3, "c": 9, "statistic": 2.08, "method": "exact", "p_value": 0.146}
+            },
+            "boundary": {
+                "tau": 0.85,
+                "crossing": levels[-1],
+                "reproducibility": 0.52,
+                "coin_flip": True,
+            },
+            "bootstrap": {
+                "B": 2000,
+                "seed": 0,
+                "stratified_by": "n",
+                "robust_correct": [0.5, 0.41, 0.6],
+                "invariance": [0.7, 0.62, 0.78],
+                "kappa_bar": [
+                    kappa_bar,
+                    None if kappa_bar is None else kappa_bar - 0.1,
+                    None if kappa_bar is None else kappa_bar + 0.1,
+                ],
+                f"accuracy_difference[{names[0]}-{names[1]}]": [0.02, -0.03, 0.07],
+            },
         },
         "failing_case": {
-            "condition": "strict", "level": levels[0], "what": "all_correct 0.65 < 1",
-            "also_failing": list(levels[1:]), "instance_id": ids[0],
+            "condition": "strict",
+            "level": levels[0],
+            "what": "all_correct 0.65 < 1",
+            "also_failing": list(levels[1:]),
+            "instance_id": ids[0],
             "observations": [dict(observation, presentation=p) for p in names],
         },
         "instances": {"ids": ids, "level": level_of, **bits},
@@ -134,25 +199,53 @@ def make_document(results: list[dict] | None = None, comparisons: list[dict] | N
     results = results if results is not None else [make_result("ref:ideal"), make_result()]
     models = list(dict.fromkeys(r["model"] for r in results))
     if comparisons is None and len(models) > 1:
-        tests = [{"model": m, "b": 2, "c": 11, "statistic": 4.92, "method": "exact",
-                  "p_value": 0.0213, "p_holm": 0.0213} for m in models[1:]]
-        comparisons = [{
-            "test": results[0]["test"], "reference": models[0], "models": models[1:],
-            "mcnemar": [{"presentation": p, "n": scope, "tests": copy.deepcopy(tests)}
-                        for p in results[0]["presentations"] for scope in ["all", 4, 8]],
-            "accuracy_delta": {m: {p: [-0.2, -0.31, -0.09] for p in results[0]["presentations"]}
-                               for m in models[1:]},
-            "bootstrap": {"B": 2000, "seed": 0, "stratified_by": "n"},
-        }]
-    return {"schema": "pytest-competence/results/1", "plugin_version": "0.1.0", "models": models,
-            "results": sorted(results, key=lambda r: r["nodeid"]), "comparisons": comparisons or []}
+        tests = [
+            {
+                "model": m,
+                "b": 2,
+                "c": 11,
+                "statistic": 4.92,
+                "method": "exact",
+                "p_value": 0.0213,
+                "p_holm": 0.0213,
+            }
+            for m in models[1:]
+        ]
+        comparisons = [
+            {
+                "test": results[0]["test"],
+                "reference": models[0],
+                "models": models[1:],
+                "mcnemar": [
+                    {"presentation": p, "n": scope, "tests": copy.deepcopy(tests)}
+                    for p in results[0]["presentations"]
+                    for scope in ["all", 4, 8]
+                ],
+                "accuracy_delta": {
+                    m: {p: [-0.2, -0.31, -0.09] for p in results[0]["presentations"]}
+                    for m in models[1:]
+                },
+                "bootstrap": {"B": 2000, "seed": 0, "stratified_by": "n"},
+            }
+        ]
+    return {
+        "schema": "pytest-competence/results/1",
+        "plugin_version": "0.1.0",
+        "models": models,
+        "results": sorted(results, key=lambda r: r["nodeid"]),
+        "comparisons": comparisons or [],
+    }
 
 
 def hostile_document() -> dict:
     """Every model- or user-derived string carries script or an attribute breakout."""
-    result = make_result(HOSTILE_SCRIPT, nodeid=f"t.py::test[{HOSTILE_IMG}]",
-                         raw=HOSTILE_SCRIPT + HOSTILE_IMG, prompt="</pre>" + HOSTILE_IMG,
-                         presentations=("original", HOSTILE_IMG))
+    result = make_result(
+        HOSTILE_SCRIPT,
+        nodeid=f"t.py::test[{HOSTILE_IMG}]",
+        raw=HOSTILE_SCRIPT + HOSTILE_IMG,
+        prompt="</pre>" + HOSTILE_IMG,
+        presentations=("original", HOSTILE_IMG),
+    )
     result["family"] = f"Ordering(vocabulary='{HOSTILE_SCRIPT}')"
     result["condition"] = HOSTILE_IMG
     result["design"]["require"] = [HOSTILE_SCRIPT]
@@ -207,6 +300,7 @@ def _svgs(section: str) -> list[str]:
 
 # -- structure ---------------------------------------------------------------------------------
 
+
 def test_page_parses_with_one_svg_per_plot_per_result():
     document = make_document()
     page = render_html(document)
@@ -242,9 +336,20 @@ def test_each_result_shows_its_figures_summary_and_failing_case():
     page = render_html(document)
     section = _sections(page)[1]
     text = "".join(Page(section).text)
-    for needed in ("Per level", "Summary", "κ̄", "McNemar original vs equivalent", "Boundary.",
-                   "coin flip", "Minimal failing case", "ref:threshold?n=8", "Ordering(",
-                   "levels 4, 8, 16, 32", "20 pairs per level", "R 95% CI"):
+    for needed in (
+        "Per level",
+        "Summary",
+        "κ̄",
+        "McNemar original vs equivalent",
+        "Boundary.",
+        "coin flip",
+        "Minimal failing case",
+        "ref:threshold?n=8",
+        "Ordering(",
+        "levels 4, 8, 16, 32",
+        "20 pairs per level",
+        "R 95% CI",
+    ):
         assert needed in text, needed
     assert section.count("<details><summary>prompt</summary><pre>") == 2
     assert "Amy is in front of Bob. Is Amy first?" in text
@@ -253,8 +358,9 @@ def test_each_result_shows_its_figures_summary_and_failing_case():
 
 
 def test_x_axis_is_log2_with_ticks_at_each_level():
-    page = render_html(make_document([make_result(levels=(4, 8, 16, 32, 64, 128, 256, 512, 1024,
-                                                          2048))]))
+    page = render_html(
+        make_document([make_result(levels=(4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048))])
+    )
     profile = _svgs(page)[0]
     labels = re.findall(r'text-anchor="middle">([^<]+)</text>', profile)
     assert labels[:10] == ["4", "8", "16", "32", "64", "128", "256", "512", "1k", "2k"]
@@ -274,6 +380,7 @@ def test_undefined_kappa_leaves_a_gap_in_its_line():
 
 
 # -- hostile strings ---------------------------------------------------------------------------
+
 
 def test_hostile_strings_are_escaped_everywhere():
     page = render_html(hostile_document())
@@ -295,10 +402,14 @@ def test_hostile_strings_are_escaped_everywhere():
 
 # -- nulls, edge cases, determinism -----------------------------------------------------------
 
+
 def test_nothing_jointly_parsed_renders_dashes():
     result = make_result(parse_rate=0.0)
-    result["summary"].update(kappa_bar=None, mcnemar={}, boundary={
-        "tau": 0.85, "crossing": None, "reproducibility": None, "coin_flip": False})
+    result["summary"].update(
+        kappa_bar=None,
+        mcnemar={},
+        boundary={"tau": 0.85, "crossing": None, "reproducibility": None, "coin_flip": False},
+    )
     del result["summary"]["bootstrap"]
     page = render_html(make_document([result]))
     parsed = Page(page)
@@ -378,9 +489,17 @@ MODELS = "ref:ideal,ref:threshold?n=8,ref:coin,py:hostile_model.py:answer"
 def _plugin_page(pytester: pytest.Pytester, *args: str, name: str = "out.html") -> tuple[str, dict]:
     pytester.makepyfile(test_a=SUITE, hostile_model=HOSTILE_MODEL)
     page, archive = pytester.path / name, pytester.path / f"{name}.json"
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--competence-model", MODELS,
-                                  "--competence-json", str(archive), "--competence-html",
-                                  str(page), *args)
+    pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--competence-model",
+        MODELS,
+        "--competence-json",
+        str(archive),
+        "--competence-html",
+        str(page),
+        *args,
+    )
     assert page.exists(), "the plugin wrote no HTML report"
     return page.read_text("utf-8"), json.loads(archive.read_text("utf-8"))
 
@@ -410,6 +529,7 @@ def test_serial_and_xdist_pages_are_byte_identical(pytester: pytest.Pytester):
 
 
 # -- a real browser ------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
@@ -447,7 +567,7 @@ def test_browser_screenshot_is_a_real_picture(chromium: str, tmp_path: Path):
     width, height, rows = png_pixels(png)
     assert (width, height) == (1280, 2000)
     bpp = len(rows[0]) // width
-    pixels = [row[x:x + 3] for row in rows[::7] for x in range(0, len(row), 5 * bpp)]
+    pixels = [row[x : x + 3] for row in rows[::7] for x in range(0, len(row), 5 * bpp)]
     luma = [0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2] for p in pixels]
     mean = sum(luma) / len(luma)
     assert math.sqrt(sum((v - mean) ** 2 for v in luma) / len(luma)) > 8  # not one flat colour

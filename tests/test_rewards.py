@@ -83,10 +83,18 @@ def test_three_valued_chance_is_the_agreement_probability():
 def test_agreement_undoes_declared_answer_maps():
     # A negated presentation (yes↔no): its "no" says what the original's "yes" says.
     flip = AnswerMap.swap("yes", "no")
-    mapped = [Sample("z", "original", "yes", "yes"), Sample("z", "original", "no", "yes"),
-              Sample("z", "negated", "no", "no", flip), Sample("z", "negated", "no", "no", flip)]
-    same = [Sample("z", "original", "yes", "yes"), Sample("z", "original", "no", "yes"),
-            Sample("z", "other", "yes", "yes"), Sample("z", "other", "yes", "yes")]
+    mapped = [
+        Sample("z", "original", "yes", "yes"),
+        Sample("z", "original", "no", "yes"),
+        Sample("z", "negated", "no", "no", flip),
+        Sample("z", "negated", "no", "no", flip),
+    ]
+    same = [
+        Sample("z", "original", "yes", "yes"),
+        Sample("z", "original", "no", "yes"),
+        Sample("z", "other", "yes", "yes"),
+        Sample("z", "other", "yes", "yes"),
+    ]
     # Canonical answers yes, no, yes, yes: chance 5/8; original yes agrees 2/2 -> 1 + ½·⅜.
     expected = [1.1875, 0.0, 1.0, 1.0]
     assert agreement_rewards(mapped).tolist() == agreement_rewards(same).tolist() == expected
@@ -99,8 +107,9 @@ def test_eq5_by_hand():
     assert got[:2].tolist() == [0.0, 0.0]  # P1's two samples earned the same reward
     assert got[2:] == pytest.approx([0.59375 / (spread + EPSILON), -0.59375 / (spread + EPSILON)])
     population = prompt_advantages(rewards, HAND, ddof=0)
-    assert population[2:] == pytest.approx([0.59375 / (0.59375 + EPSILON),
-                                            -0.59375 / (0.59375 + EPSILON)])
+    assert population[2:] == pytest.approx(
+        [0.59375 / (0.59375 + EPSILON), -0.59375 / (0.59375 + EPSILON)]
+    )
 
 
 def test_instance_advantages_by_hand():
@@ -108,8 +117,9 @@ def test_instance_advantages_by_hand():
     assert got.tolist() == [0.25, 0.25, 0.5, -1.0]  # mean 0.6875, no scaling
 
 
-answers = st.lists(st.lists(st.sampled_from(["yes", "no"]), min_size=4, max_size=4),
-                   min_size=4, max_size=4)
+answers = st.lists(
+    st.lists(st.sampled_from(["yes", "no"]), min_size=4, max_size=4), min_size=4, max_size=4
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -128,8 +138,15 @@ def test_app_g_per_prompt_groups_make_the_bonus_inert(gold, groups):
 
 def test_app_g_instance_groups_let_the_bonus_act():
     # Four presentations × G = 4, gold yes, answers split so rewards take three or more values.
-    b = batch("yes", {"P0": ["yes"] * 4, "P1": ["yes", "yes", "yes", "no"],
-                      "P2": ["yes", "no", "no", "no"], "P3": ["yes", "yes", "no", "no"]})
+    b = batch(
+        "yes",
+        {
+            "P0": ["yes"] * 4,
+            "P1": ["yes", "yes", "yes", "no"],
+            "P2": ["yes", "no", "no", "no"],
+            "P3": ["yes", "yes", "no", "no"],
+        },
+    )
     grpo = score(b, weight=0.5)
     assert grpo.cosine == pytest.approx(1.0, abs=1e-6)  # per prompt: the bonus changes nothing
     ig = score(b, method="grpo-ig", weight=0.5)
@@ -168,17 +185,28 @@ def test_samples_parse_with_the_family_parser():
 
 # -- the TRL reward function (its signature, without TRL) ---------------------------------------
 
-COLUMNS = {"instance_id": [s.instance_id for s in HAND],
-           "presentation": [s.presentation for s in HAND], "gold": [s.gold for s in HAND]}
+COLUMNS = {
+    "instance_id": [s.instance_id for s in HAND],
+    "presentation": [s.presentation for s in HAND],
+    "gold": [s.gold for s in HAND],
+}
 TEXTS = ["yes", "Yes.", "Answer: yes", "no"]
 
 
 def test_trl_signature_standard_format():
     reward = GRPOReward(family("ordering").parse)
     params = inspect.signature(reward).parameters
-    assert list(params)[0] == "completions" and params["columns"].kind is params["columns"].VAR_KEYWORD
-    got = reward(prompts=["p"] * 4, completions=TEXTS, completion_ids=[[1]] * 4,
-                 trainer_state=None, answer_space=[["yes", "no"]] * 4, **COLUMNS)
+    assert (
+        list(params)[0] == "completions" and params["columns"].kind is params["columns"].VAR_KEYWORD
+    )
+    got = reward(
+        prompts=["p"] * 4,
+        completions=TEXTS,
+        completion_ids=[[1]] * 4,
+        trainer_state=None,
+        answer_space=[["yes", "no"]] * 4,
+        **COLUMNS,
+    )
     assert got == [1.0, 1.0, 1.1875, 0.0] and all(type(r) is float for r in got)
     assert reward.__name__ == "competence_grpo"
 
@@ -201,11 +229,14 @@ def test_trl_reward_checks_its_columns():
         GRPOReward(family("ordering").parse, weight=float("nan"))
 
 
-
 def test_presentations_with_another_gold_are_not_compared():
     # An edit that changes the oracle: "edited" has gold no while the original's is yes.
-    edited = [Sample("z", "original", "yes", "yes"), Sample("z", "original", "no", "yes"),
-              Sample("z", "edited", "no", "no"), Sample("z", "edited", "no", "no")]
+    edited = [
+        Sample("z", "original", "yes", "yes"),
+        Sample("z", "original", "no", "yes"),
+        Sample("z", "edited", "no", "no"),
+        Sample("z", "edited", "no", "no"),
+    ]
     assert agreement_rewards(edited, clip=False).tolist() == [1.0, 0.0, 1.0, 1.0]
 
 
@@ -213,8 +244,12 @@ def _design(name: str):
     f = family(name)
     lo = getattr(f, "levels", (2, 2))[0]  # the rule-induction families declare their range
     level = 4 if name == "intervention" else max(lo, 2)
-    return f, f.design(levels=[level], pairs=12, seed=1,  # 12: balanced over 2, 3, 4 or 6 cells
-                       presentations=list(default_presentations(f)))
+    return f, f.design(
+        levels=[level],
+        pairs=12,
+        seed=1,  # 12: balanced over 2, 3, 4 or 6 cells
+        presentations=list(default_presentations(f)),
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))

@@ -35,9 +35,16 @@ def leaked(text: str) -> list[str]:
 def ask_once(url: str, **kw):
     """One request through the transport, the key in its Authorization header."""
     calls = [Call("/chat/completions", {"model": "m", "messages": []})]
-    [(_, result)] = post_all(calls, lambda body: body, urls=[url],
-                             headers={"Authorization": f"Bearer {KEY}"}, concurrency=1,
-                             timeout=5.0, policy=RetryPolicy(attempts=1), **kw)
+    [(_, result)] = post_all(
+        calls,
+        lambda body: body,
+        urls=[url],
+        headers={"Authorization": f"Bearer {KEY}"},
+        concurrency=1,
+        timeout=5.0,
+        policy=RetryPolicy(attempts=1),
+        **kw,
+    )
     return result
 
 
@@ -86,6 +93,7 @@ def _prompt():
     [item] = Ordering().design(levels=[4], pairs=4, seed=1, presentations=["original"])[:1]
     return item.prompts[0]
 
+
 SUITE = """
     import logging
     import pytest
@@ -108,15 +116,38 @@ def test_the_api_key_reaches_the_server_and_no_artifact(pytester, server, monkey
     pytester.makepyfile(test_suite=SUITE)
     pytester.makeini("[pytest]\ncompetence_api_key_env = COMPETENCE_TEST_KEY\n")
     # Half the errors echo the headers as JSON, half put the key across the cut of the message.
-    server.control(faults=[{"kind": "400", "share": 0.15, "times": 10**6},
-                           {"kind": "400", "share": 0.15, "times": 10**6, "pad": CUT - 20}])
+    server.control(
+        faults=[
+            {"kind": "400", "share": 0.15, "times": 10**6},
+            {"kind": "400", "share": 0.15, "times": 10**6, "pad": CUT - 20},
+        ]
+    )
     spec = f"openai:ideal@{server.url}"
-    args = ["-p", "no:cacheprovider", "-v", "-rA", "--log-level=DEBUG", "--log-cli-level=DEBUG",
-            "--competence-model", spec, "--competence-json", "out.json",
-            "--competence-html", "out.html", "--competence-markdown", "out.md",
-            "--junitxml", "junit.xml"]
-    result = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=pytester.path,
-                            capture_output=True, text=True, timeout=120)
+    args = [
+        "-p",
+        "no:cacheprovider",
+        "-v",
+        "-rA",
+        "--log-level=DEBUG",
+        "--log-cli-level=DEBUG",
+        "--competence-model",
+        spec,
+        "--competence-json",
+        "out.json",
+        "--competence-html",
+        "out.html",
+        "--competence-markdown",
+        "out.md",
+        "--junitxml",
+        "junit.xml",
+    ]
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", *args],
+        cwd=pytester.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 1, output  # the 400s make invalid answers: the condition fails
     assert "[redacted]" in output  # the echoed header was in an error, and was scrubbed
@@ -126,15 +157,21 @@ def test_the_api_key_reaches_the_server_and_no_artifact(pytester, server, monkey
 
     files = list(every_file(pytester.path))
     names = {p.name for p in files}
-    assert {"out.json", "out.records.jsonl", "out.html", "out.md", "junit.xml",
-            "cache.sqlite"} <= names
+    assert {
+        "out.json",
+        "out.records.jsonl",
+        "out.html",
+        "out.md",
+        "junit.xml",
+        "cache.sqlite",
+    } <= names
     assert not leaked(output)
     for path in files:
         data = path.read_bytes().decode("utf-8", "replace")
         assert not leaked(data), path
 
 
-LEAKY_MODEL = '''
+LEAKY_MODEL = """
 import os
 
 def answer(prompts):
@@ -148,7 +185,7 @@ def answer(prompts):
         else:
             out.append("yes")
     return out
-'''
+"""
 
 
 def test_no_report_holds_a_key_a_model_put_in_an_answer_or_exception(pytester, monkeypatch):
@@ -157,10 +194,21 @@ def test_no_report_holds_a_key_a_model_put_in_an_answer_or_exception(pytester, m
     pytester.makepyfile(leaky_model=LEAKY_MODEL)
     pytester.makepyfile(test_suite=SUITE)
     pytester.makeini("[pytest]\ncompetence_api_key_env = COMPETENCE_TEST_KEY\n")
-    result = pytester.runpytest("-p", "no:cacheprovider", "-rA", "--competence-model",
-                                "py:leaky_model:answer", "--competence-json", "out.json",
-                                "--competence-html", "out.html", "--competence-markdown", "out.md",
-                                "--junitxml", "junit.xml")
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "-rA",
+        "--competence-model",
+        "py:leaky_model:answer",
+        "--competence-json",
+        "out.json",
+        "--competence-html",
+        "out.html",
+        "--competence-markdown",
+        "out.md",
+        "--junitxml",
+        "junit.xml",
+    )
     result.assert_outcomes(errors=1)  # the raised exceptions are infrastructure errors
     output = "\n".join(result.outlines + result.errlines)
     assert "auth failed for [redacted]" in output and not leaked(output)

@@ -41,18 +41,29 @@ class Recording:
         return self.inner.generate(prompts)
 
 
-def run(spec: str, family: Ordering | None = None, levels=(4, 16, 64), *, budget=None,
-        store=None, attempts: int = 1, min_n: int | None = None, vocabularies: bool = True,
-        **options):
+def run(
+    spec: str,
+    family: Ordering | None = None,
+    levels=(4, 16, 64),
+    *,
+    budget=None,
+    store=None,
+    attempts: int = 1,
+    min_n: int | None = None,
+    vocabularies: bool = True,
+    **options,
+):
     """Evaluate a small design, then minimise its smallest failing instance, as the plugin does."""
     family = family or Ordering()
     model = Recording(resolve_model(spec))
-    space = family.strategies.case_space(min_n=min_n, max_n=max(levels),
-                                         vocabularies=vocabularies)
+    space = family.strategies.case_space(min_n=min_n, max_n=max(levels), vocabularies=vocabularies)
     items = family.design(levels=list(levels), pairs=8, seed=1)
     design = evaluate(family, items, model, attempts)
-    failing = sorted((item.instance.n, k) for k, (item, row) in
-                     enumerate(zip(items, design.observations)) if fails(row))
+    failing = sorted(
+        (item.instance.n, k)
+        for k, (item, row) in enumerate(zip(items, design.observations))
+        if fails(row)
+    )
     starts = [space.from_design(items[k].instance) for _, k in failing]
     asker = Asker(model, space.family, attempts=attempts, budget=budget or Budget(200, 300))
     asker.remember(design)
@@ -79,11 +90,17 @@ def test_minimal_n_is_the_threshold_chosen_at_random(n_star):
 
 def _unambiguous() -> list[str]:
     """Vocabularies no prompt of another vocabulary can be mistaken for (no shared phrases)."""
+
     def middles(v):
-        return {p.split("{a}")[1].split("{b}")[0] for ph in (v.forward, v.converse)
-                for p in (ph.statement, ph.negation)}
-    return [v.name for v in CATALOG
-            if not any(middles(v) & middles(w) for w in CATALOG if w is not v)]
+        return {
+            p.split("{a}")[1].split("{b}")[0]
+            for ph in (v.forward, v.converse)
+            for p in (ph.statement, ph.negation)
+        }
+
+    return [
+        v.name for v in CATALOG if not any(middles(v) & middles(w) for w in CATALOG if w is not v)
+    ]
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=NESTED)
@@ -122,6 +139,7 @@ def test_distractors_shrink_to_none_when_they_do_not_matter():
 
 # -- the cost in calls ----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("n_star", [5, 100, 600, 1024])
 def test_minimising_within_4_to_1024_costs_calls_logarithmic_in_the_range(n_star):
     found, model, _ = run(f"ref:threshold?n={n_star - 1}", levels=(1024,), min_n=4)
@@ -158,6 +176,7 @@ def test_boundary_search_takes_at_most_log2_of_the_range_calls():
 
 # -- budgets --------------------------------------------------------------------------------------
 
+
 def test_a_spent_call_budget_reports_the_best_case_so_far():
     found, model, _ = run("ref:threshold?n=300", levels=(1024,), budget=Budget(calls=6))
     assert found is not None and found.reproduced
@@ -172,13 +191,15 @@ def test_a_spent_time_budget_stops_too():
     model = resolve_model("ref:threshold?n=300")
     space = family.strategies.case_space(max_n=1024)
     # Every reading of the clock is one second later: the budget of 5 s ends after a few steps.
-    asker = Asker(model, space.family, budget=Budget(calls=1000, seconds=5),
-                  clock=lambda: float(next(ticks)))
+    asker = Asker(
+        model, space.family, budget=Budget(calls=1000, seconds=5), clock=lambda: float(next(ticks))
+    )
     found = minimise(space, model, [space.from_design(family.instance(1024, 0))], asker=asker)
     assert found.exhausted and not found.complete and found.total_calls < 10
 
 
 # -- stochastic models ----------------------------------------------------------------------------
+
 
 def test_a_policy_wrong_half_the_time_is_reported_as_not_reproducing():
     outcomes = []
@@ -227,8 +248,10 @@ def test_a_minimised_case_that_does_not_come_back_falls_back_to_the_starting_cas
     start = space.from_design(family.instance(16, 0))
     found = minimise(space, model, [start], budget=Budget(60))
     assert found.reproduced and found.case == start and not found.complete
-    assert found.notes == ["the minimised case did not fail again when asked afresh, so the case "
-                           "shown is the one minimisation started from"]
+    assert found.notes == [
+        "the minimised case did not fail again when asked afresh, so the case "
+        "shown is the one minimisation started from"
+    ]
     assert found.calls["confirm"] == 2 and found.shrinking_calls > 0
 
 
@@ -245,6 +268,7 @@ def test_a_model_breaking_the_batch_contract_is_an_error_not_a_case():
 
 
 # -- the example database -------------------------------------------------------------------------
+
 
 def _store(databases: CaseDatabases, space, model: str) -> CaseStore:
     return CaseStore(databases, case_key("test_x.py::test_x[*]", space), model)
@@ -270,8 +294,9 @@ def _moved(before: int, after: int, databases: CaseDatabases, name: str = "qwen"
     space = Ordering().strategies.case_space(min_n=4, max_n=1024, vocabularies=True)
     found = []
     for limit in (before, after):
-        store = CaseStore(databases, case_key("test_x.py::test_x[*]", space), name,
-                          identity=f"threshold {limit}")
+        store = CaseStore(
+            databases, case_key("test_x.py::test_x[*]", space), name, identity=f"threshold {limit}"
+        )
         found.append(run(f"ref:threshold?n={limit}", levels=(1024,), min_n=4, store=store)[0])
     return (*found, space)
 
@@ -292,10 +317,12 @@ def test_a_checkpoint_failing_earlier_under_the_same_name_is_minimised_again(bef
     assert second.boundary.calls <= math.ceil(math.log2(before - 4 + 1))
     assert second.total_calls <= fresh.total_calls + 2  # the replay call and the check
     # The smaller case replaces the saved one, as minimal for the new checkpoint.
-    saved = CaseStore(databases, case_key("test_x.py::test_x[*]", space), "qwen",
-                      identity=f"threshold {after}").load(space)
-    assert [(s.case, s.minimal, s.saved_for(f"threshold {after}")) for s in saved] \
-        == [(second.case, True, "same")]
+    saved = CaseStore(
+        databases, case_key("test_x.py::test_x[*]", space), "qwen", identity=f"threshold {after}"
+    ).load(space)
+    assert [(s.case, s.minimal, s.saved_for(f"threshold {after}")) for s in saved] == [
+        (second.case, True, "same")
+    ]
 
 
 def test_the_check_asks_earlier_vocabularies_with_the_boundary_in_one_call():
@@ -306,8 +333,9 @@ def test_the_check_asks_earlier_vocabularies_with_the_boundary_in_one_call():
 
     def moved(vocabularies):  # noqa: ANN001, ANN202
         store = CaseStore(databases, case_key("t.py::t[*]", space), "qwen", vocabularies)
-        return run(f"ref:threshold?n=5&vocabularies={vocabularies}", family, levels=(4, 8, 16),
-                   store=store)[0]
+        return run(
+            f"ref:threshold?n=5&vocabularies={vocabularies}", family, levels=(4, 8, 16), store=store
+        )[0]
 
     first = moved(first_two[1])
     assert (first.case.n, first.case.vocabulary) == (6, first_two[1])
@@ -323,8 +351,9 @@ def test_a_replayed_case_the_budget_leaves_unchecked_is_not_called_minimal():
     databases = CaseDatabases(InMemoryExampleDatabase())
     space = Ordering().strategies.case_space(max_n=64, vocabularies=True)
     run("ref:threshold?n=9", store=_store(databases, space, "m"))
-    found, _, _ = run("ref:threshold?n=9", store=_store(databases, space, "m"),
-                      budget=Budget(calls=2))
+    found, _, _ = run(
+        "ref:threshold?n=9", store=_store(databases, space, "m"), budget=Budget(calls=2)
+    )
     assert found.source == "database" and found.replay.checked is None
     assert not found.proven and not found.complete and found.exhausted
     assert found.calls == {"replay": 1, "confirm": 1}
@@ -416,9 +445,11 @@ def test_the_key_is_shared_by_models_and_differs_between_tests_and_spaces():
 
 # -- the asker ------------------------------------------------------------------------------------
 
+
 def test_the_design_answers_are_remembered_so_the_start_costs_nothing():
-    found, model, _ = run("ref:threshold?n=9", levels=(4, 16), hypothesis=False,
-                          boundary=False, vocabularies=False)
+    found, model, _ = run(
+        "ref:threshold?n=9", levels=(4, 16), hypothesis=False, boundary=False, vocabularies=False
+    )
     assert found.calls == {"confirm": 1} and len(model.batches) == 1
 
 

@@ -30,8 +30,9 @@ SUITE = """
 def minimal_section(output: str) -> list[str]:
     """The lines of the first minimal-case block of a failure message, prompts left out."""
     lines = output.splitlines()
-    start = next(i for i, line in enumerate(lines)
-                 if re.match(r"^  (minimal |smallest )?failing case", line))
+    start = next(
+        i for i, line in enumerate(lines) if re.match(r"^  (minimal |smallest )?failing case", line)
+    )
     block = []
     for line in lines[start:]:
         if line.startswith(("=", "_")) or not line.startswith("  "):
@@ -45,22 +46,24 @@ def test_failure_message_shows_the_minimal_case_and_the_calls_it_cost(pytester: 
     pytester.makepyfile(test_x=SUITE)
     result = pytester.runpytest("--competence-model", "ref:threshold?n=11")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "  first failing level: n=16: *",
-        "  minimal failing case: n=12, vocabulary=front_behind, cell=forward/yes, 1 of 11 premises "
-        "rewritten (the last in chain order), every names line and premise order in chain order, "
-        "latent index=0 seed=0",
-        "    * model calls (boundary search *, Hypothesis shrinking *, asking again 2); "
-        "* prompts, *",
-        "    boundary search on n for the failing instance's latent seed: n=12 fails, n=11 passes, "
-        "in 4 calls (at most ⌈log₂ 15⌉ = 4)",
-        esc("    [original] gold=yes parsed=yes raw='yes' → correct"),
-        "      prompt: There are 12 people standing in some order. *",
-        esc("    [equivalent] gold=yes parsed=no raw='no' → WRONG"),
-        "      prompt: There are 12 people *Helen is behind Bette. Is Hallie in front of Helen?*",
-        "    Asked 3 more times with fresh sends, it fails the same way every time. Saved to the "
-        "example database .hypothesis/examples; the next run replays it first.",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "  first failing level: n=16: *",
+            "  minimal failing case: n=12, vocabulary=front_behind, cell=forward/yes, 1 of 11 premises "
+            "rewritten (the last in chain order), every names line and premise order in chain order, "
+            "latent index=0 seed=0",
+            "    * model calls (boundary search *, Hypothesis shrinking *, asking again 2); "
+            "* prompts, *",
+            "    boundary search on n for the failing instance's latent seed: n=12 fails, n=11 passes, "
+            "in 4 calls (at most ⌈log₂ 15⌉ = 4)",
+            esc("    [original] gold=yes parsed=yes raw='yes' → correct"),
+            "      prompt: There are 12 people standing in some order. *",
+            esc("    [equivalent] gold=yes parsed=no raw='no' → WRONG"),
+            "      prompt: There are 12 people *Helen is behind Bette. Is Hallie in front of Helen?*",
+            "    Asked 3 more times with fresh sends, it fails the same way every time. Saved to the "
+            "example database .hypothesis/examples; the next run replays it first.",
+        ]
+    )
     assert_no_internals(result.stdout.str())
 
 
@@ -73,13 +76,15 @@ def test_a_second_run_replays_the_saved_case_and_checks_only_its_boundary(
     first = json.loads((pytester.path / "out.json").read_text())
     result = pytester.runpytest(*args)
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "  minimal failing case: n=12, vocabulary=front_behind, *",
-        "    3 model calls (database replay 1, minimality check 1, asking again 1); 10 prompts, *",
-        "    Regression replayed from the example database (saved as minimal on * UTC for this "
-        "exact model) and checked minimal for the model just asked: n=11 passes (1 call), so no "
-        "shrinking calls were spent. *",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "  minimal failing case: n=12, vocabulary=front_behind, *",
+            "    3 model calls (database replay 1, minimality check 1, asking again 1); 10 prompts, *",
+            "    Regression replayed from the example database (saved as minimal on * UTC for this "
+            "exact model) and checked minimal for the model just asked: n=11 passes (1 call), so no "
+            "shrinking calls were spent. *",
+        ]
+    )
     second = json.loads((pytester.path / "out.json").read_text())
     before, after = (d["results"][0]["failing_case"]["minimal"] for d in (first, second))
     assert after["status"] == "replayed" and after["shrinking_calls"] == 0
@@ -99,16 +104,25 @@ def failures(result: pytest.RunResult) -> str:
 
 
 def test_xdist_workers_minimise_and_share_the_database(pytester: pytest.Pytester):
-    pytester.makepyfile(test_a=SUITE, test_b="""
+    pytester.makepyfile(
+        test_a=SUITE,
+        test_b="""
         import pytest
 
         @pytest.mark.parametrize("vocabulary", ["left_right", "older_younger"])
         @pytest.mark.competence(levels=[4, 16], pairs=8)
         def test_catalog(competence, vocabulary):
             pass
-    """)
-    args = ("-n", "2", "-p", "no:cacheprovider", "--competence-model",
-            "ref:threshold?n=9,ref:always-yes")
+    """,
+    )
+    args = (
+        "-n",
+        "2",
+        "-p",
+        "no:cacheprovider",
+        "--competence-model",
+        "ref:threshold?n=9,ref:always-yes",
+    )
     first = pytester.runpytest_subprocess(*args)
     first.assert_outcomes(failed=6)
     assert len(re.findall(r"^  minimal failing case: ", failures(first), re.MULTILINE)) == 6
@@ -121,7 +135,8 @@ def test_xdist_workers_minimise_and_share_the_database(pytester: pytest.Pytester
 
 
 def test_minimisation_can_be_turned_off_or_bounded(pytester: pytest.Pytester):
-    pytester.makepyfile(test_x="""
+    pytester.makepyfile(
+        test_x="""
         import pytest
 
         @pytest.mark.competence_shrink(calls=0)
@@ -133,18 +148,22 @@ def test_minimisation_can_be_turned_off_or_bounded(pytester: pytest.Pytester):
         @pytest.mark.competence(levels=[4, 1024], pairs=4)
         def test_bounded(competence):
             pass
-    """)
-    result = pytester.runpytest("--competence-model", "ref:threshold?n=300", "-o",
-                                "competence_database=none")
+    """
+    )
+    result = pytester.runpytest(
+        "--competence-model", "ref:threshold?n=300", "-o", "competence_database=none"
+    )
     result.assert_outcomes(failed=2)
     text = result.stdout.str()
     off = text.split("test_off")[1].split("test_bounded")[0]
     assert "minimal failing case" not in off
-    result.stdout.fnmatch_lines([
-        "  smallest failing case found within the budget (may not be minimal): n=*",
-        "    Minimisation stopped at its budget (4 calls, 300 s): this is the smallest failing "
-        "case found so far and may not be minimal; *Not saved (no writable example database).",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "  smallest failing case found within the budget (may not be minimal): n=*",
+            "    Minimisation stopped at its budget (4 calls, 300 s): this is the smallest failing "
+            "case found so far and may not be minimal; *Not saved (no writable example database).",
+        ]
+    )
 
 
 def test_minimisation_settings_from_ini(pytester: pytest.Pytester):
@@ -158,28 +177,40 @@ def test_minimisation_settings_from_ini(pytester: pytest.Pytester):
     result.stdout.no_fnmatch_line("*minimal failing case*")
 
 
-@pytest.mark.parametrize("marker, message", [
-    ("competence_shrink(calls=-1)", "Expected calls to be an integer >= 0, but got calls=-1"),
-    ("competence_shrink(seconds='soon')", "Expected seconds to be a positive number of seconds"),
-    ("competence_shrink(attempts=0)", "Expected attempts to be an integer >= 1"),
-    ("competence_shrink(vocab=False)", "unknown arguments ['vocab']; expected some of calls, "
-                                        "seconds, attempts, vocabulary"),
-    ("competence_shrink(60)", "takes keyword arguments only"),
-])
-def test_bad_shrink_marker_arguments_are_collection_errors(pytester: pytest.Pytester, marker,
-                                                           message):
-    pytester.makepyfile(test_x=f"""
+@pytest.mark.parametrize(
+    "marker, message",
+    [
+        ("competence_shrink(calls=-1)", "Expected calls to be an integer >= 0, but got calls=-1"),
+        (
+            "competence_shrink(seconds='soon')",
+            "Expected seconds to be a positive number of seconds",
+        ),
+        ("competence_shrink(attempts=0)", "Expected attempts to be an integer >= 1"),
+        (
+            "competence_shrink(vocab=False)",
+            "unknown arguments ['vocab']; expected some of calls, seconds, attempts, vocabulary",
+        ),
+        ("competence_shrink(60)", "takes keyword arguments only"),
+    ],
+)
+def test_bad_shrink_marker_arguments_are_collection_errors(
+    pytester: pytest.Pytester, marker, message
+):
+    pytester.makepyfile(
+        test_x=f"""
         import pytest
 
         @pytest.mark.{marker}
         @pytest.mark.competence(levels=[4], pairs=8)
         def test_x(competence):
             pass
-    """)
+    """
+    )
     result = pytester.runpytest()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*test_x.py::test_x: @pytest.mark.competence_shrink: "
-                                 + esc(message) + "*"])
+    result.stdout.fnmatch_lines(
+        ["*test_x.py::test_x: @pytest.mark.competence_shrink: " + esc(message) + "*"]
+    )
     assert_no_internals(result.stdout.str())
 
 
@@ -188,12 +219,17 @@ def test_a_bad_ini_value_is_a_usage_error(pytester: pytest.Pytester):
     pytester.makepyfile(test_x=SUITE)
     result = pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*ini option Expected competence_shrink_seconds to be a positive "
-                                 "number of seconds, but got competence_shrink_seconds='never'*"])
+    result.stderr.fnmatch_lines(
+        [
+            "*ini option Expected competence_shrink_seconds to be a positive "
+            "number of seconds, but got competence_shrink_seconds='never'*"
+        ]
+    )
 
 
 def test_a_failure_that_does_not_reproduce_is_said_in_plain_words(pytester: pytest.Pytester):
-    pytester.makepyfile(test_x="""
+    pytester.makepyfile(
+        test_x="""
         import pytest
 
         @pytest.mark.competence(levels=[4, 8], pairs=8)
@@ -203,48 +239,66 @@ def test_a_failure_that_does_not_reproduce_is_said_in_plain_words(pytester: pyte
         @pytest.mark.competence(levels=[4, 8], pairs=8, attempts=3)
         def test_majority(competence):
             pass
-    """)
+    """
+    )
     result = pytester.runpytest("--competence-model", "ref:sampled?p=0.5&seed=1")
     result.assert_outcomes(failed=2)
     text = result.stdout.str()
     assert "Flaky" not in text and "Traceback" not in text
     assert_no_internals(text)
     for block in text.split("Competence condition failed")[1:]:
-        assert ("The failure did not reproduce: asked the same prompts 3 more times" in block
-                or "it fails the same way every time" in block), block
-    result.stdout.fnmatch_lines([
-        "  failing case (did not reproduce): n=*",
-        "    The failure did not reproduce: *Its answers change from one send to the next, so this "
-        "case is neither minimised nor saved; declare attempts=5 *",
-    ])
+        assert (
+            "The failure did not reproduce: asked the same prompts 3 more times" in block
+            or "it fails the same way every time" in block
+        ), block
+    result.stdout.fnmatch_lines(
+        [
+            "  failing case (did not reproduce): n=*",
+            "    The failure did not reproduce: *Its answers change from one send to the next, so this "
+            "case is neither minimised nor saved; declare attempts=5 *",
+        ]
+    )
 
 
 def test_a_threshold_failure_is_minimised_too(pytester: pytest.Pytester):
-    pytester.makepyfile(test_x="""
+    pytester.makepyfile(
+        test_x="""
         import pytest
 
         @pytest.mark.competence(levels=[4, 8, 16], pairs=16, require="robust_correct >= 0.95")
         def test_gate(competence):
             pass
-    """)
+    """
+    )
     result = pytester.runpytest("--competence-model", "ref:threshold?n=6")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        "  first failing level: n=8: robust_correct = 0.0000, required >= 0.95",
-        "  minimal failing case: n=7, *",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "  first failing level: n=8: robust_correct = 0.0000, required >= 0.95",
+            "  minimal failing case: n=7, *",
+        ]
+    )
 
 
 def test_reports_carry_the_minimal_case(pytester: pytest.Pytester):
     pytester.makepyfile(test_x=SUITE)
-    result = pytester.runpytest("--competence-model", "ref:ideal,ref:threshold?n=11",
-                                "--competence-json", "out.json", "--competence-markdown", "out.md",
-                                "--competence-html", "out.html")
+    result = pytester.runpytest(
+        "--competence-model",
+        "ref:ideal,ref:threshold?n=11",
+        "--competence-json",
+        "out.json",
+        "--competence-markdown",
+        "out.md",
+        "--competence-html",
+        "out.html",
+    )
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([
-        "*test_grid[[]ref:threshold?n=11[]]  FAILED*",
-        "    minimal failing case: n=12, vocabulary=front_behind, * (* model calls)",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*test_grid[[]ref:threshold?n=11[]]  FAILED*",
+            "    minimal failing case: n=12, vocabulary=front_behind, * (* model calls)",
+        ]
+    )
     document = json.loads((pytester.path / "out.json").read_text())
     passed, failed = document["results"]
     assert passed["failing_case"] is None
@@ -261,8 +315,15 @@ def test_reports_carry_the_minimal_case(pytester: pytest.Pytester):
     assert "<h3>First failing case of the design</h3>" in html
     assert "<h3>Minimal failing case</h3>" in html and "n=12, vocabulary=front_behind" in html
     # Re-rendering the archive keeps the record: minimisation cannot be recomputed from records.
-    out = pytester.run(sys.executable, "-m", "pytest_competence.cli", "report", "out.json",
-                       "--markdown", "again.md")
+    out = pytester.run(
+        sys.executable,
+        "-m",
+        "pytest_competence.cli",
+        "report",
+        "out.json",
+        "--markdown",
+        "again.md",
+    )
     assert out.ret == 0
     assert "n=12, vocabulary=front_behind" in (pytester.path / "again.md").read_text()
 
@@ -272,9 +333,12 @@ def test_a_shared_read_only_database_is_replayed_and_left_alone(pytester: pytest
     model = ("--competence-model", "ref:threshold?n=11")
     pytester.runpytest(*model, "-o", "competence_database=main-db").assert_outcomes(failed=1)
     shared = sorted(p.relative_to(pytester.path) for p in (pytester.path / "main-db").rglob("*"))
-    result = pytester.runpytest(*model, "-o", "competence_database=pr-db",
-                                "-o", "competence_database_shared=main-db")
+    result = pytester.runpytest(
+        *model, "-o", "competence_database=pr-db", "-o", "competence_database_shared=main-db"
+    )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["    Regression replayed from the example database*"])
-    assert sorted(p.relative_to(pytester.path) for p in (pytester.path / "main-db").rglob("*")) \
+    assert (
+        sorted(p.relative_to(pytester.path) for p in (pytester.path / "main-db").rglob("*"))
         == shared
+    )

@@ -21,7 +21,6 @@ counts = st.integers(min_value=0, max_value=400)
 confidences = st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99])
 
 
-
 def _estimate(figure: stats.AdditiveFigure) -> float:
     return float(figure.statistic(figure.columns.sum(axis=0)))
 

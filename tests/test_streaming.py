@@ -43,7 +43,8 @@ def test_chunks_concatenate_to_the_whole_design(name: str) -> None:
     flat = [item for chunk in chunks for item in chunk]
     assert [i.id for i in flat] == [i.id for i in whole]
     assert [[(p.text, p.gold, p.presentation) for p in i.prompts] for i in flat] == [
-        [(p.text, p.gold, p.presentation) for p in i.prompts] for i in whole]
+        [(p.text, p.gold, p.presentation) for p in i.prompts] for i in whole
+    ]
     assert flat == whole  # latent instances too
     assert [len(c) for c in spec.chunks()] == [len(whole)]  # a small design is one batch
 
@@ -76,7 +77,7 @@ def test_a_bounded_reduction_drops_raw_text_not_figures(monkeypatch: pytest.Monk
         name = "chatty"
 
         def generate(self, prompts):  # noqa: ANN001, ANN201
-            return model_answers[:len(prompts)]
+            return model_answers[: len(prompts)]
 
     exact = evaluate(spec.family, items, Chatty())
     rows = [list(row) for row in exact.observations]
@@ -109,7 +110,8 @@ def test_records_part_is_json_lines_redacted_and_whole_only_once_closed(tmp_path
     assert all(secret not in line for line in lines)
     assert [r["parsed"] for r in got] == [r["parsed"] for r in expected]
     assert [line + "\n" for line in lines] == [
-        json_text(redact_all(_record(o), [secret])) + "\n" for row in rows for o in row]
+        json_text(redact_all(_record(o), [secret])) + "\n" for row in rows for o in row
+    ]
 
 
 def test_one_progress_line_counts_every_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -129,8 +131,9 @@ def test_one_progress_line_counts_every_chunk(monkeypatch: pytest.MonkeyPatch) -
     model = ProgressModel(Streaming(), Config())  # type: ignore[arg-type]
     spec = _spec("ordering", pairs=16)
     monkeypatch.setattr("pytest_competence._progress.progress_enabled", lambda config: True)
-    monkeypatch.setattr("pytest_competence._progress._terminal",
-                        lambda config: (shown.append, lambda: 200))
+    monkeypatch.setattr(
+        "pytest_competence._progress._terminal", lambda config: (shown.append, lambda: 200)
+    )
     with model.expect(spec.prompt_count):
         span = model._span
         assert span is not None
@@ -140,7 +143,8 @@ def test_one_progress_line_counts_every_chunk(monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_a_run_asks_chunk_by_chunk_and_writes_every_record(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(chunkmodel=ideal_py("""
+    pytester.makepyfile(
+        chunkmodel=ideal_py("""
         import json, os
 
         class Model:
@@ -152,18 +156,26 @@ def test_a_run_asks_chunk_by_chunk_and_writes_every_record(pytester: pytest.Pyte
                 return [_ideal(p) for p in prompts]
 
         model = Model()
-    """))
+    """)
+    )
     pytester.makeconftest("import pytest_competence.spec as s\ns.CHUNK_PROMPTS = 10\n")
-    pytester.makepyfile(test_x="""
+    pytester.makepyfile(
+        test_x="""
         import pytest
 
         @pytest.mark.competence(levels=[4, 8], pairs=12)
         def test_x(competence):
             pass
-    """)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider",
-                                           "--competence-model", "py:chunkmodel:model",
-                                           "--competence-json", "r.json")
+    """
+    )
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--competence-model",
+        "py:chunkmodel:model",
+        "--competence-json",
+        "r.json",
+    )
     result.assert_outcomes(passed=1)
     batches = [int(x) for x in (pytester.path / "batches.txt").read_text().split()]
     assert batches == [10] * 4 + [8]  # 5 instances × 2 presentations per chunk; 24 instances
@@ -172,16 +184,18 @@ def test_a_run_asks_chunk_by_chunk_and_writes_every_record(pytester: pytest.Pyte
     rows = by_node[r["nodeid"]]
     assert len(rows) == 48 and all(rec["correct"] for rec in rows)
     assert [rec["instance_id"] for rec in rows[::2]] == [
-        i.id for i in spec_from_marker(("ordering",), {"levels": [4, 8], "pairs": 12}).design()]
-    assert r["summary"]["all_correct"] == 1.0 and r["instances"]["ids"][0] == rows[0][
-        "instance_id"]
+        i.id for i in spec_from_marker(("ordering",), {"levels": [4, 8], "pairs": 12}).design()
+    ]
+    assert r["summary"]["all_correct"] == 1.0 and r["instances"]["ids"][0] == rows[0]["instance_id"]
 
 
 def test_parsed_answers_come_back_from_their_codes() -> None:
     spec = _spec("ordering", pairs=4)
     items = spec.design()
-    rows = [tuple(o for o in row) for row in evaluate(
-        spec.family, items, resolve_model("ref:always-yes")).observations]
+    rows = [
+        tuple(o for o in row)
+        for row in evaluate(spec.family, items, resolve_model("ref:always-yes")).observations
+    ]
     reduction = Reduction("m", spec.family, ())
     reduction.add(items, rows)
     ev = reduction.finish(None)

@@ -39,23 +39,33 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> type[Toyshift]:
 
 # -- hand-built evaluations, checked against numpy by hand ---------------------------------------
 
+
 def _observation(prompt: Prompt, passes: np.ndarray) -> Observation:
     """N attempts, right where ``passes`` is true; one attempt is kept as is, N > 1 voted."""
     tries = [Observation(prompt, a, Parsed(a)) for a in (GOLD if ok else WRONG for ok in passes)]
     return tries[0] if len(tries) == 1 else majority(prompt, tries)
 
 
-def _hand_built(levels: list[int], original: np.ndarray, attempts: dict[str, np.ndarray]
-                ) -> Evaluation:
+def _hand_built(
+    levels: list[int], original: np.ndarray, attempts: dict[str, np.ndarray]
+) -> Evaluation:
     """Tasks with an original prompt (N attempts, ``original[t]``) and K variations per type
     (``attempts[type][t, k]``, N attempts each); gold is always ``[1]``."""
     items, rows = [], []
     for t, n in enumerate(levels):
+
         def prompt(name: str, kind: str, k: int) -> Prompt:
-            return Prompt(family="toyshift", instance_id=f"toy/{t}", presentation=name,
-                          system="", text=f"{t} {name}", gold=GOLD, answer_space=(),
-                          params={"n": n, "index": t, "seed": 0, "isomorphism": kind,
-                                  "variation": k})
+            return Prompt(
+                family="toyshift",
+                instance_id=f"toy/{t}",
+                presentation=name,
+                system="",
+                text=f"{t} {name}",
+                gold=GOLD,
+                answer_space=(),
+                params={"n": n, "index": t, "seed": 0, "isomorphism": kind, "variation": k},
+            )
+
         row = [_observation(prompt("original", "original", 0), original[t])]
         for kind, grid in attempts.items():
             # Variations listed out of order: the metrics must sort them by params["variation"].
@@ -68,8 +78,12 @@ def _hand_built(levels: list[int], original: np.ndarray, attempts: dict[str, np.
 
 def _by_hand(solved: np.ndarray) -> dict[str, float]:
     any_, frac, all_ = solved.max(axis=1), solved.mean(axis=1), solved.min(axis=1)
-    return {"any": any_.mean(), "fraction": frac.mean(), "all": all_.mean(),
-            "gap": any_.mean() - all_.mean()}
+    return {
+        "any": any_.mean(),
+        "fraction": frac.mean(),
+        "all": all_.mean(),
+        "gap": any_.mean() - all_.mean(),
+    }
 
 
 def _variance_by_hand(passed: np.ndarray) -> dict[str, float | None]:
@@ -95,19 +109,27 @@ def designs(draw: st.DrawFn) -> tuple[list[int], np.ndarray, dict[str, np.ndarra
     tasks = draw(st.integers(1, 6))
     K = draw(st.integers(1, 4))
     N = draw(st.sampled_from([1, 2, 3]))
-    kinds = draw(st.lists(st.sampled_from(["reorder", "rebind", "substitute"]), min_size=1,
-                          max_size=3, unique=True))
+    kinds = draw(
+        st.lists(
+            st.sampled_from(["reorder", "rebind", "substitute"]),
+            min_size=1,
+            max_size=3,
+            unique=True,
+        )
+    )
     bits = st.lists(st.booleans(), min_size=tasks * K * N, max_size=tasks * K * N)
     attempts = {k: np.array(draw(bits), dtype=bool).reshape(tasks, K, N) for k in kinds}
-    original = np.array(draw(st.lists(st.booleans(), min_size=tasks * N, max_size=tasks * N)),
-                        dtype=bool).reshape(tasks, N)
+    original = np.array(
+        draw(st.lists(st.booleans(), min_size=tasks * N, max_size=tasks * N)), dtype=bool
+    ).reshape(tasks, N)
     levels = [draw(st.sampled_from([2, 5])) for _ in range(tasks)]
     return levels, original, attempts
 
 
 def _close(a: float | None, b: float | None) -> bool:
-    return (a is None and b is None) or (a is not None and b is not None and math.isclose(
-        a, b, abs_tol=1e-12))
+    return (a is None and b is None) or (
+        a is not None and b is not None and math.isclose(a, b, abs_tol=1e-12)
+    )
 
 
 @settings(max_examples=60, deadline=None)
@@ -116,7 +138,8 @@ def test_metrics_match_a_computation_by_hand(design) -> None:
     levels, original, attempts = design
     N = original.shape[1]
     s = systematicity_summary(_hand_built(levels, original, attempts), bootstrap=50)[
-        "systematicity"]
+        "systematicity"
+    ]
     majority_pass = {k: g.sum(axis=2) * 2 > N for k, g in attempts.items()}  # strict majority
     assert s["attempts"] == N
     assert s["original"]["solved"] == pytest.approx((original.sum(axis=1) * 2 > N).mean())
@@ -159,6 +182,7 @@ def test_other_families_get_no_systematicity() -> None:
 
 
 # -- reference policies ----------------------------------------------------------------------------
+
 
 def _summary(family, spec: str, *, levels, pairs=4, attempts=1, bootstrap=0) -> dict:
     items = family.design(levels=levels, pairs=pairs, seed=3)
@@ -208,8 +232,14 @@ def test_surface_policy_is_caught_in_every_family(cls) -> None:
 
 
 def test_sampled_policy_yields_the_variance_decomposition(toy) -> None:
-    s = _summary(toy(variations=3), "ref:induction-sampled?p=0.6&seed=0", levels=[1, 3],
-                 pairs=6, attempts=5, bootstrap=100)
+    s = _summary(
+        toy(variations=3),
+        "ref:induction-sampled?p=0.6&seed=0",
+        levels=[1, 3],
+        pairs=6,
+        attempts=5,
+        bootstrap=100,
+    )
     assert s["attempts"] == 5
     assert set(s["variance"]) == {"reorder", "negate", "relabel", "pooled"}
     for v in s["variance"].values():
@@ -217,8 +247,9 @@ def test_sampled_policy_yields_the_variance_decomposition(toy) -> None:
         assert v["tasks_defined"] > 0 and v["rho_within"] > 0 and v["rho_between"] >= 0
     # The oracle never varies: no task has variance to split, so no ρ is defined.
     still = _summary(toy(variations=3), "ref:oracle", levels=[1], attempts=3)
-    assert all(v["tasks_defined"] == 0 and v["rho_total"] is None
-               for v in still["variance"].values())
+    assert all(
+        v["tasks_defined"] == 0 and v["rho_total"] is None for v in still["variance"].values()
+    )
 
 
 def test_sampled_policy_is_keyed_on_text_and_attempt(toy) -> None:
@@ -236,8 +267,9 @@ def test_sampled_policy_is_keyed_on_text_and_attempt(toy) -> None:
     assert 0.5 < np.mean(right) < 0.7  # p = 0.6 over 960 prompts
 
 
-@pytest.mark.parametrize("spec", ["ref:induction-sampled?p=2", "ref:induction-sampled?q=1",
-                                  "ref:oracle?p=1"])
+@pytest.mark.parametrize(
+    "spec", ["ref:induction-sampled?p=2", "ref:induction-sampled?q=1", "ref:oracle?p=1"]
+)
 def test_bad_policy_parameters_are_refused(spec: str) -> None:
     with pytest.raises(ModelSpecError, match="p|q"):
         resolve_model(spec)
@@ -246,8 +278,7 @@ def test_bad_policy_parameters_are_refused(spec: str) -> None:
 def test_other_families_are_answered_as_ideal_answers_them() -> None:
     from pytest_competence.strategies import Horn
 
-    items = Horn().design(levels=[4, 8], pairs=4, seed=1,
-                          presentations=["original", "equivalent"])
+    items = Horn().design(levels=[4, 8], pairs=4, seed=1, presentations=["original", "equivalent"])
     prompts = [p for item in items for p in item.prompts]
     ideal = resolve_model("ref:ideal").generate(prompts)
     for spec in ("ref:oracle", "ref:surface", "ref:induction-sampled?p=0"):
@@ -255,6 +286,7 @@ def test_other_families_are_answered_as_ideal_answers_them() -> None:
 
 
 # -- archives --------------------------------------------------------------------------------------
+
 
 def test_archived_records_give_the_same_summary(toy) -> None:
     family = toy(variations=3)

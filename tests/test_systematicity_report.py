@@ -79,20 +79,30 @@ def test_tables_show_the_variance_decomposition_when_attempts_vary(toy) -> None:
 
 @pytest.mark.parametrize("xdist", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)])
 def test_a_run_reports_systematicity_and_its_archive_recomputes_it(
-        pytester: pytest.Pytester, toy, tmp_path: Path, xdist: list[str]) -> None:
+    pytester: pytest.Pytester, toy, tmp_path: Path, xdist: list[str]
+) -> None:
     # The toy family, registered by a conftest on the controller and on every worker.
     pytester.makeconftest(Path(induction_toy.__file__).read_text("utf-8") + "\nregister()\n")
     pytester.makepyfile(test_sysrun=SUITE)
     result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", *xdist, "-o", "competence_database=none",
-        "--competence-model", "ref:oracle,ref:surface", "--competence-json", "results.json",
-        "--competence-html", "report.html")
+        "-p",
+        "no:cacheprovider",
+        *xdist,
+        "-o",
+        "competence_database=none",
+        "--competence-model",
+        "ref:oracle,ref:surface",
+        "--competence-json",
+        "results.json",
+        "--competence-html",
+        "report.html",
+    )
     section = profile_section(result.stdout.str())
     heads = [i for i, line in enumerate(section) if "systematicity (seeds/002 §3.5" in line]
     assert len(heads) == 2, "\n".join(section)
     start = next(i for i, line in enumerate(section) if "test_toy[ref:surface]" in line)
     surface = min(i for i in heads if i > start)
-    table = {line.split()[0]: line.split()[1:] for line in section[surface + 2:surface + 7]}
+    table = {line.split()[0]: line.split()[1:] for line in section[surface + 2 : surface + 7]}
     assert table["reorder"][-1] == "0.000" and float(table["relabel"][-1]) > 0
     page = (pytester.path / "report.html").read_text("utf-8")
     assert page.count('<h3 id="systematicity">') == 2
@@ -109,23 +119,56 @@ def test_a_run_reports_systematicity_and_its_archive_recomputes_it(
 
 # -- competence generate -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", list(induction_families()))
 def test_generate_writes_every_variation_of_every_family(name: str, tmp_path: Path) -> None:
     family = induction_families()[name](variations=2)
     lo, hi = family.levels
     out = tmp_path / "out.jsonl"
-    assert cli_main(["generate", name, "--levels", str(lo), "--per-level", "2",
-                     "--variations", "2", "-o", str(out)]) == 0
+    assert (
+        cli_main(
+            [
+                "generate",
+                name,
+                "--levels",
+                str(lo),
+                "--per-level",
+                "2",
+                "--variations",
+                "2",
+                "-o",
+                str(out),
+            ]
+        )
+        == 0
+    )
     rows = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
     assert len(rows) == 2 * (1 + 2 * len(family.isomorphisms))
     shown = [p for item in family.design(levels=[lo], pairs=2, seed=1) for p in item.prompts]
     assert [(r["prompt"], r["gold"]) for r in rows] == [(p.text, p.gold) for p in shown]
     assert rows[0]["meta"]["isomorphisms"] == ["original", *family.isomorphisms]
-    assert all(r["params"]["options"] == {"variations": 2} or r["params"]["options"]
-               ["variations"] == 2 for r in rows)
+    assert all(
+        r["params"]["options"] == {"variations": 2} or r["params"]["options"]["variations"] == 2
+        for r in rows
+    )
     defaults = tmp_path / "defaults.jsonl"
-    assert cli_main(["generate", name, "--per-level", "1", "--variations", "1",
-                     "--presentations", "original", "-o", str(defaults)]) == 0
+    assert (
+        cli_main(
+            [
+                "generate",
+                name,
+                "--per-level",
+                "1",
+                "--variations",
+                "1",
+                "--presentations",
+                "original",
+                "-o",
+                str(defaults),
+            ]
+        )
+        == 0
+    )
     levels = [json.loads(line)["params"]["n"] for line in defaults.read_text().splitlines()]
     assert levels == list(range(lo, hi + 1))  # the family's whole level range by default
 

@@ -23,17 +23,49 @@ from pytest_competence.models import resolve_model  # noqa: E402
 from pytest_competence.strategies import Ordering  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[1] / "train" / "train_ordering.py"
-ARGS = ["--steps", "4", "--batch-size", "8", "--layers", "1", "--d-model", "32", "--max-n", "4",
-        "--seed", "7", "--lr", "0.001", "--device", "cpu", "--log-every", "2",
-        "--vocabularies", "front_behind", "older_younger", "--presentations", "original",
-        "--min-n", "3", "--heads", "2", "--eval-every", "2"]
+ARGS = [
+    "--steps",
+    "4",
+    "--batch-size",
+    "8",
+    "--layers",
+    "1",
+    "--d-model",
+    "32",
+    "--max-n",
+    "4",
+    "--seed",
+    "7",
+    "--lr",
+    "0.001",
+    "--device",
+    "cpu",
+    "--log-every",
+    "2",
+    "--vocabularies",
+    "front_behind",
+    "older_younger",
+    "--presentations",
+    "original",
+    "--min-n",
+    "3",
+    "--heads",
+    "2",
+    "--eval-every",
+    "2",
+]
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("ordering-model") / "ckpt"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), *ARGS],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out), *ARGS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return out, done.stdout
 
@@ -45,20 +77,27 @@ def test_the_script_trains_logs_and_records_its_run(trained):
     record = json.loads((out / "training.json").read_text())
     assert record["seed"] == 7
     hp = record["hyperparameters"]
-    assert (hp["steps"], hp["batch_size"], hp["layers"], hp["d_model"], hp["max_n"]) == (4, 8, 1,
-                                                                                       32, 4)
+    assert (hp["steps"], hp["batch_size"], hp["layers"], hp["d_model"], hp["max_n"]) == (
+        4,
+        8,
+        1,
+        32,
+        4,
+    )
     assert hp["lr"] == 0.001 and hp["vocabularies"] == ["front_behind", "older_younger"]
     assert record["wall_time_s"] > 0 and record["hardware"]["device"] == "cpu"
     assert hp["presentations"] == ["original"] and (hp["min_n"], hp["heads"]) == (3, 2)
     # The learning curve: greedy accuracy on a fixed evaluation set, original and equivalent.
     curve = record["learning_curve"]
     assert [point["step"] for point in curve] == [2, 4] and record["steps_run"] == 4
-    assert set(curve[-1]["accuracy"]) == {f"{v}/n={n}/{p}" for v in ("front_behind",
-                                                                      "older_younger")
-                                          for n in (3, 4) for p in ("original", "equivalent")}
+    assert set(curve[-1]["accuracy"]) == {
+        f"{v}/n={n}/{p}"
+        for v in ("front_behind", "older_younger")
+        for n in (3, 4)
+        for p in ("original", "equivalent")
+    }
     assert all(0 <= a <= 1 for a in curve[-1]["accuracy"].values())
-    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in
-                                                                      out.iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in out.iterdir()}
 
 
 @pytest.mark.slow
@@ -68,8 +107,7 @@ def test_the_checkpoint_answers_through_the_hf_backend_deterministically(trained
     prompts = []
     for vocab, n in (("front_behind", 3), ("older_younger", 4), ("taller_shorter", 6)):
         family = Ordering(vocabulary=vocab)
-        items = family.design(levels=[n], pairs=4, seed=1,
-                              presentations=["original", "equivalent"])
+        items = family.design(levels=[n], pairs=4, seed=1, presentations=["original", "equivalent"])
         prompts += [p for item in items for p in item.prompts]
     model = resolve_model(f"hf:{out}?max_new_tokens=3&batch_size=4")
     tok = model.runner.tok
@@ -90,11 +128,17 @@ def test_the_checkpoint_answers_through_the_hf_backend_deterministically(trained
 def test_a_seed_gives_the_same_weights_on_the_cpu(trained, tmp_path):
     out, _ = trained
     again = tmp_path / "again"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(again), *ARGS],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(again), *ARGS],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (again / "model.safetensors").read_bytes() == (out / "model.safetensors").read_bytes()
     first, second = (json.loads((d / "training.json").read_text()) for d in (out, again))
-    assert first["learning_curve"] == [{**p, "wall_time_s": q["wall_time_s"]}
-                                       for p, q in zip(second["learning_curve"],
-                                                       first["learning_curve"])]
+    assert first["learning_curve"] == [
+        {**p, "wall_time_s": q["wall_time_s"]}
+        for p, q in zip(second["learning_curve"], first["learning_curve"])
+    ]

@@ -23,8 +23,18 @@ from pytest_competence.training import (
     rows,
 )
 
-COLUMNS = {"prompt", "system", "question", "gold", "instance_id", "presentation", "answer_space",
-           "answer_map", "family", "params"}
+COLUMNS = {
+    "prompt",
+    "system",
+    "question",
+    "gold",
+    "instance_id",
+    "presentation",
+    "answer_space",
+    "answer_map",
+    "family",
+    "params",
+}
 
 
 def test_paper_splits_partition_the_catalog():
@@ -64,17 +74,18 @@ def test_rows_have_the_training_columns_and_the_paper_presentations():
     assert got[0]["prompt"] == f"{got[0]['system']}\n\n{got[0]['question']}"
     assert {r["params"]["vocabulary"] for r in got} == {"older_younger"}
     assert all(f"seed={TRAIN_SEEDS.start}/" in r["instance_id"] for r in got)
-    assert Counter(r["instance_id"] for r in got) == Counter(
-        {r["instance_id"]: 4 for r in got})
-    chat = rows("ordering", levels=[4], per_level=4, vocabulary="older_younger",
-                conversational=True)[0]["prompt"]
+    assert Counter(r["instance_id"] for r in got) == Counter({r["instance_id"]: 4 for r in got})
+    chat = rows(
+        "ordering", levels=[4], per_level=4, vocabulary="older_younger", conversational=True
+    )[0]["prompt"]
     assert [m["role"] for m in chat] == ["system", "user"]
 
 
 def test_rows_of_a_split_cover_its_vocabularies_with_distinct_instances():
     got = rows("ordering", levels=[4], per_level=4)  # the 19 held-in relations
     assert {r["params"]["vocabulary"] for r in got} == set(
-        split("ordering:paper-heldin").options["vocabulary"])
+        split("ordering:paper-heldin").options["vocabulary"]
+    )
     assert len({r["instance_id"] for r in got}) == 19 * 4  # one latent order, 19 renderings
     with pytest.raises(InvalidArgument, match="vocabulary='front_behind' is outside split"):
         rows("ordering", levels=[4], per_level=4, vocabulary="front_behind")
@@ -83,13 +94,15 @@ def test_rows_of_a_split_cover_its_vocabularies_with_distinct_instances():
 
 
 def test_grpo_order_keeps_instances_together():
-    got = grpo_order(rows("ordering", levels=[4, 8], per_level=4, vocabulary="older_younger"),
-                     seed=7)
+    got = grpo_order(
+        rows("ordering", levels=[4, 8], per_level=4, vocabulary="older_younger"), seed=7
+    )
     k = len(Ordering.training_presentations)
-    blocks = [got[i:i + k] for i in range(0, len(got), k)]
+    blocks = [got[i : i + k] for i in range(0, len(got), k)]
     assert all(len({r["instance_id"] for r in b}) == 1 for b in blocks)
-    assert all([r["presentation"] for r in b] == list(Ordering.training_presentations)
-               for b in blocks)
+    assert all(
+        [r["presentation"] for r in b] == list(Ordering.training_presentations) for b in blocks
+    )
     ids = [b[0]["instance_id"] for b in blocks]
     assert len(set(ids)) == 8 and ids != sorted(ids)  # shuffled, seeded
     assert got == grpo_order(got, seed=7)
@@ -102,26 +115,56 @@ def _generate(tmp_path: Path, *argv: str) -> list[dict]:
 
 
 def test_generate_format_hf_with_a_split(tmp_path: Path):
-    got = _generate(tmp_path, "ordering", "--levels", "4", "--per-level", "4", "--format", "hf",
-                    "--split", "paper-heldin")
+    got = _generate(
+        tmp_path,
+        "ordering",
+        "--levels",
+        "4",
+        "--per-level",
+        "4",
+        "--format",
+        "hf",
+        "--split",
+        "paper-heldin",
+    )
     assert len(got) == 19 * 4 * 4 and set(got[0]) == COLUMNS
     assert all(f"seed={TRAIN_SEEDS.start}/" in r["instance_id"] for r in got)
     assert [r["presentation"] for r in got[:4]] == list(Ordering.training_presentations)
-    horn = _generate(tmp_path, "horn", "--levels", "4", "--per-level", "4", "--format", "hf",
-                     "--split", "train", "--seed", str(TRAIN_SEEDS.start + 5))
+    horn = _generate(
+        tmp_path,
+        "horn",
+        "--levels",
+        "4",
+        "--per-level",
+        "4",
+        "--format",
+        "hf",
+        "--split",
+        "train",
+        "--seed",
+        str(TRAIN_SEEDS.start + 5),
+    )
     assert all(f"seed={TRAIN_SEEDS.start + 5}/" in r["instance_id"] for r in horn)
     default = _generate(tmp_path, "raven", "--levels", "1", "--per-level", "4", "--format", "hf")
     assert all(f"seed={TRAIN_SEEDS.start}/" in r["instance_id"] for r in default)  # raven:train
     plain = _generate(tmp_path, "ordering", "--levels", "4", "--per-level", "4")
     assert plain[0]["schema"] == "pytest-competence/dataset/1"  # the audit records, unchanged
-    assert plain[0]["params"]["vocabulary"] == "front_behind" and "seed=1/" in plain[0]["instance_id"]
+    assert (
+        plain[0]["params"]["vocabulary"] == "front_behind" and "seed=1/" in plain[0]["instance_id"]
+    )
 
 
-@pytest.mark.parametrize(("argv", "message"), [
-    (["--split", "paper-heldin", "--seed", "1"], "--seed 1 is outside split ordering:paper-heldin"),
-    (["--split", "paper-heldout", "--vocabulary", "older_younger"], "outside split"),
-    (["--split", "nope"], "Unknown split 'ordering:nope'"),
-])
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--split", "paper-heldin", "--seed", "1"],
+            "--seed 1 is outside split ordering:paper-heldin",
+        ),
+        (["--split", "paper-heldout", "--vocabulary", "older_younger"], "outside split"),
+        (["--split", "nope"], "Unknown split 'ordering:nope'"),
+    ],
+)
 def test_generate_rejects_a_design_outside_its_split(argv, message, capsys):
     with pytest.raises(SystemExit):
         main(["generate", "ordering", "--levels", "4", "--per-level", "4", "--format", "hf", *argv])
@@ -133,10 +176,19 @@ def test_dataset_reads_rows_and_jsonl(tmp_path: Path):
     got = rows("ordering", levels=[4], per_level=4, vocabulary="older_younger")
     ds = dataset(got)
     assert ds.num_rows == len(got) and set(ds.column_names) == COLUMNS
-    _generate(tmp_path, "ordering", "--levels", "4", "--per-level", "4", "--format", "hf",
-              "--vocabulary", "older_younger")
-    loaded = datasets.load_dataset("json", data_files=str(tmp_path / "rows.jsonl"),
-                                   split="train")
+    _generate(
+        tmp_path,
+        "ordering",
+        "--levels",
+        "4",
+        "--per-level",
+        "4",
+        "--format",
+        "hf",
+        "--vocabulary",
+        "older_younger",
+    )
+    loaded = datasets.load_dataset("json", data_files=str(tmp_path / "rows.jsonl"), split="train")
     assert loaded.num_rows == 16 and loaded[0]["gold"] in ("yes", "no")
 
 
@@ -162,8 +214,12 @@ def test_a_design_overlapping_a_declared_training_split_warns(pytester: pytest.P
     pytester.makepyfile(test_guarded=GUARDED)
     result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model=ref:ideal")
     result.assert_outcomes(passed=3, warnings=1)
-    result.stdout.fnmatch_lines(["*CompetenceTrainingOverlap: test_guarded.py::test_held_in*"
-                                 "(ordering:paper-heldin: seed 1000003 vocabulary=older_younger)*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*CompetenceTrainingOverlap: test_guarded.py::test_held_in*"
+            "(ordering:paper-heldin: seed 1000003 vocabulary=older_younger)*"
+        ]
+    )
 
 
 def test_an_unknown_training_split_is_a_usage_error(pytester: pytest.Pytester):

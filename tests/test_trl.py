@@ -16,9 +16,12 @@ import pytest
 
 pytest.importorskip("torch", reason="the TRL test needs torch (pip install torch)")
 pytest.importorskip("transformers", reason="the TRL test needs transformers")
-trl = pytest.importorskip("trl", reason="trl is not installed: pip install pytest-competence[train]")
-pytest.importorskip("datasets", reason="datasets is not installed: pip install "
-                    "pytest-competence[train]")
+trl = pytest.importorskip(
+    "trl", reason="trl is not installed: pip install pytest-competence[train]"
+)
+pytest.importorskip(
+    "datasets", reason="datasets is not installed: pip install pytest-competence[train]"
+)
 
 import tiny_llama  # noqa: E402
 from pytest_competence.rewards import GRPOReward  # noqa: E402
@@ -43,13 +46,27 @@ def test_grpo_trainer_runs_with_the_competence_reward(tmp_path: Path):
 
     instance = len(Ordering.training_presentations) * G  # one instance's completions
     config = trl.GRPOConfig(
-        output_dir=str(tmp_path / "out"), use_cpu=True, report_to=[], seed=0,
-        num_generations=G, per_device_train_batch_size=instance, max_steps=2,
-        max_completion_length=2, shuffle_dataset=False, beta=0.0, learning_rate=1e-3,
-        logging_steps=1, save_strategy="no", bf16=False,
+        output_dir=str(tmp_path / "out"),
+        use_cpu=True,
+        report_to=[],
+        seed=0,
+        num_generations=G,
+        per_device_train_batch_size=instance,
+        max_steps=2,
+        max_completion_length=2,
+        shuffle_dataset=False,
+        beta=0.0,
+        learning_rate=1e-3,
+        logging_steps=1,
+        save_strategy="no",
+        bf16=False,
     )
-    trainer = trl.GRPOTrainer(model=str(checkpoint), reward_funcs=competence_reward,
-                              args=config, train_dataset=dataset(records))
+    trainer = trl.GRPOTrainer(
+        model=str(checkpoint),
+        reward_funcs=competence_reward,
+        args=config,
+        train_dataset=dataset(records),
+    )
     trainer.train()
     assert len(calls) == 2
     for call in calls:  # one whole instance per call: four presentations, G samples each

@@ -93,13 +93,15 @@ def rendered(p):
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed")
 def test_without_vllm_the_spec_is_a_usage_error_naming_the_extra(pytester):
-    pytester.makepyfile(test_x="""
+    pytester.makepyfile(
+        test_x="""
         import pytest
 
         @pytest.mark.competence(levels=[4], pairs=4)
         def test_x(competence):
             pass
-    """)
+    """
+    )
     result = pytester.runpytest("--competence-model", f"vllm:{pytester.path}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     where = pytester.path
@@ -117,9 +119,16 @@ def test_prompts_go_sorted_in_chunks_with_prefix_caching(fake_vllm, prompts):
     model = resolve_model(f"vllm:{fake_vllm}?chunk=5&seed=7&max_tokens=4")
     answers = model.generate(tries)
     assert answers == [f"answer {len(rendered(p))}" for p in tries]
-    assert vllm.ENGINES == [{"model": str(fake_vllm), "enable_prefix_caching": True,
-                             "dtype": "auto", "gpu_memory_utilization": 0.9,
-                             "tensor_parallel_size": 1, "seed": 7}]
+    assert vllm.ENGINES == [
+        {
+            "model": str(fake_vllm),
+            "enable_prefix_caching": True,
+            "dtype": "auto",
+            "gpu_memory_utilization": 0.9,
+            "tensor_parallel_size": 1,
+            "seed": 7,
+        }
+    ]
     sent = [text for texts, _ in vllm.CALLS for text in texts]
     assert all(len(texts) <= 5 for texts, _ in vllm.CALLS)
     assert sent == sorted(rendered(p) for p in tries)  # shared beginnings side by side
@@ -147,7 +156,8 @@ def test_an_engine_failure_is_recorded_for_each_prompt(fake_vllm, prompts):
     vllm.FAIL.append("CUDA error: device-side assert triggered")
     answers = resolve_model(f"vllm:{fake_vllm}").generate(prompts[:3])
     assert [str(a) for a in answers] == [
-        "vLLM failed: RuntimeError: CUDA error: device-side assert triggered"] * 3
+        "vLLM failed: RuntimeError: CUDA error: device-side assert triggered"
+    ] * 3
 
 
 def test_cache_identity_names_checkpoint_and_decoding(fake_vllm):

@@ -65,8 +65,11 @@ class ScriptedServer:
                         return
                     buffer += data
                 head, _, buffer = buffer.partition(b"\r\n\r\n")
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length:"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
                 while len(buffer) < length:
                     buffer += conn.recv(65536)
                 request, buffer = head + b"\r\n\r\n" + buffer[:length], buffer[length:]
@@ -93,21 +96,28 @@ def scripted() -> Iterator[Callable[..., ScriptedServer]]:
         server.close()
 
 
-def reply(body: bytes = BODY, *, status: str = "200 OK", headers: str = "",
-          length: bool = True) -> bytes:
+def reply(
+    body: bytes = BODY, *, status: str = "200 OK", headers: str = "", length: bool = True
+) -> bytes:
     framing = f"Content-Length: {len(body)}\r\n" if length else ""
     return f"HTTP/1.1 {status}\r\n{framing}{headers}\r\n".encode() + body
 
 
-def post(url: str, count: int = 1, headers: dict[str, str] | None = None,
-         tls: ssl.SSLContext | None = None) -> list[object]:
+def post(
+    url: str,
+    count: int = 1,
+    headers: dict[str, str] | None = None,
+    tls: ssl.SSLContext | None = None,
+) -> list[object]:
     """``count`` requests in a row on one :class:`Connection`."""
 
     async def go() -> list[object]:
         connection = Connection(url, headers or {}, tls)
         try:
-            return [await connection.post("/chat/completions", b'{"n": %d}' % k, 5.0)
-                    for k in range(count)]
+            return [
+                await connection.post("/chat/completions", b'{"n": %d}' % k, 5.0)
+                for k in range(count)
+            ]
         finally:
             connection.close()
 
@@ -153,8 +163,11 @@ def test_a_closed_connection_is_opened_again_without_an_error(scripted, close):
 def test_chunked_bodies_with_extensions_and_trailers(scripted):
     chunks = [BODY[:7], BODY[7:20], BODY[20:]]
     framed = b"".join(b"%x;ext=1\r\n%s\r\n" % (len(c), c) for c in chunks)
-    answer = reply(framed + b"0\r\nX-Trailer: t\r\n\r\n", length=False,
-                   headers="Transfer-Encoding: chunked\r\n")
+    answer = reply(
+        framed + b"0\r\nX-Trailer: t\r\n\r\n",
+        length=False,
+        headers="Transfer-Encoding: chunked\r\n",
+    )
     server = scripted(lambda request: (answer, False))
     answers = post(server.url, count=2)
     assert [a.content for a in answers] == [BODY, BODY] and server.connections == 1
@@ -165,29 +178,43 @@ def test_a_body_that_ends_with_the_connection(scripted):
     assert [a.content for a in post(server.url, count=2)] == [BODY, BODY]
 
 
-@pytest.mark.parametrize(("name", "encode"), [
-    ("gzip", gzip.compress),
-    ("deflate", zlib.compress),
-    ("deflate", lambda data: zlib.compress(data)[2:-4]),  # raw deflate, as some servers send
-])
+@pytest.mark.parametrize(
+    ("name", "encode"),
+    [
+        ("gzip", gzip.compress),
+        ("deflate", zlib.compress),
+        ("deflate", lambda data: zlib.compress(data)[2:-4]),  # raw deflate, as some servers send
+    ],
+)
 def test_compressed_bodies_are_decoded(scripted, name, encode):
-    server = scripted(lambda request: (reply(encode(BODY),
-                                             headers=f"Content-Encoding: {name}\r\n"), False))
+    server = scripted(
+        lambda request: (reply(encode(BODY), headers=f"Content-Encoding: {name}\r\n"), False)
+    )
     [answer] = post(server.url)
     assert answer.content == BODY
 
 
 def test_interim_answers_are_skipped(scripted):
     early = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"
-    server = scripted(lambda request: (early + reply(status="429 Too Many Requests",
-                                                     headers="Retry-After: 3\r\n"), False))
+    server = scripted(
+        lambda request: (
+            early + reply(status="429 Too Many Requests", headers="Retry-After: 3\r\n"),
+            False,
+        )
+    )
     [answer] = post(server.url)
     assert answer.status_code == 429 and answer.reason_phrase == "Too Many Requests"
     assert answer.headers["retry-after"] == "3"
 
 
-@pytest.mark.parametrize("garbage", [b"SMTP ready\r\n\r\n", b"HTTP/1.1 2x0 OK\r\n\r\n",
-                                     b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n"])
+@pytest.mark.parametrize(
+    "garbage",
+    [
+        b"SMTP ready\r\n\r\n",
+        b"HTTP/1.1 2x0 OK\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
+    ],
+)
 def test_a_malformed_answer_is_a_protocol_error_and_retried(scripted, garbage):
     sent = []
 
@@ -199,9 +226,15 @@ def test_a_malformed_answer_is_a_protocol_error_and_retried(scripted, garbage):
     server = scripted(script)
     with pytest.raises(httpx.RemoteProtocolError):
         post(server.url)
-    [(_, answer)] = post_all([Call("/chat/completions", {})], lambda data: data, urls=[server.url],
-                             headers={}, concurrency=1, timeout=5.0,
-                             policy=RetryPolicy(attempts=2, backoff=0.0))
+    [(_, answer)] = post_all(
+        [Call("/chat/completions", {})],
+        lambda data: data,
+        urls=[server.url],
+        headers={},
+        concurrency=1,
+        timeout=5.0,
+        policy=RetryPolicy(attempts=2, backoff=0.0),
+    )
     assert answer == json.loads(BODY) and len(sent) == 3
 
 
@@ -214,9 +247,15 @@ def test_an_answer_cut_short_is_a_protocol_error(scripted):
 def test_a_header_http_cannot_carry_is_refused_without_showing_it(scripted):
     server = scripted(lambda request: (reply(), False))
     secret = "sk-secret\r\nX-Injected: 1"
-    [(_, answer)] = post_all([Call("/chat/completions", {})], lambda data: data, urls=[server.url],
-                             headers={"Authorization": secret}, concurrency=1, timeout=5.0,
-                             policy=RetryPolicy(attempts=3))
+    [(_, answer)] = post_all(
+        [Call("/chat/completions", {})],
+        lambda data: data,
+        urls=[server.url],
+        headers={"Authorization": secret},
+        concurrency=1,
+        timeout=5.0,
+        policy=RetryPolicy(attempts=3),
+    )
     assert isinstance(answer, ModelCallError)
     assert "Authorization header holds a character that HTTP cannot carry" in str(answer)
     assert "sk-secret" not in str(answer) and server.requests == []
@@ -230,9 +269,28 @@ def certificate(tmp_path_factory):
         pytest.skip("needs the openssl command to make a certificate")
     folder = tmp_path_factory.mktemp("tls")
     cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            openssl,
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return cert, key
 
 
@@ -250,8 +308,16 @@ def test_https_checks_the_certificate(scripted, certificate):
 
 
 def test_proxies_are_taken_from_the_environment(monkeypatch):
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy",
-                 "https_proxy", "all_proxy", "no_proxy"):
+    for name in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "NO_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "no_proxy",
+    ):
         monkeypatch.delenv(name, raising=False)
     assert not proxied("http://gpu1:8000/v1")
     monkeypatch.setenv("HTTPS_PROXY", "http://proxy:3128")

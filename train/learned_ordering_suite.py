@@ -31,7 +31,6 @@ def test_held_out_left_right(competence):
     """A vocabulary it never saw: its words are in the tokenizer, untrained."""
 
 
-@pytest.mark.competence(levels=[5, 6, 8, 12], pairs=PAIRS, vocabulary="front_behind",
-                        distance=2)
+@pytest.mark.competence(levels=[5, 6, 8, 12], pairs=PAIRS, vocabulary="front_behind", distance=2)
 def test_interior_front_behind(competence):
     """Interior queries two links apart: never in training; the endpoint shortcut cannot answer."""

@@ -22,9 +22,20 @@ DECODING = "max_new_tokens=2&batch_size=32&device=cpu"
 
 def run_suite(checkpoint: str, out: Path) -> dict:
     """The results document of the suite against ``hf:checkpoint`` (raises if pytest fails)."""
-    command = [sys.executable, "-m", "pytest", str(SUITE), "-q", "-p", "no:cacheprovider",
-               "--competence-report-only", "--competence-diagnose", "--competence-cache=off",
-               f"--competence-model=hf:{checkpoint}?{DECODING}", f"--competence-json={out}"]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(SUITE),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--competence-report-only",
+        "--competence-diagnose",
+        "--competence-cache=off",
+        f"--competence-model=hf:{checkpoint}?{DECODING}",
+        f"--competence-json={out}",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(done.stdout + done.stderr)
@@ -55,8 +66,11 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         document = run_suite(str(folder), Path(tmp) / "results.json")
     record = json.loads((folder / "training.json").read_text())
-    record["profile"] = {"suite": "train/learned_ordering_suite.py", "decoding": DECODING,
-                         "tests": figures(document)}
+    record["profile"] = {
+        "suite": "train/learned_ordering_suite.py",
+        "decoding": DECODING,
+        "tests": figures(document),
+    }
     (folder / "training.json").write_text(json.dumps(record, indent=2) + "\n")
 
 

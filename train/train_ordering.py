@@ -41,10 +41,18 @@ TRAIN_SEED_BASE = TRAIN_SEEDS.start
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, type=Path, help="checkpoint directory to write")
-    p.add_argument("--vocabularies", nargs="+", default=["front_behind", "older_younger"],
-                   help="training vocabularies (catalog names); the others stay held out")
-    p.add_argument("--presentations", nargs="+", default=["original", "equivalent"],
-                   help="presentations the training prompts are drawn in")
+    p.add_argument(
+        "--vocabularies",
+        nargs="+",
+        default=["front_behind", "older_younger"],
+        help="training vocabularies (catalog names); the others stay held out",
+    )
+    p.add_argument(
+        "--presentations",
+        nargs="+",
+        default=["original", "equivalent"],
+        help="presentations the training prompts are drawn in",
+    )
     p.add_argument("--min-n", type=int, default=2, help="smallest training chain length")
     p.add_argument("--max-n", type=int, default=8, help="largest training chain length")
     p.add_argument("--steps", type=int, default=20_000)
@@ -56,21 +64,37 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     p.add_argument("--log-every", type=int, default=100)
-    p.add_argument("--eval-every", type=int, default=0,
-                   help="every this many steps, measure greedy accuracy on a fixed evaluation "
-                        "set, keep it in the learning curve and save the checkpoint (0: never)")
-    p.add_argument("--max-minutes", type=float, default=0.0,
-                   help="stop after this much wall time (0: no limit); training.json records "
-                        "the steps run, and --stop-at with that count repeats the run exactly")
-    p.add_argument("--stop-at", type=int, default=0,
-                   help="stop after this many steps (0: --steps); the learning-rate schedule "
-                        "still follows --steps")
+    p.add_argument(
+        "--eval-every",
+        type=int,
+        default=0,
+        help="every this many steps, measure greedy accuracy on a fixed evaluation "
+        "set, keep it in the learning curve and save the checkpoint (0: never)",
+    )
+    p.add_argument(
+        "--max-minutes",
+        type=float,
+        default=0.0,
+        help="stop after this much wall time (0: no limit); training.json records "
+        "the steps run, and --stop-at with that count repeats the run exactly",
+    )
+    p.add_argument(
+        "--stop-at",
+        type=int,
+        default=0,
+        help="stop after this many steps (0: --steps); the learning-rate schedule "
+        "still follows --steps",
+    )
     return p.parse_args(argv)
 
 
-def sample_prompts(family: Ordering, n: int, seed: int,
-                   presentations: tuple[str, ...] = ("original", "equivalent"),
-                   pairs: int = 4) -> list:
+def sample_prompts(
+    family: Ordering,
+    n: int,
+    seed: int,
+    presentations: tuple[str, ...] = ("original", "equivalent"),
+    pairs: int = 4,
+) -> list:
     """The presentations of a balanced batch of instances at level ``n`` (4 cells per 4 pairs)."""
     items = family.design(levels=[n], pairs=pairs, seed=seed, presentations=list(presentations))
     return [p for item in items for p in item.prompts]
@@ -96,8 +120,13 @@ def build_tokenizer(words: list[str]) -> PreTrainedTokenizerFast:
     vocab = {w: i for i, w in enumerate(SPECIALS + [w for w in words if w not in SPECIALS])}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
     core.pre_tokenizer = pre_tokenizers.Whitespace()
-    return PreTrainedTokenizerFast(tokenizer_object=core, unk_token="[UNK]", pad_token="[PAD]",
-                                   bos_token="[BOS]", eos_token="[EOS]")
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        bos_token="[BOS]",
+        eos_token="[EOS]",
+    )
 
 
 def make_batch(tok, families, sizes, presentations, rng, step, batch_size, device):
@@ -106,8 +135,12 @@ def make_batch(tok, families, sizes, presentations, rng, step, batch_size, devic
     while len(rows) < batch_size:
         name = rng.choice(sorted(families))
         n = rng.randint(*sizes)
-        for p in sample_prompts(families[name], n, seed=TRAIN_SEED_BASE + step * 997 + len(rows),
-                                presentations=presentations):
+        for p in sample_prompts(
+            families[name],
+            n,
+            seed=TRAIN_SEED_BASE + step * 997 + len(rows),
+            presentations=presentations,
+        ):
             context = tok(f"{p.system}\n\n{p.text}")["input_ids"]  # the backend's plain rendering
             answer = tok(f" {p.gold}", add_special_tokens=False)["input_ids"] + [tok.eos_token_id]
             rows.append(context + answer)
@@ -118,9 +151,9 @@ def make_batch(tok, families, sizes, presentations, rng, step, batch_size, devic
     lab = torch.full((batch_size, width), -100)
     mask = torch.zeros((batch_size, width), dtype=torch.long)
     for r, i in enumerate(order):
-        ids[r, :len(rows[i])] = torch.tensor(rows[i])
-        lab[r, :len(rows[i])] = torch.tensor(labels[i])
-        mask[r, :len(rows[i])] = 1
+        ids[r, : len(rows[i])] = torch.tensor(rows[i])
+        lab[r, : len(rows[i])] = torch.tensor(labels[i])
+        mask[r, : len(rows[i])] = 1
     return ids.to(device), lab.to(device), mask.to(device)
 
 
@@ -142,8 +175,9 @@ EVAL_SEED = 2_000_000
 EVAL_PAIRS = 32
 
 
-def evaluation_set(families: dict[str, Ordering], sizes: range,
-                   presentations: tuple[str, ...]) -> dict[str, list]:
+def evaluation_set(
+    families: dict[str, Ordering], sizes: range, presentations: tuple[str, ...]
+) -> dict[str, list]:
     """Fixed prompts per ``vocabulary/n/presentation`` for the learning curve (32 instances)."""
     out: dict[str, list] = {}
     for name, family in families.items():
@@ -164,11 +198,15 @@ def greedy_accuracy(model, tok, evaluation: dict[str, list], device) -> dict[str
         ids = torch.full((len(rows), width), tok.pad_token_id)
         mask = torch.zeros((len(rows), width), dtype=torch.long)
         for r, row in enumerate(rows):  # left padding with explicit positions, as hf: does
-            ids[r, width - len(row):] = torch.tensor(row)
-            mask[r, width - len(row):] = 1
+            ids[r, width - len(row) :] = torch.tensor(row)
+            mask[r, width - len(row) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        logits = model(input_ids=ids.to(device), attention_mask=mask.to(device),
-                       position_ids=positions.to(device), logits_to_keep=1).logits[:, -1]
+        logits = model(
+            input_ids=ids.to(device),
+            attention_mask=mask.to(device),
+            position_ids=positions.to(device),
+            logits_to_keep=1,
+        ).logits[:, -1]
         best = tok.convert_ids_to_tokens(logits.argmax(-1).tolist())
         out[key] = sum(b == p.gold for b, p in zip(best, prompts)) / len(prompts)
     model.train()
@@ -177,8 +215,13 @@ def greedy_accuracy(model, tok, evaluation: dict[str, list], device) -> dict[str
 
 def main(argv: list[str] | None = None) -> dict:
     args = parse_args(argv)
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available()
-                          else "cpu" if args.device == "auto" else args.device)
+    device = torch.device(
+        "cuda"
+        if args.device == "auto" and torch.cuda.is_available()
+        else "cpu"
+        if args.device == "auto"
+        else args.device
+    )
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
@@ -187,46 +230,71 @@ def main(argv: list[str] | None = None) -> dict:
     families = {v: Ordering(vocabulary=v) for v in args.vocabularies}
     tok = build_tokenizer(vocabulary_words(families, args.max_n))
     heads = args.heads or max(1, args.d_model // 64)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=args.d_model,
-                         intermediate_size=4 * args.d_model, num_hidden_layers=args.layers,
-                         num_attention_heads=heads, num_key_value_heads=heads,
-                         max_position_embeddings=max(512, 32 * args.max_n + 256),
-                         pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
-                         eos_token_id=tok.eos_token_id, tie_word_embeddings=True)
+    config = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=args.d_model,
+        intermediate_size=4 * args.d_model,
+        num_hidden_layers=args.layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        max_position_embeddings=max(512, 32 * args.max_n + 256),
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        tie_word_embeddings=True,
+    )
     model = LlamaForCausalLM(config).to(device)
     optim = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
     schedule = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, then constant
-        optim, lambda s: min(1.0, (s + 1) / max(1, min(1000, args.steps // 10))))
+        optim, lambda s: min(1.0, (s + 1) / max(1, min(1000, args.steps // 10)))
+    )
     rng = random.Random(args.seed)
     params = sum(p.numel() for p in model.parameters())
     print(f"{params / 1e6:.2f}M parameters, vocabulary {len(tok)}, device {device}", flush=True)
     presentations = tuple(args.presentations)
     # Original and equivalent whatever the training presentations: the curve shows both.
-    evaluation = (evaluation_set(families, range(args.min_n, args.max_n + 1),
-                                 ("original", "equivalent")) if args.eval_every else {})
+    evaluation = (
+        evaluation_set(families, range(args.min_n, args.max_n + 1), ("original", "equivalent"))
+        if args.eval_every
+        else {}
+    )
     curve: list[dict] = []
 
     def save(steps_run: int, wall: float) -> dict:
         args.out.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(args.out)
         tok.save_pretrained(args.out)
-        window = losses[-args.log_every:]
+        window = losses[-args.log_every :]
         record = {
             "seed": args.seed,
             "train_seed_base": TRAIN_SEED_BASE,
-            "hyperparameters": {k: v for k, v in vars(args).items()
-                                if k not in ("out", "log_every", "max_minutes", "stop_at")},
+            "hyperparameters": {
+                k: v
+                for k, v in vars(args).items()
+                if k not in ("out", "log_every", "max_minutes", "stop_at")
+            },
             "steps_run": steps_run,
             "parameters": params,
             "final_loss": sum(window) / len(window) if window else None,
             "wall_time_s": round(wall, 2),
-            "hardware": {"device": str(device),
-                         "name": (torch.cuda.get_device_name(device) if device.type == "cuda"
-                                  else platform.processor() or platform.machine()),
-                         "cpus": os.cpu_count(),
-                         "torch": torch.__version__, "threads": torch.get_num_threads()},
-            "evaluation": {"seed": EVAL_SEED, "pairs": EVAL_PAIRS,
-                           "readout": "greedy first answer token"} if evaluation else None,
+            "hardware": {
+                "device": str(device),
+                "name": (
+                    torch.cuda.get_device_name(device)
+                    if device.type == "cuda"
+                    else platform.processor() or platform.machine()
+                ),
+                "cpus": os.cpu_count(),
+                "torch": torch.__version__,
+                "threads": torch.get_num_threads(),
+            },
+            "evaluation": {
+                "seed": EVAL_SEED,
+                "pairs": EVAL_PAIRS,
+                "readout": "greedy first answer token",
+            }
+            if evaluation
+            else None,
             "learning_curve": curve,
         }
         (args.out / "training.json").write_text(json.dumps(record, indent=2) + "\n")
@@ -237,8 +305,16 @@ def main(argv: list[str] | None = None) -> dict:
     losses: list[float] = []
     step = 0
     for step in range(1, args.steps + 1):
-        ids, labels, mask = make_batch(tok, families, (args.min_n, args.max_n), presentations,
-                                       rng, step, args.batch_size, device)
+        ids, labels, mask = make_batch(
+            tok,
+            families,
+            (args.min_n, args.max_n),
+            presentations,
+            rng,
+            step,
+            args.batch_size,
+            device,
+        )
         loss = answer_loss(model, ids, mask, labels)
         optim.zero_grad(set_to_none=True)
         loss.backward()
@@ -248,27 +324,43 @@ def main(argv: list[str] | None = None) -> dict:
         losses.append(loss.item())
         if step % args.log_every == 0 or step == args.steps:
             now = time.perf_counter()
-            window = losses[-args.log_every:]
+            window = losses[-args.log_every :]
             rate = min(args.log_every, len(window)) / max(now - last, 1e-9)
-            print(f"step {step:>6}  loss {sum(window) / len(window):.4f}  {rate:.1f} steps/s",
-                  flush=True)
+            print(
+                f"step {step:>6}  loss {sum(window) / len(window):.4f}  {rate:.1f} steps/s",
+                flush=True,
+            )
             last = now
-        out_of_time = (args.max_minutes and time.perf_counter() - start > 60 * args.max_minutes
-                       or step == args.stop_at)
+        out_of_time = (
+            args.max_minutes
+            and time.perf_counter() - start > 60 * args.max_minutes
+            or step == args.stop_at
+        )
         if evaluation and (step % args.eval_every == 0 or step == args.steps or out_of_time):
             accuracy = greedy_accuracy(model, tok, evaluation, device)
             wall = time.perf_counter() - start
-            window = losses[-args.eval_every:]
-            curve.append({"step": step, "wall_time_s": round(wall, 1),
-                          "loss": round(sum(window) / len(window), 4),
-                          "accuracy": {k: round(v, 4) for k, v in accuracy.items()}})
+            window = losses[-args.eval_every :]
+            curve.append(
+                {
+                    "step": step,
+                    "wall_time_s": round(wall, 1),
+                    "loss": round(sum(window) / len(window), 4),
+                    "accuracy": {k: round(v, 4) for k, v in accuracy.items()},
+                }
+            )
             mean = sum(accuracy.values()) / len(accuracy)
-            print(f"eval step {step}: mean accuracy {mean:.3f}  " + "  ".join(
-                f"{k} {v:.2f}" for k, v in accuracy.items()), flush=True)
+            print(
+                f"eval step {step}: mean accuracy {mean:.3f}  "
+                + "  ".join(f"{k} {v:.2f}" for k, v in accuracy.items()),
+                flush=True,
+            )
             save(step, wall)
         if out_of_time:
-            print(f"stopping after {step} steps (--max-minutes {args.max_minutes}, "
-                  f"--stop-at {args.stop_at})", flush=True)
+            print(
+                f"stopping after {step} steps (--max-minutes {args.max_minutes}, "
+                f"--stop-at {args.stop_at})",
+                flush=True,
+            )
             break
     wall = time.perf_counter() - start
     model.eval()

@@ -102,10 +102,12 @@ def _render(text: str, presentation: str) -> str:
     table = {c: g for k, glyph in zip(KINDS, kinds) for c, g in zip(k, glyph)}
     word = "unbalanced" if NEGATED_T in transforms else "balanced"
     pairs = ", ".join(f"{k[0]} with {k[1]}" for k in kinds)
-    return (f"Brackets match in pairs: {pairs}. A string is balanced when every closing bracket "
-            f"closes the innermost open bracket of its own kind and none is left open.\n"
-            f"String: {' '.join(table[c] for c in text)}\n"
-            f"Is this string {word}? Answer yes or no.")
+    return (
+        f"Brackets match in pairs: {pairs}. A string is balanced when every closing bracket "
+        f"closes the innermost open bracket of its own kind and none is left open.\n"
+        f"String: {' '.join(table[c] for c in text)}\n"
+        f"Is this string {word}? Answer yes or no."
+    )
 
 
 def read(text: str) -> tuple[list[str], str, bool] | None:
@@ -139,17 +141,24 @@ class _Strategies:
     def __init__(self, family: Brackets) -> None:
         self.family = family
 
-    def case_space(self, *, min_n: int = MIN_N, max_n: int = 32,
-                   presentations: Sequence[str] = ("original", "negated"),
-                   vocabularies: object = None) -> Any:
+    def case_space(
+        self,
+        *,
+        min_n: int = MIN_N,
+        max_n: int = 32,
+        presentations: Sequence[str] = ("original", "negated"),
+        vocabularies: object = None,
+    ) -> Any:
         """Cases — level, index, seed — with the prompts the design asks for them."""
         from pytest_competence.strategies import DesignSpace
 
-        return DesignSpace(self.family, presentations=presentations, min_n=min_n, max_n=max_n,
-                           pairs=2)
+        return DesignSpace(
+            self.family, presentations=presentations, min_n=min_n, max_n=max_n, pairs=2
+        )
 
-    def cases(self, *, max_n: int = 32, presentations: Sequence[str] = ("original", "negated")
-              ) -> Any:
+    def cases(
+        self, *, max_n: int = 32, presentations: Sequence[str] = ("original", "negated")
+    ) -> Any:
         """Whole cases, shrinking toward the smallest level, index 0 and seed 0."""
         return self.case_space(max_n=max_n, presentations=presentations).strategy()
 
@@ -173,32 +182,50 @@ class Brackets(Family):
         z = self.instance(n, index, seed)
         gold = "yes" if balanced(z.text) else "no"
         prompts = tuple(
-            Prompt(family=self.name, instance_id=f"brackets/seed={seed}/n={n}/{index}",
-                   presentation=p, system=SYSTEM, text=_render(z.text, p),
-                   gold=compose(PRESENTATIONS[p])(gold), answer_space=self.answer_space,
-                   answer_map=compose(PRESENTATIONS[p]),
-                   params={"n": n, "index": index, "seed": seed, "balanced": gold == "yes"})
-            for p in presentations)
+            Prompt(
+                family=self.name,
+                instance_id=f"brackets/seed={seed}/n={n}/{index}",
+                presentation=p,
+                system=SYSTEM,
+                text=_render(z.text, p),
+                gold=compose(PRESENTATIONS[p])(gold),
+                answer_space=self.answer_space,
+                answer_map=compose(PRESENTATIONS[p]),
+                params={"n": n, "index": index, "seed": seed, "balanced": gold == "yes"},
+            )
+            for p in presentations
+        )
         return Item(z, prompts)
 
-    def check_design(self, *, levels: object, pairs: object, seed: object,
-                     presentations: object) -> None:
-        if not isinstance(levels, (list, tuple)) or not levels or not all(
-                isinstance(n, int) and MIN_N <= n <= MAX_N for n in levels):
-            raise InvalidArgument(f"Expected levels to be a list of bracket-pair counts in "
-                                  f"[{MIN_N}, {MAX_N}], but got levels={levels!r}")
+    def check_design(
+        self, *, levels: object, pairs: object, seed: object, presentations: object
+    ) -> None:
+        if (
+            not isinstance(levels, (list, tuple))
+            or not levels
+            or not all(isinstance(n, int) and MIN_N <= n <= MAX_N for n in levels)
+        ):
+            raise InvalidArgument(
+                f"Expected levels to be a list of bracket-pair counts in "
+                f"[{MIN_N}, {MAX_N}], but got levels={levels!r}"
+            )
         if not isinstance(pairs, int) or pairs < 2 or pairs % 2:
-            raise InvalidArgument(f"Expected pairs to be an even number (half balanced), but "
-                                  f"got pairs={pairs!r}; try pairs=20")
+            raise InvalidArgument(
+                f"Expected pairs to be an even number (half balanced), but "
+                f"got pairs={pairs!r}; try pairs=20"
+            )
         if not isinstance(seed, int) or not 0 <= seed < 2**32:
             raise InvalidArgument(f"Expected seed in [0, 2**32), but got seed={seed!r}")
         unknown = [p for p in presentations or () if p not in PRESENTATIONS]  # type: ignore[attr-defined]
         if isinstance(presentations, str) or not presentations or unknown:
-            raise InvalidArgument(f"Expected presentations among {list(PRESENTATIONS)}, but got "
-                                  f"presentations={presentations!r}")
+            raise InvalidArgument(
+                f"Expected presentations among {list(PRESENTATIONS)}, but got "
+                f"presentations={presentations!r}"
+            )
 
-    def design(self, *, levels: Sequence[int], pairs: int, seed: int,
-               presentations: Sequence[str]) -> list[Item]:
+    def design(
+        self, *, levels: Sequence[int], pairs: int, seed: int, presentations: Sequence[str]
+    ) -> list[Item]:
         self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
         return [self.item(n, index, seed, presentations) for n in levels for index in range(pairs)]
 
@@ -209,11 +236,13 @@ class Brackets(Family):
     def strategies(self) -> _Strategies:
         return _Strategies(self)
 
-    def audit_components(self, levels: Sequence[int],
-                         presentations: Sequence[str]) -> list[AuditComponent]:
+    def audit_components(
+        self, levels: Sequence[int], presentations: Sequence[str]
+    ) -> list[AuditComponent]:
         larger = [AuditComponent(f"n={2 * max(levels)}", "level", 2 * max(levels))]
-        return larger + [AuditComponent(p, "presentation", p)
-                         for p in PRESENTATIONS if p not in presentations]
+        return larger + [
+            AuditComponent(p, "presentation", p) for p in PRESENTATIONS if p not in presentations
+        ]
 
     @classmethod
     def shortcut_policies(cls) -> Mapping[str, Callable[..., Any]]:

@@ -11,8 +11,16 @@ from typing import TYPE_CHECKING
 from pytest_competence._lazy import lazy_attributes
 from pytest_competence._version import __version__
 
-__all__ = ["CompetenceFailure", "CompetenceRun", "CompetenceTrainingOverlap", "Condition", "Evaluation",
-           "__version__", "evaluate", "resolve_model"]
+__all__ = [
+    "CompetenceFailure",
+    "CompetenceRun",
+    "CompetenceTrainingOverlap",
+    "Condition",
+    "Evaluation",
+    "__version__",
+    "evaluate",
+    "resolve_model",
+]
 
 _LAZY = {
     "CompetenceFailure": "pytest_competence.conditions",

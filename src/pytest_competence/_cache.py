@@ -109,8 +109,9 @@ class ResponseCache:
             if folder.name == ".competence" and not ignore.exists():
                 ignore.write_text("# created by pytest-competence\n*\n", encoding="utf-8")
             # Autocommit (isolation_level=None): each INSERT is its own transaction.
-            db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None,
-                                 check_same_thread=False)
+            db = sqlite3.connect(
+                self.path, timeout=60.0, isolation_level=None, check_same_thread=False
+            )
             db.execute("PRAGMA busy_timeout = 60000")
             db.execute("PRAGMA journal_mode = WAL")
             # NORMAL in WAL mode: a committed answer survives the process being killed; only a
@@ -127,7 +128,7 @@ class ResponseCache:
         db, rows = self._connect(), []
         unique = list(dict.fromkeys(keys))
         for start in range(0, len(unique), 500):
-            chunk = unique[start:start + 500]
+            chunk = unique[start : start + 500]
             marks = ",".join("?" * len(chunk))
             rows += db.execute(query.format(marks=marks), (*args, *chunk)).fetchall()
         return rows
@@ -149,22 +150,30 @@ class ResponseCache:
         :meth:`exported_to`), in one transaction."""
         db, now = self._connect(), time.time()
         db.execute("BEGIN")
-        db.executemany("INSERT OR REPLACE INTO exported (key, model, created) VALUES (?, ?, ?)",
-                       [(key, model, now) for key in keys])
+        db.executemany(
+            "INSERT OR REPLACE INTO exported (key, model, created) VALUES (?, ?, ?)",
+            [(key, model, now) for key in keys],
+        )
         if file is not None:
-            db.executemany("INSERT OR IGNORE INTO exported_to (file, key) VALUES (?, ?)",
-                           [(file, key) for key in keys])
+            db.executemany(
+                "INSERT OR IGNORE INTO exported_to (file, key) VALUES (?, ?)",
+                [(file, key) for key in keys],
+            )
         db.execute("COMMIT")
 
     def exported_to(self, file: str, keys: Sequence[str] | None = None) -> set[str]:
         """The keys among ``keys`` (any, when ``None``: at most one) already written to
         ``file``."""
         if keys is None:
-            rows = self._connect().execute(
-                "SELECT key FROM exported_to WHERE file = ? LIMIT 1", (file,)).fetchall()
+            rows = (
+                self._connect()
+                .execute("SELECT key FROM exported_to WHERE file = ? LIMIT 1", (file,))
+                .fetchall()
+            )
         else:
-            rows = self._select("SELECT key FROM exported_to WHERE file = ? AND key IN ({marks})",
-                                keys, file)
+            rows = self._select(
+                "SELECT key FROM exported_to WHERE file = ? AND key IN ({marks})", keys, file
+            )
         return {str(key) for (key,) in rows}
 
     def forget_file(self, file: str) -> None:
@@ -197,8 +206,9 @@ class CachedModel(ModelWrapper):
     ``[redacted]`` in every new answer, stored or not. Other attributes are the wrapped model's.
     """
 
-    def __init__(self, model: Model, cache: ResponseCache, mode: str = "rw",
-                 secrets: Sequence[str] = ()) -> None:
+    def __init__(
+        self, model: Model, cache: ResponseCache, mode: str = "rw", secrets: Sequence[str] = ()
+    ) -> None:
         if mode not in ("rw", "read", "write"):
             raise ValueError(f"Expected mode to be one of rw, read, write, but got mode={mode!r}")
         super().__init__(model)
@@ -220,11 +230,15 @@ class CachedModel(ModelWrapper):
 
         # scored_stream needs a ScoringModel: callers send score prompts only to models with
         # score() (evaluate.ask_model checks), which Model's type cannot say.
-        return in_order(self._through(prompts, scored_stream),  # type: ignore[arg-type]
-                        len(prompts), self.name)
+        return in_order(
+            self._through(prompts, scored_stream),  # type: ignore[arg-type]
+            len(prompts),
+            self.name,
+        )
 
     def _through(
-        self, prompts: Sequence[Prompt],
+        self,
+        prompts: Sequence[Prompt],
         ask: Callable[[Model, Sequence[Prompt]], Iterable[tuple[int, str | BaseException]]],
     ) -> Iterator[tuple[int, str | BaseException]]:
         identity = self.model.cache_identity  # type: ignore[attr-defined]

@@ -85,8 +85,10 @@ def describe_case(observations: Sequence[Mapping[str, Any]], indent: str = "  ")
         verdict = "correct" if o["correct"] else "WRONG"
         mapping = AnswerMap(tuple(o["answer_map"].items()))
         mapped = "" if mapping.preserving else f" [answer map {mapping!r}]"
-        lines.append(f"{indent}[{o['presentation']}]{mapped} gold={o['gold']} "
-                     f"parsed={parsed} raw={o['raw']!r} → {verdict}")
+        lines.append(
+            f"{indent}[{o['presentation']}]{mapped} gold={o['gold']} "
+            f"parsed={parsed} raw={o['raw']!r} → {verdict}"
+        )
         lines.append(f"{indent}  prompt: {_show_prompt(o['prompt'])}")
     return "\n".join(lines)
 

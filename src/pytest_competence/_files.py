@@ -21,8 +21,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-__all__ = ["atomic_binary", "atomic_writer", "json_text", "utf8_safe", "write_json_atomic",
-           "write_text_atomic"]
+__all__ = [
+    "atomic_binary",
+    "atomic_writer",
+    "json_text",
+    "utf8_safe",
+    "write_json_atomic",
+    "write_text_atomic",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -49,8 +55,9 @@ def _escape_surrogates(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def write_json_atomic(path: str | os.PathLike[str], value: Any, *, indent: int | None = None
-                      ) -> None:
+def write_json_atomic(
+    path: str | os.PathLike[str], value: Any, *, indent: int | None = None
+) -> None:
     """Write ``value`` as :func:`json_text` would, piece by piece, through :func:`atomic_writer`:
     never the whole document as one string. Each piece the encoder yields holds whole JSON
     strings, so a lone surrogate is escaped exactly as :func:`json_text` escapes it."""

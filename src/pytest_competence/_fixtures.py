@@ -24,12 +24,21 @@ if TYPE_CHECKING:
     from pytest_competence.models import Model
     from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["MODEL_FIXTURES", "competence", "competence_model", "model_free_id",
-           "pytest_generate_tests", "pytest_runtest_call"]
+__all__ = [
+    "MODEL_FIXTURES",
+    "competence",
+    "competence_model",
+    "model_free_id",
+    "pytest_generate_tests",
+    "pytest_runtest_call",
+]
 
 
-def _spec(item: pytest.Item | pytest.Function, marker: pytest.Mark,
-          overrides: dict[str, Any] | None = None) -> CompetenceSpec:
+def _spec(
+    item: pytest.Item | pytest.Function,
+    marker: pytest.Mark,
+    overrides: dict[str, Any] | None = None,
+) -> CompetenceSpec:
     from pytest_competence.protocol import InvalidArgument
     from pytest_competence.spec import spec_from_marker
 
@@ -80,8 +89,12 @@ def _parametrize(metafunc: pytest.Metafunc) -> None:
     if specs:
         metafunc.parametrize("competence_model", specs, ids=specs, indirect=True)
     else:
-        metafunc.parametrize("competence_model", [pytest.param(None, marks=pytest.mark.skip(
-            reason=NO_MODEL))], ids=["no-model"], indirect=True)
+        metafunc.parametrize(
+            "competence_model",
+            [pytest.param(None, marks=pytest.mark.skip(reason=NO_MODEL))],
+            ids=["no-model"],
+            indirect=True,
+        )
 
 
 @pytest.fixture
@@ -89,14 +102,17 @@ def competence_model(request: pytest.FixtureRequest) -> Model:
     """The model under test, one per ``--competence-model`` (loaded once per process)."""
     spec = getattr(request, "param", None)
     if spec is None:
-        pytest.fail("competence_model is only available to tests marked @pytest.mark.competence",
-                    pytrace=False)
+        pytest.fail(
+            "competence_model is only available to tests marked @pytest.mark.competence",
+            pytrace=False,
+        )
     return request.config.stash[STATE].model(spec)
 
 
 @pytest.fixture
-def competence(request: pytest.FixtureRequest,
-               competence_model: Model) -> Generator[CompetenceRun, None, None]:
+def competence(
+    request: pytest.FixtureRequest, competence_model: Model
+) -> Generator[CompetenceRun, None, None]:
     """The competence evaluation of this test's design under this test's model."""
     from pytest_competence._run import CompetenceRun
     from pytest_competence.models import reads_family
@@ -104,8 +120,9 @@ def competence(request: pytest.FixtureRequest,
 
     marker = request.node.get_closest_marker("competence")
     if marker is None:
-        pytest.fail("the 'competence' fixture needs @pytest.mark.competence(...) on the test",
-                    pytrace=False)
+        pytest.fail(
+            "the 'competence' fixture needs @pytest.mark.competence(...) on the test", pytrace=False
+        )
     params = getattr(getattr(request.node, "callspec", None), "params", {})
     names = overridable(marker.args, marker.kwargs)
     overrides = {k: v for k, v in params.items() if k in names}
@@ -116,8 +133,12 @@ def competence(request: pytest.FixtureRequest,
         # family). The reports show the pair as n/a, never as caught.
         reason = f"{competence_model.name} does not read {family} prompts"
         request.node.stash[NOT_APPLICABLE] = {
-            "nodeid": request.node.nodeid, "test": model_free_id(request.node),
-            "model": competence_model.name, "family": family, "reason": reason}
+            "nodeid": request.node.nodeid,
+            "test": model_free_id(request.node),
+            "model": competence_model.name,
+            "family": family,
+            "reason": reason,
+        }
         pytest.skip(reason)
     session = request.config.stash[STATE]
     run = CompetenceRun(spec, competence_model, session, model_free_id(request.node))
@@ -150,12 +171,17 @@ def _ask(item: pytest.Item, run: CompetenceRun) -> None:
     except (ModelProtocolError, BaselineError) as exc:
         message = str(exc)
     except (KeyboardInterrupt, SystemExit) as exc:
-        pytest.exit(f"model {run.model.name!r} raised {type(exc).__name__}"
-                    f"{': ' + str(exc) if str(exc) else ''}; stopping the run", returncode=2)
+        pytest.exit(
+            f"model {run.model.name!r} raised {type(exc).__name__}"
+            f"{': ' + str(exc) if str(exc) else ''}; stopping the run",
+            returncode=2,
+        )
     except Exception as exc:  # the model object raised instead of answering
-        message = (f"model {run.model.name!r} raised {type(exc).__name__}: {exc} "
-                   f"(at {where_raised(exc)}) instead of answering; an infrastructure error, not an "
-                   f"answer")
+        message = (
+            f"model {run.model.name!r} raised {type(exc).__name__}: {exc} "
+            f"(at {where_raised(exc)}) instead of answering; an infrastructure error, not an "
+            f"answer"
+        )
     pytest.fail(run.session.redact(message), pytrace=False)  # a model may put the key in it
 
 
@@ -194,7 +220,8 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         current = fn._hypothesis_internal_use_settings
         others = _function_scoped_arguments(item) - MODEL_FIXTURES
         fn._hypothesis_internal_use_settings = model_backed_settings(
-            current, model_fixture_only=not others)
+            current, model_fixture_only=not others
+        )
     return (yield)
 
 
@@ -212,13 +239,17 @@ def _function_scoped_arguments(item: pytest.Item) -> set[str]:
     function = item.function  # type: ignore[attr-defined]
     info = request._fixturemanager.getfixtureinfo(node=item, func=function, cls=None)
     argnames = set(inspect.signature(function).parameters)
-    return {name for name, defs in info.name2fixturedefs.items()
-            if name in argnames and defs and defs[-1].scope == "function"}
+    return {
+        name
+        for name, defs in info.name2fixturedefs.items()
+        if name in argnames and defs and defs[-1].scope == "function"
+    }
 
 
 def _reasons(exc: Any) -> str:
-    return "reasons: " + "; ".join(f"{count} × {reason}" for reason, count
-                                   in exc.reasons.most_common(3))
+    return "reasons: " + "; ".join(
+        f"{count} × {reason}" for reason, count in exc.reasons.most_common(3)
+    )
 
 
 def model_free_id(item: pytest.Item) -> str:

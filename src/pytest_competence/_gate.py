@@ -19,8 +19,14 @@ import numpy as np
 from pytest_competence import stats
 
 __all__ = [
-    "BaselineError", "DesignDigest", "baseline_from_document", "check_design", "compare_with_baseline",
-    "design_fingerprint", "load_baseline", "regression_message",
+    "BaselineError",
+    "DesignDigest",
+    "baseline_from_document",
+    "check_design",
+    "compare_with_baseline",
+    "design_fingerprint",
+    "load_baseline",
+    "regression_message",
 ]
 
 
@@ -41,24 +47,33 @@ def load_baseline(path: str | Path) -> dict[str, Any]:
     """
     from pytest_competence.report import load_document
 
-    fix = ("archive one with --competence-json on the released model, or drop "
-           "--competence-baseline for this run")
+    fix = (
+        "archive one with --competence-json on the released model, or drop "
+        "--competence-baseline for this run"
+    )
     try:
         document = load_document(path)
     except FileNotFoundError:
         raise BaselineError(f"--competence-baseline: no such file {str(path)!r}; {fix}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise BaselineError(f"--competence-baseline: cannot read {str(path)!r} "
-                            f"({type(exc).__name__}: {exc}); {fix}") from None
+        raise BaselineError(
+            f"--competence-baseline: cannot read {str(path)!r} ({type(exc).__name__}: {exc}); {fix}"
+        ) from None
     except ValueError as exc:  # json.JSONDecodeError, or another schema
-        raise BaselineError(f"--competence-baseline: {str(path)!r} is not a complete "
-                            f"pytest-competence results document ({exc}); {fix}") from None
+        raise BaselineError(
+            f"--competence-baseline: {str(path)!r} is not a complete "
+            f"pytest-competence results document ({exc}); {fix}"
+        ) from None
     results = document.get("results")
     if not isinstance(results, list) or not all(
-            isinstance(r, dict) and isinstance(r.get("test"), str)
-            and isinstance(r.get("instances"), dict) for r in results):
-        raise BaselineError(f"--competence-baseline: {str(path)!r} holds no per-test results "
-                            f"with instances; {fix}")
+        isinstance(r, dict)
+        and isinstance(r.get("test"), str)
+        and isinstance(r.get("instances"), dict)
+        for r in results
+    ):
+        raise BaselineError(
+            f"--competence-baseline: {str(path)!r} holds no per-test results with instances; {fix}"
+        )
     return document
 
 
@@ -77,10 +92,16 @@ class DesignDigest:
                     digest.update(len(data).to_bytes(8, "big") + data)
 
     def fingerprint(self, spec: Any) -> dict[str, Any]:
-        return {"family": repr(spec.family), "levels": list(spec.levels), "pairs": spec.pairs,
-                "seed": spec.seed, "presentations": list(spec.presentations),
-                "attempts": spec.attempts, "wording": PROMPT_WORDING,
-                "prompts": self._digest.hexdigest()[:32]}
+        return {
+            "family": repr(spec.family),
+            "levels": list(spec.levels),
+            "pairs": spec.pairs,
+            "seed": spec.seed,
+            "presentations": list(spec.presentations),
+            "attempts": spec.attempts,
+            "wording": PROMPT_WORDING,
+            "prompts": self._digest.hexdigest()[:32],
+        }
 
 
 def design_fingerprint(spec: Any, items: Iterable[Any]) -> dict[str, Any]:
@@ -96,31 +117,41 @@ def _archived(result: Mapping[str, Any]) -> dict[str, Any]:
     design = result.get("design") or {}
     if "fingerprint" in design:
         return dict(design["fingerprint"])
-    return {"family": result.get("family"), "levels": design.get("levels"),
-            "pairs": design.get("pairs"), "seed": design.get("seed"),
-            "presentations": list((result.get("instances") or {}).get("correct", {})),
-            "attempts": design.get("attempts", 1)}
+    return {
+        "family": result.get("family"),
+        "levels": design.get("levels"),
+        "pairs": design.get("pairs"),
+        "seed": design.get("seed"),
+        "presentations": list((result.get("instances") or {}).get("correct", {})),
+        "attempts": design.get("attempts", 1),
+    }
 
 
-def check_design(path: str, document: Mapping[str, Any], test: str,
-                 fingerprint: Mapping[str, Any]) -> None:
+def check_design(
+    path: str, document: Mapping[str, Any], test: str, fingerprint: Mapping[str, Any]
+) -> None:
     """Raise :class:`BaselineError` naming what differs when ``test`` was archived from another
     design; a test the archive does not hold is left to the gate ("no baseline")."""
     result = next((r for r in document["results"] if r["test"] == test), None)
     if result is None:
         return
     archived = _archived(result)
-    differ = [f"{key}: archived {archived[key]!r}, now {fingerprint[key]!r}"
-              for key in fingerprint
-              if key != "prompts" and key in archived and archived[key] != fingerprint[key]]
+    differ = [
+        f"{key}: archived {archived[key]!r}, now {fingerprint[key]!r}"
+        for key in fingerprint
+        if key != "prompts" and key in archived and archived[key] != fingerprint[key]
+    ]
     if not differ and archived.get("prompts", fingerprint["prompts"]) != fingerprint["prompts"]:
-        differ = ["the prompts' text differs though the declaration is the same (the family's "
-                  "wording changed, e.g. another version of pytest-competence or of the family)"]
+        differ = [
+            "the prompts' text differs though the declaration is the same (the family's "
+            "wording changed, e.g. another version of pytest-competence or of the family)"
+        ]
     if differ:
         raise BaselineError(
             f"baseline {path}: {test} was archived from another design, so its instances cannot "
             f"be matched; " + "; ".join(differ) + ". Archive the baseline again with this design "
-            "(or restore the test's old design)")
+            "(or restore the test's old design)"
+        )
 
 
 def baseline_from_document(
@@ -136,16 +167,25 @@ def baseline_from_document(
                 f"baseline {path}: {test} ran on other instances (levels, pairs or seed differ); "
                 f"archive the baseline with the same design"
             )
-        correct = {name: np.frombuffer(bits.encode(), np.uint8) == ord("1")
-                   for name, bits in result["instances"]["correct"].items()}
+        correct = {
+            name: np.frombuffer(bits.encode(), np.uint8) == ord("1")
+            for name, bits in result["instances"]["correct"].items()
+        }
         return result["model"], correct
     return None
 
 
 def compare_with_baseline(
-    correct: np.ndarray, level: np.ndarray, presentations: Sequence[str],
-    baseline: Mapping[str, np.ndarray], *, name: str, alpha: float, margin: float,
-    bootstrap: int, seed: int,
+    correct: np.ndarray,
+    level: np.ndarray,
+    presentations: Sequence[str],
+    baseline: Mapping[str, np.ndarray],
+    *,
+    name: str,
+    alpha: float,
+    margin: float,
+    bootstrap: int,
+    seed: int,
 ) -> dict[str, Any]:
     """Per level × presentation: accuracies, Δ with a bootstrap interval, McNemar, Holm, verdict.
 
@@ -162,25 +202,39 @@ def compare_with_baseline(
             test = stats.mcnemar_paired(x, y)
             figure = stats.difference_figure(stats.accuracy_figure(x), stats.accuracy_figure(y))
             ci = stats.paired_bootstrap(*figure, B=bootstrap, seed=seed) if bootstrap else None
-            rows.append({
-                "n": n, "presentation": presentation,
-                "candidate": float(x.mean()), "baseline": float(y.mean()),
-                "delta": float(x.mean() - y.mean()),
-                "interval": None if ci is None else [float(ci.low), float(ci.high)],
-                "b": test.b, "c": test.c, "method": test.method, "p_value": test.p_value,
-            })
+            rows.append(
+                {
+                    "n": n,
+                    "presentation": presentation,
+                    "candidate": float(x.mean()),
+                    "baseline": float(y.mean()),
+                    "delta": float(x.mean() - y.mean()),
+                    "interval": None if ci is None else [float(ci.low), float(ci.high)],
+                    "b": test.b,
+                    "c": test.c,
+                    "method": test.method,
+                    "p_value": test.p_value,
+                }
+            )
     for row, adjusted in zip(rows, stats.holm([r["p_value"] for r in rows])):
         row["p_holm"] = adjusted
         row["regression"] = row["delta"] < -margin and adjusted < alpha
-    return {"baseline": name, "alpha": alpha, "margin": margin, "comparisons": rows,
-            "regressions": [r for r in rows if r["regression"]]}
+    return {
+        "baseline": name,
+        "alpha": alpha,
+        "margin": margin,
+        "comparisons": rows,
+        "regressions": [r for r in rows if r["regression"]],
+    }
 
 
 def regression_message(gate: Mapping[str, Any]) -> str:
     """Name every significant regression: level, figure, both values, interval, p-values."""
-    lines = [f"Significant regression against baseline {gate['baseline']!r} "
-             f"(Holm-adjusted McNemar < α = {gate['alpha']:g} and a drop over the margin "
-             f"{gate['margin']:g}):"]
+    lines = [
+        f"Significant regression against baseline {gate['baseline']!r} "
+        f"(Holm-adjusted McNemar < α = {gate['alpha']:g} and a drop over the margin "
+        f"{gate['margin']:g}):"
+    ]
     for r in gate["regressions"]:
         ci = r["interval"]
         shown = "" if ci is None else f", 95% CI [{ci[0]:+.3f}, {ci[1]:+.3f}]"

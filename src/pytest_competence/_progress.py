@@ -40,9 +40,18 @@ class Progress:
     after the first ``settle`` seconds, so a burst of cached answers does not flatter the ETA.
     """
 
-    def __init__(self, label: str, total: int, write: Callable[[str], None],
-                 room: Callable[[], int], *, clock: Callable[[], float] = time.monotonic,
-                 delay: float = 1.0, every: float = 0.2, settle: float = 0.5) -> None:
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        write: Callable[[str], None],
+        room: Callable[[], int],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        delay: float = 1.0,
+        every: float = 0.2,
+        settle: float = 0.5,
+    ) -> None:
         self.label, self.total = label, total
         self._write, self._room, self._clock = write, room, clock
         self.delay, self.every, self.settle = delay, every, settle

@@ -18,8 +18,15 @@ from typing import Any
 from pytest_competence.evaluation import Evaluation, Reduction
 from pytest_competence.protocol import AnswerMap, Item, Observation, Parsed, Prompt
 
-__all__ = ["SHOWN_CHARACTERS", "ArchivedFamily", "RecordsPart", "evaluation_from_records",
-           "prompt_sha256", "records", "shown"]
+__all__ = [
+    "SHOWN_CHARACTERS",
+    "ArchivedFamily",
+    "RecordsPart",
+    "evaluation_from_records",
+    "prompt_sha256",
+    "records",
+    "shown",
+]
 
 #: Characters of an answer (or an error reason) that failing cases and reports show; a longer
 #: one ends with a marker saying how many were cut. Records and the response cache keep it whole.
@@ -62,8 +69,7 @@ def _record(o: Observation) -> dict[str, Any]:
         "correct": o.correct,
         "answer_space": list(p.answer_space),
         "attempts": [
-            {"raw": raw, "parsed": parsed.answer, "valid": parsed.valid,
-             "reason": parsed.reason}
+            {"raw": raw, "parsed": parsed.answer, "valid": parsed.valid, "reason": parsed.reason}
             for raw, parsed in o.attempts
         ],
     }
@@ -136,7 +142,8 @@ class ArchivedFamily:
 
 
 def evaluation_from_records(
-    model: str, description: str,
+    model: str,
+    description: str,
     rows: Iterable[Mapping[str, Any]] | Callable[[], Iterable[Mapping[str, Any]]],
 ) -> Evaluation:
     """Rebuild an :class:`Evaluation` from its records (the latent instances are not needed).
@@ -150,7 +157,8 @@ def evaluation_from_records(
     again = rows if callable(rows) else (lambda: rows) if isinstance(rows, Sequence) else None
     stream = rows() if callable(rows) else rows
     held: list[tuple[Item, tuple[Observation, ...]]] | None = (
-        [] if again is None and _has_metrics(family) else None)
+        [] if again is None and _has_metrics(family) else None
+    )
     archived = ArchivedFamily(family, description, ())
     reduction = Reduction(model, archived, (), bounded=True)
     for items, observations in _chunks(_instances(family, stream)):
@@ -175,33 +183,45 @@ def _has_metrics(family: str) -> bool:
 
     metrics, default = family_metrics(family), getattr(Family, "metrics", None)
     return metrics is not None and getattr(metrics, "__func__", metrics) is not getattr(
-        default, "__func__", default)
+        default, "__func__", default
+    )
 
 
-def _instances(family: str, rows: Iterable[Mapping[str, Any]]
-               ) -> Iterator[tuple[Item, tuple[Observation, ...]]]:
+def _instances(
+    family: str, rows: Iterable[Mapping[str, Any]]
+) -> Iterator[tuple[Item, tuple[Observation, ...]]]:
     """Records grouped into instances: consecutive records of one instance id."""
     current: list[Observation] = []
     for r in rows:
         answer_space = tuple(r["answer_space"])
         prompt = Prompt(
-            family=family, instance_id=r["instance_id"], presentation=r["presentation"],
-            system=r["system"], text=r["prompt"], gold=r["gold"], answer_space=answer_space,
+            family=family,
+            instance_id=r["instance_id"],
+            presentation=r["presentation"],
+            system=r["system"],
+            text=r["prompt"],
+            gold=r["gold"],
+            answer_space=answer_space,
             answer_map=AnswerMap(tuple(tuple(kv) for kv in r["answer_map"].items())),
-            params=r["params"], readout=r.get("readout", "generate"),
+            params=r["params"],
+            readout=r.get("readout", "generate"),
         )
         if current and current[0].prompt.instance_id != r["instance_id"]:
             yield Item(None, tuple(o.prompt for o in current)), tuple(current)
             current = []
         attempts = tuple((a["raw"], Parsed(a["parsed"], a["reason"])) for a in r["attempts"])
-        current.append(Observation(prompt, r["raw"], Parsed(r["parsed"], r["reason"]), attempts,
-                                   r.get("error")))
+        current.append(
+            Observation(
+                prompt, r["raw"], Parsed(r["parsed"], r["reason"]), attempts, r.get("error")
+            )
+        )
     if current:
         yield Item(None, tuple(o.prompt for o in current)), tuple(current)
 
 
-def _chunks(instances: Iterable[tuple[Item, tuple[Observation, ...]]], size: int = 2000
-            ) -> Iterator[tuple[list[Item], list[tuple[Observation, ...]]]]:
+def _chunks(
+    instances: Iterable[tuple[Item, tuple[Observation, ...]]], size: int = 2000
+) -> Iterator[tuple[list[Item], list[tuple[Observation, ...]]]]:
     items: list[Item] = []
     observations: list[tuple[Observation, ...]] = []
     for item, observed in instances:

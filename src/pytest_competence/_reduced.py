@@ -40,7 +40,8 @@ class Interned:
         if code is not None:
             return code
         if (self.limit is not None and len(self.strings) >= self.limit) or (
-                self.length is not None and len(text) > self.length):
+            self.length is not None and len(text) > self.length
+        ):
             return NOT_KEPT
         self._codes[text] = len(self.strings)
         self.strings.append(text)
@@ -87,9 +88,10 @@ class Reduced:
 
 def design_rows(chunks: Callable[[], Iterable[Sequence[Item]]]) -> RowSource:
     """A :data:`RowSource` that regenerates a design's items from its chunks."""
+
     def rows() -> Iterator[tuple[Item, None]]:
         for chunk in chunks():
             for item in chunk:
                 yield item, None
-    return rows
 
+    return rows

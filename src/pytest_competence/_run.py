@@ -35,8 +35,9 @@ class CompetenceRun:
     called explicitly).
     """
 
-    def __init__(self, spec: CompetenceSpec, model: Model, session: CompetenceSession,
-                 test: str = "") -> None:
+    def __init__(
+        self, spec: CompetenceSpec, model: Model, session: CompetenceSession, test: str = ""
+    ) -> None:
         self.spec = spec
         self.model = model
         self.test = test
@@ -46,8 +47,11 @@ class CompetenceRun:
         from pytest_competence.conditions import parse_condition
 
         # competence_require is the condition of every test that declares no require= of its own
-        self.condition = (spec.condition if spec.require_declared or not session.settings.gates
-                          else parse_condition(session.settings.gates))
+        self.condition = (
+            spec.condition
+            if spec.require_declared or not session.settings.gates
+            else parse_condition(session.settings.gates)
+        )
         self._evaluation: Evaluation | None = None
         self._profiles: list[LevelProfile] | None = None
         self._gate: dict[str, Any] | None | bool = False
@@ -77,15 +81,23 @@ class CompetenceRun:
         """
         session = self.session
         for where in session.training_overlaps(self.spec):
-            warnings.warn(CompetenceTrainingOverlap(
-                f"{self.test}: the design overlaps a training split declared in "
-                f"competence_trained_on ({where}): it measures held-in performance, not "
-                f"transfer"), stacklevel=1)
+            warnings.warn(
+                CompetenceTrainingOverlap(
+                    f"{self.test}: the design overlaps a training split declared in "
+                    f"competence_trained_on ({where}): it measures held-in performance, not "
+                    f"transfer"
+                ),
+                stacklevel=1,
+            )
         if session.baseline_document is not None:
             from pytest_competence._gate import check_design
 
-            check_design(str(session.settings.baseline), session.baseline_document, self.test,
-                         self.fingerprint())
+            check_design(
+                str(session.settings.baseline),
+                session.baseline_document,
+                self.test,
+                self.fingerprint(),
+            )
         evaluations = [self.evaluation]
         baseline = session.settings.baseline
         if baseline and session.baseline_document is None:
@@ -130,8 +142,12 @@ class CompetenceRun:
             ids = list(self.evaluation.ids)
             found = baseline_from_document(baseline, document, self.test, ids)
             if found is None:  # a test the archive does not know, e.g. added since
-                return {"baseline": baseline, "status": "no baseline", "comparisons": [],
-                        "regressions": []}
+                return {
+                    "baseline": baseline,
+                    "status": "no baseline",
+                    "comparisons": [],
+                    "regressions": [],
+                }
             name, correct = found
         else:
             model = self.session.model(baseline)
@@ -141,10 +157,17 @@ class CompetenceRun:
             name = model.name
             correct = {p: base["correct"][:, k] for k, p in enumerate(presentations)}
         return compare_with_baseline(
-            table["correct"], table["level"], presentations, correct, name=name,
-            alpha=self.session.settings.alpha, margin=self.spec.regression_margin
-            if self.spec.regression_margin is not None else self.session.settings.margin,
-            bootstrap=self.session.settings.bootstrap, seed=self.spec.seed,
+            table["correct"],
+            table["level"],
+            presentations,
+            correct,
+            name=name,
+            alpha=self.session.settings.alpha,
+            margin=self.spec.regression_margin
+            if self.spec.regression_margin is not None
+            else self.session.settings.margin,
+            bootstrap=self.session.settings.bootstrap,
+            seed=self.spec.seed,
         )
 
     def check(self) -> None:
@@ -175,17 +198,26 @@ class CompetenceRun:
 
         settings = self.session.settings
         result: Result = {
-            **analyze(self.evaluation, bootstrap=settings.bootstrap, seed=self.spec.seed,
-                      profiles=self.profiles),
+            **analyze(
+                self.evaluation,
+                bootstrap=settings.bootstrap,
+                seed=self.spec.seed,
+                profiles=self.profiles,
+            ),
             "test": test,
             "condition": str(self.condition),
             "condition_met": self.condition_met,
             "report_only": settings.report_only,
             "gate": self.gate if self.checked else None,
-            "design": {"levels": list(self.spec.levels), "pairs": self.spec.pairs,
-                       "seed": self.spec.seed, "require": self.condition.declared,
-                       "gates": [], "attempts": self.spec.attempts,
-                       "fingerprint": self.fingerprint()},
+            "design": {
+                "levels": list(self.spec.levels),
+                "pairs": self.spec.pairs,
+                "seed": self.spec.seed,
+                "require": self.condition.declared,
+                "gates": [],
+                "attempts": self.spec.attempts,
+                "fingerprint": self.fingerprint(),
+            },
             "failing_case": failing_case(self.condition, self.evaluation, self.profiles),
             # Prompt-level records (written while the model answered) only when a JSON report
             # will hold them.
@@ -193,9 +225,12 @@ class CompetenceRun:
         }
         failed = self.evaluation.infrastructure_error()
         if failed is not None:
-            result["errors"] = {"count": failed.count, "prompts": failed.total,
-                                "message": str(failed),
-                                "reasons": [[r, c] for r, c in failed.reasons.most_common(5)]}
+            result["errors"] = {
+                "count": failed.count,
+                "prompts": failed.total,
+                "message": str(failed),
+                "reasons": [[r, c] for r, c in failed.reasons.most_common(5)],
+            }
         elif settings.diagnose:
             from pytest_competence.audit._diagnose import diagnose
 

@@ -30,8 +30,15 @@ if TYPE_CHECKING:
     from pytest_competence.spec import CompetenceSpec
     from pytest_competence.splits import Split
 
-__all__ = ["NOT_APPLICABLE", "NO_MODEL", "RESULT", "RUN", "STATE", "CompetenceSession",
-           "start_session"]
+__all__ = [
+    "NOT_APPLICABLE",
+    "NO_MODEL",
+    "RESULT",
+    "RUN",
+    "STATE",
+    "CompetenceSession",
+    "start_session",
+]
 
 
 class CompetenceSession:
@@ -94,8 +101,10 @@ class CompetenceSession:
                 raise pytest.UsageError(f"competence_trained_on: {exc}") from None
         baseline = settings.baseline
         if baseline is not None and not baseline.strip():
-            raise pytest.UsageError("--competence-baseline: got an empty value; pass a model "
-                                    "spec, an alias or an archived --competence-json file")
+            raise pytest.UsageError(
+                "--competence-baseline: got an empty value; pass a model "
+                "spec, an alias or an archived --competence-json file"
+            )
         if baseline and baseline.endswith(".json"):
             from pytest_competence._gate import BaselineError, load_baseline
 
@@ -159,8 +168,9 @@ class CompetenceSession:
 
         try:
             with expecting(model, spec.prompt_count):
-                evaluation = evaluate_chunks(spec.family, spec.chunks, model, spec.attempts,
-                                             each=each, bounded=True)
+                evaluation = evaluate_chunks(
+                    spec.family, spec.chunks, model, spec.attempts, each=each, bounded=True
+                )
         except BaseException:
             if part is not None:
                 part.discard()
@@ -187,7 +197,8 @@ class CompetenceSession:
             from pytest_competence._gate import design_fingerprint
 
             self.fingerprints[spec.key] = design_fingerprint(
-                spec, (item for chunk in spec.chunks() for item in chunk))
+                spec, (item for chunk in spec.chunks() for item in chunk)
+            )
         return self.fingerprints[spec.key]
 
     def secrets(self) -> list[str]:
@@ -211,9 +222,13 @@ class CompetenceSession:
 
         first = self.first_item(spec)
         params = dict(first.params) if first is not None else {}
-        return [" ".join([f"{s}: seed {spec.seed}", *(f"{k}={params[k]}" for k in s.options
-                                                       if k in params)])
-                for s in self.trained_on if overlap(s, spec.family.name, params, spec.seed)]
+        return [
+            " ".join(
+                [f"{s}: seed {spec.seed}", *(f"{k}={params[k]}" for k in s.options if k in params)]
+            )
+            for s in self.trained_on
+            if overlap(s, spec.family.name, params, spec.seed)
+        ]
 
     # -- results -----------------------------------------------------------------------------
 
@@ -261,21 +276,28 @@ class CompetenceSession:
         from pytest_competence.report import build_document, write_outputs
 
         parts = {r["nodeid"]: r.get("records_file") for r in self.results}
-        document = build_document(self.results, models=self.specs,
-                                  bootstrap=self.settings.bootstrap,
-                                  not_applicable=self.not_applicable)
+        document = build_document(
+            self.results,
+            models=self.specs,
+            bootstrap=self.settings.bootstrap,
+            not_applicable=self.not_applicable,
+        )
         # Every key the run knows leaves the document before any report is rendered from it;
         # the records were redacted line by line when their part files were written.
         document = redact_all(document, self.secrets())
         self.document = document
         self.written = write_outputs(
-            document, json_path=self.settings.json_path, html_path=self.settings.html_path,
-            markdown_path=self.settings.markdown_path, records=self._records(document, parts),
+            document,
+            json_path=self.settings.json_path,
+            html_path=self.settings.html_path,
+            markdown_path=self.settings.markdown_path,
+            records=self._records(document, parts),
             records_path=self.settings.records_path,
         )
 
-    def _records(self, document: dict[str, Any], parts: dict[str, str | None]
-                 ) -> Iterator[tuple[str, str, Iterator[bytes]]]:
+    def _records(
+        self, document: dict[str, Any], parts: dict[str, str | None]
+    ) -> Iterator[tuple[str, str, Iterator[bytes]]]:
         """Each result's records, in document order, read line by line from its part file."""
         from pytest_competence.report._records_file import part_lines
 
@@ -289,14 +311,17 @@ class CompetenceSession:
             terminalreporter.write_line(
                 f"competence: {self.skipped_no_model} competence test(s) skipped: no model was "
                 f"named; pass --competence-model=SPEC or set competence_default_model",
-                yellow=True)
+                yellow=True,
+            )
         if self.awaiting:
             export = self.settings.batch_export
             terminalreporter.write_line(
                 f"competence: {self.awaiting} competence test(s) awaiting batch results: run "
                 f"{export} (e.g. vllm run-batch -i {export} -o results.jsonl --model MODEL), then "
                 f"'competence batch import results.jsonl' and run again without "
-                f"--competence-batch-export", yellow=True)
+                f"--competence-batch-export",
+                yellow=True,
+            )
         if self.errored:
             terminalreporter.section("competence errors (infrastructure, not the model's answers)")
             for line in self.errored:
@@ -367,9 +392,11 @@ def start_session(config: pytest.Config) -> CompetenceSession:
         try:  # a fresh file per run: the lines of an earlier export may be answered by now
             open(export, "w").close()
         except OSError as exc:
-            raise pytest.UsageError(f"--competence-batch-export: cannot write {export!r} "
-                                    f"({exc.strerror}); give a path in an existing, writable "
-                                    f"directory") from None
+            raise pytest.UsageError(
+                f"--competence-batch-export: cannot write {export!r} "
+                f"({exc.strerror}); give a path in an existing, writable "
+                f"directory"
+            ) from None
     return state
 
 
@@ -385,5 +412,3 @@ STATE = pytest.StashKey[CompetenceSession]()
 RUN = pytest.StashKey["CompetenceRun"]()
 RESULT = pytest.StashKey["Result"]()
 NOT_APPLICABLE = pytest.StashKey[dict]()  # a test × model pair whose model cannot read the family
-
-

@@ -18,8 +18,15 @@ from typing import TypeVar
 
 import pytest
 
-__all__ = ["DEFAULT_MAX_PROMPTS", "Settings", "check_prompt_count", "output_path_problem",
-           "read_settings", "records_name", "records_path_problem"]
+__all__ = [
+    "DEFAULT_MAX_PROMPTS",
+    "Settings",
+    "check_prompt_count",
+    "output_path_problem",
+    "read_settings",
+    "records_name",
+    "records_path_problem",
+]
 
 #: The largest design a test may declare (levels × pairs × presentations × attempts) unless
 #: the ``competence_max_prompts`` ini option raises it: about a day of a fast HTTP endpoint.
@@ -55,8 +62,14 @@ def _usage(option: str, value: object, expected: str, fix: str) -> pytest.UsageE
     return pytest.UsageError(f"ini option {option} = {value!s}: expected {expected}; {fix}")
 
 
-def _number(config: pytest.Config, option: str, kind: Callable[[str], T],
-            ok: Callable[[T], bool], expected: str, fix: str) -> T:
+def _number(
+    config: pytest.Config,
+    option: str,
+    kind: Callable[[str], T],
+    ok: Callable[[T], bool],
+    expected: str,
+    fix: str,
+) -> T:
     raw = str(config.getini(option)).strip()
     try:
         value = kind(raw)
@@ -69,16 +82,38 @@ def _number(config: pytest.Config, option: str, kind: Callable[[str], T],
 
 def read_settings(config: pytest.Config) -> Settings:
     """The settings of this run; ``pytest.UsageError`` on the first bad value."""
-    bootstrap = _number(config, "competence_bootstrap", int, lambda b: b >= 0,
-                        "a whole number of resamples >= 0", "the default is 2000")
-    alpha = _number(config, "competence_alpha", float, lambda a: 0 < a < 1,
-                    "a significance level in (0, 1)", "e.g. competence_alpha = 0.05")
-    margin = _number(config, "competence_regression_margin", float,
-                     lambda m: math.isfinite(m) and 0 <= m < 1,
-                     "an accuracy difference in [0, 1)", "e.g. competence_regression_margin = 0.02")
-    max_prompts = _number(config, "competence_max_prompts", int, lambda n: n >= 1,
-                          "a positive whole number of prompts",
-                          f"the default is {DEFAULT_MAX_PROMPTS}")
+    bootstrap = _number(
+        config,
+        "competence_bootstrap",
+        int,
+        lambda b: b >= 0,
+        "a whole number of resamples >= 0",
+        "the default is 2000",
+    )
+    alpha = _number(
+        config,
+        "competence_alpha",
+        float,
+        lambda a: 0 < a < 1,
+        "a significance level in (0, 1)",
+        "e.g. competence_alpha = 0.05",
+    )
+    margin = _number(
+        config,
+        "competence_regression_margin",
+        float,
+        lambda m: math.isfinite(m) and 0 <= m < 1,
+        "an accuracy difference in [0, 1)",
+        "e.g. competence_regression_margin = 0.02",
+    )
+    max_prompts = _number(
+        config,
+        "competence_max_prompts",
+        int,
+        lambda n: n >= 1,
+        "a positive whole number of prompts",
+        f"the default is {DEFAULT_MAX_PROMPTS}",
+    )
     # Parsed at configure by the plugin (_check_run_settings), with the baseline.
     gates = tuple(g for g in config.getini("competence_require") if g.strip())
     _check_database(config)
@@ -86,22 +121,40 @@ def read_settings(config: pytest.Config) -> Settings:
         from pytest_competence._wiring import cache_path
 
         _check_cache(config, cache_path(config))
-    for option in ("competence_json", "competence_records", "competence_html",
-                   "competence_markdown"):
+    for option in (
+        "competence_json",
+        "competence_records",
+        "competence_html",
+        "competence_markdown",
+    ):
         path = config.getoption(option)
         if path:
             problem = output_path_problem("--" + option.replace("_", "-"), path)
             if problem:
                 raise pytest.UsageError(problem)
-    problem = records_path_problem("--competence-records", config.getoption("competence_records"),
-                                   "--competence-json", config.getoption("competence_json"))
+    problem = records_path_problem(
+        "--competence-records",
+        config.getoption("competence_records"),
+        "--competence-json",
+        config.getoption("competence_json"),
+    )
     if problem:
         raise pytest.UsageError(problem)
-    max_error_rate = _number(config, "competence_max_error_rate", float, lambda r: 0 <= r < 1,
-                             "the share of prompts that may end in infrastructure errors, a "
-                             "number in [0, 1)", "e.g. competence_max_error_rate = 0.001")
+    max_error_rate = _number(
+        config,
+        "competence_max_error_rate",
+        float,
+        lambda r: 0 <= r < 1,
+        "the share of prompts that may end in infrastructure errors, a number in [0, 1)",
+        "e.g. competence_max_error_rate = 0.001",
+    )
     return Settings(
-        bootstrap, alpha, margin, gates, max_prompts, max_error_rate,
+        bootstrap,
+        alpha,
+        margin,
+        gates,
+        max_prompts,
+        max_error_rate,
         json_path=config.getoption("competence_json"),
         records_path=config.getoption("competence_records"),
         html_path=config.getoption("competence_html"),
@@ -133,30 +186,38 @@ def output_path_problem(option: str, path: str | os.PathLike[str]) -> str | None
     if target.is_dir():
         return f"{option} {path}: is a directory; give a file name, e.g. {target / 'results'}"
     if not target.parent.is_dir():
-        return (f"{option} {path}: the directory {target.parent} does not exist; create it "
-                f"first or write elsewhere")
+        return (
+            f"{option} {path}: the directory {target.parent} does not exist; create it "
+            f"first or write elsewhere"
+        )
     return None
 
 
-def records_path_problem(option: str, records: str | None, json_option: str,
-                         json_path: str | None) -> str | None:
+def records_path_problem(
+    option: str, records: str | None, json_option: str, json_path: str | None
+) -> str | None:
     """Why ``records`` cannot be the records file of ``json_path``, as one line naming
     ``option``; ``None`` when it can (or when no records file is asked for)."""
     if records is None:
         return None
     if not json_path:
-        return (f"{option} {records}: the records file belongs to a results document; add "
-                f"{json_option} PATH (or drop {option})")
+        return (
+            f"{option} {records}: the records file belongs to a results document; add "
+            f"{json_option} PATH (or drop {option})"
+        )
     if os.path.abspath(records) == os.path.abspath(json_path):
-        return (f"{option} {records}: is the {json_option} file itself; give the records "
-                f"their own file, e.g. {records_name(json_path)}")
+        return (
+            f"{option} {records}: is the {json_option} file itself; give the records "
+            f"their own file, e.g. {records_name(json_path)}"
+        )
     return None
 
 
 def records_name(json_path: str) -> str:
     """The records file of ``json_path`` when none is named: ``report.records.jsonl``."""
-    return (json_path[:-len(".json")] if json_path.endswith(".json") else json_path) + (
-        ".records.jsonl")
+    return (json_path[: -len(".json")] if json_path.endswith(".json") else json_path) + (
+        ".records.jsonl"
+    )
 
 
 def _writable_dir(folder: Path) -> str | None:
@@ -180,13 +241,21 @@ def _check_cache(config: pytest.Config, path: Path) -> None:
     if _explicit(config, "competence_cache_path", DEFAULT_CACHE) is None:
         return  # the default is made on first use, by models that have a cache
     if path.is_dir():
-        raise _usage("competence_cache_path", path, "a file, not a directory",
-                     f"e.g. competence_cache_path = {path / 'cache.sqlite'}")
+        raise _usage(
+            "competence_cache_path",
+            path,
+            "a file, not a directory",
+            f"e.g. competence_cache_path = {path / 'cache.sqlite'}",
+        )
     why = _writable_dir(path.parent)
     if why:
-        raise _usage("competence_cache_path", path, "a file in a writable directory",
-                     f"cannot write in {path.parent} ({why}); choose another path or run with "
-                     f"--competence-cache=off")
+        raise _usage(
+            "competence_cache_path",
+            path,
+            "a file in a writable directory",
+            f"cannot write in {path.parent} ({why}); choose another path or run with "
+            f"--competence-cache=off",
+        )
 
 
 def _check_database(config: pytest.Config) -> None:
@@ -197,9 +266,13 @@ def _check_database(config: pytest.Config) -> None:
             raise _usage("competence_database", local, "a directory", "not a file")
         why = _writable_dir(path)
         if why:
-            raise _usage("competence_database", local, "a writable directory",
-                         f"cannot write in {path} ({why}); choose another directory, or 'none' "
-                         f"to save nothing")
+            raise _usage(
+                "competence_database",
+                local,
+                "a writable directory",
+                f"cannot write in {path} ({why}); choose another directory, or 'none' "
+                f"to save nothing",
+            )
     from pytest_competence.minimise import github_location
 
     for entry in config.getini("competence_database_shared"):

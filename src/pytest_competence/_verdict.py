@@ -92,8 +92,13 @@ def junit_properties(result: Result) -> list[tuple[str, object]]:
     props.append(("competence_first_failing_n", failing[0] if failing else None))
     gate = result.get("gate")
     if gate:
-        props.append(("competence_gate", gate.get("status")
-                      or ("regression" if gate["regressions"] else "no significant regression")))
+        props.append(
+            (
+                "competence_gate",
+                gate.get("status")
+                or ("regression" if gate["regressions"] else "no significant regression"),
+            )
+        )
     if result.get("errors"):
         props.append(("competence_errors", result["errors"]["message"]))
     return props

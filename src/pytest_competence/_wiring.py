@@ -26,8 +26,10 @@ CACHE = pytest.StashKey["ResponseCache"]()
 
 def backend_settings(config: pytest.Config) -> dict[str, str]:
     """Run-wide settings handed to model loaders (see ``resolve_model``)."""
-    return {"api_key_env": str(config.getini("competence_api_key_env")).strip() or "OPENAI_API_KEY",
-            "rootdir": str(config.rootpath)}
+    return {
+        "api_key_env": str(config.getini("competence_api_key_env")).strip() or "OPENAI_API_KEY",
+        "rootdir": str(config.rootpath),
+    }
 
 
 def api_keys(config: pytest.Config, *models: object) -> list[str]:
@@ -35,8 +37,7 @@ def api_keys(config: pytest.Config, *models: object) -> list[str]:
     each model's ``key_env``."""
     from pytest_competence._redaction import run_secrets
 
-    names = [config.getini("competence_api_key_env"),
-             *(getattr(m, "key_env", "") for m in models)]
+    names = [config.getini("competence_api_key_env"), *(getattr(m, "key_env", "") for m in models)]
     return run_secrets(n for n in names if isinstance(n, str))
 
 

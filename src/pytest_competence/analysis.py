@@ -21,7 +21,12 @@ from pytest_competence.registry import FAMILIES
 from pytest_competence.result import Analysis
 
 __all__ = [
-    "BOUNDARY_TAU", "FAMILY_ANALYSES", "SCHEMA", "analyze", "family_metrics", "instance_table",
+    "BOUNDARY_TAU",
+    "FAMILY_ANALYSES",
+    "SCHEMA",
+    "analyze",
+    "family_metrics",
+    "instance_table",
 ]
 
 #: /2: the records moved out of the document into a records file it points to (/1 embedded them).
@@ -79,11 +84,17 @@ def _pair(t: Mapping[str, np.ndarray], rows: np.ndarray, a: int, b: int) -> dict
         "invariance": invariance,
         "strict_invariance": agree / len(rows) if len(rows) else None,
         "yes_rate": yes_rate,
-        "kappa": None if invariance is None or yes_rate is None or not t["binary"]
+        "kappa": None
+        if invariance is None or yes_rate is None or not t["binary"]
         else stats.kappa(invariance, yes_rate),
         "consistency": float((ca & cb).mean()) if len(rows) else None,
-        "mcnemar": {"b": test.b, "c": test.c, "statistic": test.statistic,
-                    "method": test.method, "p_value": test.p_value},
+        "mcnemar": {
+            "b": test.b,
+            "c": test.c,
+            "statistic": test.statistic,
+            "method": test.method,
+            "p_value": test.p_value,
+        },
     }
 
 
@@ -99,12 +110,13 @@ def _level(p: LevelProfile, t: Mapping[str, np.ndarray], presentations: Sequence
         for k, name in enumerate(presentations)
     }
     out["mean_accuracy_joint"] = (  # eq. (2): R + U/2 on the jointly parsed support
-        None if p.robust_correct is None or p.presentation_dependent is None
+        None
+        if p.robust_correct is None or p.presentation_dependent is None
         else p.robust_correct + p.presentation_dependent / 2
     )
-    out["strict_invariance"] = (
-        int((joint_rows & (correct.all(axis=1) | ~correct.any(axis=1))).sum()) / len(rows)
-    )
+    out["strict_invariance"] = int(
+        (joint_rows & (correct.all(axis=1) | ~correct.any(axis=1))).sum()
+    ) / len(rows)
     out["any_correct"] = float(correct.any(axis=1).mean())
     out["fraction_correct"] = float(correct.mean())
     pairs = {presentations[k]: _pair(t, rows, 0, k) for k in range(1, len(presentations))}
@@ -119,14 +131,16 @@ def _level(p: LevelProfile, t: Mapping[str, np.ndarray], presentations: Sequence
     return out
 
 
-def _bootstrap(t: Mapping[str, np.ndarray], presentations: Sequence[str], B: int,
-               seed: int) -> dict[str, list[float | None]]:
+def _bootstrap(
+    t: Mapping[str, np.ndarray], presentations: Sequence[str], B: int, seed: int
+) -> dict[str, list[float | None]]:
     """Paired bootstrap intervals over matched instances, stratified by level (App. B.2)."""
     correct, valid, level = t["correct"], t["valid"], t["level"]
     figures = {"robust_correct": stats.robust_correct_figure(correct, valid)}
     for k, name in enumerate(presentations[1:], start=1):
         figures[f"accuracy_difference[{presentations[0]}-{name}]"] = stats.difference_figure(
-            stats.accuracy_figure(correct[:, 0]), stats.accuracy_figure(correct[:, k]))
+            stats.accuracy_figure(correct[:, 0]), stats.accuracy_figure(correct[:, k])
+        )
     if len(presentations) > 1:  # ι and κ̄ of the first pair, as in the level table
         figures["invariance"] = stats.invariance_figure(correct[:, :2], valid[:, :2])
     if len(presentations) > 1 and t["binary"]:
@@ -138,8 +152,13 @@ def _bootstrap(t: Mapping[str, np.ndarray], presentations: Sequence[str], B: int
     return out
 
 
-def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
-            profiles: Sequence[LevelProfile] | None = None) -> Analysis:
+def analyze(
+    evaluation: Evaluation,
+    *,
+    bootstrap: int = 2000,
+    seed: int = 0,
+    profiles: Sequence[LevelProfile] | None = None,
+) -> Analysis:
     """Every figure of one evaluation, JSON-able: levels, summary, intervals, tests, instances.
 
     ``profiles`` are the evaluation's, when the caller has them already (else computed).
@@ -162,10 +181,16 @@ def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
         # seeds/004 §2: family consistency (base and every reformulation right) and, per
         # transformation, base and that reformulation right.
         summary["family_consistency"] = stats.family_consistency(
-            t["correct"][:, 0], t["correct"][:, 1:])
-        summary["consistency_by_presentation"] = dict(zip(
-            presentations[1:],
-            stats.per_transformation_consistency(t["correct"][:, 0], t["correct"][:, 1:]).tolist()))
+            t["correct"][:, 0], t["correct"][:, 1:]
+        )
+        summary["consistency_by_presentation"] = dict(
+            zip(
+                presentations[1:],
+                stats.per_transformation_consistency(
+                    t["correct"][:, 0], t["correct"][:, 1:]
+                ).tolist(),
+            )
+        )
     if len(presentations) > 1 and len(t["level"]):
         summary["mcnemar"] = {
             name: _pair(t, np.arange(len(t["level"])), 0, k)["mcnemar"]
@@ -185,10 +210,15 @@ def analyze(evaluation: Evaluation, *, bootstrap: int = 2000, seed: int = 0,
         pairs = [lv["pairs"][presentations[1]]["jointly_parsed"] for lv in levels]
         if all(v is not None for v in inv):
             summary["boundary"] = stats.boundary_reproducibility(
-                [lv["n"] for lv in levels], inv, pairs, tau=BOUNDARY_TAU, seed=seed).as_dict()
+                [lv["n"] for lv in levels], inv, pairs, tau=BOUNDARY_TAU, seed=seed
+            ).as_dict()
     if bootstrap and len(t["level"]):
-        summary["bootstrap"] = {"B": bootstrap, "seed": seed, "stratified_by": "n",
-                                **_bootstrap(t, presentations, bootstrap, seed)}
+        summary["bootstrap"] = {
+            "B": bootstrap,
+            "seed": seed,
+            "stratified_by": "n",
+            **_bootstrap(t, presentations, bootstrap, seed),
+        }
     extra = family_metrics(getattr(evaluation.family, "name", ""))
     if len(t["level"]):
         # An analysis that declares bootstrap= / seed= resamples as the rest of the summary does.

@@ -34,8 +34,14 @@ if TYPE_CHECKING:
     from pytest_competence.protocol import Prompt
     from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["AWAITING", "BatchError", "Imported", "export_design", "export_requests",
-           "import_results"]
+__all__ = [
+    "AWAITING",
+    "BatchError",
+    "Imported",
+    "export_design",
+    "export_requests",
+    "import_results",
+]
 
 #: Why a competence test whose requests went to a batch file was skipped.
 AWAITING = "awaiting batch results"
@@ -54,13 +60,17 @@ def _exportable(model: Model) -> tuple[Any, Any]:
     while not isinstance(cached, CachedModel) and hasattr(cached, "model"):
         cached = cached.model
     if not isinstance(cached, CachedModel):
-        raise BatchError(f"--competence-batch-export needs the response cache and a model with a "
-                         f"cache identity (an openai: model); {model.name!r} has none, or "
-                         f"--competence-cache=off")
+        raise BatchError(
+            f"--competence-batch-export needs the response cache and a model with a "
+            f"cache identity (an openai: model); {model.name!r} has none, or "
+            f"--competence-cache=off"
+        )
     backend = cached.model
     if not callable(getattr(backend, "batch_request", None)):
-        raise BatchError(f"--competence-batch-export: model {model.name!r} cannot write OpenAI "
-                         f"Batch requests; only openai: models can")
+        raise BatchError(
+            f"--competence-batch-export: model {model.name!r} cannot write OpenAI "
+            f"Batch requests; only openai: models can"
+        )
     return backend, cached.cache
 
 
@@ -77,9 +87,11 @@ def export_requests(model: Model, prompts: Sequence[Prompt], path: str | Path) -
     backend, cache = _exportable(model)
     for p in prompts:
         if p.readout != "generate":
-            raise BatchError(f"--competence-batch-export: prompt {p.instance_id} "
-                             f"[{p.presentation}] uses the {p.readout!r} readout; the batch path "
-                             f"carries generated answers only — run scored suites over HTTP")
+            raise BatchError(
+                f"--competence-batch-export: prompt {p.instance_id} "
+                f"[{p.presentation}] uses the {p.readout!r} readout; the batch path "
+                f"carries generated answers only — run scored suites over HTTP"
+            )
     keys = [cache_key(backend.cache_identity, p) for p in prompts]
     stored = cache.get_many(keys)
     wanted = {k: p for k, p in zip(keys, prompts) if k not in stored}
@@ -92,14 +104,19 @@ def export_requests(model: Model, prompts: Sequence[Prompt], path: str | Path) -
                 cache.forget_file(file)  # a new (or emptied) file under a reused inode
             elif not cache.exported_to(file):  # written before the cache kept track: read it
                 out.seek(0)
-                found = [k for k in (json.loads(line).get("custom_id") for line in out)
-                         if wanted.pop(k, None) is not None]
+                found = [
+                    k
+                    for k in (json.loads(line).get("custom_id") for line in out)
+                    if wanted.pop(k, None) is not None
+                ]
                 cache.mark_exported(found, backend.name, file)
             for key in cache.exported_to(file, list(wanted)):
                 del wanted[key]
             out.seek(0, 2)
-            out.writelines(json.dumps({"custom_id": key, **backend.batch_request(p)},
-                                      ensure_ascii=True) + "\n" for key, p in wanted.items())
+            out.writelines(
+                json.dumps({"custom_id": key, **backend.batch_request(p)}, ensure_ascii=True) + "\n"
+                for key, p in wanted.items()
+            )
             out.flush()
             # Under the lock: another worker's export sees these keys once it holds the lock.
             cache.mark_exported(list(wanted), backend.name, file)
@@ -113,8 +130,10 @@ def export_design(model: Model, spec: CompetenceSpec, path: str | Path) -> str:
     (:func:`export_requests`): the reason the test is skipped, with the count written."""
     from pytest_competence.evaluate import sent_prompts
 
-    count = sum(export_requests(model, sent_prompts(chunk, spec.attempts), path)
-                for chunk in spec.chunks(prompts=_EXPORT_CHUNK))
+    count = sum(
+        export_requests(model, sent_prompts(chunk, spec.attempts), path)
+        for chunk in spec.chunks(prompts=_EXPORT_CHUNK)
+    )
     return f"{AWAITING}: {count} new requests written to {path}"
 
 
@@ -128,9 +147,11 @@ class Imported:
 
     def lines(self) -> list[str]:
         """What ``competence batch import`` prints: stored, failed and unmatched lines."""
-        out = [f"stored {self.stored} answers in the response cache",
-               f"failed {sum(self.failed.values())} lines (not stored; asked again next run)",
-               f"matched no exported request: {self.unmatched} lines"]
+        out = [
+            f"stored {self.stored} answers in the response cache",
+            f"failed {sum(self.failed.values())} lines (not stored; asked again next run)",
+            f"matched no exported request: {self.unmatched} lines",
+        ]
         out += [f"  {count} × {reason}" for reason, count in self.failed.most_common(5)]
         return out
 
@@ -165,8 +186,10 @@ def import_results(files: Iterable[str | Path], cache: ResponseCache) -> Importe
                     line = json.loads(raw)
                     key = line["custom_id"]
                 except (ValueError, KeyError, TypeError):
-                    raise BatchError(f"{name}:{number}: not an OpenAI Batch output line (JSON "
-                                     f"with custom_id and response)") from None
+                    raise BatchError(
+                        f"{name}:{number}: not an OpenAI Batch output line (JSON "
+                        f"with custom_id and response)"
+                    ) from None
                 model = cache.exported_model(key)
                 if model is None:
                     done.unmatched += 1

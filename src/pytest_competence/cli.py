@@ -22,6 +22,7 @@ from pytest_competence.protocol import InvalidArgument
 
 __all__ = ["batch_import", "main", "plan", "report"]
 
+
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="competence", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -32,27 +33,51 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     rep.add_argument("results", help="A file written by pytest --competence-json")
     rep.add_argument("--html", help="Write the HTML report here")
     rep.add_argument("--markdown", help="Write the Markdown summary here")
-    rep.add_argument("--json", help="Write the recomputed results document here, its records "
-                     "beside it")
-    rep.add_argument("--records", help="With --json: write the records file here (a name ending "
-                     "in .gz is gzip-compressed; default: the JSON's name with .records.jsonl)")
-    rep.add_argument("--bootstrap", type=int, default=None,
-                     help="Bootstrap resamples (default: as recorded in the file)")
+    rep.add_argument(
+        "--json", help="Write the recomputed results document here, its records beside it"
+    )
+    rep.add_argument(
+        "--records",
+        help="With --json: write the records file here (a name ending "
+        "in .gz is gzip-compressed; default: the JSON's name with .records.jsonl)",
+    )
+    rep.add_argument(
+        "--bootstrap",
+        type=int,
+        default=None,
+        help="Bootstrap resamples (default: as recorded in the file)",
+    )
     batch = sub.add_parser("batch", help="The OpenAI Batch path: import a batch run's answers")
     batch_sub = batch.add_subparsers(dest="batch_command", required=True)
-    imp = batch_sub.add_parser("import", help="Store OpenAI Batch output lines in the response "
-                               "cache (requests exported by pytest --competence-batch-export)")
+    imp = batch_sub.add_parser(
+        "import",
+        help="Store OpenAI Batch output lines in the response "
+        "cache (requests exported by pytest --competence-batch-export)",
+    )
     imp.add_argument("results", nargs="+", help="Batch output files (JSON Lines)")
-    imp.add_argument("--cache", default=".competence/cache.sqlite",
-                     help="The response cache file (default: .competence/cache.sqlite, as the "
-                     "competence_cache_path ini option)")
-    plan = sub.add_parser("plan", help="Interval half-widths and detectable differences for a design")
+    imp.add_argument(
+        "--cache",
+        default=".competence/cache.sqlite",
+        help="The response cache file (default: .competence/cache.sqlite, as the "
+        "competence_cache_path ini option)",
+    )
+    plan = sub.add_parser(
+        "plan", help="Interval half-widths and detectable differences for a design"
+    )
     plan.add_argument("--pairs", type=int, default=200, help="Instances per level (default 200)")
     plan.add_argument("--levels", type=int, default=9, help="Number of levels (default 9)")
-    plan.add_argument("--rates", type=_floats, default=[0.5, 0.85],
-                      help="Proportions to plan for, comma-separated (default 0.5,0.85)")
-    plan.add_argument("--discordance", type=_floats, default=[0.32, 0.5],
-                      help="Paired discordance ψ for the detectable difference (default 0.32,0.5)")
+    plan.add_argument(
+        "--rates",
+        type=_floats,
+        default=[0.5, 0.85],
+        help="Proportions to plan for, comma-separated (default 0.5,0.85)",
+    )
+    plan.add_argument(
+        "--discordance",
+        type=_floats,
+        default=[0.32, 0.5],
+        help="Paired discordance ψ for the detectable difference (default 0.32,0.5)",
+    )
     plan.add_argument("--confidence", type=float, default=0.95, help="Confidence (default 0.95)")
     plan.add_argument("--power", type=float, default=0.8, help="Power (default 0.8)")
     from pytest_competence.audit._command import add_parser as add_audit_parser
@@ -65,7 +90,9 @@ def _floats(text: str) -> list[float]:
     try:
         return [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers, got {text!r}"
+        ) from None
 
 
 def plan(args: argparse.Namespace) -> int:
@@ -73,21 +100,30 @@ def plan(args: argparse.Namespace) -> int:
     from pytest_competence.stats import half_width, minimum_detectable_difference
 
     if args.pairs < 1 or args.levels < 1:
-        raise ValueError(f"--pairs and --levels must be at least 1, got --pairs={args.pairs} "
-                         f"--levels={args.levels}")
+        raise ValueError(
+            f"--pairs and --levels must be at least 1, got --pairs={args.pairs} "
+            f"--levels={args.levels}"
+        )
     total = args.pairs * args.levels
     cell = args.pairs // 4
-    print(f"design: {args.levels} levels x {args.pairs} pairs = {total} pairs; "
-          f"{cell} per query cell; {args.confidence:.0%} intervals (normal approximation)")
+    print(
+        f"design: {args.levels} levels x {args.pairs} pairs = {total} pairs; "
+        f"{cell} per query cell; {args.confidence:.0%} intervals (normal approximation)"
+    )
     for p in args.rates:
-        print(f"  at {p:g}: ±{100 * half_width(p, args.pairs, args.confidence):.1f} points per "
-              f"level, ±{100 * half_width(p, total, args.confidence):.1f} pooled, "
-              f"±{100 * half_width(p, max(cell, 1), args.confidence):.1f} per cell")
+        print(
+            f"  at {p:g}: ±{100 * half_width(p, args.pairs, args.confidence):.1f} points per "
+            f"level, ±{100 * half_width(p, total, args.confidence):.1f} pooled, "
+            f"±{100 * half_width(p, max(cell, 1), args.confidence):.1f} per cell"
+        )
     for psi in args.discordance:
-        mdd = minimum_detectable_difference(total, discordance=psi, confidence=args.confidence,
-                                            power=args.power)
-        print(f"  paired difference detectable at {args.power:.0%} power over {total} pairs "
-              f"with discordance {psi:g}: {100 * mdd:.1f} points")
+        mdd = minimum_detectable_difference(
+            total, discordance=psi, confidence=args.confidence, power=args.power
+        )
+        print(
+            f"  paired difference detectable at {args.power:.0%} power over {total} pairs "
+            f"with discordance {psi:g}: {100 * mdd:.1f} points"
+        )
     return 0
 
 
@@ -103,23 +139,32 @@ def report(args: argparse.Namespace) -> int:
     document = recompute(archived, bootstrap=args.bootstrap, folder=folder)
     for line in summary_lines(document, verbosity=1):  # everything, comparisons included
         print(line)
-    written = write_outputs(document, json_path=args.json, html_path=args.html,
-                            markdown_path=args.markdown, records_path=args.records,
-                            records=archived_records(archived, folder) if args.json else ())
+    written = write_outputs(
+        document,
+        json_path=args.json,
+        html_path=args.html,
+        markdown_path=args.markdown,
+        records_path=args.records,
+        records=archived_records(archived, folder) if args.json else (),
+    )
     for what, path in written:
         print(f"competence {what}: {path}")
     for name in unrecomputed(archived):
-        print(f"competence report: {name}: no records, figures kept as archived (not "
-              f"recomputed)", file=sys.stderr)
+        print(
+            f"competence report: {name}: no records, figures kept as archived (not recomputed)",
+            file=sys.stderr,
+        )
     if args.bootstrap is None:  # another number of resamples changes the intervals, rightly
         differ = disagreements(archived, document)
         for line in differ[:20]:
-            print(f"competence report: figure disagrees with the records: {line}",
-                  file=sys.stderr)
+            print(f"competence report: figure disagrees with the records: {line}", file=sys.stderr)
         if differ:
-            print(f"competence report: {len(differ)} archived figure(s) differ from what the "
-                  f"records give (edited figures or removed records?); the reports written "
-                  f"hold the recomputed ones", file=sys.stderr)
+            print(
+                f"competence report: {len(differ)} archived figure(s) differ from what the "
+                f"records give (edited figures or removed records?); the reports written "
+                f"hold the recomputed ones",
+                file=sys.stderr,
+            )
             return 1
     return 0
 
@@ -130,8 +175,10 @@ def batch_import(args: argparse.Namespace) -> int:
     from pytest_competence.batch import import_results
 
     if not Path(args.cache).is_file():
-        raise ValueError(f"no response cache at {args.cache!r}: export the requests first with "
-                         f"pytest --competence-batch-export, or pass --cache PATH")
+        raise ValueError(
+            f"no response cache at {args.cache!r}: export the requests first with "
+            f"pytest --competence-batch-export, or pass --cache PATH"
+        )
     cache = ResponseCache(args.cache)
     try:
         done = import_results(args.results, cache)
@@ -165,7 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "report":
         for option in ("html", "markdown", "json", "records"):
             problem = getattr(args, option) and output_path_problem(
-                f"--{option}", getattr(args, option))
+                f"--{option}", getattr(args, option)
+            )
             if problem:
                 parser.error(f"report: {problem}")
         problem = records_path_problem("--records", args.records, "--json", args.json)
@@ -177,8 +225,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"competence report: {exc}", file=sys.stderr)
             return 2
         except (KeyError, TypeError, AttributeError) as exc:  # a shape check_shape lets pass
-            print(f"competence report: not a results document: {args.results}: "
-                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            print(
+                f"competence report: not a results document: {args.results}: "
+                f"{type(exc).__name__}: {exc}",
+                file=sys.stderr,
+            )
             return 2
     from pytest_competence.dataset import generate
 

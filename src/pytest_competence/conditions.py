@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 __all__ = ["CompetenceFailure", "Condition", "Threshold", "parse_condition"]
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge, "<=": operator.le, ">": operator.gt, "<": operator.lt, "==": operator.eq,
+    ">=": operator.ge,
+    "<=": operator.le,
+    ">": operator.gt,
+    "<": operator.lt,
+    "==": operator.eq,
 }
 _THRESHOLD = re.compile(
     r"^\s*(?P<metric>[a-z_]+)\s*(?P<op>>=|<=|==|>|<)\s*(?P<value>[0-9]*\.?[0-9]+)\s*"
@@ -74,7 +78,9 @@ class Condition:
     strict: bool = True
 
     def __str__(self) -> str:
-        parts = ["strict: C_0 = … = C_K = 1 on every instance at every level"] if self.strict else []
+        parts = (
+            ["strict: C_0 = … = C_K = 1 on every instance at every level"] if self.strict else []
+        )
         return " and ".join(parts + [str(t) for t in self.thresholds])
 
     @property
@@ -95,8 +101,13 @@ class Condition:
         out = []
         for p in profiles:
             if self.strict and p.failing:
-                out.append((f"{len(p.failing)} of {p.instances} instances fail "
-                            f"(all-correct {p.all_correct:.1%})", p))
+                out.append(
+                    (
+                        f"{len(p.failing)} of {p.instances} instances fail "
+                        f"(all-correct {p.all_correct:.1%})",
+                        p,
+                    )
+                )
             for t in self.thresholds:
                 if t.summary:
                     continue
@@ -112,8 +123,9 @@ class Condition:
                     shown = "undefined" if value is None else f"{value:.4f}"
                     # Reported at the level with the lowest κ_n: where the grid is weakest.
                     worst = min(profiles, key=lambda p: (p.kappa is None, p.kappa or 0.0))
-                    out.append((f"{t.metric} = {shown} over the grid, required {t.op} "
-                                f"{t.value:g}", worst))
+                    out.append(
+                        (f"{t.metric} = {shown} over the grid, required {t.op} {t.value:g}", worst)
+                    )
         return out
 
     def check(self, evaluation: Evaluation, profiles: Sequence[LevelProfile]) -> None:

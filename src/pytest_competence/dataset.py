@@ -31,7 +31,9 @@ def _ints(text: str) -> list[int]:
     try:
         return [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {text!r}"
+        ) from None
 
 
 def _names(text: str) -> list[str]:
@@ -60,44 +62,88 @@ def add_parser(sub: Any, argv: Sequence[str] | None) -> None:
     from pytest_competence.registry import FAMILIES
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--levels", type=_ints, default=None,
-                        help="Levels, comma-separated (default: the family's own grid)")
-    common.add_argument("--per-level", type=int, default=None, dest="pairs",
-                        help="Instances per level (default: 200, or the family's own)")
-    common.add_argument("--seed", type=int, default=None,
-                        help="Design seed (default 1; with --split, the split's first seed)")
-    common.add_argument("--presentations", type=_names, default=None,
-                        help="Comma-separated (default: the family's own)")
-    common.add_argument("--option", type=_option, action="append", default=[], dest="options",
-                        metavar="KEY=VALUE",
-                        help="A constructor option of the family, repeatable (e.g. programs: "
-                             "hint=True; grammar: extra_support=8)")
-    common.add_argument("--format", choices=["jsonl", "hf"], default="jsonl",
-                        help="jsonl: audit records; hf: training rows (prompt, system, gold, "
-                             "instance_id, presentation, …) with each instance's rows adjacent")
-    common.add_argument("--split", default=None, metavar="NAME",
-                        help="A named split of the family (every family: train, eval; some "
-                             "have their own): its seeds and option values (default with "
-                             "--format hf: the family's training split)")
-    common.add_argument("-o", "--output", default="-",
-                        help="Output file (default: standard output)")
-    common.add_argument("--max-prompts", type=int, default=DEFAULT_MAX_PROMPTS,
-                        help=f"Refuse designs of more prompts than this, levels x pairs x "
-                             f"presentations (default {DEFAULT_MAX_PROMPTS})")
+    common.add_argument(
+        "--levels",
+        type=_ints,
+        default=None,
+        help="Levels, comma-separated (default: the family's own grid)",
+    )
+    common.add_argument(
+        "--per-level",
+        type=int,
+        default=None,
+        dest="pairs",
+        help="Instances per level (default: 200, or the family's own)",
+    )
+    common.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="Design seed (default 1; with --split, the split's first seed)",
+    )
+    common.add_argument(
+        "--presentations",
+        type=_names,
+        default=None,
+        help="Comma-separated (default: the family's own)",
+    )
+    common.add_argument(
+        "--option",
+        type=_option,
+        action="append",
+        default=[],
+        dest="options",
+        metavar="KEY=VALUE",
+        help="A constructor option of the family, repeatable (e.g. programs: "
+        "hint=True; grammar: extra_support=8)",
+    )
+    common.add_argument(
+        "--format",
+        choices=["jsonl", "hf"],
+        default="jsonl",
+        help="jsonl: audit records; hf: training rows (prompt, system, gold, "
+        "instance_id, presentation, …) with each instance's rows adjacent",
+    )
+    common.add_argument(
+        "--split",
+        default=None,
+        metavar="NAME",
+        help="A named split of the family (every family: train, eval; some "
+        "have their own): its seeds and option values (default with "
+        "--format hf: the family's training split)",
+    )
+    common.add_argument(
+        "-o", "--output", default="-", help="Output file (default: standard output)"
+    )
+    common.add_argument(
+        "--max-prompts",
+        type=int,
+        default=DEFAULT_MAX_PROMPTS,
+        help=f"Refuse designs of more prompts than this, levels x pairs x "
+        f"presentations (default {DEFAULT_MAX_PROMPTS})",
+    )
     gen = sub.add_parser("generate", help="Write a family's seeded design as JSON Lines")
     families = gen.add_subparsers(
-        dest="family", metavar="FAMILY", required=True,
+        dest="family",
+        metavar="FAMILY",
+        required=True,
         help="Task family: a built-in family's name or that of a family registered in the "
-             "pytest_competence.families entry-point group")
+        "pytest_competence.families entry-point group",
+    )
     named = _named_family(argv)
     if named is not None and named not in FAMILIES:
-        gen.error(f"argument FAMILY: unknown family {named!r}; expected one of "
-                  f"{', '.join(FAMILIES)}, or a family registered in the "
-                  f"{ENTRY_POINT_GROUP!r} entry-point group")
+        gen.error(
+            f"argument FAMILY: unknown family {named!r}; expected one of "
+            f"{', '.join(FAMILIES)}, or a family registered in the "
+            f"{ENTRY_POINT_GROUP!r} entry-point group"
+        )
     for name in FAMILIES:
-        parser = families.add_parser(name, parents=[common], help=f"the {name} family",
-                                     description=f"Write the {name} family's seeded design "
-                                                 f"as JSON Lines")
+        parser = families.add_parser(
+            name,
+            parents=[common],
+            help=f"the {name} family",
+            description=f"Write the {name} family's seeded design as JSON Lines",
+        )
         if name == named:
             FAMILIES.hooks(name).generate_options(parser.add_argument_group(f"{name} options"))
 
@@ -107,7 +153,7 @@ def _named_family(argv: Sequence[str] | None) -> str | None:
     words = list(sys.argv[1:] if argv is None else argv)
     if "generate" not in words:
         return None
-    after = words[words.index("generate") + 1:]
+    after = words[words.index("generate") + 1 :]
     return after[0] if after and not after[0].startswith("-") else None
 
 
@@ -133,9 +179,15 @@ def prompt_records(
             }
 
 
-def checked_chunks(family: Any, args: argparse.Namespace, written: int, *,
-                   levels: Sequence[int], pairs: int,
-                   presentations: Sequence[str]) -> Iterator[list[Item]]:
+def checked_chunks(
+    family: Any,
+    args: argparse.Namespace,
+    written: int,
+    *,
+    levels: Sequence[int],
+    pairs: int,
+    presentations: Sequence[str],
+) -> Iterator[list[Item]]:
     """``family``'s design at ``args.seed`` in chunks (:func:`design_chunks`), once its size
     (with the ``written`` prompts before it) is known to be within ``--max-prompts``;
     :class:`InvalidArgument` otherwise, raised here rather than at the first chunk."""
@@ -145,12 +197,16 @@ def checked_chunks(family: Any, args: argparse.Namespace, written: int, *,
     if check is not None:  # a bad argument is named before the size is counted from it
         check(levels=levels, pairs=pairs, seed=args.seed, presentations=presentations)
     count = len(levels) * pairs * len(presentations)
-    check_prompt_count(written + count, args.max_prompts,
-                       f"{len(levels)} level(s) x pairs={pairs} x {len(presentations)} "
-                       f"presentation(s)" + (f", after {written:,} already written"
-                                            if written else ""), "--max-prompts")
-    return design_chunks(family, levels=levels, pairs=pairs, seed=args.seed,
-                         presentations=presentations)
+    check_prompt_count(
+        written + count,
+        args.max_prompts,
+        f"{len(levels)} level(s) x pairs={pairs} x {len(presentations)} "
+        f"presentation(s)" + (f", after {written:,} already written" if written else ""),
+        "--max-prompts",
+    )
+    return design_chunks(
+        family, levels=levels, pairs=pairs, seed=args.seed, presentations=presentations
+    )
 
 
 def generate(args: argparse.Namespace, out: TextIO) -> int:

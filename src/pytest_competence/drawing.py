@@ -18,9 +18,21 @@ from html import escape
 from typing import Any
 
 __all__ = [
-    "BULLET", "DEPENDENT", "IOTA", "PRESENTATION_COLORS", "ROBUST", "SHARED",
-    "SHOWN_PRESENTATIONS", "Band", "Series", "bullet_chart", "esc", "level_chart", "level_label",
-    "number", "stacked_bars",
+    "BULLET",
+    "DEPENDENT",
+    "IOTA",
+    "PRESENTATION_COLORS",
+    "ROBUST",
+    "SHARED",
+    "SHOWN_PRESENTATIONS",
+    "Band",
+    "Series",
+    "bullet_chart",
+    "esc",
+    "level_chart",
+    "level_label",
+    "number",
+    "stacked_bars",
 ]
 
 _WIDTH = 560
@@ -28,8 +40,11 @@ _LEFT, _RIGHT, _BOTTOM = 52, 16, 44
 _GRID, _MUTED = "#e3e6ea", "#6a737d"
 PRESENTATION_COLORS = ["#1f5fa8", "#7b4fa0", "#3d9bd6", "#8c564b", "#0f8b8d", "#a0522d"]
 ROBUST, SHARED, DEPENDENT, IOTA = "#2c7a4b", "#c0392b", "#e0a526", "#d95f02"
-BULLET = [("any presentation right", "#bcd4ee"), ("fraction of prompts right", "#5b8fc9"),
-          ("all right: C₀ = … = C_K = 1", "#15365f")]
+BULLET = [
+    ("any presentation right", "#bcd4ee"),
+    ("fraction of prompts right", "#5b8fc9"),
+    ("all right: C₀ = … = C_K = 1", "#15365f"),
+]
 
 _Scale = Callable[[float], float]
 
@@ -93,16 +108,21 @@ def _legend(entries: Sequence[tuple[str, str, str]]) -> tuple[list[str], int]:
             out.append(f'<rect x="{_c(x)}" y="{y - 5}" width="18" height="10" fill="{color}"/>')
         else:
             dash = ' stroke-dasharray="5 3"' if kind == "dash" else ""
-            out.append(f'<line x1="{_c(x)}" y1="{y}" x2="{_c(x + 18)}" y2="{y}" '
-                       f'stroke="{color}" stroke-width="2.5"{dash}/>')
+            out.append(
+                f'<line x1="{_c(x)}" y1="{y}" x2="{_c(x + 18)}" y2="{y}" '
+                f'stroke="{color}" stroke-width="2.5"{dash}/>'
+            )
         out.append(f'<text x="{_c(x + 24)}" y="{y + 4}">{esc(label)}</text>')
         x += span + 14
     return out, (18 * (row + 1) + 8 if entries else 8)
 
 
 def _open(height: float, label: str) -> list[str]:
-    return [f'<svg class="chart" viewBox="0 0 {_WIDTH} '
-            f'{_c(height)}" role="img" aria-label="{esc(label)}">', f"<title>{esc(label)}</title>"]
+    return [
+        f'<svg class="chart" viewBox="0 0 {_WIDTH} '
+        f'{_c(height)}" role="img" aria-label="{esc(label)}">',
+        f"<title>{esc(label)}</title>",
+    ]
 
 
 def _log2_ticks(levels: Sequence[int]) -> list[int]:
@@ -117,9 +137,16 @@ def _log2_ticks(levels: Sequence[int]) -> list[int]:
 
 
 def level_chart(
-    title: str, levels: Sequence[int], series: Sequence[Series], *, y_label: str,
-    y_range: tuple[float, float] = (0.0, 1.0), y_ticks: Sequence[float] = (0, 0.25, 0.5, 0.75, 1),
-    rules: Sequence[tuple[float, str, str]] = (), note: str | None = None, height: int = 300,
+    title: str,
+    levels: Sequence[int],
+    series: Sequence[Series],
+    *,
+    y_label: str,
+    y_range: tuple[float, float] = (0.0, 1.0),
+    y_ticks: Sequence[float] = (0, 0.25, 0.5, 0.75, 1),
+    rules: Sequence[tuple[float, str, str]] = (),
+    note: str | None = None,
+    height: int = 300,
 ) -> str:
     """Series against n on a log₂ x-axis, with shaded bands and dotted horizontal ``rules``.
 
@@ -148,36 +175,54 @@ def level_chart(
 
     out = _open(height, title)
     for t in y_ticks:
-        out.append(f'<line x1="{_LEFT}" y1="{_c(y(t))}" x2="{_LEFT + plot_w}" y2="{_c(y(t))}" '
-                   f'stroke="{_GRID}"/>')
+        out.append(
+            f'<line x1="{_LEFT}" y1="{_c(y(t))}" x2="{_LEFT + plot_w}" y2="{_c(y(t))}" '
+            f'stroke="{_GRID}"/>'
+        )
         out.append(f'<text x="{_LEFT - 6}" y="{_c(y(t) + 4)}" text-anchor="end">{t:g}</text>')
     bottom = top + plot_h
     for n in _log2_ticks(shown):
-        out.append(f'<line x1="{_c(x(n))}" y1="{top}" x2="{_c(x(n))}" y2="{_c(bottom + 5)}" '
-                   f'stroke="{_GRID}"/>')
-        out.append(f'<text x="{_c(x(n))}" y="{_c(bottom + 18)}" text-anchor="middle">'
-                   f"{esc(level_label(n))}</text>")
-    out.append(f'<rect x="{_LEFT}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
-               f'stroke="{_MUTED}"/>')
-    out.append(f'<text x="{_LEFT + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle" '
-               f'class="axis">n (log₂ scale)</text>')
-    out.append(f'<text transform="translate(13 {top + plot_h / 2:.1f}) rotate(-90)" '
-               f'text-anchor="middle" class="axis">{esc(y_label)}</text>')
+        out.append(
+            f'<line x1="{_c(x(n))}" y1="{top}" x2="{_c(x(n))}" y2="{_c(bottom + 5)}" '
+            f'stroke="{_GRID}"/>'
+        )
+        out.append(
+            f'<text x="{_c(x(n))}" y="{_c(bottom + 18)}" text-anchor="middle">'
+            f"{esc(level_label(n))}</text>"
+        )
+    out.append(
+        f'<rect x="{_LEFT}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
+        f'stroke="{_MUTED}"/>'
+    )
+    out.append(
+        f'<text x="{_LEFT + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle" '
+        f'class="axis">n (log₂ scale)</text>'
+    )
+    out.append(
+        f'<text transform="translate(13 {top + plot_h / 2:.1f}) rotate(-90)" '
+        f'text-anchor="middle" class="axis">{esc(y_label)}</text>'
+    )
     for value, label, side in rules:
         if y0 <= value <= y1:
-            out.append(f'<line x1="{_LEFT}" y1="{_c(y(value))}" x2="{_LEFT + plot_w}" '
-                       f'y2="{_c(y(value))}" stroke="{_MUTED}" stroke-dasharray="2 3"/>')
+            out.append(
+                f'<line x1="{_LEFT}" y1="{_c(y(value))}" x2="{_LEFT + plot_w}" '
+                f'y2="{_c(y(value))}" stroke="{_MUTED}" stroke-dasharray="2 3"/>'
+            )
             at, anchor = (_LEFT + 4, "start") if side == "left" else (_LEFT + plot_w - 4, "end")
-            out.append(f'<text x="{at}" y="{_c(y(value) - 4)}" text-anchor="{anchor}" '
-                       f'class="rule">{esc(label)}</text>')
+            out.append(
+                f'<text x="{at}" y="{_c(y(value) - 4)}" text-anchor="{anchor}" '
+                f'class="rule">{esc(label)}</text>'
+            )
     for s in series:
         if s.band is not None:
             out += _band(s.band, x, y)
     for s in sorted(series, key=lambda s: -s.width):  # thin lines stay visible over thick ones
         out += _line(s, x, y)
     if note:
-        out.append(f'<text x="{_LEFT + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
-                   f'text-anchor="middle" class="note">{esc(note)}</text>')
+        out.append(
+            f'<text x="{_LEFT + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
+            f'text-anchor="middle" class="note">{esc(note)}</text>'
+        )
     return "\n".join(out + legend + ["</svg>"])
 
 
@@ -198,9 +243,11 @@ def _band(band: Band, x: _Scale, y: _Scale) -> list[str]:
     for run in _runs(band.points):
         if len(run) == 1:  # a lone interval: an error bar rather than an area
             n, low, high = run[0]
-            out.append(f'<line x1="{_c(x(n))}" y1="{_c(y(low))}" x2="{_c(x(n))}" '
-                       f'y2="{_c(y(high))}" stroke="{band.color}" stroke-width="8" '
-                       f'opacity="0.35"/>')
+            out.append(
+                f'<line x1="{_c(x(n))}" y1="{_c(y(low))}" x2="{_c(x(n))}" '
+                f'y2="{_c(y(high))}" stroke="{band.color}" stroke-width="8" '
+                f'opacity="0.35"/>'
+            )
             continue
         edge = [(x(n), y(high)) for n, _, high in run] + [(x(n), y(low)) for n, low, _ in run[::-1]]
         coords = " ".join(f"{_c(a)},{_c(b)}" for a, b in edge)
@@ -214,17 +261,26 @@ def _line(s: Series, x: _Scale, y: _Scale) -> list[str]:
     for run in _runs(s.points):
         if len(run) > 1:
             coords = " ".join(f"{_c(x(n))},{_c(y(v))}" for n, v in run)
-            out.append(f'<polyline points="{coords}" fill="none" stroke="{s.color}" '
-                       f'stroke-width="{s.width:g}"{dash}/>')
+            out.append(
+                f'<polyline points="{coords}" fill="none" stroke="{s.color}" '
+                f'stroke-width="{s.width:g}"{dash}/>'
+            )
         for n, v in run:
-            out.append(f'<circle cx="{_c(x(n))}" cy="{_c(y(v))}" r="3" fill="{s.color}">'
-                       f"<title>{esc(s.label)}: n={esc(n)}, {_num(v)}</title></circle>")
+            out.append(
+                f'<circle cx="{_c(x(n))}" cy="{_c(y(v))}" r="3" fill="{s.color}">'
+                f"<title>{esc(s.label)}: n={esc(n)}, {_num(v)}</title></circle>"
+            )
     return out
 
 
 def stacked_bars(
-    title: str, levels: Sequence[int], stacks: Sequence[Sequence[float | None]],
-    parts: Sequence[tuple[str, str]], *, notes: Sequence[str] = (), note: str | None = None,
+    title: str,
+    levels: Sequence[int],
+    stacks: Sequence[Sequence[float | None]],
+    parts: Sequence[tuple[str, str]],
+    *,
+    notes: Sequence[str] = (),
+    note: str | None = None,
     height: int = 300,
 ) -> str:
     """One bar per level stacking ``parts`` (label, colour) from the bottom; ``None``: no bar."""
@@ -236,44 +292,65 @@ def stacked_bars(
     out = _open(height, title)
     for t in (0, 0.25, 0.5, 0.75, 1):
         yy = top + (1 - t) * plot_h
-        out.append(f'<line x1="{_LEFT}" y1="{_c(yy)}" x2="{_LEFT + plot_w}" y2="{_c(yy)}" '
-                   f'stroke="{_GRID}"/>')
+        out.append(
+            f'<line x1="{_LEFT}" y1="{_c(yy)}" x2="{_LEFT + plot_w}" y2="{_c(yy)}" '
+            f'stroke="{_GRID}"/>'
+        )
         out.append(f'<text x="{_LEFT - 6}" y="{_c(yy + 4)}" text-anchor="end">{t:g}</text>')
     for i, (n, stack) in enumerate(zip(levels, stacks)):
         cx = _LEFT + slot * (i + 0.5)
-        out.append(f'<text x="{_c(cx)}" y="{top + plot_h + 16}" text-anchor="middle">'
-                   f"{esc(level_label(n))}</text>")
+        out.append(
+            f'<text x="{_c(cx)}" y="{top + plot_h + 16}" text-anchor="middle">'
+            f"{esc(level_label(n))}</text>"
+        )
         if i < len(notes) and notes[i]:
-            out.append(f'<text x="{_c(cx)}" y="{top + plot_h + 29}" text-anchor="middle" '
-                       f'class="small">{esc(notes[i])}</text>')
+            out.append(
+                f'<text x="{_c(cx)}" y="{top + plot_h + 29}" text-anchor="middle" '
+                f'class="small">{esc(notes[i])}</text>'
+            )
         values = [v for v in stack if v is not None]
         if len(values) < len(stack):
-            out.append(f'<text x="{_c(cx)}" y="{top + plot_h - 8}" text-anchor="middle" '
-                       f'class="note">—</text>')
+            out.append(
+                f'<text x="{_c(cx)}" y="{top + plot_h - 8}" text-anchor="middle" '
+                f'class="note">—</text>'
+            )
             continue
         base: float = top + plot_h
         for value, (label, color) in zip(values, parts):
             h = value * plot_h
             base -= h
-            out.append(f'<rect x="{_c(cx - bar / 2)}" y="{_c(base)}" width="{_c(bar)}" '
-                       f'height="{_c(h)}" fill="{color}"><title>{esc(label)}: n={esc(n)}, '
-                       f"{_num(value)}</title></rect>")
+            out.append(
+                f'<rect x="{_c(cx - bar / 2)}" y="{_c(base)}" width="{_c(bar)}" '
+                f'height="{_c(h)}" fill="{color}"><title>{esc(label)}: n={esc(n)}, '
+                f"{_num(value)}</title></rect>"
+            )
             if h >= 14 and bar >= 30:
-                out.append(f'<text x="{_c(cx)}" y="{_c(base + h / 2 + 4)}" text-anchor="middle" '
-                           f'class="onbar">{value:.2f}</text>')
-    out.append(f'<line x1="{_LEFT}" y1="{top + plot_h}" x2="{_LEFT + plot_w}" y2="{top + plot_h}" '
-               f'stroke="{_MUTED}"/>')
-    out.append(f'<text x="{_LEFT + plot_w / 2:.1f}" y="{height - 2}" text-anchor="middle" '
-               f'class="axis">n</text>')
+                out.append(
+                    f'<text x="{_c(cx)}" y="{_c(base + h / 2 + 4)}" text-anchor="middle" '
+                    f'class="onbar">{value:.2f}</text>'
+                )
+    out.append(
+        f'<line x1="{_LEFT}" y1="{top + plot_h}" x2="{_LEFT + plot_w}" y2="{top + plot_h}" '
+        f'stroke="{_MUTED}"/>'
+    )
+    out.append(
+        f'<text x="{_LEFT + plot_w / 2:.1f}" y="{height - 2}" text-anchor="middle" '
+        f'class="axis">n</text>'
+    )
     if note:
-        out.append(f'<text x="{_LEFT + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
-                   f'text-anchor="middle" class="note">{esc(note)}</text>')
+        out.append(
+            f'<text x="{_LEFT + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
+            f'text-anchor="middle" class="note">{esc(note)}</text>'
+        )
     return "\n".join(out + legend + ["</svg>"])
 
 
 def bullet_chart(
-    title: str, rows: Sequence[tuple[str, Sequence[float | None]]],
-    parts: Sequence[tuple[str, str]], *, spans: Sequence[tuple[float, float] | None] = (),
+    title: str,
+    rows: Sequence[tuple[str, Sequence[float | None]]],
+    parts: Sequence[tuple[str, str]],
+    *,
+    spans: Sequence[tuple[float, float] | None] = (),
     span_label: str = "gap",
 ) -> str:
     """Nested bars per row, widest first (seeds/002 Fig. 4): each part a narrower, darker bar.
@@ -288,29 +365,38 @@ def bullet_chart(
     out = _open(height, title)
     for t in (0, 0.25, 0.5, 0.75, 1):
         xx = _LEFT + t * plot_w
-        out.append(f'<line x1="{_c(xx)}" y1="{top}" x2="{_c(xx)}" y2="{top + row_h * len(rows)}" '
-                   f'stroke="{_GRID}"/>')
-        out.append(f'<text x="{_c(xx)}" y="{top + row_h * len(rows) + 16}" '
-                   f'text-anchor="middle">{t:g}</text>')
+        out.append(
+            f'<line x1="{_c(xx)}" y1="{top}" x2="{_c(xx)}" y2="{top + row_h * len(rows)}" '
+            f'stroke="{_GRID}"/>'
+        )
+        out.append(
+            f'<text x="{_c(xx)}" y="{top + row_h * len(rows) + 16}" '
+            f'text-anchor="middle">{t:g}</text>'
+        )
     thickness = [20, 12, 5]
     for i, (label, values) in enumerate(rows):
         mid = top + row_h * (i + 0.5)
         out.append(f'<text x="{_LEFT - 6}" y="{_c(mid + 4)}" text-anchor="end">{esc(label)}</text>')
-        out.append(f'<rect x="{_LEFT}" y="{_c(mid - 10)}" width="{plot_w}" height="20" '
-                   f'fill="#f3f4f6"/>')
+        out.append(
+            f'<rect x="{_LEFT}" y="{_c(mid - 10)}" width="{plot_w}" height="20" fill="#f3f4f6"/>'
+        )
         for k, (value, (name, color)) in enumerate(zip(values, parts)):
             if value is None:
                 continue
             h = thickness[min(k, len(thickness) - 1)]
-            out.append(f'<rect x="{_LEFT}" y="{_c(mid - h / 2)}" width="{_c(value * plot_w)}" '
-                       f'height="{h}" fill="{color}"><title>{esc(name)}: {esc(label)}, '
-                       f"{_num(value)}</title></rect>")
+            out.append(
+                f'<rect x="{_LEFT}" y="{_c(mid - h / 2)}" width="{_c(value * plot_w)}" '
+                f'height="{h}" fill="{color}"><title>{esc(name)}: {esc(label)}, '
+                f"{_num(value)}</title></rect>"
+            )
         span = spans[i] if i < len(spans) else None
         if span is not None and span[1] > span[0]:
             x0, x1, yy = _LEFT + span[0] * plot_w, _LEFT + span[1] * plot_w, mid - 12
-            out.append(f'<path d="M{_c(x0)} {_c(yy + 3)}V{_c(yy)}H{_c(x1)}V{_c(yy + 3)}" '
-                       f'fill="none" stroke="{SHARED}" stroke-width="1.5"><title>'
-                       f"{esc(span_label)}: {esc(label)}, {_num(span[1] - span[0])}</title></path>")
+            out.append(
+                f'<path d="M{_c(x0)} {_c(yy + 3)}V{_c(yy)}H{_c(x1)}V{_c(yy + 3)}" '
+                f'fill="none" stroke="{SHARED}" stroke-width="1.5"><title>'
+                f"{esc(span_label)}: {esc(label)}, {_num(span[1] - span[0])}</title></path>"
+            )
         text = " · ".join("—" if v is None else f"{v:.2f}" for v in values)
         out.append(f'<text x="{_LEFT + plot_w + 10}" y="{_c(mid + 4)}">{text}</text>')
     return "\n".join(out + legend + ["</svg>"])

@@ -41,8 +41,10 @@ def _observe(family: FamilyLike, prompt: Prompt, answer: object) -> Observation:
     elif isinstance(answer, BaseException):
         reason = f"{type(answer).__name__}: {answer}" if str(answer) else type(answer).__name__
     else:
-        reason = (f"the model returned a {type(answer).__name__}, not text; generate() must "
-                  f"return one str (or exception) per prompt")
+        reason = (
+            f"the model returned a {type(answer).__name__}, not text; generate() must "
+            f"return one str (or exception) per prompt"
+        )
     return Observation(prompt, None, Parsed(None, reason), error=reason)
 
 
@@ -80,8 +82,10 @@ def ask_model(model: Model, prompts: Sequence[Prompt]) -> list[object]:
 
 def _score(model: Model, prompts: Sequence[Prompt]) -> list[object]:
     if not callable(getattr(model, "score", None)):
-        reason = CannotScore(f"backend cannot score: model {model.name!r} has no score() method, "
-                             f"so the 'score' readout has no answer")
+        reason = CannotScore(
+            f"backend cannot score: model {model.name!r} has no score() method, "
+            f"so the 'score' readout has no answer"
+        )
         return [reason] * len(prompts)
     via_cache = getattr(model, "scored", None)
     if callable(via_cache):
@@ -116,12 +120,17 @@ def majority(prompt: Prompt, tries: Sequence[Observation]) -> Observation:
 
 def sent_prompts(items: Sequence[Item], attempts: int = 1) -> list[Prompt]:
     """Every prompt the model is sent for ``items``: each presentation ``attempts`` times."""
-    return [replace(p, attempt=k) if k else p
-            for item in items for p in item.prompts for k in range(attempts)]
+    return [
+        replace(p, attempt=k) if k else p
+        for item in items
+        for p in item.prompts
+        for k in range(attempts)
+    ]
 
 
-def _observe_chunk(family: FamilyLike, items: Sequence[Item], model: Model,
-                   attempts: int) -> list[tuple[Observation, ...]]:
+def _observe_chunk(
+    family: FamilyLike, items: Sequence[Item], model: Model, attempts: int
+) -> list[tuple[Observation, ...]]:
     """Ask every prompt of ``items`` in one batch; one row of observations per item."""
     answers = ask_model(model, sent_prompts(items, attempts))
     observations = []
@@ -135,7 +144,9 @@ def _observe_chunk(family: FamilyLike, items: Sequence[Item], model: Model,
     return observations
 
 
-def evaluate(family: FamilyLike, items: Sequence[Item], model: Model, attempts: int = 1) -> Evaluation:
+def evaluate(
+    family: FamilyLike, items: Sequence[Item], model: Model, attempts: int = 1
+) -> Evaluation:
     """Send every prompt of ``items`` to ``model`` in one batch and parse every answer.
 
     With ``attempts = N > 1`` each prompt is sent N times in the same batch (``Prompt.attempt``
@@ -162,8 +173,11 @@ def _ahead(chunks: Iterable[Sequence[Item]]) -> Iterator[Sequence[Item]]:
 
 
 def evaluate_chunks(
-    family: FamilyLike, chunks: Callable[[], Iterable[Sequence[Item]]], model: Model,
-    attempts: int = 1, *,
+    family: FamilyLike,
+    chunks: Callable[[], Iterable[Sequence[Item]]],
+    model: Model,
+    attempts: int = 1,
+    *,
     each: Callable[[Sequence[Item], list[tuple[Observation, ...]]], None] | None = None,
     bounded: bool = False,
 ) -> Evaluation:
@@ -184,5 +198,6 @@ def evaluate_chunks(
         reduction.add(items, rows)
         if each is not None:
             each(items, rows)
-    return reduction.finish(design_rows(chunks), calls=max(calls, 1), seconds=seconds,
-                            meta={"attempts": attempts})
+    return reduction.finish(
+        design_rows(chunks), calls=max(calls, 1), seconds=seconds, meta={"attempts": attempts}
+    )

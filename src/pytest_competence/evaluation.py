@@ -43,14 +43,20 @@ class InfrastructureError(RuntimeError):
     def __init__(self, model: str, reasons: Counter[str], total: int, first: str) -> None:
         self.model, self.count, self.total = model, sum(reasons.values()), total
         self.reasons = reasons
-        super().__init__(f"infrastructure errors from model {model!r}: {self.count} of {total} "
-                         f"prompts got no answer (first: {first})")
+        super().__init__(
+            f"infrastructure errors from model {model!r}: {self.count} of {total} "
+            f"prompts got no answer (first: {first})"
+        )
 
     @classmethod
     def of(cls, model: str, errors: Sequence[Observation], total: int) -> InfrastructureError:
         """The error of the errored observations ``errors`` (of ``total`` prompts)."""
-        return cls(model, Counter(o.error for o in errors if o.error is not None), total,
-                   next((o.error for o in errors if o.error is not None), "none"))
+        return cls(
+            model,
+            Counter(o.error for o in errors if o.error is not None),
+            total,
+            next((o.error for o in errors if o.error is not None), "none"),
+        )
 
 
 class Reduction:
@@ -62,8 +68,15 @@ class Reduction:
     rebuilt rows are exact. Call :meth:`add` per chunk, then :meth:`finish`.
     """
 
-    def __init__(self, model: str, family: FamilyLike, presentations: Sequence[str],
-                 attempts: int = 1, *, bounded: bool = False) -> None:
+    def __init__(
+        self,
+        model: str,
+        family: FamilyLike,
+        presentations: Sequence[str],
+        attempts: int = 1,
+        *,
+        bounded: bool = False,
+    ) -> None:
         self.model, self.family = model, family
         self.presentations = tuple(presentations)
         self.attempts = attempts
@@ -93,26 +106,30 @@ class Reduction:
         shape = (len(rows), width)
         base = len(self.ids)
         parts = self._parts
-        parts["level"].append(np.array([item.params.get("n", 0) for item in items],
-                                       dtype=np.int64))
+        parts["level"].append(np.array([item.params.get("n", 0) for item in items], dtype=np.int64))
         parts["correct"].append(np.fromiter((o.correct for o in flat), bool).reshape(shape))
         parts["valid"].append(np.fromiter((o.valid for o in flat), bool).reshape(shape))
-        parts["errored"].append(np.fromiter((o.error is not None for o in flat),
-                                            bool).reshape(shape))
+        parts["errored"].append(
+            np.fromiter((o.error is not None for o in flat), bool).reshape(shape)
+        )
         parts["answer"].append(self.answers.codes(o.parsed.answer for o in flat).reshape(shape))
         parts["gold"].append(self.answers.codes(o.prompt.gold for o in flat).reshape(shape))
         parts["raw"].append(self.raws.codes(o.raw for o in flat).reshape(shape))
         parts["reason"].append(self.reasons.codes(o.parsed.reason for o in flat).reshape(shape))
         tried = max((len(o.attempts) for o in flat), default=0)
         self._tried = max(self._tried, tried)
-        parts["ntries"].append(np.fromiter((len(o.attempts) for o in flat),
-                                           np.int16).reshape(shape))
+        parts["ntries"].append(
+            np.fromiter((len(o.attempts) for o in flat), np.int16).reshape(shape)
+        )
         full = [o.attempts + ((None, Parsed(None)),) * (tried - len(o.attempts)) for o in flat]
         tries = (len(rows), width, tried)
-        parts["tries"].append(self.answers.codes(p.answer for a in full for _, p in a).reshape(tries))
+        parts["tries"].append(
+            self.answers.codes(p.answer for a in full for _, p in a).reshape(tries)
+        )
         parts["tries_raw"].append(self.raws.codes(r for a in full for r, _ in a).reshape(tries))
-        parts["tries_reason"].append(self.reasons.codes(
-            p.reason for a in full for _, p in a).reshape(tries))
+        parts["tries_reason"].append(
+            self.reasons.codes(p.reason for a in full for _, p in a).reshape(tries)
+        )
         self.ids.extend(item.id for item in items)
         for o in flat:
             if o.error is not None:
@@ -125,11 +142,23 @@ class Reduction:
                 self._failing_levels.add(level)
                 self.kept[base + k] = tuple(row)
 
-    def finish(self, source: RowSource | None, *, calls: int = 1, seconds: float = 0.0,
-               meta: dict[str, object] | None = None) -> Evaluation:
+    def finish(
+        self,
+        source: RowSource | None,
+        *,
+        calls: int = 1,
+        seconds: float = 0.0,
+        meta: dict[str, object] | None = None,
+    ) -> Evaluation:
         """The evaluation of every chunk added; ``source`` regenerates its rows (see above)."""
-        return Evaluation(self.model, self.family, calls=calls, seconds=seconds, meta=meta,
-                          reduced=self.reduce(source))
+        return Evaluation(
+            self.model,
+            self.family,
+            calls=calls,
+            seconds=seconds,
+            meta=meta,
+            reduced=self.reduce(source),
+        )
 
     def reduce(self, source: RowSource | None) -> Reduced:
         """Every chunk added, as the arrays and tables of an evaluation (the chunks are
@@ -142,12 +171,29 @@ class Reduction:
                 empty: tuple[int, ...] = (0, width, self._tried)
             else:
                 empty = (0,) if name == "level" else (0, width)
-            arrays[name] = np.concatenate(chunks) if chunks else np.zeros(
-                empty, dtype=np.int64 if name == "level" else bool if name in _BITS else np.int32)
+            arrays[name] = (
+                np.concatenate(chunks)
+                if chunks
+                else np.zeros(
+                    empty,
+                    dtype=np.int64 if name == "level" else bool if name in _BITS else np.int32,
+                )
+            )
         self._parts = {k: [] for k in _ARRAYS}
-        return Reduced(self.presentations, self.ids, arrays, self.answers, self.raws,
-                       self.reasons, self.errors, self.first_error, self.kept, self._tried,
-                       self.binary, source)
+        return Reduced(
+            self.presentations,
+            self.ids,
+            arrays,
+            self.answers,
+            self.raws,
+            self.reasons,
+            self.errors,
+            self.first_error,
+            self.kept,
+            self._tried,
+            self.binary,
+            source,
+        )
 
 
 _BITS = ("correct", "valid", "errored")
@@ -160,7 +206,7 @@ def _pad(codes: np.ndarray, tried: int) -> np.ndarray:
     if codes.shape[2] == tried:
         return codes
     out = np.full((*codes.shape[:2], tried), NONE, dtype=np.int32)
-    out[:, :, :codes.shape[2]] = codes
+    out[:, :, : codes.shape[2]] = codes
     return out
 
 
@@ -174,10 +220,18 @@ class Evaluation:
     :attr:`observations`, which hold a whole design in memory) rebuild the rows.
     """
 
-    def __init__(self, model: str, family: FamilyLike, items: Sequence[Item] = (),
-                 observations: Sequence[Sequence[Observation]] = (), calls: int = 1,
-                 seconds: float = 0.0, meta: dict[str, object] | None = None, *,
-                 reduced: Reduced | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        family: FamilyLike,
+        items: Sequence[Item] = (),
+        observations: Sequence[Sequence[Observation]] = (),
+        calls: int = 1,
+        seconds: float = 0.0,
+        meta: dict[str, object] | None = None,
+        *,
+        reduced: Reduced | None = None,
+    ) -> None:
         if reduced is None:  # whole rows: reduce them here, and keep them to rebuild rows
             reduction = Reduction(model, family, ())
             reduction.add(items, observations)
@@ -225,7 +279,9 @@ class Evaluation:
     def answers(self, column: int) -> list[str | None]:
         """The parsed answers of one presentation, instance by instance."""
         table = self.reduced.answers.strings
-        return [table[c] if c >= 0 else None for c in self.reduced.arrays["answer"][:, column].tolist()]
+        return [
+            table[c] if c >= 0 else None for c in self.reduced.arrays["answer"][:, column].tolist()
+        ]
 
     @property
     def first_attempts(self) -> int:
@@ -249,8 +305,9 @@ class Evaluation:
         """The infrastructure errors of this evaluation as one exception; ``None`` without any."""
         if not self.error_reasons:
             return None
-        return InfrastructureError(self.model, self.error_reasons, self.prompt_total,
-                                   self.first_error or "none")
+        return InfrastructureError(
+            self.model, self.error_reasons, self.prompt_total, self.first_error or "none"
+        )
 
     # -- whole rows ----------------------------------------------------------------------------
 
@@ -268,13 +325,19 @@ class Evaluation:
             reason = reasons.text(int(a["reason"][index, k])) or ""
             parsed = Parsed(self.answer_text(a["answer"][index, k]), reason)
             attempts = tuple(
-                (raws.text(int(a["tries_raw"][index, k, t])),
-                 Parsed(self.answer_text(a["tries"][index, k, t]),
-                        reasons.text(int(a["tries_reason"][index, k, t])) or ""))
-                for t in range(int(a["ntries"][index, k])))
+                (
+                    raws.text(int(a["tries_raw"][index, k, t])),
+                    Parsed(
+                        self.answer_text(a["tries"][index, k, t]),
+                        reasons.text(int(a["tries_reason"][index, k, t])) or "",
+                    ),
+                )
+                for t in range(int(a["ntries"][index, k]))
+            )
             error = reason if a["errored"][index, k] else None
-            out.append(Observation(prompt, raws.text(int(a["raw"][index, k])), parsed, attempts,
-                                   error))
+            out.append(
+                Observation(prompt, raws.text(int(a["raw"][index, k])), parsed, attempts, error)
+            )
         return tuple(out)
 
     def observed(self, index: int) -> tuple[Observation, ...]:
@@ -285,14 +348,16 @@ class Evaluation:
             return kept
         return next(self.rows([index]))[2]
 
-    def rows(self, indices: Iterable[int] | None = None
-             ) -> Iterator[tuple[int, Item, tuple[Observation, ...]]]:
+    def rows(
+        self, indices: Iterable[int] | None = None
+    ) -> Iterator[tuple[int, Item, tuple[Observation, ...]]]:
         """``(index, item, observations)`` of every instance (or of ``indices``), in design
         order, regenerating the design chunk by chunk. Raises ``TypeError`` for an evaluation
         whose design cannot be regenerated."""
         if self.reduced.source is None:
-            raise TypeError(f"the evaluation of {self.family!r} keeps no design to rebuild rows "
-                            f"from")
+            raise TypeError(
+                f"the evaluation of {self.family!r} keeps no design to rebuild rows from"
+            )
         wanted = None if indices is None else set(indices)
         for index, (item, recorded) in enumerate(self.reduced.source()):
             if wanted is not None:
@@ -316,9 +381,15 @@ class Evaluation:
     def errors(self) -> list[Observation]:
         """The observations that are infrastructure errors, in design order (rebuilds rows)."""
         errored = self.reduced.arrays["errored"].any(axis=1)
-        return [o for _, _, row in self.rows(np.flatnonzero(errored).tolist())
-                for o in row if o.error is not None]
+        return [
+            o
+            for _, _, row in self.rows(np.flatnonzero(errored).tolist())
+            for o in row
+            if o.error is not None
+        ]
 
     def __repr__(self) -> str:
-        return (f"Evaluation(model={self.model!r}, family={self.family!r}, "
-                f"instances={len(self)}, presentations={list(self.presentations)!r})")
+        return (
+            f"Evaluation(model={self.model!r}, family={self.family!r}, "
+            f"instances={len(self)}, presentations={list(self.presentations)!r})"
+        )

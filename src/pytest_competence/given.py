@@ -61,8 +61,9 @@ def _remembered(model: Model) -> _Remembered:
         return _Remembered()
 
 
-def _prompts(case: Any, family: Any,
-             presentations: Sequence[str] | None) -> tuple[tuple[Prompt, ...], Any, str]:
+def _prompts(
+    case: Any, family: Any, presentations: Sequence[str] | None
+) -> tuple[tuple[Prompt, ...], Any, str]:
     space = getattr(case, "space", None)
     if space is not None and callable(getattr(case, "prompts", None)):
         if family is not None or presentations is not None:
@@ -90,7 +91,11 @@ def _final_replay() -> bool:
 
 
 def assert_competent(
-    model: Model, case: Any, *, family: Any = None, presentations: Sequence[str] | None = None,
+    model: Model,
+    case: Any,
+    *,
+    family: Any = None,
+    presentations: Sequence[str] | None = None,
     attempts: int = 1,
 ) -> tuple[Observation, ...]:
     """Assert ``C_0 = … = C_K = 1`` on one instance: every presentation answered right.
@@ -108,19 +113,21 @@ def assert_competent(
     """
     __tracebackhide__ = True
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
-        raise InvalidArgument(f"Expected attempts to be a positive integer, but got "
-                              f"attempts={attempts!r}")
+        raise InvalidArgument(
+            f"Expected attempts to be a positive integer, but got attempts={attempts!r}"
+        )
     prompts, fam, label = _prompts(case, family, presentations)
     remembered = _remembered(model)
-    asker = Asker(model, fam, attempts=attempts, budget=Budget.unlimited(),
-                  memo=remembered.answers)
+    asker = Asker(model, fam, attempts=attempts, budget=Budget.unlimited(), memo=remembered.answers)
     got = asker.ask([prompts])
     assert got is not None  # an unlimited budget never refuses
     observations = got[0]
     if all(o.correct for o in observations):
         return observations
-    lines = [f"Competence condition failed for model {model.name!r} on {fam!r}: {label}",
-             describe_case(observation_records(observations), indent="  ")]
+    lines = [
+        f"Competence condition failed for model {model.name!r} on {fam!r}: {label}",
+        describe_case(observation_records(observations), indent="  "),
+    ]
     if _final_replay():
         remembered.fresh += attempts
         again = asker.ask([prompts], fresh=remembered.fresh)[0]  # type: ignore[index]
@@ -128,8 +135,9 @@ def assert_competent(
         if verdicts(again) == verdicts(observations):
             lines.append(f"Asked again ({sends}), it fails the same way.")
         else:
-            shown = ", ".join(f"[{o.prompt.presentation}] {'right' if o.correct else 'wrong'}"
-                              for o in again)
+            shown = ", ".join(
+                f"[{o.prompt.presentation}] {'right' if o.correct else 'wrong'}" for o in again
+            )
             lines.append(
                 f"The failure did not reproduce: asked again ({sends}) the model answered "
                 f"differently ({shown}). Its answers change from one send to the next; pass "

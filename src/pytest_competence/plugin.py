@@ -48,61 +48,121 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Model to evaluate: ref:NAME, py:MODULE:ATTR or an alias from competence_models; "
         "repeatable or comma-separated",
     )
-    group.addoption("--competence-json", metavar="PATH", help="Write every figure as versioned JSON, and every prompt-level record "
-                    "to a records file next to it (see --competence-records)")
-    group.addoption("--competence-records", metavar="PATH", help="Where --competence-json writes the prompt-level records, one JSON line "
-                    "each; a name ending in .gz is gzip-compressed (default: the JSON's name "
-                    "with .records.jsonl, e.g. report.records.jsonl)")
-    group.addoption("--competence-html", metavar="PATH", help="Write a self-contained HTML report with the profile plots")
-    group.addoption("--competence-markdown", metavar="PATH", help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)")
-    group.addoption("--competence-baseline", metavar="SPEC_OR_JSON", help="Also fail a test on a significant regression against this model (a "
-                    "spec or alias) or archived results (a --competence-json file); the test's "
-                    "own condition still applies")
-    group.addoption("--competence-report-only", action="store_true",
-                    help="Evaluate and report every condition and gate, but do not fail tests")
-    group.addoption("--competence-batch-export", metavar="PATH", help="Write the requests not yet in the response cache as OpenAI Batch input "
-                    "lines to PATH and skip the competence tests (then run them, e.g. with vllm "
-                    "run-batch, and 'competence batch import' the results)")
-    group.addoption("--competence-audit", action="store_true",
-                    help="Audit each competence suite against the reference policies instead of "
-                    "running models: which shortcuts it catches, which survive, and why")
-    group.addoption("--competence-diagnose", action="store_true",
-                    help="Compare each model's answers with every reference policy of the "
-                    "family on the same prompts: which shortcut it answers like, and the cells "
-                    "that would tell the closest apart")
-    parser.addini("competence_require", type="linelist",
-                  help="The condition of every competence test that declares no require=, one "
-                  "line each, replacing the strict condition (add a 'strict' line to keep it), "
-                  "e.g. 'robust_correct >= 0.95 for n <= 128' or 'kappa_bar >= 0.6'")
-    parser.addini("competence_trained_on", type="linelist",
-                  help="Splits the models under test were trained on, one per line "
-                  "(FAMILY:NAME, e.g. ordering:paper-heldin): a test whose design overlaps one "
-                  "warns")
-    parser.addini("competence_alpha", default="0.05",
-                  help="Significance level of the regression gate, after Holm (default: 0.05)")
-    parser.addini("competence_regression_margin", default="0",
-                  help="Accuracy drop the regression gate tolerates (default: 0)")
+    group.addoption(
+        "--competence-json",
+        metavar="PATH",
+        help="Write every figure as versioned JSON, and every prompt-level record "
+        "to a records file next to it (see --competence-records)",
+    )
+    group.addoption(
+        "--competence-records",
+        metavar="PATH",
+        help="Where --competence-json writes the prompt-level records, one JSON line "
+        "each; a name ending in .gz is gzip-compressed (default: the JSON's name "
+        "with .records.jsonl, e.g. report.records.jsonl)",
+    )
+    group.addoption(
+        "--competence-html",
+        metavar="PATH",
+        help="Write a self-contained HTML report with the profile plots",
+    )
+    group.addoption(
+        "--competence-markdown",
+        metavar="PATH",
+        help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY)",
+    )
+    group.addoption(
+        "--competence-baseline",
+        metavar="SPEC_OR_JSON",
+        help="Also fail a test on a significant regression against this model (a "
+        "spec or alias) or archived results (a --competence-json file); the test's "
+        "own condition still applies",
+    )
+    group.addoption(
+        "--competence-report-only",
+        action="store_true",
+        help="Evaluate and report every condition and gate, but do not fail tests",
+    )
+    group.addoption(
+        "--competence-batch-export",
+        metavar="PATH",
+        help="Write the requests not yet in the response cache as OpenAI Batch input "
+        "lines to PATH and skip the competence tests (then run them, e.g. with vllm "
+        "run-batch, and 'competence batch import' the results)",
+    )
+    group.addoption(
+        "--competence-audit",
+        action="store_true",
+        help="Audit each competence suite against the reference policies instead of "
+        "running models: which shortcuts it catches, which survive, and why",
+    )
+    group.addoption(
+        "--competence-diagnose",
+        action="store_true",
+        help="Compare each model's answers with every reference policy of the "
+        "family on the same prompts: which shortcut it answers like, and the cells "
+        "that would tell the closest apart",
+    )
+    parser.addini(
+        "competence_require",
+        type="linelist",
+        help="The condition of every competence test that declares no require=, one "
+        "line each, replacing the strict condition (add a 'strict' line to keep it), "
+        "e.g. 'robust_correct >= 0.95 for n <= 128' or 'kappa_bar >= 0.6'",
+    )
+    parser.addini(
+        "competence_trained_on",
+        type="linelist",
+        help="Splits the models under test were trained on, one per line "
+        "(FAMILY:NAME, e.g. ordering:paper-heldin): a test whose design overlaps one "
+        "warns",
+    )
+    parser.addini(
+        "competence_alpha",
+        default="0.05",
+        help="Significance level of the regression gate, after Holm (default: 0.05)",
+    )
+    parser.addini(
+        "competence_regression_margin",
+        default="0",
+        help="Accuracy drop the regression gate tolerates (default: 0)",
+    )
     parser.addini(
         "competence_bootstrap",
         default="2000",
         help="Paired-bootstrap resamples per test for the report intervals (default: 2000)",
     )
-    parser.addini("competence_max_prompts", default="2000000",
-                  help="Largest design a competence test may declare, in prompts (levels x "
-                  "pairs x presentations x attempts); larger ones are refused before any is "
-                  "generated (default: 2000000)")
-    parser.addini("competence_shrink_calls", default="100",
-                  help="Model calls a failing competence test may spend minimising its failing "
-                  "case; 0 turns minimisation off (default: 100)")
-    parser.addini("competence_shrink_seconds", default="300",
-                  help="Seconds a failing competence test may spend minimising (default: 300)")
-    parser.addini("competence_database", default=".hypothesis/examples",
-                  help="Directory of the example database where minimal failing cases are saved "
-                  "and replayed first, relative to the rootdir; 'none' saves nothing "
-                  "(default: .hypothesis/examples)")
-    parser.addini("competence_database_shared", type="linelist",
-                  help="Read-only example databases replayed too: directories, or "
-                  "github:OWNER/REPO[/ARTIFACT] for a GitHub Actions artifact")
+    parser.addini(
+        "competence_max_prompts",
+        default="2000000",
+        help="Largest design a competence test may declare, in prompts (levels x "
+        "pairs x presentations x attempts); larger ones are refused before any is "
+        "generated (default: 2000000)",
+    )
+    parser.addini(
+        "competence_shrink_calls",
+        default="100",
+        help="Model calls a failing competence test may spend minimising its failing "
+        "case; 0 turns minimisation off (default: 100)",
+    )
+    parser.addini(
+        "competence_shrink_seconds",
+        default="300",
+        help="Seconds a failing competence test may spend minimising (default: 300)",
+    )
+    parser.addini(
+        "competence_database",
+        default=".hypothesis/examples",
+        help="Directory of the example database where minimal failing cases are saved "
+        "and replayed first, relative to the rootdir; 'none' saves nothing "
+        "(default: .hypothesis/examples)",
+    )
+    parser.addini(
+        "competence_database_shared",
+        type="linelist",
+        help="Read-only example databases replayed too: directories, or "
+        "github:OWNER/REPO[/ARTIFACT] for a GitHub Actions artifact",
+    )
     parser.addini(
         "competence_models",
         type="linelist",
@@ -115,23 +175,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Model used when no --competence-model is given (default: none; competence tests "
         "are then skipped)",
     )
-    parser.addini("competence_require_model", type="bool", default=False,
-                  help="Make a run that names no model a usage error instead of skipping the "
-                  "competence tests (set it in CI; default: false)")
-    parser.addini("competence_max_error_rate", default="0",
-                  help="Share of a test's prompts that may end in infrastructure errors (server "
-                  "or model failures) before the test is an ERROR; below it they count as "
-                  "invalid answers (default: 0)")
-    group.addoption("--competence-cache", choices=("rw", "read", "write", "off"), default="rw",
-                    dest="competence_cache",
-                    help="Response cache for HTTP, transformers and vLLM models: read and write "
-                    "(default), read only, write only (refresh) or off")
-    parser.addini("competence_cache_path", default=".competence/cache.sqlite",
-                  help="Response cache file, relative to the rootdir "
-                  "(default: .competence/cache.sqlite)")
-    parser.addini("competence_api_key_env", default="OPENAI_API_KEY",
-                  help="Environment variable holding the API key of openai: models unless the "
-                  "spec names its own with key_env= (default: OPENAI_API_KEY)")
+    parser.addini(
+        "competence_require_model",
+        type="bool",
+        default=False,
+        help="Make a run that names no model a usage error instead of skipping the "
+        "competence tests (set it in CI; default: false)",
+    )
+    parser.addini(
+        "competence_max_error_rate",
+        default="0",
+        help="Share of a test's prompts that may end in infrastructure errors (server "
+        "or model failures) before the test is an ERROR; below it they count as "
+        "invalid answers (default: 0)",
+    )
+    group.addoption(
+        "--competence-cache",
+        choices=("rw", "read", "write", "off"),
+        default="rw",
+        dest="competence_cache",
+        help="Response cache for HTTP, transformers and vLLM models: read and write "
+        "(default), read only, write only (refresh) or off",
+    )
+    parser.addini(
+        "competence_cache_path",
+        default=".competence/cache.sqlite",
+        help="Response cache file, relative to the rootdir (default: .competence/cache.sqlite)",
+    )
+    parser.addini(
+        "competence_api_key_env",
+        default="OPENAI_API_KEY",
+        help="Environment variable holding the API key of openai: models unless the "
+        "spec names its own with key_env= (default: OPENAI_API_KEY)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -18,8 +18,15 @@ from typing import TypeVar
 from pytest_competence.protocol import Prompt
 from pytest_competence.registry import FAMILIES
 
-__all__ = ["UNREADABLE", "ModelSpecError", "ideal_answer", "number", "point_mass",
-           "reads_prompt", "uniform"]
+__all__ = [
+    "UNREADABLE",
+    "ModelSpecError",
+    "ideal_answer",
+    "number",
+    "point_mass",
+    "reads_prompt",
+    "uniform",
+]
 
 #: What a policy answers to a prompt it cannot read.
 UNREADABLE = "I cannot read this prompt."
@@ -69,8 +76,9 @@ def point_mass(answer: object, candidates: Sequence[str]) -> dict[str, float]:
 
 
 def _text_prompt(text: str) -> Prompt:
-    return Prompt(family="", instance_id="", presentation="", system="", text=text, gold="",
-                  answer_space=())
+    return Prompt(
+        family="", instance_id="", presentation="", system="", text=text, gold="", answer_space=()
+    )
 
 
 def ideal_answer(prompt: Prompt | str) -> str:

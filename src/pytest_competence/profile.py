@@ -118,10 +118,12 @@ def _level(level: int, rows: np.ndarray, evaluation: Evaluation) -> LevelProfile
         robust_correct=share(robust),
         shared_wrong=share(shared),
         presentation_dependent=share(joint - robust - shared),
-        accuracy_by_presentation={p: int(correct[:, k].sum()) / total
-                                  for k, p in enumerate(presentations)},
-        coverage_by_presentation={p: int(valid[:, k].sum()) / total
-                                  for k, p in enumerate(presentations)},
+        accuracy_by_presentation={
+            p: int(correct[:, k].sum()) / total for k, p in enumerate(presentations)
+        },
+        coverage_by_presentation={
+            p: int(valid[:, k].sum()) / total for k, p in enumerate(presentations)
+        },
         all_correct=(total - len(failing)) / total,
         failing=tuple(failing.tolist()),
         kappa=kappa,
@@ -133,8 +135,10 @@ def profile(evaluation: Evaluation, by: str = "n") -> list[LevelProfile]:
     if by != "n":
         raise ValueError(f"profiles are per level n; by={by!r} is not kept in the arrays")
     level = evaluation.level
-    return [_level(int(n), np.flatnonzero(level == n), evaluation)
-            for n in dict.fromkeys(level.tolist())]
+    return [
+        _level(int(n), np.flatnonzero(level == n), evaluation)
+        for n in dict.fromkeys(level.tolist())
+    ]
 
 
 def kappa_bar(profiles: list[LevelProfile]) -> float | None:

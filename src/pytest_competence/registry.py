@@ -22,8 +22,15 @@ from typing import Any
 
 from pytest_competence.protocol import REQUIRED, Family, InvalidArgument, construct
 
-__all__ = ["BUILTIN", "DEFAULT_FAMILY", "ENTRY_POINT_GROUP", "FAMILIES", "FamilyRegistry",
-           "check_family_class", "family"]
+__all__ = [
+    "BUILTIN",
+    "DEFAULT_FAMILY",
+    "ENTRY_POINT_GROUP",
+    "FAMILIES",
+    "FamilyRegistry",
+    "check_family_class",
+    "family",
+]
 
 #: The entry-point group through which other packages register families.
 ENTRY_POINT_GROUP = "pytest_competence.families"
@@ -52,46 +59,67 @@ def check_family_class(cls: object, name: str, origin: str = "") -> type[Family]
         raise InvalidArgument(
             f"Expected family {name!r}{where} to be a family class, but got {cls!r} "
             f"(type={type(cls).__name__}); register the class itself, e.g. "
-            f"'{name} = my_package:MyFamily'")
+            f"'{name} = my_package:MyFamily'"
+        )
     abstract: frozenset[str] = getattr(cls, "__abstractmethods__", frozenset())
     missing = [k for k in REQUIRED if not hasattr(cls, k) or k in abstract]
     if missing:
         raise InvalidArgument(
             f"Family class {cls.__qualname__}{where} lacks {', '.join(missing)}; a family "
-            f"needs {', '.join(REQUIRED)} (see pytest_competence.strategies.Family)")
+            f"needs {', '.join(REQUIRED)} (see pytest_competence.strategies.Family)"
+        )
     if not issubclass(cls, Family):
         raise InvalidArgument(
             f"Family class {cls.__qualname__}{where} does not subclass "
             f"pytest_competence.strategies.Family; subclass it, which gives the optional hooks "
-            f"their defaults")
+            f"their defaults"
+        )
     declared = cls.name
     if declared != name:
         raise InvalidArgument(
             f"Family class {cls.__qualname__}{where} is registered as {name!r} but its name is "
-            f"{declared!r}; the two must agree, set name = {name!r} on the class")
-    for method in ("design", "parse", "audit_policies", "shortcut_policies", "ideal_answer",
-                   "metrics", "tables", "figures", "record_meta", "audit_components"):
+            f"{declared!r}; the two must agree, set name = {name!r} on the class"
+        )
+    for method in (
+        "design",
+        "parse",
+        "audit_policies",
+        "shortcut_policies",
+        "ideal_answer",
+        "metrics",
+        "tables",
+        "figures",
+        "record_meta",
+        "audit_components",
+    ):
         if not callable(getattr(cls, method)):
             raise InvalidArgument(
                 f"Expected {cls.__qualname__}.{method}{where} to be a method, but got "
-                f"{getattr(cls, method)!r}")
+                f"{getattr(cls, method)!r}"
+            )
     answers = cls.answer_space
-    if not isinstance(answers, (tuple, property)) or isinstance(answers, tuple) and not all(
-            isinstance(a, str) for a in answers):
+    if (
+        not isinstance(answers, (tuple, property))
+        or isinstance(answers, tuple)
+        and not all(isinstance(a, str) for a in answers)
+    ):
         raise InvalidArgument(
             f"Expected {cls.__qualname__}.answer_space{where} to be a tuple of answer strings "
-            f"(() for open answers), but got {answers!r}")
+            f"(() for open answers), but got {answers!r}"
+        )
     for key, kind in (("shortcuts", str), ("default_levels", int)):
         value = getattr(cls, key)
         if not isinstance(value, tuple) or not all(isinstance(v, kind) for v in value):
             raise InvalidArgument(
                 f"Expected {cls.__qualname__}.{key}{where} to be a tuple of {kind.__name__}, "
-                f"but got {value!r}")
+                f"but got {value!r}"
+            )
     bad = [s for s in cls.shortcuts if not s.startswith("ref:")]
     if bad:
         raise InvalidArgument(
             f"Expected {cls.__qualname__}.shortcuts{where} to hold reference specs such as "
-            f"'ref:NAME', but got {bad[0]!r}")
+            f"'ref:NAME', but got {bad[0]!r}"
+        )
     return cls
 
 
@@ -104,8 +132,7 @@ def _entry_points() -> dict[str, Any]:
 def _load(name: str, where: str) -> type[Family]:
     """The built-in family ``name`` from ``where`` (``module:class``), validated."""
     module, _, attribute = where.partition(":")
-    return check_family_class(getattr(importlib.import_module(module), attribute), name,
-                              "built-in")
+    return check_family_class(getattr(importlib.import_module(module), attribute), name, "built-in")
 
 
 class FamilyRegistry(MutableMapping[str, type[Family]]):
@@ -119,7 +146,8 @@ class FamilyRegistry(MutableMapping[str, type[Family]]):
     def __init__(self, builtin: Mapping[str, type | str]) -> None:
         self._classes: dict[str, type[Family] | str] = {
             name: where if isinstance(where, str) else check_family_class(where, name, "built-in")
-            for name, where in builtin.items()}
+            for name, where in builtin.items()
+        }
         self._builtin = tuple(builtin)
         self._plugins: dict[str, Any] | None = None  # entry points not yet loaded
         self._from_entry_points: set[str] = set()
@@ -134,7 +162,8 @@ class FamilyRegistry(MutableMapping[str, type[Family]]):
                 raise InvalidArgument(
                     f"Entry point {entry.name!r} = {entry.value!r} in group "
                     f"{ENTRY_POINT_GROUP!r} clashes with the built-in family {clash[0]!r}; "
-                    f"register the family under another name")
+                    f"register the family under another name"
+                )
         return self._plugins
 
     def __getitem__(self, name: str) -> type[Family]:
@@ -156,7 +185,8 @@ class FamilyRegistry(MutableMapping[str, type[Family]]):
             loaded = entry.load()
         except Exception as exc:
             raise InvalidArgument(
-                f"Family {name!r}: cannot load {origin}: {type(exc).__name__}: {exc}") from None
+                f"Family {name!r}: cannot load {origin}: {type(exc).__name__}: {exc}"
+            ) from None
         cls = check_family_class(loaded, name, origin)
         self._classes[name] = cls
         self._from_entry_points.add(name)

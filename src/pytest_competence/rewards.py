@@ -39,9 +39,20 @@ import numpy as np
 from pytest_competence.protocol import AnswerMap, InvalidArgument, Prompt
 
 __all__ = [
-    "EPSILON", "METHODS", "Floats", "GRPOReward", "Method", "Sample", "Scores",
-    "agreement_rewards", "cosine", "instance_advantages", "nonzero_share", "prompt_advantages",
-    "samples", "score",
+    "EPSILON",
+    "METHODS",
+    "Floats",
+    "GRPOReward",
+    "Method",
+    "Sample",
+    "Scores",
+    "agreement_rewards",
+    "cosine",
+    "instance_advantages",
+    "nonzero_share",
+    "prompt_advantages",
+    "samples",
+    "score",
 ]
 
 #: The constant added to the group's standard deviation in Eq. 5 (seeds/000 App. B.3).
@@ -88,18 +99,24 @@ class Sample:
         return inverse.get(answer, answer)
 
 
-def samples(parse: Callable[[str], Any], prompts: Sequence[Prompt],
-            completions: Sequence[Sequence[str]]) -> list[Sample]:
+def samples(
+    parse: Callable[[str], Any], prompts: Sequence[Prompt], completions: Sequence[Sequence[str]]
+) -> list[Sample]:
     """Parse ``completions[k]`` (the samples of ``prompts[k]``) with ``parse``, flattened in order.
 
     ``parse`` is a family's :meth:`~pytest_competence.strategies.Family.parse` (anything returning
     an object with an ``answer`` attribute, ``None`` when invalid).
     """
     if len(prompts) != len(completions):
-        raise InvalidArgument(f"Expected one list of completions per prompt, got "
-                              f"{len(completions)} lists for {len(prompts)} prompts")
-    return [Sample(p.instance_id, p.presentation, parse(text).answer, p.gold, p.answer_map)
-            for p, texts in zip(prompts, completions) for text in texts]
+        raise InvalidArgument(
+            f"Expected one list of completions per prompt, got "
+            f"{len(completions)} lists for {len(prompts)} prompts"
+        )
+    return [
+        Sample(p.instance_id, p.presentation, parse(text).answer, p.gold, p.answer_map)
+        for p, texts in zip(prompts, completions)
+        for text in texts
+    ]
 
 
 def _groups(keys: Sequence[Hashable]) -> list[list[int]]:
@@ -111,13 +128,18 @@ def _groups(keys: Sequence[Hashable]) -> list[list[int]]:
 
 
 def _check_weight(weight: object) -> float:
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight):
+    if (
+        isinstance(weight, bool)
+        or not isinstance(weight, (int, float))
+        or not math.isfinite(weight)
+    ):
         raise InvalidArgument(f"Expected a finite number for weight, got weight={weight!r}")
     return float(weight)
 
 
-def agreement_rewards(batch: Sequence[Sample], *, weight: float = 0.5,
-                      clip: bool = True) -> np.ndarray:
+def agreement_rewards(
+    batch: Sequence[Sample], *, weight: float = 0.5, clip: bool = True
+) -> np.ndarray:
     """Each sample's reward, ``c_i + weight·b_i`` (seeds/000 App. B.3, Eq. 4).
 
     With ``clip=True`` (Eq. 4, ``weight = ½``) ``b_i = max{0, a_i − chance_z}``; with ``clip=False``
@@ -157,13 +179,15 @@ def agreement_rewards(batch: Sequence[Sample], *, weight: float = 0.5,
 def _rewards_array(rewards: Floats, batch: Sequence[Sample]) -> np.ndarray:
     values = np.asarray(rewards, dtype=float)
     if values.shape != (len(batch),):
-        raise InvalidArgument(f"Expected one reward per sample ({len(batch)}), got shape "
-                              f"{values.shape}")
+        raise InvalidArgument(
+            f"Expected one reward per sample ({len(batch)}), got shape {values.shape}"
+        )
     return values
 
 
-def prompt_advantages(rewards: Floats, batch: Sequence[Sample], *,
-                      epsilon: float = EPSILON, ddof: int = 1) -> np.ndarray:
+def prompt_advantages(
+    rewards: Floats, batch: Sequence[Sample], *, epsilon: float = EPSILON, ddof: int = 1
+) -> np.ndarray:
     """Per-prompt normalised advantages ``(r_i − μ_p)/(σ_p + ε)`` (seeds/000 App. B.3, Eq. 5).
 
     A prompt is one presentation of one instance. The paper does not say which standard deviation;
@@ -225,9 +249,11 @@ class Scores:
 
     def log(self) -> dict[str, float]:
         """Scalars for a trainer's logger."""
-        return {"reward_mean": float(self.rewards.mean()) if self.rewards.size else float("nan"),
-                "nonzero_advantage_share": self.nonzero_share,
-                "cosine_to_correctness_only": self.cosine}
+        return {
+            "reward_mean": float(self.rewards.mean()) if self.rewards.size else float("nan"),
+            "nonzero_advantage_share": self.nonzero_share,
+            "cosine_to_correctness_only": self.cosine,
+        }
 
 
 def score(batch: Sequence[Sample], *, method: Method = "grpo", weight: float = 0.5) -> Scores:
@@ -246,17 +272,28 @@ def score(batch: Sequence[Sample], *, method: Method = "grpo", weight: float = 0
     rewards = agreement_rewards(batch, weight=weight, clip=clip)
     used = advantages(rewards)
     reference = advantages(agreement_rewards(batch, weight=0.0, clip=clip))
-    keys: list[Hashable] = ([(s.instance_id, s.presentation) for s in batch] if clip
-                            else [s.instance_id for s in batch])
-    return Scores(method, float(weight), rewards, used, reference, cosine(used, reference),
-                  nonzero_share(used, keys))
+    keys: list[Hashable] = (
+        [(s.instance_id, s.presentation) for s in batch] if clip else [s.instance_id for s in batch]
+    )
+    return Scores(
+        method,
+        float(weight),
+        rewards,
+        used,
+        reference,
+        cosine(used, reference),
+        nonzero_share(used, keys),
+    )
 
 
 def _completion_text(completion: object) -> object:
     """The text of a TRL completion: a string (standard) or a list of messages (conversational)."""
     if isinstance(completion, list):  # conversational: the assistant's message(s)
-        return "".join(str(m.get("content", "")) for m in completion
-                       if isinstance(m, dict) and m.get("role", "assistant") == "assistant")
+        return "".join(
+            str(m.get("content", ""))
+            for m in completion
+            if isinstance(m, dict) and m.get("role", "assistant") == "assistant"
+        )
     return completion
 
 
@@ -278,11 +315,13 @@ class GRPOReward:
     instance. With ``log_metric`` from TRL the diagnostics of :class:`Scores` are logged.
     """
 
-    def __init__(self, parse: Callable[[str], Any], *, method: Method = "grpo",
-                 weight: float = 0.5) -> None:
+    def __init__(
+        self, parse: Callable[[str], Any], *, method: Method = "grpo", weight: float = 0.5
+    ) -> None:
         if method not in METHODS:
             raise InvalidArgument(
-                f"Unknown method={method!r}. Expected one of: {', '.join(METHODS)}")
+                f"Unknown method={method!r}. Expected one of: {', '.join(METHODS)}"
+            )
         self.parse = parse
         self.method: Method = method
         self.weight = _check_weight(weight)
@@ -291,20 +330,35 @@ class GRPOReward:
     def __repr__(self) -> str:
         return f"GRPOReward({self.parse!r}, method={self.method!r}, weight={self.weight!r})"
 
-    def __call__(self, completions: Sequence[object], *, instance_id: Sequence[str],
-                 presentation: Sequence[str], gold: Sequence[str],
-                 answer_map: Sequence[Sequence[Sequence[str]]] | None = None,
-                 **columns: Any) -> list[float]:
+    def __call__(
+        self,
+        completions: Sequence[object],
+        *,
+        instance_id: Sequence[str],
+        presentation: Sequence[str],
+        gold: Sequence[str],
+        answer_map: Sequence[Sequence[Sequence[str]]] | None = None,
+        **columns: Any,
+    ) -> list[float]:
         n = len(completions)
-        for name, column in (("instance_id", instance_id), ("presentation", presentation),
-                             ("gold", gold)):
+        for name, column in (
+            ("instance_id", instance_id),
+            ("presentation", presentation),
+            ("gold", gold),
+        ):
             if len(column) != n:
-                raise InvalidArgument(f"Expected one {name} per completion ({n}), got "
-                                      f"{len(column)}")
-        maps = [AnswerMap(tuple((a, b) for a, b in pairs)) for pairs in answer_map] \
-            if answer_map is not None else [AnswerMap()] * n
-        batch = [Sample(i, p, self.parse(_completion_text(c)).answer, g, m)  # type: ignore[arg-type]
-                 for c, i, p, g, m in zip(completions, instance_id, presentation, gold, maps)]
+                raise InvalidArgument(
+                    f"Expected one {name} per completion ({n}), got {len(column)}"
+                )
+        maps = (
+            [AnswerMap(tuple((a, b) for a, b in pairs)) for pairs in answer_map]
+            if answer_map is not None
+            else [AnswerMap()] * n
+        )
+        batch = [
+            Sample(i, p, self.parse(_completion_text(c)).answer, g, m)  # type: ignore[arg-type]
+            for c, i, p, g, m in zip(completions, instance_id, presentation, gold, maps)
+        ]
         scores = score(batch, method=self.method, weight=self.weight)
         log_metric = columns.get("log_metric")
         if callable(log_metric):

@@ -20,12 +20,26 @@ from pytest_competence.protocol import (
 )
 from pytest_competence.registry import DEFAULT_FAMILY, FAMILIES, family
 
-__all__ = ["CHUNK_CHARACTERS", "CHUNK_PROMPTS", "DESIGN_KEYS", "CompetenceSpec", "family_options",
-           "overridable", "spec_from_marker"]
+__all__ = [
+    "CHUNK_CHARACTERS",
+    "CHUNK_PROMPTS",
+    "DESIGN_KEYS",
+    "CompetenceSpec",
+    "family_options",
+    "overridable",
+    "spec_from_marker",
+]
 
 #: Marker keywords that shape the design rather than the family.
-DESIGN_KEYS = ("levels", "pairs", "seed", "presentations", "require", "attempts",
-               "regression_margin")
+DESIGN_KEYS = (
+    "levels",
+    "pairs",
+    "seed",
+    "presentations",
+    "require",
+    "attempts",
+    "regression_margin",
+)
 
 #: Prompts per chunk of a design: asked in one batch, reduced, and dropped before the next.
 CHUNK_PROMPTS = 1024
@@ -78,10 +92,15 @@ class CompetenceSpec:
         """Raise :class:`InvalidArgument` when the design asks more than ``limit`` prompts."""
         from pytest_competence._settings import check_prompt_count
 
-        check_prompt_count(self.prompt_count, limit, (
-            f"{len(self.levels)} level(s) x pairs={self.pairs} x {len(self.presentations)} "
-            f"presentation(s) x attempts={self.attempts}"),
-            "competence_max_prompts in the ini file")
+        check_prompt_count(
+            self.prompt_count,
+            limit,
+            (
+                f"{len(self.levels)} level(s) x pairs={self.pairs} x {len(self.presentations)} "
+                f"presentation(s) x attempts={self.attempts}"
+            ),
+            "competence_max_prompts in the ini file",
+        )
 
     def design(self) -> list[Item]:
         """The whole design, in memory (a run asks it chunk by chunk: :meth:`chunks`)."""
@@ -107,9 +126,14 @@ class CompetenceSpec:
         size = self.chunk_size(prompts)
         chunk: list[Item] = []
         characters = 0
-        for part in design_chunks(self.family, levels=self.levels, pairs=self.pairs,
-                                  seed=self.seed, presentations=self.presentations,
-                                  size=min(size, _PART)):
+        for part in design_chunks(
+            self.family,
+            levels=self.levels,
+            pairs=self.pairs,
+            seed=self.seed,
+            presentations=self.presentations,
+            size=min(size, _PART),
+        ):
             for item in part:
                 chunk.append(item)
                 characters += sum(len(p.text) for p in item.prompts)
@@ -187,8 +211,12 @@ def spec_from_marker(
             )
     check = getattr(instance, "check_design", None)
     if check is not None:
-        check(levels=design["levels"], pairs=design["pairs"], seed=design["seed"],
-              presentations=presentations)
+        check(
+            levels=design["levels"],
+            pairs=design["pairs"],
+            seed=design["seed"],
+            presentations=presentations,
+        )
     attempts = design["attempts"]
     if attempts is None:  # seeds/002 §3.6 gives each variation N = 5 attempts; the rest send once
         attempts = getattr(instance, "default_attempts", 1)
@@ -198,8 +226,9 @@ def spec_from_marker(
             f"but got attempts={attempts!r}; seeds/002 uses attempts=5"
         )
     margin = design["regression_margin"]
-    if margin is not None and (isinstance(margin, bool) or not isinstance(margin, (int, float))
-                               or not 0 <= margin < 1):
+    if margin is not None and (
+        isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1
+    ):
         raise InvalidArgument(
             f"Expected regression_margin to be an accuracy difference in [0, 1), e.g. 0.02, "
             f"but got regression_margin={margin!r}"
@@ -208,5 +237,16 @@ def spec_from_marker(
     levels = tuple(design["levels"])
     presentations = tuple(presentations)
     key = (key_family, levels, design["pairs"], design["seed"], presentations)
-    return CompetenceSpec(instance, levels, design["pairs"], design["seed"], presentations,
-                          condition, key, design["require"], attempts, margin, require_declared)
+    return CompetenceSpec(
+        instance,
+        levels,
+        design["pairs"],
+        design["seed"],
+        presentations,
+        condition,
+        key,
+        design["require"],
+        attempts,
+        margin,
+        require_declared,
+    )

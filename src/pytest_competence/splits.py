@@ -50,8 +50,10 @@ class Split:
     def seed(self, index: int = 0) -> int:
         """The ``index``-th seed of the split: training data at offset ``index``."""
         if not 0 <= index < len(self.seeds):
-            raise InvalidArgument(f"Expected 0 <= index < {len(self.seeds)} for split "
-                                  f"{self.family}:{self.name}, got index={index!r}")
+            raise InvalidArgument(
+                f"Expected 0 <= index < {len(self.seeds)} for split "
+                f"{self.family}:{self.name}, got index={index!r}"
+            )
         return self.seeds[index]
 
     def covers(self, option: str, value: object) -> bool:
@@ -64,12 +66,15 @@ class Split:
 
 def _splits(family: str) -> tuple[Split, ...]:
     """The family's own named splits (``Family.named_splits``), then ``train`` and ``eval``."""
-    own = tuple(Split(name, family, TRAIN_SEEDS if training else EVAL_SEEDS, dict(options),
-                      description)
-                for name, training, options, description in FAMILIES.hooks(family).named_splits)
-    return (*own,
-            Split("train", family, TRAIN_SEEDS, description="every option, training seeds"),
-            Split("eval", family, EVAL_SEEDS, description="every option, evaluation seeds"))
+    own = tuple(
+        Split(name, family, TRAIN_SEEDS if training else EVAL_SEEDS, dict(options), description)
+        for name, training, options, description in FAMILIES.hooks(family).named_splits
+    )
+    return (
+        *own,
+        Split("train", family, TRAIN_SEEDS, description="every option, training seeds"),
+        Split("eval", family, EVAL_SEEDS, description="every option, evaluation seeds"),
+    )
 
 
 SPLITS: dict[str, Split] = {str(s): s for name in FAMILIES for s in _splits(name)}
@@ -84,8 +89,9 @@ def split(spec: str) -> Split:
     try:
         return SPLITS[f"{family}:{name}"]
     except KeyError:
-        raise InvalidArgument(f"Unknown split {spec!r}. Expected one of: "
-                              f"{', '.join(SPLITS)}") from None
+        raise InvalidArgument(
+            f"Unknown split {spec!r}. Expected one of: {', '.join(SPLITS)}"
+        ) from None
 
 
 def overlap(declared: Split, family: str, options: Mapping[str, object], seed: int) -> bool:
@@ -93,5 +99,8 @@ def overlap(declared: Split, family: str, options: Mapping[str, object], seed: i
 
     Same family, a seed in the split's range and every held-out option value inside the split.
     """
-    return (declared.family == family and seed in declared.seeds
-            and all(declared.covers(k, options[k]) for k in declared.options if k in options))
+    return (
+        declared.family == family
+        and seed in declared.seeds
+        and all(declared.covers(k, options[k]) for k in declared.options if k in options)
+    )

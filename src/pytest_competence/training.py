@@ -38,7 +38,8 @@ def row(prompt: Prompt, *, conversational: bool = False) -> dict[str, Any]:
     """
     text: Any = (
         [{"role": "system", "content": prompt.system}, {"role": "user", "content": prompt.text}]
-        if conversational else f"{prompt.system}\n\n{prompt.text}"
+        if conversational
+        else f"{prompt.system}\n\n{prompt.text}"
     )
     return {
         "prompt": text,
@@ -54,16 +55,24 @@ def row(prompt: Prompt, *, conversational: bool = False) -> dict[str, Any]:
     }
 
 
-def _items(family_name: str, chosen: Split, *, levels: Sequence[int], per_level: int,
-           index: int, presentations: Sequence[str] | None,
-           options: dict[str, Any]) -> Iterator[list[Item]]:
+def _items(
+    family_name: str,
+    chosen: Split,
+    *,
+    levels: Sequence[int],
+    per_level: int,
+    index: int,
+    presentations: Sequence[str] | None,
+    options: dict[str, Any],
+) -> Iterator[list[Item]]:
     seed = chosen.seed(index)
     held = {k: v for k, v in chosen.options.items() if k not in options}
     for key, values in chosen.options.items():
-        for value in ([options[key]] if key in options else []):
+        for value in [options[key]] if key in options else []:
             if not chosen.covers(key, value):
-                raise InvalidArgument(f"{key}={value!r} is outside split {chosen}: expected one "
-                                      f"of {list(values)}")
+                raise InvalidArgument(
+                    f"{key}={value!r} is outside split {chosen}: expected one of {list(values)}"
+                )
     # One design per combination of held-out option values (for ordering: per vocabulary).
     combos: list[dict[str, Any]] = [{}]
     for key, values in held.items():
@@ -71,14 +80,27 @@ def _items(family_name: str, chosen: Split, *, levels: Sequence[int], per_level:
     for combo in combos:
         fam = make_family(family_name, **options, **combo)
         chosen_presentations = presentations or (
-            FAMILIES.hooks(family_name).training_presentations or default_presentations(fam))
-        yield fam.design(levels=list(levels), pairs=per_level, seed=seed,
-                         presentations=list(chosen_presentations))
+            FAMILIES.hooks(family_name).training_presentations or default_presentations(fam)
+        )
+        yield fam.design(
+            levels=list(levels),
+            pairs=per_level,
+            seed=seed,
+            presentations=list(chosen_presentations),
+        )
 
 
-def rows(family: str, *, split_name: str | None = None, levels: Sequence[int],
-         per_level: int, index: int = 0, presentations: Sequence[str] | None = None,
-         conversational: bool = False, **options: Any) -> list[dict[str, Any]]:
+def rows(
+    family: str,
+    *,
+    split_name: str | None = None,
+    levels: Sequence[int],
+    per_level: int,
+    index: int = 0,
+    presentations: Sequence[str] | None = None,
+    conversational: bool = False,
+    **options: Any,
+) -> list[dict[str, Any]]:
     """Rows of ``family``'s design on a split (default: its training split), in design order.
 
     The seed is the split's ``index``-th (training splits start at 1,000,000, away from every
@@ -90,8 +112,15 @@ def rows(family: str, *, split_name: str | None = None, levels: Sequence[int],
     if chosen.family != family:
         raise InvalidArgument(f"Split {chosen} is not a split of family={family!r}")
     out: list[dict[str, Any]] = []
-    for items in _items(family, chosen, levels=levels, per_level=per_level, index=index,
-                        presentations=presentations, options=dict(options)):
+    for items in _items(
+        family,
+        chosen,
+        levels=levels,
+        per_level=per_level,
+        index=index,
+        presentations=presentations,
+        options=dict(options),
+    ):
         out += [row(p, conversational=conversational) for item in items for p in item.prompts]
     return out
 
@@ -116,9 +145,11 @@ def dataset(records: Sequence[dict[str, Any]]) -> Any:
     try:
         import datasets
     except ImportError:
-        raise ImportError("dataset() needs the datasets package: pip install "
-                          "pytest-competence[train], or write JSON Lines with competence "
-                          "generate --format hf") from None
+        raise ImportError(
+            "dataset() needs the datasets package: pip install "
+            "pytest-competence[train], or write JSON Lines with competence "
+            "generate --format hf"
+        ) from None
     return datasets.Dataset.from_list(list(records))
 
 
@@ -192,5 +223,7 @@ def resolve_split(args: Any) -> None:
     chosen = args.split_chosen = split(f"{args.family}:{args.split}")
     args.seed = chosen.seeds.start if args.seed is None else args.seed
     if args.seed not in chosen.seeds:
-        raise InvalidArgument(f"--seed {args.seed} is outside split {chosen} (seeds "
-                              f"{chosen.seeds.start}..{chosen.seeds.stop - 1})")
+        raise InvalidArgument(
+            f"--seed {args.seed} is outside split {chosen} (seeds "
+            f"{chosen.seeds.start}..{chosen.seeds.stop - 1})"
+        )

@@ -59,11 +59,15 @@ class AuditResult:
         """What a stochastic mixture of these policies can be identified up to."""
         shared = [c for c in self.classes if len(c) > 1]
         if not shared:
-            return ("every policy is its own class on this support, so a mixture's components "
-                    "are distinguishable; the audit still reports classes, not mixture weights")
+            return (
+                "every policy is its own class on this support, so a mixture's components "
+                "are distinguishable; the audit still reports classes, not mixture weights"
+            )
         listed = "; ".join("{" + ", ".join(c) + "}" for c in shared)
-        return ("a stochastic mixture of these policies is identified only up to its "
-                f"equivalence class on this support; weights within {listed} are not identified")
+        return (
+            "a stochastic mixture of these policies is identified only up to its "
+            f"equivalence class on this support; weights within {listed} are not identified"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,7 +83,8 @@ class AuditResult:
             "lattice_note": self.lattice_note,
             "leave_one_out": [r.to_dict() for r in self.leave_one_out],
             "minimum_support": self.minimum.to_dict(),
-            "minimum_cost_support": None if self.minimum_cost is None
+            "minimum_cost_support": None
+            if self.minimum_cost is None
             else self.minimum_cost.to_dict(),
         }
 
@@ -111,18 +116,31 @@ def audit(
         if len(components.names) <= lattice_limit:
             rows = tuple(lattice(obs, estimand, components, limit=lattice_limit))
         else:
-            note = (f"lattice left out: {len(components.names)} components make "
-                    f"{2 ** len(components.names)} subsets (limit {lattice_limit}); the "
-                    f"leave-one-out table is complete")
+            note = (
+                f"lattice left out: {len(components.names)} components make "
+                f"{2 ** len(components.names)} subsets (limit {lattice_limit}); the "
+                f"leave-one-out table is complete"
+            )
     pairs = obs.cross_pairs(estimand)
     sets = [obs.distinguishing(a, b) for a, b in pairs]
-    minimum = minimum_hitting_sets(sets, order=obs.cells, max_solutions=max_solutions,
-                                   max_nodes=max_nodes)
+    minimum = minimum_hitting_sets(
+        sets, order=obs.cells, max_solutions=max_solutions, max_nodes=max_nodes
+    )
     by_cost = None
     if costs is not None:
-        by_cost = minimum_hitting_sets(sets, order=obs.cells, costs=costs,
-                                       max_solutions=max_solutions, max_nodes=max_nodes)
+        by_cost = minimum_hitting_sets(
+            sets, order=obs.cells, costs=costs, max_solutions=max_solutions, max_nodes=max_nodes
+        )
     return AuditResult(
-        obs.policies, dict(estimand), obs.cells_of(mask), tuple(obs.classes(mask)),
-        tuple(obs.collisions(estimand, mask)), rows, note, loo, minimum, by_cost, len(obs.cells),
+        obs.policies,
+        dict(estimand),
+        obs.cells_of(mask),
+        tuple(obs.classes(mask)),
+        tuple(obs.collisions(estimand, mask)),
+        rows,
+        note,
+        loo,
+        minimum,
+        by_cost,
+        len(obs.cells),
     )

@@ -14,13 +14,19 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``audit`` subcommand on the ``competence`` parser."""
-    aud = sub.add_parser("audit", help="Audit competence suites against the reference policies "
-                         "(no model calls)")
+    aud = sub.add_parser(
+        "audit", help="Audit competence suites against the reference policies (no model calls)"
+    )
     aud.add_argument("paths", nargs="+", metavar="PATH", help="Test files or folders")
     aud.add_argument("--json", default=None, metavar="PATH", help="Write the audit document")
     aud.add_argument("--html", default=None, metavar="PATH", help="Write the audit page")
-    aud.add_argument("-n", dest="workers", default=None, metavar="N",
-                     help="Distribute over N xdist workers (needs pytest-xdist)")
+    aud.add_argument(
+        "-n",
+        dest="workers",
+        default=None,
+        metavar="N",
+        help="Distribute over N xdist workers (needs pytest-xdist)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,9 +35,17 @@ def run(args: argparse.Namespace) -> int:
 
     # This process imported the plugin before pytest could rewrite its asserts (only their
     # failure messages would differ): pytest's warning about that is not the user's concern.
-    argv = [*args.paths, "--competence-audit", "-q", "-p", "no:cacheprovider",
-            "-W", "ignore::pytest_competence.audit.CompetenceAuditWarning",
-            "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    argv = [
+        *args.paths,
+        "--competence-audit",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "ignore::pytest_competence.audit.CompetenceAuditWarning",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
+    ]
     if args.json:
         argv.append(f"--competence-json={args.json}")
     if args.html:

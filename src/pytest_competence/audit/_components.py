@@ -35,33 +35,39 @@ class Components:
     mode: str = "union"
 
     @classmethod
-    def union(cls, components: Mapping[str, Collection[Hashable]],
-              base: Collection[Hashable] = ()) -> Components:
+    def union(
+        cls, components: Mapping[str, Collection[Hashable]], base: Collection[Hashable] = ()
+    ) -> Components:
         """Component name → its cells; a subset observes ``base`` and the union of its cells."""
         if not components:
             raise ValueError("Expected at least one component in components=, but got none")
-        return cls(tuple(components), provides={k: frozenset(v) for k, v in components.items()},
-                   base=frozenset(base), mode="union")
+        return cls(
+            tuple(components),
+            provides={k: frozenset(v) for k, v in components.items()},
+            base=frozenset(base),
+            mode="union",
+        )
 
     @classmethod
-    def factorial(cls, requires: Mapping[Hashable, Collection[str]],
-                  names: Sequence[str] | None = None) -> Components:
+    def factorial(
+        cls, requires: Mapping[Hashable, Collection[str]], names: Sequence[str] | None = None
+    ) -> Components:
         """Cell → the components it needs; a subset observes the cells whose needs it holds."""
         found = list(dict.fromkeys(n for need in requires.values() for n in need))
         order = tuple(names) if names is not None else tuple(found)
         unknown = [n for n in found if n not in order]
         if unknown:
             raise ValueError(f"Cells require component {unknown[0]!r}, which names= lacks")
-        return cls(order, requires={c: frozenset(v) for c, v in requires.items()},
-                   mode="factorial")
+        return cls(order, requires={c: frozenset(v) for c, v in requires.items()}, mode="factorial")
 
     def support(self, subset: Collection[str]) -> frozenset[Hashable]:
         """The cells observed with exactly the components in ``subset``."""
         chosen = frozenset(subset)
         unknown = chosen - set(self.names)
         if unknown:
-            raise ValueError(f"Unknown component {min(unknown)!r}; expected one of "
-                             f"{', '.join(self.names)}")
+            raise ValueError(
+                f"Unknown component {min(unknown)!r}; expected one of {', '.join(self.names)}"
+            )
         if self.mode == "union":
             out = set(self.base)
             for name in chosen:
@@ -84,9 +90,13 @@ class LatticeRow:
         return not self.collisions
 
     def to_dict(self) -> dict[str, Any]:
-        return {"components": list(self.components), "cells": self.cells,
-                "classes": [list(c) for c in self.classes], "identified": self.identified,
-                "collisions": [c.to_dict() for c in self.collisions]}
+        return {
+            "components": list(self.components),
+            "cells": self.cells,
+            "classes": [list(c) for c in self.classes],
+            "identified": self.identified,
+            "collisions": [c.to_dict() for c in self.collisions],
+        }
 
 
 @dataclass(frozen=True)
@@ -102,42 +112,61 @@ class LeaveOneOut:
         return bool(self.created)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"component": self.component, "essential": self.essential,
-                "collisions": [c.to_dict() for c in self.collisions],
-                "created": [c.to_dict() for c in self.created]}
+        return {
+            "component": self.component,
+            "essential": self.essential,
+            "collisions": [c.to_dict() for c in self.collisions],
+            "created": [c.to_dict() for c in self.created],
+        }
 
 
-def _row(obs: Observations, estimand: Mapping[str, Hashable], comps: Components,
-         subset: Sequence[str]) -> LatticeRow:
+def _row(
+    obs: Observations, estimand: Mapping[str, Hashable], comps: Components, subset: Sequence[str]
+) -> LatticeRow:
     cells = [c for c in comps.support(subset) if c in obs.index]
     mask = obs.mask(cells)
-    return LatticeRow(tuple(subset), len(cells), tuple(obs.classes(mask)),
-                      tuple(obs.collisions(estimand, mask)))
+    return LatticeRow(
+        tuple(subset), len(cells), tuple(obs.classes(mask)), tuple(obs.collisions(estimand, mask))
+    )
 
 
-def lattice(obs: Observations, estimand: Mapping[str, Hashable], comps: Components,
-            *, limit: int = LATTICE_LIMIT) -> list[LatticeRow]:
+def lattice(
+    obs: Observations,
+    estimand: Mapping[str, Hashable],
+    comps: Components,
+    *,
+    limit: int = LATTICE_LIMIT,
+) -> list[LatticeRow]:
     """Every subset of components, smallest first (components in their declared order).
 
     Raises ``ValueError`` past ``limit`` components: 2^k subsets; raise ``limit`` knowingly.
     """
     k = len(comps.names)
     if k > limit:
-        raise ValueError(f"{k} components make {2**k} subsets, more than limit={limit} allows; "
-                         f"pass limit={k} to enumerate them anyway")
-    return [_row(obs, estimand, comps, subset)
-            for size in range(k + 1) for subset in combinations(comps.names, size)]
+        raise ValueError(
+            f"{k} components make {2**k} subsets, more than limit={limit} allows; "
+            f"pass limit={k} to enumerate them anyway"
+        )
+    return [
+        _row(obs, estimand, comps, subset)
+        for size in range(k + 1)
+        for subset in combinations(comps.names, size)
+    ]
 
 
 def minimal_identifying(rows: Sequence[LatticeRow]) -> list[tuple[str, ...]]:
     """The identifying subsets none of whose proper subsets identifies (from a full lattice)."""
     good = [frozenset(r.components) for r in rows if r.identified]
-    return [r.components for r in rows
-            if r.identified and not any(g < frozenset(r.components) for g in good)]
+    return [
+        r.components
+        for r in rows
+        if r.identified and not any(g < frozenset(r.components) for g in good)
+    ]
 
 
-def leave_one_out(obs: Observations, estimand: Mapping[str, Hashable], comps: Components
-                  ) -> list[LeaveOneOut]:
+def leave_one_out(
+    obs: Observations, estimand: Mapping[str, Hashable], comps: Components
+) -> list[LeaveOneOut]:
     """For each component, the collisions of the full support without it.
 
     A component is *essential* when removing it creates a collision the full support lacks.

@@ -34,8 +34,11 @@ class Collision:
     witness: Hashable | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"policies": [self.first, self.second], "estimand": list(self.values),
-                "witness": None if self.witness is None else str(self.witness)}
+        return {
+            "policies": [self.first, self.second],
+            "estimand": list(self.values),
+            "witness": None if self.witness is None else str(self.witness),
+        }
 
 
 class Observations:
@@ -56,8 +59,10 @@ class Observations:
         self.responses = {p: tuple(r) for p, r in responses.items()}
         for p, r in self.responses.items():
             if len(r) != len(self.cells):
-                raise ValueError(f"Policy {p!r} has {len(r)} responses for {len(self.cells)} "
-                                 f"cells; give one response per cell")
+                raise ValueError(
+                    f"Policy {p!r} has {len(r)} responses for {len(self.cells)} "
+                    f"cells; give one response per cell"
+                )
         self.index = {c: k for k, c in enumerate(self.cells)}
         self._diff: dict[tuple[str, str], int] = {}
 
@@ -101,10 +106,12 @@ class Observations:
         """Every pair of policies with different estimand values, in policy order."""
         missing = [p for p in self.policies if p not in estimand]
         if missing:
-            raise ValueError(f"estimand= has no value for policy {missing[0]!r}; give every "
-                             f"policy one, e.g. 1 for competent and 0 for a shortcut")
+            raise ValueError(
+                f"estimand= has no value for policy {missing[0]!r}; give every "
+                f"policy one, e.g. 1 for competent and 0 for a shortcut"
+            )
         ps = self.policies
-        return [(a, b) for i, a in enumerate(ps) for b in ps[i + 1:] if estimand[a] != estimand[b]]
+        return [(a, b) for i, a in enumerate(ps) for b in ps[i + 1 :] if estimand[a] != estimand[b]]
 
     def collisions(self, estimand: Mapping[str, Hashable], support: int) -> list[Collision]:
         """The cross-estimand pairs equivalent on the support, each with a witness if any."""
@@ -121,14 +128,16 @@ class Observations:
         return self.cells_of(self.differ(a, b))
 
 
-def observe(policies: Mapping[str, Callable[[Any], Hashable]], cells: Sequence[Hashable]
-            ) -> Observations:
+def observe(
+    policies: Mapping[str, Callable[[Any], Hashable]], cells: Sequence[Hashable]
+) -> Observations:
     """Observations of policies given as plain functions from a cell to a response."""
     return Observations(cells, {name: [f(c) for c in cells] for name, f in policies.items()})
 
 
-def observe_models(models: Mapping[str, Any], prompts: Sequence[Any],
-                   cell_of: Callable[[Any], Hashable]) -> Observations:
+def observe_models(
+    models: Mapping[str, Any], prompts: Sequence[Any], cell_of: Callable[[Any], Hashable]
+) -> Observations:
     """Observations of models run over a design: one batched ``generate`` call per model.
 
     A policy's response in a cell is the tuple of its raw answers on that cell's prompts, in the
@@ -142,8 +151,10 @@ def observe_models(models: Mapping[str, Any], prompts: Sequence[Any],
     for name, model in models.items():
         answers = list(model.generate(list(prompts)))
         if len(answers) != len(prompts):
-            raise ValueError(f"Model {name!r} returned {len(answers)} answers for "
-                             f"{len(prompts)} prompts; a model answers every prompt")
+            raise ValueError(
+                f"Model {name!r} returned {len(answers)} answers for "
+                f"{len(prompts)} prompts; a model answers every prompt"
+            )
         responses[name] = [tuple(answers[k] for k in groups[c]) for c in cells]
     return Observations(cells, responses)
 

@@ -51,19 +51,26 @@ def _parser(evaluation: Any) -> Any:
 
 def _cell(prompt: Any) -> tuple[Hashable, ...]:
     p = prompt.params
-    return (p.get("n"), prompt.presentation, *(f"{k}={p[k]}" for k in
-                                               ("cell", "vocabulary", "query", "names_line")
-                                               if k in p))
+    return (
+        p.get("n"),
+        prompt.presentation,
+        *(f"{k}={p[k]}" for k in ("cell", "vocabulary", "query", "names_line") if k in p),
+    )
 
 
 def _rate(agree: int, total: int) -> dict[str, Any]:
     low, high = wilson_interval(agree, total) if total else (None, None)
-    return {"agree": agree, "total": total, "rate": agree / total if total else None,
-            "ci": [low, high]}
+    return {
+        "agree": agree,
+        "total": total,
+        "rate": agree / total if total else None,
+        "ci": [low, high],
+    }
 
 
-def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int = 1,
-             universe_pairs: int = 8) -> dict[str, Any]:
+def diagnose(
+    evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int = 1, universe_pairs: int = 8
+) -> dict[str, Any]:
     """The diagnosis of one evaluation (see the module docstring), as a JSON-able dict.
 
     ``zoo`` (policy name → model answering ``generate(prompts)``) defaults to
@@ -87,8 +94,9 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
 
     for _, _, row in evaluation.rows():
         for o in row:
-            model.append([parsed.answer for _, parsed in o.attempts] if o.attempts
-                         else [o.parsed.answer])
+            model.append(
+                [parsed.answer for _, parsed in o.attempts] if o.attempts else [o.parsed.answer]
+            )
             places.append((o.prompt.params.get("n"), o.prompt.presentation))
             cell_of.append(_cell(o.prompt))
             chunk.append(o.prompt)
@@ -111,8 +119,15 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
     for (n, presentation), keep in groups.items():
         rates = {name: agreement(name, keep)["rate"] for name in zoo}
         top = max(rates.values())
-        by_level.append({"n": n, "presentation": presentation, "prompts": len(keep),
-                         "agreement": rates, "best": [p for p, r in rates.items() if r == top]})
+        by_level.append(
+            {
+                "n": n,
+                "presentation": presentation,
+                "prompts": len(keep),
+                "agreement": rates,
+                "best": [p for p, r in rates.items() if r == top],
+            }
+        )
 
     # Equivalence classes over cells: a prompt's response is the set of answers it got.
     where: dict[tuple[Hashable, ...], list[int]] = {}
@@ -121,9 +136,11 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
     cells = list(where)
     responses: dict[str, list[tuple[tuple[str | None, ...], ...]]] = {
         name: [tuple((answers[k],) for k in where[c]) for c in cells]
-        for name, answers in policy.items()}
-    responses[MODEL] = [tuple(tuple(sorted(set(model[k]), key=str)) for k in where[c])
-                        for c in cells]
+        for name, answers in policy.items()
+    }
+    responses[MODEL] = [
+        tuple(tuple(sorted(set(model[k]), key=str)) for k in where[c]) for c in cells
+    ]
     obs = Observations(cells, responses)
     everywhere = (1 << len(cells)) - 1
     classes = obs.classes(everywhere)
@@ -139,13 +156,19 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
         candidates = candidates if len(candidates) > 1 else ranked[:2]
     separations = []
     for i, a in enumerate(candidates):
-        for b in candidates[i + 1:]:
+        for b in candidates[i + 1 :]:
             keep = [k for k in everything if policy[a[0]][k] != policy[b[0]][k]]
-            separations.append({"policies": [a[0], b[0]], "prompts": len(keep),
-                                "agreement": [agreement(a[0], keep), agreement(b[0], keep)]})
+            separations.append(
+                {
+                    "policies": [a[0], b[0]],
+                    "prompts": len(keep),
+                    "agreement": [agreement(a[0], keep), agreement(b[0], keep)],
+                }
+            )
     separations = separations[:_SEPARATION_PAIRS]
-    to_add = _cells_to_add(evaluation, [c for c in candidates if len(c) > 1], levels, seed,
-                           universe_pairs)
+    to_add = _cells_to_add(
+        evaluation, [c for c in candidates if len(c) > 1], levels, seed, universe_pairs
+    )
     doc = {
         "model": evaluation.model,
         "family": family_name,
@@ -165,8 +188,9 @@ def diagnose(evaluation: Any, *, zoo: Mapping[str, Any] | None = None, seed: int
     return doc
 
 
-def _cells_to_add(evaluation: Any, tied: Sequence[Sequence[str]], levels: Sequence[int],
-                  seed: int, pairs: int) -> list[dict[str, Any]]:
+def _cells_to_add(
+    evaluation: Any, tied: Sequence[Sequence[str]], levels: Sequence[int], seed: int, pairs: int
+) -> list[dict[str, Any]]:
     """For policies the design cannot separate, the cheapest cell of the audit's candidate
     components (the family's ``audit_components``) that would."""
     family = evaluation.family
@@ -176,20 +200,19 @@ def _cells_to_add(evaluation: Any, tied: Sequence[Sequence[str]], levels: Sequen
     from pytest_competence.audit._universe import audit_pairs, suite_universe
 
     names = sorted({p for c in tied for p in c})
-    zoo = {k: v for k, v in family_zoo(getattr(family, "name", ""), levels).items()
-           if k in names}
+    zoo = {k: v for k, v in family_zoo(getattr(family, "name", ""), levels).items() if k in names}
     if len(zoo) < len(names):  # a user's zoo: its policies are not the audit's
         return []
     kinds = list(dict.fromkeys(str(p).partition(":")[0] for p in evaluation.presentations))
     pairs = audit_pairs(family, levels, kinds, seed, pairs, max(pairs, 60))
-    universe = suite_universe(family, zoo, levels=levels, presentations=kinds, pairs=pairs,
-                              seed=seed)
+    universe = suite_universe(
+        family, zoo, levels=levels, presentations=kinds, pairs=pairs, seed=seed
+    )
     out = []
     for c in tied:
         for i, a in enumerate(c):
-            for b in c[i + 1:]:
-                out.append({"policies": [a, b],
-                            **witness(universe, a, b, list(universe.declared))})
+            for b in c[i + 1 :]:
+                out.append({"policies": [a, b], **witness(universe, a, b, list(universe.declared))})
     return out
 
 
@@ -200,25 +223,38 @@ def _pct(x: float | None) -> str:
 def _verdict(doc: Mapping[str, Any]) -> str:
     """One sentence: what the model answers like on this design."""
     best = doc["closest"][0]
-    lead = (f"answers like {' = '.join(best['policies'])} on {_pct(best['rate'])} of "
-            f"{best['total']} answers [{_pct(best['ci'][0])}, {_pct(best['ci'][1])}]")
+    lead = (
+        f"answers like {' = '.join(best['policies'])} on {_pct(best['rate'])} of "
+        f"{best['total']} answers [{_pct(best['ci'][0])}, {_pct(best['ci'][1])}]"
+    )
     if doc["indistinguishable"]:
-        text = (f"indistinguishable on this design from {', '.join(doc['indistinguishable'])}"
-                f" (every answer equal)")
+        text = (
+            f"indistinguishable on this design from {', '.join(doc['indistinguishable'])}"
+            f" (every answer equal)"
+        )
         needs = sorted({n for t in doc["to_add"] for n in t["needs"]})
         return text + (f"; to tell them apart add: {', '.join(needs)}" if needs else "")
     parts = [lead]
     for s in doc["separations"][:1]:
         if s["prompts"]:
             (a, b), (ra, rb) = s["policies"], s["agreement"]
-            parts.append(f"on the {s['prompts']} prompts where {a} and {b} differ, it answers "
-                         f"like {a} on {_pct(ra['rate'])} and like {b} on {_pct(rb['rate'])}")
+            parts.append(
+                f"on the {s['prompts']} prompts where {a} and {b} differ, it answers "
+                f"like {a} on {_pct(ra['rate'])} and like {b} on {_pct(rb['rate'])}"
+            )
     runs = _level_runs(doc["by_level"])
     if len({label for _, spans in runs for _, _, label in spans}) > 1:
-        parts.append("best match per level: " + "; ".join(
-            f"{presentation} " + ", ".join(f"n={lo}" + (f"–{hi}" if hi != lo else "") + f" {label}"
-                                           for lo, hi, label in spans)
-            for presentation, spans in runs))
+        parts.append(
+            "best match per level: "
+            + "; ".join(
+                f"{presentation} "
+                + ", ".join(
+                    f"n={lo}" + (f"–{hi}" if hi != lo else "") + f" {label}"
+                    for lo, hi, label in spans
+                )
+                for presentation, spans in runs
+            )
+        )
     return "; ".join(parts)
 
 
@@ -226,8 +262,14 @@ def _level_runs(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, list[tuple
     """Per presentation, consecutive levels with the same best-matching policies, as
     ``(first n, last n, label)``; a label names the first policy and how many tie with it."""
     out: dict[str, list[tuple[Any, Any, str]]] = {}
-    for lv in sorted(rows, key=lambda r: (r["presentation"] != "original", str(r["presentation"]),
-                                          r["n"] if isinstance(r["n"], int) else 0)):
+    for lv in sorted(
+        rows,
+        key=lambda r: (
+            r["presentation"] != "original",
+            str(r["presentation"]),
+            r["n"] if isinstance(r["n"], int) else 0,
+        ),
+    ):
         best = lv["best"]
         label = best[0] + (f" (+{len(best) - 1})" if len(best) > 1 else "")
         spans = out.setdefault(lv["presentation"], [])

@@ -70,10 +70,18 @@ class HittingSets:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "cost": self.cost, "size": self.size, "count": self.count, "exact": self.exact,
-            "method": self.method, "lower_bound": self.lower_bound, "guarantee": self.guarantee,
-            "nodes": self.nodes, "classes": self.classes, "sets": self.sets,
-            "uncoverable": list(self.uncoverable), "count_complete": self.count_complete,
+            "cost": self.cost,
+            "size": self.size,
+            "count": self.count,
+            "exact": self.exact,
+            "method": self.method,
+            "lower_bound": self.lower_bound,
+            "guarantee": self.guarantee,
+            "nodes": self.nodes,
+            "classes": self.classes,
+            "sets": self.sets,
+            "uncoverable": list(self.uncoverable),
+            "count_complete": self.count_complete,
             "solutions": [[str(c) for c in s] for s in self.solutions],
         }
 
@@ -115,15 +123,19 @@ def minimum_hitting_sets(
         milp_seconds: the integer program's time limit; past it, the labelled approximation.
     """
     if isinstance(max_solutions, bool) or not isinstance(max_solutions, int) or max_solutions < 1:
-        raise ValueError(f"Expected max_solutions to be a positive integer, but got "
-                         f"max_solutions={max_solutions!r}")
+        raise ValueError(
+            f"Expected max_solutions to be a positive integer, but got "
+            f"max_solutions={max_solutions!r}"
+        )
     cells = list(dict.fromkeys(order if order is not None else (c for s in sets for c in s)))
     index = {c: k for k, c in enumerate(cells)}
     cost_of = {c: 1.0 for c in cells}
     for c, value in (costs or {}).items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError(f"Expected every cost to be a positive number, but got "
-                             f"costs[{c!r}]={value!r}; give a free cell a small cost such as 1e-6")
+            raise ValueError(
+                f"Expected every cost to be a positive number, but got "
+                f"costs[{c!r}]={value!r}; give a free cell a small cost such as 1e-6"
+            )
         if c in cost_of:
             cost_of[c] = float(value)
     rows: list[int] = []
@@ -136,8 +148,17 @@ def minimum_hitting_sets(
         return HittingSets(0.0, 0, ((),), 1, True, "exact (nothing to hit)", 0.0)
     uncoverable = tuple(k for k, r in enumerate(rows) if r == 0)
     if uncoverable:
-        return HittingSets(float("inf"), 0, (), 0, True, "infeasible", float("inf"),
-                           sets=len(rows), uncoverable=uncoverable)
+        return HittingSets(
+            float("inf"),
+            0,
+            (),
+            0,
+            True,
+            "infeasible",
+            float("inf"),
+            sets=len(rows),
+            uncoverable=uncoverable,
+        )
     # Column classes: cells hitting the same sets.
     profile: dict[int, list[Hashable]] = {}
     for c in cells:
@@ -149,8 +170,10 @@ def minimum_hitting_sets(
     weight = [min(cost_of[c] for c in cls) for cls in classes]
     cheapest = [[c for c in cls if cost_of[c] <= w + _EPS] for cls, w in zip(classes, weight)]
     masks = list(profile)
-    class_rows = sorted({sum(1 << j for j, m in enumerate(masks) if m >> r & 1)
-                         for r in range(len(rows))}, key=lambda m: (m.bit_count(), m))
+    class_rows = sorted(
+        {sum(1 << j for j, m in enumerate(masks) if m >> r & 1) for r in range(len(rows))},
+        key=lambda m: (m.bit_count(), m),
+    )
     reduced: list[int] = []
     for r in class_rows:
         if not any(s & r == s for s in reduced):
@@ -171,17 +194,29 @@ def minimum_hitting_sets(
             if milp is not None and milp[0] and milp[1] < cost - _EPS:
                 cols, cost = _bits(milp[0][0]), milp[1]
             bound = max(lower, milp[2] if milp else 0.0)
-            guarantee = (f"greedy cover within a factor H({degree}) = {_harmonic(degree):.3f} of "
-                         f"the minimum" + ("" if milp is None else
-                                           f"; integer program stopped after {milp_seconds:g} s")
-                         + f"; the minimum is at least {bound:g}")
+            guarantee = (
+                f"greedy cover within a factor H({degree}) = {_harmonic(degree):.3f} of "
+                f"the minimum"
+                + ("" if milp is None else f"; integer program stopped after {milp_seconds:g} s")
+                + f"; the minimum is at least {bound:g}"
+            )
             solution = tuple(sorted((cheapest[j][0] for j in cols), key=index.__getitem__))
-            return HittingSets(cost, len(solution), (solution,), 1, False,
-                               f"approximation (branch and bound stopped after {max_nodes} "
-                               f"nodes)", bound, guarantee, search.nodes, len(classes), len(rows),
-                               count_complete=False)
+            return HittingSets(
+                cost,
+                len(solution),
+                (solution,),
+                1,
+                False,
+                f"approximation (branch and bound stopped after {max_nodes} nodes)",
+                bound,
+                guarantee,
+                search.nodes,
+                len(classes),
+                len(rows),
+                count_complete=False,
+            )
         chosen_sets, best, _, _, complete = milp
-        method = (f"exact (integer program, HiGHS, after {max_nodes} branch-and-bound nodes)")
+        method = f"exact (integer program, HiGHS, after {max_nodes} branch-and-bound nodes)"
     expanded: list[tuple[Hashable, ...]] = []
     count = 0
     for chosen in chosen_sets:
@@ -195,12 +230,25 @@ def minimum_hitting_sets(
             expanded.append(tuple(sorted(combo, key=index.__getitem__)))
     expanded.sort(key=lambda s: [index[c] for c in s])
     size = len(expanded[0]) if expanded else 0
-    return HittingSets(best, size, tuple(expanded), count, True, method, best, "", search.nodes,
-                       len(classes), len(rows), count_complete=complete)
+    return HittingSets(
+        best,
+        size,
+        tuple(expanded),
+        count,
+        True,
+        method,
+        best,
+        "",
+        search.nodes,
+        len(classes),
+        len(rows),
+        count_complete=complete,
+    )
 
 
-def _milp(rows: list[int], weight: list[float], max_solutions: int, seconds: float
-          ) -> tuple[list[int], float, float, bool, bool] | None:
+def _milp(
+    rows: list[int], weight: list[float], max_solutions: int, seconds: float
+) -> tuple[list[int], float, float, bool, bool] | None:
     """Optimal class sets by integer programming: (sets, optimum, lower bound, proven, all found).
 
     Returns ``None`` when scipy's ``milp`` is unavailable. Each optimal set found is cut off
@@ -219,8 +267,13 @@ def _milp(rows: list[int], weight: list[float], max_solutions: int, seconds: flo
     found: list[int] = []
     best = lower = float("inf")
     while len(found) < max_solutions:
-        res = milp(c, constraints=constraints, integrality=np.ones(k), bounds=Bounds(0, 1),
-                   options={"time_limit": seconds})
+        res = milp(
+            c,
+            constraints=constraints,
+            integrality=np.ones(k),
+            bounds=Bounds(0, 1),
+            options={"time_limit": seconds},
+        )
         if res.status != 0 or res.x is None:
             if not found:
                 bound = getattr(res, "mip_dual_bound", None)
@@ -292,6 +345,10 @@ class _Search:
             return
         row = min(uncovered, key=lambda m: ((m & allowed).bit_count(), m))
         for j in sorted(_bits(row & allowed), key=lambda j: (self.weight[j], j)):
-            self.run(chosen | 1 << j, cost + self.weight[j],
-                     [r for r in uncovered if not r >> j & 1], allowed)
+            self.run(
+                chosen | 1 << j,
+                cost + self.weight[j],
+                [r for r in uncovered if not r >> j & 1],
+                allowed,
+            )
             allowed &= ~(1 << j)

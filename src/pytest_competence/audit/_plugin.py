@@ -28,8 +28,9 @@ class CompetenceAuditWarning(UserWarning):
 class AuditItem(pytest.Item):
     """The audit of one competence test (all its models share one design)."""
 
-    def __init__(self, *, marker: pytest.Mark, overrides: dict[str, Any], test: str,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *, marker: pytest.Mark, overrides: dict[str, Any], test: str, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.marker = marker
         self.overrides = overrides
@@ -55,11 +56,18 @@ class AuditItem(pytest.Item):
                     pytest.fail(f"{self.test}: competence audit: {exc}", pytrace=False)
             self.audit = cache[spec.key]
             for s in self.audit.get("survivors", []):
-                where = (f"; a cell that catches it: {s['witness']} (add {', '.join(s['needs'])})"
-                         if s["witness"] else "; no candidate cell separates it from ref:ideal")
-                warnings.warn(CompetenceAuditWarning(
-                    f"{self.test}: the non-competent policy {s['policy']} passes this suite "
-                    f"while it claims competence{where}"), stacklevel=1)
+                where = (
+                    f"; a cell that catches it: {s['witness']} (add {', '.join(s['needs'])})"
+                    if s["witness"]
+                    else "; no candidate cell separates it from ref:ideal"
+                )
+                warnings.warn(
+                    CompetenceAuditWarning(
+                        f"{self.test}: the non-competent policy {s['policy']} passes this suite "
+                        f"while it claims competence{where}"
+                    ),
+                    stacklevel=1,
+                )
             return
         pytest.fail(message, pytrace=False)
 
@@ -77,8 +85,9 @@ class AuditPlugin:
         self.designs: dict[tuple, dict[str, Any]] = {}  # spec.key → audit, in this process
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, config: pytest.Config,
-                                      items: list[pytest.Item]) -> None:
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
         from pytest_competence.spec import overridable
 
         out: list[pytest.Item] = []
@@ -103,15 +112,19 @@ class AuditPlugin:
             overrides = {k: v for k, v in callspec.params.items() if k in names}
             test = item.nodeid.replace(model, "*", 1)
             assert item.parent is not None  # a test function always has its module or class
-            out.append(AuditItem.from_parent(item.parent, name=name, marker=marker,
-                                             overrides=overrides, test=test))
+            out.append(
+                AuditItem.from_parent(
+                    item.parent, name=name, marker=marker, overrides=overrides, test=test
+                )
+            )
         if dropped:
             config.hook.pytest_deselected(items=dropped)
         items[:] = out
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item,
-                                  call: pytest.CallInfo) -> Generator[None, Any, Any]:
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo
+    ) -> Generator[None, Any, Any]:
         report = yield
         if call.when == "call" and isinstance(item, AuditItem) and item.audit is not None:
             report.competence_audit = {"test": item.test, **item.audit}
@@ -135,7 +148,8 @@ class AuditPlugin:
                 terminalreporter.write_line(line)
         terminalreporter.write_line(
             f"{len(self.audits)} suites audited against the reference policies (no model "
-            f"called); {survivors} surviving shortcut(s)")
+            f"called); {survivors} surviving shortcut(s)"
+        )
         for what, path in self.written:
             terminalreporter.write_line(f"competence {what}: {path}")
 
@@ -144,6 +158,8 @@ class AuditPlugin:
             return
         from pytest_competence.audit._render import audit_document, write_audit
 
-        self.written = write_audit(audit_document(self.audits),
-                                   json_path=self.config.getoption("competence_json"),
-                                   html_path=self.config.getoption("competence_html"))
+        self.written = write_audit(
+            audit_document(self.audits),
+            json_path=self.config.getoption("competence_json"),
+            html_path=self.config.getoption("competence_html"),
+        )

@@ -29,8 +29,11 @@ def audit_document(audits: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The versioned audit document: one entry per audited test, sorted by test id."""
     from pytest_competence._version import __version__
 
-    return {"schema": AUDIT_SCHEMA, "plugin_version": __version__,
-            "audits": [dict(audits[t], test=t) for t in sorted(audits)]}
+    return {
+        "schema": AUDIT_SCHEMA,
+        "plugin_version": __version__,
+        "audits": [dict(audits[t], test=t) for t in sorted(audits)],
+    }
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
@@ -44,50 +47,105 @@ def _section(a: Mapping[str, Any]) -> str:
     if not a.get("auditable"):
         return title + f"<p>Not audited: {escape(a.get('note', ''))}</p>"
     total = len(a["caught"]) + len(a["survivors"])
-    parts = [title, f"<p>Mutation score <b>{len(a['caught'])}/{total}</b> "
-                    f"({a['pairs']} instances per level, {a['prompts']} prompts per policy).</p>"]
+    parts = [
+        title,
+        f"<p>Mutation score <b>{len(a['caught'])}/{total}</b> "
+        f"({a['pairs']} instances per level, {a['prompts']} prompts per policy).</p>",
+    ]
     for s in a["survivors"]:
-        where = (f"a cell that catches it: <code>{escape(s['witness'])}</code> (add "
-                 f"{escape(', '.join(s['needs']))})" if s["witness"] else "no candidate cell "
-                 "separates it from ref:ideal")
-        parts.append(f"<p class=warn>{escape(s['policy'])} passes this suite while it claims "
-                     f"competence; {where}</p>")
-    solved = [f"{escape(p)} {100 * share:.0f}%" for p, share in a.get("solved", {}).items()
-              if p in a["caught"] and share > 0]
+        where = (
+            f"a cell that catches it: <code>{escape(s['witness'])}</code> (add "
+            f"{escape(', '.join(s['needs']))})"
+            if s["witness"]
+            else "no candidate cell separates it from ref:ideal"
+        )
+        parts.append(
+            f"<p class=warn>{escape(s['policy'])} passes this suite while it claims "
+            f"competence; {where}</p>"
+        )
+    solved = [
+        f"{escape(p)} {100 * share:.0f}%"
+        for p, share in a.get("solved", {}).items()
+        if p in a["caught"] and share > 0
+    ]
     if solved:
         parts.append(f"<p>Caught, but instances each solves throughout: {', '.join(solved)}</p>")
     if a.get("path"):
         parts.append("<h3>Path of supports (declared components, then [candidates])</h3>")
-        parts.append(_table(["added", "cells", "classes", "classes of several policies"], [
-            [escape(r["added"] if r["declared"] else f"[{r['added']}]"), str(r["cells"]),
-             str(r["classes"]), "<br>".join(escape(" ≡ ".join(c)) for c in r["members"]
-                                            if len(c) > 1) or "<span class=ok>none</span>"]
-            for r in a["path"]]))
+        parts.append(
+            _table(
+                ["added", "cells", "classes", "classes of several policies"],
+                [
+                    [
+                        escape(r["added"] if r["declared"] else f"[{r['added']}]"),
+                        str(r["cells"]),
+                        str(r["classes"]),
+                        "<br>".join(escape(" ≡ ".join(c)) for c in r["members"] if len(c) > 1)
+                        or "<span class=ok>none</span>",
+                    ]
+                    for r in a["path"]
+                ],
+            )
+        )
     parts.append("<h3>Lattice: the declared suite + candidate components</h3>")
     if a.get("lattice_note"):
         parts.append(f"<p>{escape(a['lattice_note'])}</p>")
-    parts.append(_table(["added", "cells", "classes", "collisions (witness)"], [
-        [escape(", ".join(r["added"]) or "nothing"), str(r["cells"]), str(r["classes"]),
-         "<span class=ok>identified</span>" if not r["collisions"] else "<br>".join(
-             f"{escape(c['policies'][1])} ≡ {escape(c['policies'][0])} "
-             f"(<code>{escape(str(c['witness']))}</code>)" for c in r["collisions"])]
-        for r in a["lattice"]]))
+    parts.append(
+        _table(
+            ["added", "cells", "classes", "collisions (witness)"],
+            [
+                [
+                    escape(", ".join(r["added"]) or "nothing"),
+                    str(r["cells"]),
+                    str(r["classes"]),
+                    "<span class=ok>identified</span>"
+                    if not r["collisions"]
+                    else "<br>".join(
+                        f"{escape(c['policies'][1])} ≡ {escape(c['policies'][0])} "
+                        f"(<code>{escape(str(c['witness']))}</code>)"
+                        for c in r["collisions"]
+                    ),
+                ]
+                for r in a["lattice"]
+            ],
+        )
+    )
     parts.append("<h3>Leave one out (declared components)</h3>")
-    parts.append(_table(["component", "essential", "collisions it prevents"], [
-        [escape(r["component"]), "yes" if r["essential"] else "no",
-         escape(", ".join(" ≡ ".join(p) for p in r["created"]))] for r in a["leave_one_out"]]))
-    for key, what in (("minimum_support", "Minimum identifying supports (cells)"),
-                      ("minimum_cost_support", "Cheapest identifying supports (prompt characters)")):
+    parts.append(
+        _table(
+            ["component", "essential", "collisions it prevents"],
+            [
+                [
+                    escape(r["component"]),
+                    "yes" if r["essential"] else "no",
+                    escape(", ".join(" ≡ ".join(p) for p in r["created"])),
+                ]
+                for r in a["leave_one_out"]
+            ],
+        )
+    )
+    for key, what in (
+        ("minimum_support", "Minimum identifying supports (cells)"),
+        ("minimum_cost_support", "Cheapest identifying supports (prompt characters)"),
+    ):
         m = a.get(key)
         if not m:
             continue
         label = "exact" if m["exact"] else escape(m["method"] + "; " + m["guarantee"])
-        parts.append(f"<h3>{what}</h3><p>{m['size']} cells, cost {m['cost']:,.0f}; {label}; "
-                     f"{m['count']} optimal sets{'' if m['count_complete'] else ' found'}, "
-                     f"first {min(10, len(m['solutions']))} shown</p>")
-        parts.append(_table(["#", "cells"], [
-            [str(k + 1), "<br>".join(f"<code>{escape(c)}</code>" for c in sol)]
-            for k, sol in enumerate(m["solutions"][:10])]))
+        parts.append(
+            f"<h3>{what}</h3><p>{m['size']} cells, cost {m['cost']:,.0f}; {label}; "
+            f"{m['count']} optimal sets{'' if m['count_complete'] else ' found'}, "
+            f"first {min(10, len(m['solutions']))} shown</p>"
+        )
+        parts.append(
+            _table(
+                ["#", "cells"],
+                [
+                    [str(k + 1), "<br>".join(f"<code>{escape(c)}</code>" for c in sol)]
+                    for k, sol in enumerate(m["solutions"][:10])
+                ],
+            )
+        )
     parts.append(f"<p>{escape(a['mixture_note'])}</p>")
     return "".join(parts)
 
@@ -95,14 +153,17 @@ def _section(a: Mapping[str, Any]) -> str:
 def audit_html(document: Mapping[str, Any]) -> str:
     """One self-contained page (no script, no network) for an audit document."""
     body = "".join(_section(a) for a in document["audits"])
-    return (f"<!DOCTYPE html><html><head><meta charset=utf-8><title>competence audit</title>"
-            f"<style>{_STYLE}</style></head><body><h1>Competence audit</h1><p>Each suite's "
-            f"declared design, run against the reference policies (no model called).</p>{body}"
-            f"</body></html>")
+    return (
+        f"<!DOCTYPE html><html><head><meta charset=utf-8><title>competence audit</title>"
+        f"<style>{_STYLE}</style></head><body><h1>Competence audit</h1><p>Each suite's "
+        f"declared design, run against the reference policies (no model called).</p>{body}"
+        f"</body></html>"
+    )
 
 
-def write_audit(document: Mapping[str, Any], *, json_path: str | None = None,
-                html_path: str | None = None) -> list[tuple[str, str]]:
+def write_audit(
+    document: Mapping[str, Any], *, json_path: str | None = None, html_path: str | None = None
+) -> list[tuple[str, str]]:
     """Write the document and/or the page; returns ``(what, path)`` for each file written."""
     written = []
     if json_path:

@@ -39,22 +39,35 @@ IDEAL = "ref:ideal"
 
 def audit_spec(spec: Any, *, pairs: int = AUDIT_PAIRS) -> dict[str, Any]:
     """The audit of a :class:`~pytest_competence.spec.CompetenceSpec`, as a JSON-able dict."""
-    return audit_suite(spec.family, levels=list(spec.levels),
-                       presentations=list(spec.presentations), pairs=min(pairs, spec.pairs),
-                       most=spec.pairs, seed=spec.seed)
+    return audit_suite(
+        spec.family,
+        levels=list(spec.levels),
+        presentations=list(spec.presentations),
+        pairs=min(pairs, spec.pairs),
+        most=spec.pairs,
+        seed=spec.seed,
+    )
 
 
-def audit_suite(family: Any, *, levels: list[int], presentations: list[str],
-                pairs: int = AUDIT_PAIRS, most: int | None = None, seed: int = 1,
-                policies: dict[str, Any] | None = None) -> dict[str, Any]:
+def audit_suite(
+    family: Any,
+    *,
+    levels: list[int],
+    presentations: list[str],
+    pairs: int = AUDIT_PAIRS,
+    most: int | None = None,
+    seed: int = 1,
+    policies: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The audit of a declared suite of ``family`` (see the module docstring), as a dict.
 
     ``policies`` (name → model; it must hold ``ref:ideal``) defaults to the family's zoo.
     """
     models = policies if policies is not None else family_zoo(family.name, levels)
     pairs = audit_pairs(family, levels, presentations, seed, pairs, most or pairs)
-    universe = suite_universe(family, models, levels=levels, presentations=presentations,
-                              pairs=pairs, seed=seed)
+    universe = suite_universe(
+        family, models, levels=levels, presentations=presentations, pairs=pairs, seed=seed
+    )
     obs, comps = universe.observations, universe.components
     estimand = {p: int(p == IDEAL) for p in obs.policies}
     declared = list(universe.declared)
@@ -63,8 +76,9 @@ def audit_suite(family: Any, *, levels: list[int], presentations: list[str],
     mask = obs.mask(declared_cells)
     shortcuts = [p for p in obs.policies if p != IDEAL]
     caught = [p for p in shortcuts if obs.differ(IDEAL, p) & mask]
-    survivors = [{"policy": p, **witness(universe, IDEAL, p, declared)}
-                 for p in shortcuts if p not in caught]
+    survivors = [
+        {"policy": p, **witness(universe, IDEAL, p, declared)} for p in shortcuts if p not in caught
+    ]
     doc = result.to_dict()
     return {
         "family": repr(family),
@@ -85,9 +99,12 @@ def audit_suite(family: Any, *, levels: list[int], presentations: list[str],
         "path": _path(universe, estimand),
         "leave_one_out": _declared_leave_one_out(obs, estimand, comps, declared),
         "lattice": _lattice(universe, estimand),
-        "lattice_note": "" if len(universe.candidates) <= LATTICE_LIMIT else (
+        "lattice_note": ""
+        if len(universe.candidates) <= LATTICE_LIMIT
+        else (
             f"lattice left out: {len(universe.candidates)} candidate components make "
-            f"{2 ** len(universe.candidates)} subsets (limit {LATTICE_LIMIT})"),
+            f"{2 ** len(universe.candidates)} subsets (limit {LATTICE_LIMIT})"
+        ),
         "minimum_support": doc["minimum_support"],
         "minimum_cost_support": doc["minimum_cost_support"],
     }
@@ -97,8 +114,11 @@ def _row(universe: Universe, estimand: dict[str, int], names: list[str]) -> dict
     obs, comps = universe.observations, universe.components
     cells = [c for c in comps.support(names) if c in obs.index]
     sub = obs.mask(cells)
-    return {"cells": len(cells), "classes": len(obs.classes(sub)),
-            "collisions": [c.to_dict() for c in obs.collisions(estimand, sub)]}
+    return {
+        "cells": len(cells),
+        "classes": len(obs.classes(sub)),
+        "collisions": [c.to_dict() for c in obs.collisions(estimand, sub)],
+    }
 
 
 def _lattice(universe: Universe, estimand: dict[str, int]) -> list[dict[str, Any]]:
@@ -106,8 +126,11 @@ def _lattice(universe: Universe, estimand: dict[str, int]) -> list[dict[str, Any
     found = list(universe.candidates)
     if len(found) > LATTICE_LIMIT:
         return []
-    return [{"added": list(added), **_row(universe, estimand, [*universe.declared, *added])}
-            for size in range(len(found) + 1) for added in combinations(found, size)]
+    return [
+        {"added": list(added), **_row(universe, estimand, [*universe.declared, *added])}
+        for size in range(len(found) + 1)
+        for added in combinations(found, size)
+    ]
 
 
 def _path(universe: Universe, estimand: dict[str, int]) -> list[dict[str, Any]]:
@@ -117,15 +140,24 @@ def _path(universe: Universe, estimand: dict[str, int]) -> list[dict[str, Any]]:
     firsts: dict[str, str] = {}
     for name in universe.declared:
         firsts.setdefault(name.partition("=")[0], name)
-    order = [*firsts.values(), *(n for n in universe.declared if n not in firsts.values()),
-             *universe.candidates]
+    order = [
+        *firsts.values(),
+        *(n for n in universe.declared if n not in firsts.values()),
+        *universe.candidates,
+    ]
     out = []
     obs, comps = universe.observations, universe.components
     for k, name in enumerate(order):
-        row = _row(universe, estimand, order[:k + 1])
-        mask = obs.mask(c for c in comps.support(order[:k + 1]) if c in obs.index)
-        out.append({"added": name, "declared": name in universe.declared, **row,
-                    "members": [list(c) for c in obs.classes(mask)]})
+        row = _row(universe, estimand, order[: k + 1])
+        mask = obs.mask(c for c in comps.support(order[: k + 1]) if c in obs.index)
+        out.append(
+            {
+                "added": name,
+                "declared": name in universe.declared,
+                **row,
+                "members": [list(c) for c in obs.classes(mask)],
+            }
+        )
     return out
 
 
@@ -141,8 +173,9 @@ def witness(universe: Any, first: str, second: str, declared: list[str]) -> dict
     return {"witness": str(best), "needs": sorted(comps.requires[best] - set(declared))}
 
 
-def _declared_leave_one_out(obs: Any, estimand: dict[str, int], comps: Any,
-                            declared: list[str]) -> list[dict[str, Any]]:
+def _declared_leave_one_out(
+    obs: Any, estimand: dict[str, int], comps: Any, declared: list[str]
+) -> list[dict[str, Any]]:
     def collisions(names: list[str]) -> set[tuple[str, str]]:
         mask = obs.mask(c for c in comps.support(names) if c in obs.index)
         return {(c.first, c.second) for c in obs.collisions(estimand, mask)}
@@ -151,8 +184,13 @@ def _declared_leave_one_out(obs: Any, estimand: dict[str, int], comps: Any,
     out = []
     for name in declared:
         created = sorted(collisions([n for n in declared if n != name]) - full)
-        out.append({"component": name, "essential": bool(created),
-                    "created": [list(pair) for pair in created]})
+        out.append(
+            {
+                "component": name,
+                "essential": bool(created),
+                "created": [list(pair) for pair in created],
+            }
+        )
     return out
 
 
@@ -161,19 +199,28 @@ def summary_lines(test: str, doc: dict[str, Any]) -> list[str]:
     if not doc.get("auditable"):
         return [f"{test}  {doc['family']}: not audited ({doc['note']})"]
     total = len(doc["caught"]) + len(doc["survivors"])
-    lines = [f"{test}  {doc['family']}  mutation score {len(doc['caught'])}/{total} "
-             f"({doc['pairs']} instances per level, {doc['prompts']} prompts per policy)"]
+    lines = [
+        f"{test}  {doc['family']}  mutation score {len(doc['caught'])}/{total} "
+        f"({doc['pairs']} instances per level, {doc['prompts']} prompts per policy)"
+    ]
     if doc["survivors"]:
         lines.append("  survive: " + ", ".join(s["policy"] for s in doc["survivors"]))
     for s in doc["survivors"]:
         if s["witness"] is None:
-            lines.append(f"  WARNING {s['policy']} passes this suite and no candidate cell "
-                         f"separates it from ref:ideal")
+            lines.append(
+                f"  WARNING {s['policy']} passes this suite and no candidate cell "
+                f"separates it from ref:ideal"
+            )
         else:
-            lines.append(f"  WARNING {s['policy']} passes this suite while it claims competence; "
-                         f"a cell that catches it: {s['witness']} (add {', '.join(s['needs'])})")
-    close = [f"{p} {100 * share:.0f}%" for p, share in doc.get("solved", {}).items()
-             if p in doc["caught"] and share > 0]
+            lines.append(
+                f"  WARNING {s['policy']} passes this suite while it claims competence; "
+                f"a cell that catches it: {s['witness']} (add {', '.join(s['needs'])})"
+            )
+    close = [
+        f"{p} {100 * share:.0f}%"
+        for p, share in doc.get("solved", {}).items()
+        if p in doc["caught"] and share > 0
+    ]
     if close:
         lines.append("  caught, but instances it solves throughout: " + ", ".join(close))
     lines.extend(_path_lines(doc.get("path", [])))
@@ -183,28 +230,38 @@ def summary_lines(test: str, doc: dict[str, Any]) -> list[str]:
     width = max((len(", ".join(r["added"]) or "nothing") for r in doc["lattice"]), default=0)
     for r in doc["lattice"]:
         left = sorted({c["policies"][1] for c in r["collisions"]})
-        lines.append(f"    + {', '.join(r['added']) or 'nothing':<{width}}  {r['cells']:>4} cells "
-                     f"{r['classes']:>3} classes  "
-                     + ("identified" if not left else "collide with ref:ideal: " + ", ".join(left)))
+        lines.append(
+            f"    + {', '.join(r['added']) or 'nothing':<{width}}  {r['cells']:>4} cells "
+            f"{r['classes']:>3} classes  "
+            + ("identified" if not left else "collide with ref:ideal: " + ", ".join(left))
+        )
     essential = [r for r in doc["leave_one_out"] if r["essential"]]
-    lines.append(f"  leave one out: {len(essential)} of {len(doc['leave_one_out'])} declared "
-                 f"components essential" + (":" if essential else ""))
+    lines.append(
+        f"  leave one out: {len(essential)} of {len(doc['leave_one_out'])} declared "
+        f"components essential" + (":" if essential else "")
+    )
     for r in essential:
         prevented = sorted({p for pair in r["created"] for p in pair if p != "ref:ideal"})
         lines.append(f"    {r['component']}: without it {', '.join(prevented)} pass(es)")
     m = doc["minimum_support"]
     if m["uncoverable"]:
-        lines.append(f"  minimum identifying support: none ({len(m['uncoverable'])} pairs agree "
-                     f"on every candidate cell)")
+        lines.append(
+            f"  minimum identifying support: none ({len(m['uncoverable'])} pairs agree "
+            f"on every candidate cell)"
+        )
     else:
         kind = "exact" if m["exact"] else m["method"]
-        lines.append(f"  minimum identifying support: {m['size']} cells ({kind}; {m['count']} "
-                     f"minimum sets), e.g.")
+        lines.append(
+            f"  minimum identifying support: {m['size']} cells ({kind}; {m['count']} "
+            f"minimum sets), e.g."
+        )
         lines.extend(f"    {cell}" for cell in m["solutions"][0])
         c = doc["minimum_cost_support"]
         if c is not None and c["solutions"]:
-            lines.append(f"  cheapest identifying support: {c['size']} cells, "
-                         f"{c['cost']:,.0f} prompt characters ({c['count']} such sets), e.g.")
+            lines.append(
+                f"  cheapest identifying support: {c['size']} cells, "
+                f"{c['cost']:,.0f} prompt characters ({c['count']} such sets), e.g."
+            )
             lines.extend(f"    {cell}" for cell in c["solutions"][0])
     return lines
 
@@ -219,13 +276,18 @@ def _path_lines(path: list[dict[str, Any]]) -> list[str]:
             groups[-1].append(step)
         else:
             groups.append([step])
-    lines = ["  path of supports (cells, classes: those of several policies, ref:ideal's first):"
-             ] if path else []
+    lines = (
+        ["  path of supports (cells, classes: those of several policies, ref:ideal's first):"]
+        if path
+        else []
+    )
     for group in groups:
         names = [s["added"] if s["declared"] else f"[{s['added']}]" for s in group]
         shown = names if len(names) <= 3 else [names[0], "…", names[-1]]
         step = group[-1]
         shared = ["{" + ", ".join(c) + "}" for c in step["members"] if len(c) > 1]
-        lines.append(f"    + {', '.join(shown)}: {step['cells']} cells, {step['classes']} "
-                     f"classes" + (": " + " ".join(shared) if shared else ", each policy its own"))
+        lines.append(
+            f"    + {', '.join(shown)}: {step['cells']} cells, {step['classes']} "
+            f"classes" + (": " + " ".join(shared) if shared else ", each policy its own")
+        )
     return lines

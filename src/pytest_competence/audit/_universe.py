@@ -44,8 +44,7 @@ class SuiteCell(NamedTuple):
     cell: str  # the prompt's balanced query cell (params["cell"]), "" where there is none
 
     def __str__(self) -> str:
-        return " ".join(x for x in (f"n={self.n}", self.presentation, self.variant, self.cell)
-                        if x)
+        return " ".join(x for x in (f"n={self.n}", self.presentation, self.variant, self.cell) if x)
 
 
 class Universe(NamedTuple):
@@ -78,9 +77,15 @@ def family_variant(family: Any, options: Mapping[str, Any]) -> Any:
     constructor's keywords) updated by ``options``."""
     if hasattr(family, "with_options"):
         return family.with_options(**options)
-    current = family.options() if hasattr(family, "options") else {
-        k: getattr(family, k) for k in inspect.signature(type(family)).parameters
-        if hasattr(family, k)}
+    current = (
+        family.options()
+        if hasattr(family, "options")
+        else {
+            k: getattr(family, k)
+            for k in inspect.signature(type(family)).parameters
+            if hasattr(family, k)
+        }
+    )
     return type(family)(**{**current, **options})
 
 
@@ -94,16 +99,23 @@ def _drawable(family: Any, n: int, pairs: int, seed: int, presentations: Sequenc
     return True
 
 
-def audit_pairs(family: Any, levels: Sequence[int], presentations: Sequence[str], seed: int,
-                want: int, most: int) -> int:
+def audit_pairs(
+    family: Any,
+    levels: Sequence[int],
+    presentations: Sequence[str],
+    seed: int,
+    want: int,
+    most: int,
+) -> int:
     """The fewest instances per level, at least ``want`` (and at most ``most``, the suite's),
     that the family's design accepts (e.g. a multiple of its balanced cells)."""
     from pytest_competence.protocol import InvalidArgument
 
     for pairs in range(min(want, most), most + 1):
         try:
-            family.check_design(levels=list(levels), pairs=pairs, seed=seed,
-                                presentations=list(presentations))
+            family.check_design(
+                levels=list(levels), pairs=pairs, seed=seed, presentations=list(presentations)
+            )
         except InvalidArgument:
             continue
         return pairs
@@ -117,15 +129,27 @@ def _check_candidates(family: Any, candidates: Sequence[Any]) -> None:
     names: set[str] = set()
     for c in candidates:
         kind, name, value = (getattr(c, k, None) for k in ("kind", "name", "value"))
-        ok = isinstance(name, str) and name and name not in names and (
-            kind == "presentation" and isinstance(value, str)
-            or kind == "level" and isinstance(value, int) and not isinstance(value, bool)
-            or kind == "option" and isinstance(value, Mapping) and bool(value))
+        ok = (
+            isinstance(name, str)
+            and name
+            and name not in names
+            and (
+                kind == "presentation"
+                and isinstance(value, str)
+                or kind == "level"
+                and isinstance(value, int)
+                and not isinstance(value, bool)
+                or kind == "option"
+                and isinstance(value, Mapping)
+                and bool(value)
+            )
+        )
         if not ok:
             raise InvalidArgument(
                 f"Expected {family!r}.audit_components() to return AuditComponent(name, kind, "
                 f"value) with distinct names and kind 'level' (an int), 'presentation' (a "
-                f"name) or 'option' (a non-empty mapping of options), but got {c!r}")
+                f"name) or 'option' (a non-empty mapping of options), but got {c!r}"
+            )
         names.add(str(name))
 
 
@@ -133,17 +157,26 @@ def _kind(prompt: Any) -> str:
     return str(prompt.presentation).partition(":")[0]  # "rebind:3" is a rebind variation
 
 
-def _types(family: Any, level: int, pairs: int, seed: int, presentations: Sequence[str]
-           ) -> list[str]:
+def _types(
+    family: Any, level: int, pairs: int, seed: int, presentations: Sequence[str]
+) -> list[str]:
     """The presentation types a list of presentations (names or patterns) asks for."""
-    item = family.design(levels=[level], pairs=pairs, seed=seed,
-                         presentations=list(presentations))[0]
+    item = family.design(levels=[level], pairs=pairs, seed=seed, presentations=list(presentations))[
+        0
+    ]
     return list(dict.fromkeys(_kind(p) for p in item.prompts))
 
 
-def suite_universe(family: Any, policies: Mapping[str, Any], *, levels: Sequence[int],
-                   presentations: Sequence[str], pairs: int, seed: int,
-                   candidates: Sequence[Any] | None = None) -> Universe:
+def suite_universe(
+    family: Any,
+    policies: Mapping[str, Any],
+    *,
+    levels: Sequence[int],
+    presentations: Sequence[str],
+    pairs: int,
+    seed: int,
+    candidates: Sequence[Any] | None = None,
+) -> Universe:
     """Run ``policies`` (name → model) over a declared suite widened by ``candidates`` (default:
     the family's ``audit_components(levels, presentations)``); see the module docstring.
 
@@ -168,9 +201,11 @@ def suite_universe(family: Any, policies: Mapping[str, Any], *, levels: Sequence
             try:
                 types = _types(family, levels[0], pairs, seed, [c.value])
             except InvalidArgument as exc:
-                raise InvalidArgument(f"{family!r}.audit_components(): component {c.name!r} "
-                                      f"asks presentation {c.value!r}, which the family's "
-                                      f"design refuses: {exc}") from None
+                raise InvalidArgument(
+                    f"{family!r}.audit_components(): component {c.name!r} "
+                    f"asks presentation {c.value!r}, which the family's "
+                    f"design refuses: {exc}"
+                ) from None
             brought.append((c.name, [f for t in types for f in factors(t)]))
     # A candidate brings the factors all its presentations share ("*/*/score": readout=score);
     # a factor none brings that way goes to the first candidate that asks it.
@@ -182,11 +217,14 @@ def suite_universe(family: Any, policies: Mapping[str, Any], *, levels: Sequence
         for f in found:
             bring.setdefault(f, name)
     level_of = {n: f"n={n}" for n in levels}
-    level_of.update({c.value: c.name for c in candidates
-                     if c.kind == "level" and c.value not in level_of})
+    level_of.update(
+        {c.value: c.name for c in candidates if c.kind == "level" and c.value not in level_of}
+    )
     variants = [(family, "", None)] + [
-        (family_variant(family, c.value), " ".join(f"{k}={v}" for k, v in c.value.items()),
-         c.name) for c in candidates if c.kind == "option"]
+        (family_variant(family, c.value), " ".join(f"{k}={v}" for k, v in c.value.items()), c.name)
+        for c in candidates
+        if c.kind == "option"
+    ]
     asked = list(dict.fromkeys(asked))
     prompts: list[Any] = []
     cells: list[SuiteCell] = []
@@ -209,29 +247,38 @@ def suite_universe(family: Any, policies: Mapping[str, Any], *, levels: Sequence
                 parsers.append(fam.parse)
     found = list(dict.fromkeys(f for t in declared_types for f in factors(t)))
     kinds = dict.fromkeys(f.partition("=")[0] for f in found)  # worlds, then mappings, …
-    declared = [f"n={n}" for n in levels] + [f for k in kinds for f in found
-                                             if f.partition("=")[0] == k]
-    names = declared + [c.name for c in candidates
-                        if any(c.name in need for need in requires.values())]
+    declared = [f"n={n}" for n in levels] + [
+        f for k in kinds for f in found if f.partition("=")[0] == k
+    ]
+    names = declared + [
+        c.name for c in candidates if any(c.name in need for need in requires.values())
+    ]
     return _observe(policies, prompts, cells, parsers, requires, declared, names)
 
 
-def _runs(needs: list[frozenset[str]], declared: list[str], names: list[str]
-          ) -> list[tuple[list[int], list[int]]]:
+def _runs(
+    needs: list[frozenset[str]], declared: list[str], names: list[str]
+) -> list[tuple[list[int], list[int]]]:
     """For a policy that reads a batch in order: ``(asked, kept)`` index lists — the suite with
     one candidate added, kept on that candidate's cells, then the declared suite alone."""
     base = set(declared)
     out = []
-    for name in names[len(declared):]:
+    for name in names[len(declared) :]:
         asked = [k for k, need in enumerate(needs) if need <= base | {name}]
         out.append((asked, [k for k in asked if name in needs[k]]))
     alone = [k for k, need in enumerate(needs) if need <= base]
     return [*out, (alone, alone)]
 
 
-def _observe(policies: Mapping[str, Any], prompts: list[Any], cells: list[SuiteCell],
-             parsers: list[Any], requires: dict[Hashable, frozenset[str]],
-             declared: list[str], names: list[str]) -> Universe:
+def _observe(
+    policies: Mapping[str, Any],
+    prompts: list[Any],
+    cells: list[SuiteCell],
+    parsers: list[Any],
+    requires: dict[Hashable, frozenset[str]],
+    declared: list[str],
+    names: list[str],
+) -> Universe:
     from pytest_competence.models.reference import ReferencePolicy
 
     needs = [requires[c] for c in cells]
@@ -246,7 +293,7 @@ def _observe(policies: Mapping[str, Any], prompts: list[Any], cells: list[SuiteC
     answers_of: dict[str, list[Any]] = {}
     raws: dict[str, list[Any]] = {name: [] for name in policies}
     for start in range(0, len(prompts), _CHUNK):  # per-prompt policies: one reading each
-        chunk = prompts[start:start + _CHUNK]
+        chunk = prompts[start : start + _CHUNK]
         for name, model in policies.items():
             if isinstance(model, ReferencePolicy):
                 raws[name] += model.generate(chunk)
@@ -259,21 +306,32 @@ def _observe(policies: Mapping[str, Any], prompts: list[Any], cells: list[SuiteC
                     raws[name][k] = again[k]
         raw = raws[name]
         if len(raw) != len(prompts):
-            raise ValueError(f"Model {name!r} returned {len(raw)} answers for {len(prompts)} "
-                             f"prompts; a model answers every prompt")
+            raise ValueError(
+                f"Model {name!r} returned {len(raw)} answers for {len(prompts)} "
+                f"prompts; a model answers every prompt"
+            )
         parsed = [parse(a).answer for parse, a in zip(parsers, raw)]
         answers_of[name] = parsed
         responses[name] = [tuple(parsed[k] for k in groups[c]) for c in order]
     obs = Observations(order, responses)
-    costs: dict[Hashable, float] = {c: float(sum(len(prompts[k].text) for k in groups[c]))
-                                    for c in order}
+    costs: dict[Hashable, float] = {
+        c: float(sum(len(prompts[k].text) for k in groups[c])) for c in order
+    }
     comps = Components.factorial({c: requires[c] for c in order}, names=names)
-    return Universe(obs, comps, tuple(declared), tuple(names[len(declared):]), costs,
-                    len(prompts), _solved(answers_of, instance, declared_at))
+    return Universe(
+        obs,
+        comps,
+        tuple(declared),
+        tuple(names[len(declared) :]),
+        costs,
+        len(prompts),
+        _solved(answers_of, instance, declared_at),
+    )
 
 
-def _solved(answers: Mapping[str, list[Any]], instance: Sequence[Hashable],
-            declared_at: list[int]) -> dict[str, float]:
+def _solved(
+    answers: Mapping[str, list[Any]], instance: Sequence[Hashable], declared_at: list[int]
+) -> dict[str, float]:
     """Per policy, the share of the declared instances on which it answers every declared
     prompt as ``ref:ideal`` does (what a threshold on all-correct would see)."""
     ideal = answers.get("ref:ideal")

@@ -43,8 +43,13 @@ class Budget:
 
 def _key(prompt: Prompt) -> Key:
     # The readout too: the same text scored and generated are two different answers.
-    return (prompt.presentation == "repeat", prompt.system, prompt.text, prompt.attempt,
-            prompt.readout)
+    return (
+        prompt.presentation == "repeat",
+        prompt.system,
+        prompt.text,
+        prompt.attempt,
+        prompt.readout,
+    )
 
 
 def verdicts(observations: Sequence[Observation]) -> tuple[tuple[str | None, bool], ...]:
@@ -64,9 +69,16 @@ class Asker:
         memo: answers shared with other askers (e.g. one per model across a test session).
     """
 
-    def __init__(self, model: Model, family: object, *, attempts: int = 1,
-                 budget: Budget | None = None, memo: Memo | None = None,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        model: Model,
+        family: object,
+        *,
+        attempts: int = 1,
+        budget: Budget | None = None,
+        memo: Memo | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.model = model
         self.family = family
         self.attempts = attempts
@@ -118,22 +130,33 @@ class Asker:
     def again(self, prompts: Sequence[Prompt], times: int) -> list[tuple[Observation, ...]]:
         """``prompts`` asked ``times`` more with fresh attempts, all in one call, budget or not."""
         offset = self.fresh(times)
-        groups = [[replace(p, attempt=p.attempt + j * self.attempts) for p in prompts]
-                  for j in range(times)]
+        groups = [
+            [replace(p, attempt=p.attempt + j * self.attempts) for p in prompts]
+            for j in range(times)
+        ]
         got = self.ask(groups, fresh=offset, force=True)
         assert got is not None
         return got
 
-    def ask(self, groups: Sequence[Sequence[Prompt]], *, fresh: int = 0, reserve: int = 0,
-            force: bool = False) -> list[tuple[Observation, ...]] | None:
+    def ask(
+        self,
+        groups: Sequence[Sequence[Prompt]],
+        *,
+        fresh: int = 0,
+        reserve: int = 0,
+        force: bool = False,
+    ) -> list[tuple[Observation, ...]] | None:
         """Observations for each group of prompts (a case's presentations), in one model call.
 
         Prompts already answered cost nothing; the rest go to the model together. Returns
         ``None`` — and sends nothing — when they would overrun the budget (minus ``reserve``
         calls), unless ``force``. ``fresh`` offsets the attempt numbers, to ask again.
         """
-        sends = [[replace(p, attempt=p.attempt + fresh + k) for k in range(self.attempts)]
-                 for group in groups for p in group]
+        sends = [
+            [replace(p, attempt=p.attempt + fresh + k) for k in range(self.attempts)]
+            for group in groups
+            for p in group
+        ]
         missing: dict[Key, Prompt] = {}
         for copies in sends:
             for q in copies:
@@ -148,8 +171,10 @@ class Asker:
             answers = ask_model(self.model, batch)  # one call per readout, as evaluate() does
             self.calls[self.phase] += 1
             self.prompts_sent += len(batch)
-            observed = [_observe(self.family, q, answer)  # type: ignore[arg-type]
-                        for q, answer in zip(batch, answers)]
+            observed = [
+                _observe(self.family, q, answer)  # type: ignore[arg-type]
+                for q, answer in zip(batch, answers)
+            ]
             errors = [o for o in observed if o.error is not None]
             if errors:  # an outage mid-search: stop, rather than take it for wrong answers
                 raise InfrastructureError.of(self.model.name, errors, len(batch))

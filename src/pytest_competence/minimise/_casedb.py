@@ -27,8 +27,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CaseDatabases", "CaseStore", "SavedCase", "case_key", "github_location",
-           "open_databases"]
+__all__ = [
+    "CaseDatabases",
+    "CaseStore",
+    "SavedCase",
+    "case_key",
+    "github_location",
+    "open_databases",
+]
 
 _PREFIX = b"pytest-competence/cases/1/"
 REPLAY_LIMIT = 64  # the smallest cases replayed per test; all of them go in one call
@@ -135,8 +141,9 @@ class CaseStore:
     case saved (``None``: not known).
     """
 
-    def __init__(self, databases: CaseDatabases, key: bytes, model: str,
-                 identity: str | None = None) -> None:
+    def __init__(
+        self, databases: CaseDatabases, key: bytes, model: str, identity: str | None = None
+    ) -> None:
         self.databases = databases
         self.key = key
         self.identity = identity
@@ -172,9 +179,18 @@ class CaseStore:
                     self.databases.local.delete(self.key, value)
                 continue
             record = records[value][0] if value in records else {}
-            cases.append((space.sort_key(case), SavedCase(
-                case, value in proven, record.get("identity"), record.get("saved_at"),
-                value in records)))
+            cases.append(
+                (
+                    space.sort_key(case),
+                    SavedCase(
+                        case,
+                        value in proven,
+                        record.get("identity"),
+                        record.get("saved_at"),
+                        value in records,
+                    ),
+                )
+            )
         cases.sort(key=lambda t: t[0])
         return [saved for _, saved in cases[:REPLAY_LIMIT]]
 
@@ -203,8 +219,15 @@ class CaseStore:
             db.delete(self.minimal_key, value)
         if value in records:
             db.delete(self.saved_key, records[value][1])
-        db.save(self.saved_key, json.dumps({
-            "case": value.hex(), "identity": self.identity,
-            "saved_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        }, sort_keys=True).encode())
+        db.save(
+            self.saved_key,
+            json.dumps(
+                {
+                    "case": value.hex(),
+                    "identity": self.identity,
+                    "saved_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                },
+                sort_keys=True,
+            ).encode(),
+        )
         return True

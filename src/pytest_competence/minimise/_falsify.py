@@ -24,16 +24,26 @@ from ._shrink import Minimal, minimise
 if TYPE_CHECKING:
     from pytest_competence.result import Result
 
-__all__ = ["MINIMAL", "attach_minimal", "minimal_record", "minimal_text", "minimise_failure",
-           "replay_saved"]
+__all__ = [
+    "MINIMAL",
+    "attach_minimal",
+    "minimal_record",
+    "minimal_text",
+    "minimise_failure",
+    "replay_saved",
+]
 
 MINIMAL = pytest.StashKey[dict]()
 _DATABASES = pytest.StashKey[CaseDatabases]()
 _STARTS = 8  # failing design instances tried as starting points, smallest n first
 
 _PHASE_NAMES = {
-    "replay": "database replay", "start": "starting case", "boundary": "boundary search",
-    "vocabulary": "vocabulary scan", "shrink": "Hypothesis shrinking", "confirm": "asking again",
+    "replay": "database replay",
+    "start": "starting case",
+    "boundary": "boundary search",
+    "vocabulary": "vocabulary scan",
+    "shrink": "Hypothesis shrinking",
+    "confirm": "asking again",
     "check": "minimality check",
 }
 
@@ -41,8 +51,10 @@ _PHASE_NAMES = {
 def _databases(config: pytest.Config) -> CaseDatabases:
     if _DATABASES not in config.stash:
         config.stash[_DATABASES] = open_databases(
-            config.getini("competence_database"), config.getini("competence_database_shared"),
-            config.rootpath)
+            config.getini("competence_database"),
+            config.getini("competence_database_shared"),
+            config.rootpath,
+        )
     return config.stash[_DATABASES]
 
 
@@ -50,8 +62,9 @@ def _store(item: pytest.Item, run: Any, space: Any) -> CaseStore:
     """The test's cases (every model's), seen from this model: its name and identity."""
     model_param = item.callspec.getparam("competence_model")  # type: ignore[attr-defined]
     test = item.nodeid.replace(model_param, "*", 1)
-    return CaseStore(_databases(item.config), case_key(test, space), run.model.name,
-                     model_identity(run.model))
+    return CaseStore(
+        _databases(item.config), case_key(test, space), run.model.name, model_identity(run.model)
+    )
 
 
 def minimise_failure(item: pytest.Item, run: Any, message: str) -> str:
@@ -90,19 +103,27 @@ def replay_saved(item: pytest.Item, run: Any) -> str | None:
     make = getattr(getattr(spec.family, "strategies", None), "case_space", None)
     if settings.calls == 0 or not condition.strict or make is None:
         return None
-    space = make(max_n=max(spec.levels), presentations=spec.presentations,
-                 vocabularies=settings.vocabulary)
+    space = make(
+        max_n=max(spec.levels), presentations=spec.presentations, vocabularies=settings.vocabulary
+    )
     store = _store(item, run, space)
     if not store.load(space):
         return None
     attempts = settings.attempts or spec.attempts
-    asker = Asker(run.model, space.family, attempts=attempts,
-                  budget=Budget(settings.calls, settings.seconds))
+    asker = Asker(
+        run.model, space.family, attempts=attempts, budget=Budget(settings.calls, settings.seconds)
+    )
     found = minimise(space, run.model, [], attempts=attempts, asker=asker, store=store)
     if found is None or not found.reproduced:
         return None
-    record = minimal_record(found, space, settings=settings, attempts=attempts,
-                            database=store.databases.description, identity=store.identity)
+    record = minimal_record(
+        found,
+        space,
+        settings=settings,
+        attempts=attempts,
+        database=store.databases.description,
+        identity=store.identity,
+    )
     item.stash[MINIMAL] = record
     replayed = record["replay"]
     origin = f" ({_saved_by(replayed)})" if replayed["saved_for"] in _SAVED_FOR else ""
@@ -123,44 +144,63 @@ def attach_minimal(item: pytest.Item, result: Result) -> None:
     case = result.get("failing_case")
     if not case:  # the design passed; a saved case failed
         case = result["failing_case"] = {
-            "condition": result["condition"], "level": record["params"].get("n"),
-            "what": "a case saved by an earlier run fails", "also_failing": [],
-            "instance_id": None, "observations": [],
+            "condition": result["condition"],
+            "level": record["params"].get("n"),
+            "what": "a case saved by an earlier run fails",
+            "also_failing": [],
+            "instance_id": None,
+            "observations": [],
         }
         result["condition_met"] = False
     case["minimal"] = record
 
 
-def _minimise(item: pytest.Item, run: Any,
-              settings: ShrinkSettings) -> tuple[dict[str, Any], float | None] | None:
+def _minimise(
+    item: pytest.Item, run: Any, settings: ShrinkSettings
+) -> tuple[dict[str, Any], float | None] | None:
     spec, evaluation = run.spec, run.evaluation
     condition = getattr(run, "condition", spec.condition)
     if not condition.violations(run.profiles):
         return None
     make = getattr(getattr(spec.family, "strategies", None), "case_space", None)
     if make is None:
-        return {"status": "unsupported", "verdict": f"{spec.family!r} has no case space, so its "
-                "failing case was not minimised"}, None
-    space = make(max_n=max(spec.levels), presentations=spec.presentations,
-                 vocabularies=settings.vocabulary)
+        return {
+            "status": "unsupported",
+            "verdict": f"{spec.family!r} has no case space, so its failing case was not minimised",
+        }, None
+    space = make(
+        max_n=max(spec.levels), presentations=spec.presentations, vocabularies=settings.vocabulary
+    )
     import numpy as np
 
-    failing = sorted((int(evaluation.level[k]), k) for k in
-                     np.flatnonzero(~evaluation.array("correct").all(axis=1)).tolist())
+    failing = sorted(
+        (int(evaluation.level[k]), k)
+        for k in np.flatnonzero(~evaluation.array("correct").all(axis=1)).tolist()
+    )
     first = [k for _, k in failing[:_STARTS]]
     items = {k: item for k, item, _ in evaluation.rows(first)}  # regenerated from the spec
     starts = [c for c in (space.from_item(items[k]) for k in first) if c is not None]
     attempts = settings.attempts or spec.attempts
-    asker = Asker(run.model, space.family, attempts=attempts,
-                  budget=Budget(settings.calls, settings.seconds))
+    asker = Asker(
+        run.model, space.family, attempts=attempts, budget=Budget(settings.calls, settings.seconds)
+    )
     asker.remember(evaluation)
     store = _store(item, run, space)
     found = minimise(space, run.model, starts, attempts=attempts, asker=asker, store=store)
     if found is None:
-        return {"status": "no_start", "verdict": "not minimised: no failing instance of the "
-                "design failed again as a case of the family's case space"}, None
-    record = minimal_record(found, space, settings=settings, attempts=attempts,
-                            database=store.databases.description, identity=store.identity)
+        return {
+            "status": "no_start",
+            "verdict": "not minimised: no failing instance of the "
+            "design failed again as a case of the family's case space",
+        }, None
+    record = minimal_record(
+        found,
+        space,
+        settings=settings,
+        attempts=attempts,
+        database=store.databases.description,
+        identity=store.identity,
+    )
     return record, found.seconds
 
 
@@ -191,14 +231,22 @@ def _replay_record(m: Minimal, space: Any) -> dict[str, Any] | None:
         "saved_for": m.replay.saved_for,
         "saved_at": saved.saved_at,
         "identity": saved.identity,
-        "checked": None if checked is None else [
-            {"case": _changes(fields, c.fields), "failed": failed} for c, failed in checked],
+        "checked": None
+        if checked is None
+        else [{"case": _changes(fields, c.fields), "failed": failed} for c, failed in checked],
         "continued_to": None if m.case == saved.case else _changes(fields, m.case.fields),
     }
 
 
-def minimal_record(m: Minimal, space: Any, *, settings: ShrinkSettings, attempts: int,
-                   database: str, identity: str | None = None) -> dict[str, Any]:
+def minimal_record(
+    m: Minimal,
+    space: Any,
+    *,
+    settings: ShrinkSettings,
+    attempts: int,
+    database: str,
+    identity: str | None = None,
+) -> dict[str, Any]:
     """The minimal case as plain data (``failing_case.minimal`` in the results document);
     ``identity`` is the model's (:func:`~.models.identity.model_identity`)."""
     status = _status(m)
@@ -212,8 +260,17 @@ def minimal_record(m: Minimal, space: Any, *, settings: ShrinkSettings, attempts
         "case": m.case.fields,
         "instance_id": m.observations[0].prompt.instance_id,
         "observations": observation_records(m.observations),
-        "asked_again": [[{"presentation": o.prompt.presentation, "parsed": o.parsed.answer,
-                          "correct": o.correct} for o in row] for row in m.again],
+        "asked_again": [
+            [
+                {
+                    "presentation": o.prompt.presentation,
+                    "parsed": o.parsed.answer,
+                    "correct": o.correct,
+                }
+                for o in row
+            ]
+            for row in m.again
+        ],
         "attempts": attempts,
         "calls": dict(m.calls, total=m.total_calls),
         "shrinking_calls": m.shrinking_calls,
@@ -237,39 +294,59 @@ def _verdict(r: dict[str, Any]) -> str:
     each = f", each time the strict majority of {n} fresh sends" if n > 1 else " with fresh sends"
     if r["status"] == "not_reproduced":
         first = r["observations"]
-        differing = next((row for row in r["asked_again"]
-                          if [a["correct"] for a in row] != [o["correct"] for o in first]
-                          or [a["parsed"] for a in row] != [o["parsed"] for o in first]),
-                         r["asked_again"][0] if r["asked_again"] else [])
-        shown = ", ".join(f"[{a['presentation']}] {a['parsed'] or 'invalid'} "
-                          f"({'right' if a['correct'] else 'wrong'})" for a in differing)
+        differing = next(
+            (
+                row
+                for row in r["asked_again"]
+                if [a["correct"] for a in row] != [o["correct"] for o in first]
+                or [a["parsed"] for a in row] != [o["parsed"] for o in first]
+            ),
+            r["asked_again"][0] if r["asked_again"] else [],
+        )
+        shown = ", ".join(
+            f"[{a['presentation']}] {a['parsed'] or 'invalid'} "
+            f"({'right' if a['correct'] else 'wrong'})"
+            for a in differing
+        )
         more = f"attempts={2 * n + 1}" if n > 1 else "attempts=5"
-        return (f"The failure did not reproduce: asked the same prompts {times} more times"
-                f"{each}, the model answered differently ({shown}). Its answers change from one "
-                f"send to the next, so this case is neither minimised nor saved; declare {more} "
-                f"(on the marker, or @pytest.mark.competence_shrink(attempts=...)) to count a "
-                f"presentation wrong only by a strict majority of sends.")
+        return (
+            f"The failure did not reproduce: asked the same prompts {times} more times"
+            f"{each}, the model answered differently ({shown}). Its answers change from one "
+            f"send to the next, so this case is neither minimised nor saved; declare {more} "
+            f"(on the marker, or @pytest.mark.competence_shrink(attempts=...)) to count a "
+            f"presentation wrong only by a strict majority of sends."
+        )
     again = f"Asked {times} more times{each}, it fails the same way every time."
-    saved = (f" Saved to the example database {r['database']}; the next run replays it first."
-             if r["saved"] else " Not saved (no writable example database).")
+    saved = (
+        f" Saved to the example database {r['database']}; the next run replays it first."
+        if r["saved"]
+        else " Not saved (no writable example database)."
+    )
     replayed = r["replay"]
     if r["status"] == "replayed":
         checked = r["calls"].get("check", 0)
-        simpler = (", ".join(f"{c['case']} passes" for c in replayed["checked"])
-                   or "nothing is simpler in one step")
-        recorded = (" Recorded in the example database as minimal for this model."
-                    if r["saved"] else "")
-        return (f"Regression replayed from the example database ({_saved_by(replayed)}) and "
-                f"checked minimal for the model just asked: {simpler} "
-                f"({_plural(checked, 'call')}), so no shrinking calls were spent. "
-                f"{again}{recorded}")
+        simpler = (
+            ", ".join(f"{c['case']} passes" for c in replayed["checked"])
+            or "nothing is simpler in one step"
+        )
+        recorded = (
+            " Recorded in the example database as minimal for this model." if r["saved"] else ""
+        )
+        return (
+            f"Regression replayed from the example database ({_saved_by(replayed)}) and "
+            f"checked minimal for the model just asked: {simpler} "
+            f"({_plural(checked, 'call')}), so no shrinking calls were spent. "
+            f"{again}{recorded}"
+        )
     head = "" if replayed is None else _continued(replayed, replaced=r["saved"]) + " "
     if r["status"] == "budget":
         b = r["budget"]
-        return (f"{head}Minimisation stopped at its budget ({b['calls']} calls, "
-                f"{b['seconds']:g} s): this is the smallest failing case found so far and may not "
-                f"be minimal; raise @pytest.mark.competence_shrink(calls=...) or "
-                f"competence_shrink_calls to search further. {again}{saved}")
+        return (
+            f"{head}Minimisation stopped at its budget ({b['calls']} calls, "
+            f"{b['seconds']:g} s): this is the smallest failing case found so far and may not "
+            f"be minimal; raise @pytest.mark.competence_shrink(calls=...) or "
+            f"competence_shrink_calls to search further. {again}{saved}"
+        )
     notes = " ".join(n[0].upper() + n[1:] + "." for n in r["notes"])
     return f"{head}{notes + ' ' if notes else ''}{again}{saved}"
 
@@ -295,8 +372,10 @@ def _continued(replayed: dict[str, Any], *, replaced: bool) -> str:
     failing = [c["case"] for c in replayed["checked"] or [] if c["failed"]]
     head = f"Replayed from the example database ({_saved_by(replayed)}): it still fails"
     if failing:
-        head += (f", but {' and '.join(failing)} fails too now, so it is not minimal for the "
-                 f"model just asked")
+        head += (
+            f", but {' and '.join(failing)} fails too now, so it is not minimal for the "
+            f"model just asked"
+        )
     if replayed["continued_to"] is None:
         return head + "."
     head += f"; minimisation continued from it to {replayed['continued_to']}."
@@ -334,14 +413,17 @@ def minimal_text(r: dict[str, Any], *, seconds: float | None = None) -> str:
     ]
     b = r.get("boundary")
     if b and b["trail"] and not b["complete"]:
-        lines.append(f"    boundary search on n stopped by the budget at n={b['n']} "
-                     f"after {b['calls']} calls")
+        lines.append(
+            f"    boundary search on n stopped by the budget at n={b['n']} after {b['calls']} calls"
+        )
     elif b and b["trail"]:
         passes = f", n={b['n'] - 1} passes" if b["n"] > b["lo"] else f" (the smallest n={b['lo']})"
-        lines.append(f"    boundary search on n for the failing instance's latent seed: n={b['n']} "
-                     f"fails{passes}, in {b['calls']} calls "
-                     f"(at most ⌈log₂ {b['hi'] - b['lo'] + 1}⌉"
-                     f" = {b['bound']})")
+        lines.append(
+            f"    boundary search on n for the failing instance's latent seed: n={b['n']} "
+            f"fails{passes}, in {b['calls']} calls "
+            f"(at most ⌈log₂ {b['hi'] - b['lo'] + 1}⌉"
+            f" = {b['bound']})"
+        )
     lines.append(describe_case(r["observations"], indent="    "))
     lines.append(f"    {r['verdict']}")
     return "\n".join(lines)

@@ -21,6 +21,7 @@ SHRINK_MARKER_HELP = (
     "competence test minimises its failing case (calls=0 turns minimisation off)"
 )
 
+
 @dataclass(frozen=True)
 class ShrinkSettings:
     """How a failing competence test minimises its case.
@@ -50,26 +51,32 @@ def _seconds(name: str, value: object) -> float:
     except (TypeError, ValueError):
         x = math.nan
     if isinstance(value, bool) or not x > 0:
-        raise ValueError(f"Expected {name} to be a positive number of seconds, but got "
-                         f"{name}={value!r}")
+        raise ValueError(
+            f"Expected {name} to be a positive number of seconds, but got {name}={value!r}"
+        )
     return x
 
 
-def shrink_settings(marker: Mapping[str, Any] | None, ini_calls: str,
-                    ini_seconds: str) -> ShrinkSettings:
+def shrink_settings(
+    marker: Mapping[str, Any] | None, ini_calls: str, ini_seconds: str
+) -> ShrinkSettings:
     """Settings from the ini options, overridden by ``@pytest.mark.competence_shrink(...)``.
 
     Raises ``ValueError`` naming the argument and what it takes.
     """
-    base = ShrinkSettings(_count("competence_shrink_calls", ini_calls, least=0),
-                          _seconds("competence_shrink_seconds", ini_seconds))
+    base = ShrinkSettings(
+        _count("competence_shrink_calls", ini_calls, least=0),
+        _seconds("competence_shrink_seconds", ini_seconds),
+    )
     if not marker:
         return base
     known = ("calls", "seconds", "attempts", "vocabulary")
     unknown = sorted(set(marker) - set(known))
     if unknown:
-        raise ValueError(f"unknown arguments {unknown}; expected some of {', '.join(known)}, "
-                         f"e.g. competence_shrink(calls=60, seconds=120)")
+        raise ValueError(
+            f"unknown arguments {unknown}; expected some of {', '.join(known)}, "
+            f"e.g. competence_shrink(calls=60, seconds=120)"
+        )
     attempts = marker.get("attempts")
     vocabulary = marker.get("vocabulary", base.vocabulary)
     if not isinstance(vocabulary, bool):
@@ -85,9 +92,11 @@ def shrink_settings(marker: Mapping[str, Any] | None, ini_calls: str,
 def settings_for(item: pytest.Item) -> ShrinkSettings:
     """The minimisation settings of one test (already validated at collection)."""
     marker = item.get_closest_marker("competence_shrink")
-    return shrink_settings(marker.kwargs if marker else None,
-                           item.config.getini("competence_shrink_calls"),
-                           item.config.getini("competence_shrink_seconds"))
+    return shrink_settings(
+        marker.kwargs if marker else None,
+        item.config.getini("competence_shrink_calls"),
+        item.config.getini("competence_shrink_seconds"),
+    )
 
 
 class ShrinkHooks:
@@ -95,8 +104,11 @@ class ShrinkHooks:
 
     def __init__(self, config: pytest.Config) -> None:
         try:
-            shrink_settings(None, config.getini("competence_shrink_calls"),
-                            config.getini("competence_shrink_seconds"))
+            shrink_settings(
+                None,
+                config.getini("competence_shrink_calls"),
+                config.getini("competence_shrink_seconds"),
+            )
         except ValueError as exc:
             raise pytest.UsageError(f"ini option {exc}") from None
 

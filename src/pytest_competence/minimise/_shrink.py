@@ -40,8 +40,16 @@ from pytest_competence.protocol import Observation, Prompt
 from ._asking import Asker, Budget, verdicts
 from ._casedb import SavedCase
 
-__all__ = ["Boundary", "CaseSpace", "Minimal", "Replay", "boundary_search", "check_minimal",
-           "fails", "minimise"]
+__all__ = [
+    "Boundary",
+    "CaseSpace",
+    "Minimal",
+    "Replay",
+    "boundary_search",
+    "check_minimal",
+    "fails",
+    "minimise",
+]
 
 PHASES = ("replay", "start", "check", "boundary", "vocabulary", "shrink", "confirm")
 AGAIN = 3  # fresh re-asks of a failing case, in one call, that must all give the same verdicts
@@ -84,9 +92,15 @@ class Boundary:
         return math.ceil(math.log2(self.hi - self.lo + 1))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "lo": self.lo, "hi": self.hi, "calls": self.calls,
-                "bound": self.bound, "complete": self.complete,
-                "trail": [list(t) for t in self.trail]}
+        return {
+            "n": self.n,
+            "lo": self.lo,
+            "hi": self.hi,
+            "calls": self.calls,
+            "bound": self.bound,
+            "complete": self.complete,
+            "trail": [list(t) for t in self.trail],
+        }
 
 
 @dataclass(frozen=True)
@@ -165,7 +179,10 @@ class _Search:
 
 
 def boundary_search(
-    space: CaseSpace, asker: Asker, case: Any, observations: tuple[Observation, ...],
+    space: CaseSpace,
+    asker: Asker,
+    case: Any,
+    observations: tuple[Observation, ...],
     lo: int | None = None,
 ) -> tuple[Any, tuple[Observation, ...], Boundary]:
     """Bisect ``n`` between ``lo`` (default ``space.min_n``) and ``case.n``, which fails.
@@ -191,8 +208,9 @@ def boundary_search(
             hi, best, best_obs = mid, candidate, got[0]
         else:
             lo = mid + 1
-    found = Boundary(best.n, min(first, case.n), case.n, asker.spent - start, tuple(trail),
-                     complete)
+    found = Boundary(
+        best.n, min(first, case.n), case.n, asker.spent - start, tuple(trail), complete
+    )
     return best, best_obs, found
 
 
@@ -212,9 +230,15 @@ def _hypothesis(search: _Search) -> None:
     class Fails(Exception):
         pass
 
-    @settings(database=db, phases=(Phase.reuse, Phase.shrink), deadline=None,
-              verbosity=Verbosity.quiet, suppress_health_check=list(HealthCheck),
-              report_multiple_bugs=False, max_examples=1)
+    @settings(
+        database=db,
+        phases=(Phase.reuse, Phase.shrink),
+        deadline=None,
+        verbosity=Verbosity.quiet,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+        max_examples=1,
+    )
     @given(space.strategy())
     def probe(case: Any) -> None:
         got = search.check(case)
@@ -232,9 +256,17 @@ def _hypothesis(search: _Search) -> None:
 
 
 def minimise(
-    space: CaseSpace, model: Model, starts: Sequence[Any], *, attempts: int = 1,
-    budget: Budget | None = None, store: Any = None, asker: Asker | None = None,
-    boundary: bool = True, vocabularies: bool = True, hypothesis: bool = True,
+    space: CaseSpace,
+    model: Model,
+    starts: Sequence[Any],
+    *,
+    attempts: int = 1,
+    budget: Budget | None = None,
+    store: Any = None,
+    asker: Asker | None = None,
+    boundary: bool = True,
+    vocabularies: bool = True,
+    hypothesis: bool = True,
 ) -> Minimal | None:
     """Minimise the first of ``starts`` that fails (see the module docstring for the phases).
 
@@ -273,8 +305,11 @@ def minimise(
     if start is None or start_obs is None:
         return None
     source = "design" if saved_start is None else "database"
-    replay = None if saved_start is None else Replay(
-        saved_start, saved_start.saved_for(getattr(store, "identity", None)))
+    replay = (
+        None
+        if saved_start is None
+        else Replay(saved_start, saved_start.saved_for(getattr(store, "identity", None)))
+    )
 
     def again(case: Any) -> tuple[tuple[Observation, ...], ...]:
         asker.phase = "confirm"
@@ -284,10 +319,19 @@ def minimise(
         return all(verdicts(r) == verdicts(obs) for r in repeat)
 
     def result(case: Any, obs: tuple, repeat: tuple, **kw: Any) -> Minimal:
-        return Minimal(case, obs, same(obs, repeat), source=source,
-                       calls={p: asker.calls.get(p, 0) for p in PHASES if asker.calls.get(p)},
-                       prompts=asker.prompts_sent, seconds=asker.seconds, again=repeat,
-                       exhausted=asker.refused > 0, replay=replay, **kw)
+        return Minimal(
+            case,
+            obs,
+            same(obs, repeat),
+            source=source,
+            calls={p: asker.calls.get(p, 0) for p in PHASES if asker.calls.get(p)},
+            prompts=asker.prompts_sent,
+            seconds=asker.seconds,
+            again=repeat,
+            exhausted=asker.refused > 0,
+            replay=replay,
+            **kw,
+        )
 
     first_again = again(start)
     if not same(start_obs, first_again):
@@ -320,13 +364,16 @@ def minimise(
         out = result(start, start_obs, first_again, complete=complete, boundary=found_boundary)
         return _finish(out, space, store)
     final_again = again(search.best)
-    out = result(search.best, search.best_obs, final_again, complete=complete,
-                 boundary=found_boundary)
+    out = result(
+        search.best, search.best_obs, final_again, complete=complete, boundary=found_boundary
+    )
     if not out.reproduced:
         # The smaller case failed once only; the starting case did fail twice: report that one.
         out = result(start, start_obs, first_again, complete=False, boundary=found_boundary)
-        out.notes.append("the minimised case did not fail again when asked afresh, so the case "
-                         "shown is the one minimisation started from")
+        out.notes.append(
+            "the minimised case did not fail again when asked afresh, so the case "
+            "shown is the one minimisation started from"
+        )
     return _finish(out, space, store)
 
 
@@ -359,8 +406,12 @@ def _finish(out: Minimal, space: CaseSpace, store: Any) -> Minimal:
     if store is None or not out.reproduced:
         return out
     replay = out.replay
-    if out.proven and replay is not None and replay.saved.recorded \
-            and replay.saved_for != "earlier":
+    if (
+        out.proven
+        and replay is not None
+        and replay.saved.recorded
+        and replay.saved_for != "earlier"
+    ):
         return out
     if replay is not None and out.case == replay.saved.case and not out.complete:
         # Nothing was learnt about the saved case (the budget ended the search): it stays as it

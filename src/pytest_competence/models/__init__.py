@@ -94,7 +94,11 @@ def _vllm(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
 
 #: Spec schemes and their loaders; each loader imports its backend only when used.
 SCHEMES: dict[str, Loader] = {
-    "ref": _reference, "py": _python, "openai": _openai, "hf": _hf, "vllm": _vllm,
+    "ref": _reference,
+    "py": _python,
+    "openai": _openai,
+    "hf": _hf,
+    "vllm": _vllm,
 }
 
 
@@ -150,7 +154,10 @@ def parse_aliases(lines: Sequence[str]) -> dict[str, str]:
 
 
 def resolve_model(
-    spec: str, aliases: Mapping[str, str] | None = None, *, settings: Mapping[str, str] | None = None
+    spec: str,
+    aliases: Mapping[str, str] | None = None,
+    *,
+    settings: Mapping[str, str] | None = None,
 ) -> Model:
     """The model named by ``spec``, following at most one alias.
 

@@ -15,8 +15,17 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from pytest_competence.protocol import Prompt
 
-__all__ = ["Model", "ModelCallError", "ModelProtocolError", "ModelWrapper", "NoAnswer",
-           "ScoringModel", "as_they_come", "reads_family", "where_raised"]
+__all__ = [
+    "Model",
+    "ModelCallError",
+    "ModelProtocolError",
+    "ModelWrapper",
+    "NoAnswer",
+    "ScoringModel",
+    "as_they_come",
+    "reads_family",
+    "where_raised",
+]
 
 
 @runtime_checkable

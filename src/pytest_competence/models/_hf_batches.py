@@ -66,27 +66,30 @@ class Weights:
         self.dtype = _dtype(torch, dtype, self.device)
         with _quiet_loading():
             self.tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
-            self.model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True,
-                                                              dtype=self.dtype)
+            self.model = AutoModelForCausalLM.from_pretrained(
+                path, local_files_only=True, dtype=self.dtype
+            )
         self.model.to(self.device).eval()
         if self.tok.pad_token_id is None:
             if self.tok.eos_token_id is None:
-                raise ValueError(f"{path}: the tokenizer has neither a pad nor an eos token; "
-                                 f"set tokenizer.pad_token before saving the checkpoint")
+                raise ValueError(
+                    f"{path}: the tokenizer has neither a pad nor an eos token; "
+                    f"set tokenizer.pad_token before saving the checkpoint"
+                )
             self.tok.pad_token = self.tok.eos_token
 
 
 #: Weights in memory, by (path, dtype, device) as asked: ``hf:X`` and ``hf:X?readout=score`` in
 #: one run share one copy. Weak: the weights go when the last model using them does.
-_LOADED: weakref.WeakValueDictionary[tuple[str, str, str], Weights] = \
-    weakref.WeakValueDictionary()
+_LOADED: weakref.WeakValueDictionary[tuple[str, str, str], Weights] = weakref.WeakValueDictionary()
 
 
 class Runner:
     """Loaded weights (shared within the process), and the batched work on them."""
 
-    def __init__(self, path: Path, *, batch_size: int, use_template: bool, dtype: str,
-                 device: str) -> None:
+    def __init__(
+        self, path: Path, *, batch_size: int, use_template: bool, dtype: str, device: str
+    ) -> None:
         import torch
 
         key = (str(path), dtype, device)
@@ -101,8 +104,9 @@ class Runner:
         self.batch_size = batch_size
         self.template = use_template and bool(getattr(self.tok, "chat_template", None))
         config = self.model.config
-        self.context = (getattr(config, "max_position_embeddings", None)
-                        or getattr(config, "n_positions", None))
+        self.context = getattr(config, "max_position_embeddings", None) or getattr(
+            config, "n_positions", None
+        )
 
     # -- prompts → token ids ---------------------------------------------------------------------
 
@@ -110,8 +114,9 @@ class Runner:
         if self.template:
             messages = [{"role": "system", "content": p.system}] if p.system else []
             messages.append({"role": "user", "content": p.text})
-            return str(self.tok.apply_chat_template(messages, add_generation_prompt=True,
-                                                    tokenize=False))
+            return str(
+                self.tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            )
         return f"{p.system}\n\n{p.text}" if p.system else p.text
 
     def encode(self, text: str) -> list[int]:
@@ -123,21 +128,23 @@ class Runner:
         ids = torch.full((len(seqs), width), self.tok.pad_token_id, dtype=torch.long)
         mask = torch.zeros((len(seqs), width), dtype=torch.long)
         for r, s in enumerate(seqs):
-            ids[r, width - len(s):] = torch.tensor(list(s), dtype=torch.long)
-            mask[r, width - len(s):] = 1
+            ids[r, width - len(s) :] = torch.tensor(list(s), dtype=torch.long)
+            mask[r, width - len(s) :] = 1
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         return ids.to(self.device), mask.to(self.device), positions.to(self.device)
 
-    def _batches(self, indices: list[int], lengths: Sequence[int],
-                 work: Callable[[list[int]], Sequence[Any]]) -> Iterator[tuple[int, Any]]:
+    def _batches(
+        self, indices: list[int], lengths: Sequence[int], work: Callable[[list[int]], Sequence[Any]]
+    ) -> Iterator[tuple[int, Any]]:
         """``work`` on batches of ``indices``, longest first; a failing batch is split until the
         failing prompt stands alone and is answered with the error."""
         order = sorted(indices, key=lambda i: -lengths[i])
         for start in range(0, len(order), self.batch_size):
-            yield from self._guarded(order[start:start + self.batch_size], work)
+            yield from self._guarded(order[start : start + self.batch_size], work)
 
-    def _guarded(self, batch: list[int],
-                 work: Callable[[list[int]], Sequence[Any]]) -> Iterator[tuple[int, Any]]:
+    def _guarded(
+        self, batch: list[int], work: Callable[[list[int]], Sequence[Any]]
+    ) -> Iterator[tuple[int, Any]]:
         try:
             results = work(batch)
         except Exception as exc:  # out of memory, a prompt the model cannot take, …
@@ -155,21 +162,32 @@ class Runner:
     def _too_long(self, length: int, extra: int) -> NoAnswer | None:
         # The model's own limit, like a wrong answer at that size: invalid, not an outage.
         if self.context and length + extra > self.context:
-            return NoAnswer(f"the prompt has {length} tokens; with {extra} more it exceeds "
-                            f"the model's context of {self.context}")
+            return NoAnswer(
+                f"the prompt has {length} tokens; with {extra} more it exceeds "
+                f"the model's context of {self.context}"
+            )
         return None
 
     # -- generation --------------------------------------------------------------------------------
 
-    def generate(self, prompts: Sequence[Prompt], *, max_new_tokens: int, temperature: float,
-                 top_p: float | None, seed: int) -> Iterator[tuple[int, Any]]:
+    def generate(
+        self,
+        prompts: Sequence[Prompt],
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        top_p: float | None,
+        seed: int,
+    ) -> Iterator[tuple[int, Any]]:
         from transformers import GenerationConfig
 
         seqs = [self.encode(self.render(p)) for p in prompts]
-        settings: dict[str, Any] = {"max_new_tokens": max_new_tokens,
-                                    "pad_token_id": self.tok.pad_token_id,
-                                    "eos_token_id": self.tok.eos_token_id,
-                                    "do_sample": temperature > 0}
+        settings: dict[str, Any] = {
+            "max_new_tokens": max_new_tokens,
+            "pad_token_id": self.tok.pad_token_id,
+            "eos_token_id": self.tok.eos_token_id,
+            "do_sample": temperature > 0,
+        }
         if temperature > 0:
             settings.update(temperature=temperature, top_p=top_p if top_p else 1.0)
             self.torch.manual_seed(seed)
@@ -185,16 +203,18 @@ class Runner:
         def work(batch: list[int]) -> list[str]:
             ids, mask, _ = self._padded([seqs[i] for i in batch])
             with self.torch.inference_mode():
-                out = self.model.generate(input_ids=ids, attention_mask=mask,
-                                          generation_config=config)
-            return list(self.tok.batch_decode(out[:, ids.shape[1]:], skip_special_tokens=True))
+                out = self.model.generate(
+                    input_ids=ids, attention_mask=mask, generation_config=config
+                )
+            return list(self.tok.batch_decode(out[:, ids.shape[1] :], skip_special_tokens=True))
 
         yield from self._batches(ready, [len(s) for s in seqs], work)
 
     # -- candidate scoring -------------------------------------------------------------------------
 
-    def score(self, prompts: Sequence[Prompt],
-              candidates: Sequence[str]) -> list[dict[str, float] | BaseException]:
+    def score(
+        self, prompts: Sequence[Prompt], candidates: Sequence[str]
+    ) -> list[dict[str, float] | BaseException]:
         texts = [self.render(p) for p in prompts]
         contexts = [self.encode(t) for t in texts]
         tails = [[self._continuation(t, c) for c in candidates] for t in texts]
@@ -214,16 +234,21 @@ class Runner:
         def work(batch: list[int]) -> list[dict[str, float]]:
             if single:  # one pass: the next-token distribution after each prompt
                 rows = self._last_logprobs([contexts[i] for i in batch], keep=1)
-                return [{c: float(rows[r, -1, tails[i][k][0]])
-                         for k, c in enumerate(candidates)} for r, i in enumerate(batch)]
+                return [
+                    {c: float(rows[r, -1, tails[i][k][0]]) for k, c in enumerate(candidates)}
+                    for r, i in enumerate(batch)
+                ]
             out = []
             for i in batch:  # one row per candidate: prompt + candidate tokens
                 seqs = [contexts[i] + tails[i][k] for k in range(len(candidates))]
                 keep = max(len(x) for x in tails[i]) + 1
                 rows = self._last_logprobs(seqs, keep=keep)
-                out.append({c: float(sum(rows[k, keep - 1 - len(x) + j, t]
-                                         for j, t in enumerate(x)))
-                            for k, (c, x) in enumerate(zip(candidates, tails[i]))})
+                out.append(
+                    {
+                        c: float(sum(rows[k, keep - 1 - len(x) + j, t] for j, t in enumerate(x)))
+                        for k, (c, x) in enumerate(zip(candidates, tails[i]))
+                    }
+                )
             return out
 
         for i, got in self._batches(ready, [len(c) for c in contexts], work):
@@ -239,9 +264,11 @@ class Runner:
         ids, mask, positions = self._padded(seqs)
         with self.torch.inference_mode():
             try:
-                logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                                    logits_to_keep=keep).logits
+                logits = self.model(
+                    input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=keep
+                ).logits
             except TypeError:  # a model without logits_to_keep: compute all, keep the tail
-                logits = self.model(input_ids=ids, attention_mask=mask,
-                                    position_ids=positions).logits
+                logits = self.model(
+                    input_ids=ids, attention_mask=mask, position_ids=positions
+                ).logits
             return self.torch.log_softmax(logits[:, -keep:].float(), dim=-1).cpu()

@@ -29,8 +29,9 @@ class Param:
     many: bool = False  # repeatable (``stop=a&stop=b``); the value is then a tuple
 
 
-def number(lo: float = -math.inf, hi: float = math.inf, *,
-           above: bool = False) -> Callable[[str], float]:
+def number(
+    lo: float = -math.inf, hi: float = math.inf, *, above: bool = False
+) -> Callable[[str], float]:
     """A float in ``[lo, hi]`` (``(lo, hi]`` with ``above=True``)."""
 
     def read(value: str) -> float:
@@ -91,8 +92,7 @@ def parse_params(query: str, table: Sequence[Param], spec: str) -> dict[str, Any
         param = params.get(key)
         if param is None:
             raise ModelSpecError(
-                f"{spec!r}: unknown parameter {key!r}; expected one of "
-                f"{', '.join(sorted(params))}"
+                f"{spec!r}: unknown parameter {key!r}; expected one of {', '.join(sorted(params))}"
             )
         try:
             read = param.read(value)
@@ -115,6 +115,5 @@ def parse_params(query: str, table: Sequence[Param], spec: str) -> dict[str, Any
 def describe(table: Sequence[Param]) -> Mapping[str, str]:
     """``name → help (default …)`` for documentation and error messages."""
     return {
-        p.name: p.help + (f" (default {p.default})" if p.default is not None else "")
-        for p in table
+        p.name: p.help + (f" (default {p.default})" if p.default is not None else "") for p in table
     }

@@ -33,8 +33,15 @@ from pytest_competence._redaction import redact
 from ._base import ModelCallError  # the transport's failures (re-exported)
 from ._wire import Connection, Reply, proxied
 
-__all__ = ["BadResponse", "Breaker", "Call", "FinalResponse", "ModelCallError", "RetryPolicy",
-           "post_all"]
+__all__ = [
+    "BadResponse",
+    "Breaker",
+    "Call",
+    "FinalResponse",
+    "ModelCallError",
+    "RetryPolicy",
+    "post_all",
+]
 
 
 T = TypeVar("T")
@@ -145,13 +152,17 @@ class Breaker:
     @property
     def open(self) -> bool:
         now = time.monotonic()
-        return all(first is not None and count >= self.least and now - first >= self.after
-                   for first, count in zip(self.first, self.count))
+        return all(
+            first is not None and count >= self.least and now - first >= self.after
+            for first, count in zip(self.first, self.count)
+        )
 
     def reason(self) -> str:
-        return (f"the server cannot be reached: every replica failed to connect {self.least}+ "
-                f"times in a row over {self.after:g}+ s, so no request is retried any more "
-                f"(last: {self.last}); start the server or fix the URL")
+        return (
+            f"the server cannot be reached: every replica failed to connect {self.least}+ "
+            f"times in a row over {self.after:g}+ s, so no request is retried any more "
+            f"(last: {self.last}); start the server or fix the URL"
+        )
 
 
 @dataclass
@@ -167,8 +178,9 @@ class _Job(Generic[T]):
         return redact(text, self.secrets)
 
 
-async def _one(send: Send, replicas: _Replicas, job: _Job[T], call: Call,
-               rng: random.Random) -> T | ModelCallError:
+async def _one(
+    send: Send, replicas: _Replicas, job: _Job[T], call: Call, rng: random.Random
+) -> T | ModelCallError:
     start = time.monotonic()
     body = json.dumps(call.body).encode()  # once for all tries
     used: int | None = None
@@ -216,19 +228,27 @@ async def _one(send: Send, replicas: _Replicas, job: _Job[T], call: Call,
             return ModelCallError(job.redact(job.breaker.reason()))
         spent = time.monotonic() - start
         if spent + pause >= job.policy.budget:
-            return ModelCallError(job.redact(
-                f"gave up after {tried} attempts in {spent:.1f} s: waiting {pause:.1f} s more "
-                f"would pass the {job.policy.budget:g} s budget; last: {last}"
-            ))
+            return ModelCallError(
+                job.redact(
+                    f"gave up after {tried} attempts in {spent:.1f} s: waiting {pause:.1f} s more "
+                    f"would pass the {job.policy.budget:g} s budget; last: {last}"
+                )
+            )
         await asyncio.sleep(pause)
     spent = time.monotonic() - start
-    return ModelCallError(job.redact(f"gave up after {job.policy.attempts} attempts in "
-                                     f"{spent:.1f} s; last: {last}"))
+    return ModelCallError(
+        job.redact(f"gave up after {job.policy.attempts} attempts in {spent:.1f} s; last: {last}")
+    )
 
 
-async def _all(job: _Job[T], urls: Sequence[str], headers: Mapping[str, str], concurrency: int,
-               emit: Callable[[list[tuple[int, T | ModelCallError]]], None],
-               runner: _Runner) -> None:
+async def _all(
+    job: _Job[T],
+    urls: Sequence[str],
+    headers: Mapping[str, str],
+    concurrency: int,
+    emit: Callable[[list[tuple[int, T | ModelCallError]]], None],
+    runner: _Runner,
+) -> None:
     loop = runner.loop = asyncio.get_running_loop()
     runner.task = asyncio.current_task()
     # Answers that arrive in one turn of the loop go to the caller's thread together: each
@@ -250,8 +270,11 @@ async def _all(job: _Job[T], urls: Sequence[str], headers: Mapping[str, str], co
     todo = iter(range(len(job.calls)))  # shared by the workers: one event loop, no lock needed
     via_proxy = any(proxied(u) for u in urls)
     # One TLS context serves every worker (httpx's defaults: certifi's roots, hostname checks).
-    tls = httpx.create_ssl_context() if via_proxy or any(u.startswith("https:") for u in urls) \
+    tls = (
+        httpx.create_ssl_context()
+        if via_proxy or any(u.startswith("https:") for u in urls)
         else None
+    )
 
     async def worker() -> None:
         async with _sender(urls, headers, tls, via_proxy, job.timeout) as send:
@@ -273,8 +296,13 @@ async def _all(job: _Job[T], urls: Sequence[str], headers: Mapping[str, str], co
 
 
 @contextlib.asynccontextmanager
-async def _sender(urls: Sequence[str], headers: Mapping[str, str], tls: ssl.SSLContext | None,
-                  via_proxy: bool, timeout: float) -> AsyncIterator[Send]:
+async def _sender(
+    urls: Sequence[str],
+    headers: Mapping[str, str],
+    tls: ssl.SSLContext | None,
+    via_proxy: bool,
+    timeout: float,
+) -> AsyncIterator[Send]:
     """One worker's way to send: a connection of its own per replica, one request at a time on
     each (no pool to search, no lock). httpx's shared pool scans every connection for every
     waiting request, and even one httpx client per worker costs 6–15x the CPU per request of
@@ -289,9 +317,12 @@ async def _sender(urls: Sequence[str], headers: Mapping[str, str], tls: ssl.SSLC
                 connection.close()
         return
     limits = httpx.Limits(max_connections=len(urls), max_keepalive_connections=len(urls))
-    async with httpx.AsyncClient(headers={**headers, "Content-Type": "application/json"},
-                                 limits=limits, verify=tls or False,
-                                 timeout=httpx.Timeout(timeout)) as client:
+    async with httpx.AsyncClient(
+        headers={**headers, "Content-Type": "application/json"},
+        limits=limits,
+        verify=tls or False,
+        timeout=httpx.Timeout(timeout),
+    ) as client:
         yield lambda i, path, body, left: client.post(urls[i] + path, content=body, timeout=left)
 
 
@@ -319,9 +350,16 @@ class _Crash:
 
 
 def post_all(
-    calls: Sequence[Call], parse: Callable[[Any], T], *, urls: Sequence[str],
-    headers: Mapping[str, str], concurrency: int, timeout: float, policy: RetryPolicy,
-    secrets: Sequence[str] = (), breaker: Breaker | None = None,
+    calls: Sequence[Call],
+    parse: Callable[[Any], T],
+    *,
+    urls: Sequence[str],
+    headers: Mapping[str, str],
+    concurrency: int,
+    timeout: float,
+    policy: RetryPolicy,
+    secrets: Sequence[str] = (),
+    breaker: Breaker | None = None,
 ) -> Iterator[tuple[int, T | ModelCallError]]:
     """``(index, parse(body) or ModelCallError)`` for every call, in order of completion.
 
@@ -336,8 +374,9 @@ def post_all(
     out: queue.SimpleQueue[list[tuple[int, T | ModelCallError]] | _Crash] = queue.SimpleQueue()
     runner = _Runner()
     credentials = [v for k, v in headers.items() if k.lower() in _CREDENTIAL_HEADERS]
-    job = _Job(calls, parse, policy, timeout, (*secrets, *credentials),
-               breaker or Breaker(len(urls)))
+    job = _Job(
+        calls, parse, policy, timeout, (*secrets, *credentials), breaker or Breaker(len(urls))
+    )
 
     def run() -> None:
         try:

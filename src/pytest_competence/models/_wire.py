@@ -77,7 +77,8 @@ def _header_block(headers: Mapping[str, str]) -> bytes:
         if any(c in value for c in "\r\n\0") or not value.isascii():
             raise httpx.LocalProtocolError(
                 f"the {name} header holds a character that HTTP cannot carry (a line break or "
-                f"non-ASCII text); check the value it was given")
+                f"non-ASCII text); check the value it was given"
+            )
         lines.append(f"{name}: {value}\r\n")
     return "".join(lines).encode("ascii")
 
@@ -93,8 +94,9 @@ class Connection:
     """One keep-alive connection to the origin of ``base_url``, opened at the first request and
     again after the server closes it; one request at a time."""
 
-    def __init__(self, base_url: str, headers: Mapping[str, str],
-                 tls: ssl.SSLContext | None) -> None:
+    def __init__(
+        self, base_url: str, headers: Mapping[str, str], tls: ssl.SSLContext | None
+    ) -> None:
         parts = urlsplit(base_url)
         self.host = parts.hostname or ""
         self.https = parts.scheme == "https"
@@ -102,9 +104,14 @@ class Connection:
         # Percent-encoded as httpx would: the request line is ASCII.
         self.prefix = quote(parts.path.rstrip("/"), safe="/%:@!$&'()*+,;=~")
         self.tls = tls if self.https else None
-        self.headers = {"Host": parts.netloc, "User-Agent": f"pytest-competence/{__version__}",
-                        "Accept": "application/json", "Accept-Encoding": "gzip, deflate",
-                        "Content-Type": "application/json", **headers}
+        self.headers = {
+            "Host": parts.netloc,
+            "User-Agent": f"pytest-competence/{__version__}",
+            "Accept": "application/json",
+            "Accept-Encoding": "gzip, deflate",
+            "Content-Type": "application/json",
+            **headers,
+        }
         self.fixed: bytes | None = None  # the header lines, checked at the first request
         self.streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
@@ -118,8 +125,16 @@ class Connection:
         """
         if self.fixed is None:
             self.fixed = _header_block(self.headers)  # refused per request, like any bad send
-        request = (b"POST " + (self.prefix + path).encode() + b" HTTP/1.1\r\n" + self.fixed
-                   + b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        request = (
+            b"POST "
+            + (self.prefix + path).encode()
+            + b" HTTP/1.1\r\n"
+            + self.fixed
+            + b"Content-Length: "
+            + str(len(body)).encode()
+            + b"\r\n\r\n"
+            + body
+        )
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         for again in (False, True):
@@ -143,8 +158,10 @@ class Connection:
     async def _open(self, timeout: float) -> None:
         self.close()
         try:
-            self.streams = await _within(timeout, asyncio.open_connection(
-                self.host, self.port, ssl=self.tls, limit=_HEAD_LIMIT))
+            self.streams = await _within(
+                timeout,
+                asyncio.open_connection(self.host, self.port, ssl=self.tls, limit=_HEAD_LIMIT),
+            )
         except (asyncio.TimeoutError, TimeoutError):
             raise httpx.ConnectTimeout(f"no connection within {timeout:g} s") from None
         except OSError as exc:  # refused, unreachable, DNS, TLS (ssl.SSLError is an OSError)
@@ -159,8 +176,9 @@ class Connection:
             head = await reader.readuntil(b"\r\n\r\n")
         except asyncio.IncompleteReadError as exc:
             if exc.partial:
-                raise httpx.RemoteProtocolError("the server closed the connection in the "
-                                                "middle of the response headers") from None
+                raise httpx.RemoteProtocolError(
+                    "the server closed the connection in the middle of the response headers"
+                ) from None
             raise _Unanswered("Server disconnected without sending a response.") from None
         except (ConnectionResetError, BrokenPipeError) as exc:
             raise _Unanswered(f"the server closed the connection: {exc}") from None
@@ -171,8 +189,9 @@ class Connection:
         try:
             reply, keep = await _read_reply(reader, head)
         except asyncio.IncompleteReadError:
-            raise httpx.RemoteProtocolError("Server disconnected without sending a complete "
-                                            "response.") from None
+            raise httpx.RemoteProtocolError(
+                "Server disconnected without sending a complete response."
+            ) from None
         except asyncio.LimitOverrunError:
             raise httpx.RemoteProtocolError("the response headers are too long") from None
         except (ValueError, zlib.error) as exc:
@@ -227,8 +246,9 @@ async def _read_reply(reader: asyncio.StreamReader, head: bytes) -> tuple[Reply,
     if encoding in ("gzip", "x-gzip"):
         content = zlib.decompress(content, 16 + zlib.MAX_WBITS)
     elif encoding == "deflate":  # zlib-wrapped as the RFC says, or raw as some servers send
-        content = zlib.decompress(content, zlib.MAX_WBITS if content[:1] == b"x" else
-                                  -zlib.MAX_WBITS)
+        content = zlib.decompress(
+            content, zlib.MAX_WBITS if content[:1] == b"x" else -zlib.MAX_WBITS
+        )
     elif encoding != "identity":
         raise ValueError(f"unsupported content-encoding {encoding!r}")
     return Reply(status, reason, headers, content), keep

@@ -35,7 +35,14 @@ from ._params import Param, choice, number, parse_params, text, whole
 from .readout import Answer, Scores, in_order, scored_stream
 
 __all__ = [
-    "EXTRA", "PARAMS", "SHIPPED", "SHIPPED_DIR", "HFModel", "hf_model", "hub_cache", "locate",
+    "EXTRA",
+    "PARAMS",
+    "SHIPPED",
+    "SHIPPED_DIR",
+    "HFModel",
+    "hf_model",
+    "hub_cache",
+    "locate",
     "require",
 ]
 
@@ -58,8 +65,10 @@ def require(backend: str, *modules: str) -> None:
     """Raise the extra's ``ImportError`` when a module the backend needs is not installed."""
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
-        raise ImportError(f"the {backend} backend needs {' and '.join(missing)}, which "
-                          f"{'is' if len(missing) == 1 else 'are'} not installed: {EXTRA}")
+        raise ImportError(
+            f"the {backend} backend needs {' and '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: {EXTRA}"
+        )
 
 
 def hub_cache() -> Path:
@@ -67,7 +76,8 @@ def hub_cache() -> Path:
     if os.environ.get("HF_HUB_CACHE"):
         return Path(os.environ["HF_HUB_CACHE"]).expanduser()
     home = os.environ.get("HF_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "huggingface")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache"), "huggingface"
+    )
     return Path(home).expanduser() / "hub"
 
 
@@ -85,8 +95,10 @@ def locate(name: str, spec: str) -> Path:
         path = SHIPPED_DIR / SHIPPED[name]
     if path.is_dir():
         if not (path / "config.json").is_file():
-            raise ModelSpecError(f"{spec!r}: {str(path)!r} has no config.json; expected the "
-                                 f"directory of a checkpoint saved with save_pretrained()")
+            raise ModelSpecError(
+                f"{spec!r}: {str(path)!r} has no config.json; expected the "
+                f"directory of a checkpoint saved with save_pretrained()"
+            )
         return path.resolve()
     hub_id = not name.startswith((".", "/", "~")) and name.count("/") <= 1 and "\\" not in name
     if hub_id:
@@ -105,16 +117,19 @@ def locate(name: str, spec: str) -> Path:
 def _fingerprint(folder: Path) -> list[tuple[str, int, int]]:
     """Names, sizes and modification times of the checkpoint's files: a retrained model in the
     same directory must not be answered from the cache of the old one."""
-    return sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns)
-                  for p in folder.iterdir() if p.is_file())
+    return sorted(
+        (p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in folder.iterdir() if p.is_file()
+    )
 
 
 def hf_model(rest: str, spec: str) -> HFModel:
     """Build the model of ``hf:PATH_OR_ID[?key=value&…]`` (weights load on first use)."""
     name, _, query = rest.partition("?")
     if not name.strip():
-        raise ModelSpecError(f"Malformed model spec {spec!r}; expected 'hf:PATH_OR_ID', e.g. "
-                             f"'hf:./checkpoints/step-1000' or 'hf:Qwen/Qwen2.5-0.5B-Instruct'")
+        raise ModelSpecError(
+            f"Malformed model spec {spec!r}; expected 'hf:PATH_OR_ID', e.g. "
+            f"'hf:./checkpoints/step-1000' or 'hf:Qwen/Qwen2.5-0.5B-Instruct'"
+        )
     params = parse_params(query, PARAMS, spec)
     require("transformers", "torch", "transformers")
     return HFModel(spec, locate(name.strip(), spec), **params)
@@ -123,14 +138,29 @@ def hf_model(rest: str, spec: str) -> HFModel:
 class HFModel:
     """A transformers causal LM; see the module docstring for what it does and takes."""
 
-    def __init__(self, name: str, path: Path, *, max_new_tokens: int = 16,
-                 temperature: float = 0.0, top_p: float | None = None, seed: int = 0,
-                 batch_size: int = 16, dtype: str = "auto", device: str = "auto",
-                 readout: str = "generate", chat_template: str = "auto") -> None:
+    def __init__(
+        self,
+        name: str,
+        path: Path,
+        *,
+        max_new_tokens: int = 16,
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        seed: int = 0,
+        batch_size: int = 16,
+        dtype: str = "auto",
+        device: str = "auto",
+        readout: str = "generate",
+        chat_template: str = "auto",
+    ) -> None:
         self.name = name
         self.path = Path(path)
-        self.decoding = {"max_new_tokens": max_new_tokens, "temperature": temperature,
-                         "top_p": top_p, "seed": seed}
+        self.decoding = {
+            "max_new_tokens": max_new_tokens,
+            "temperature": temperature,
+            "top_p": top_p,
+            "seed": seed,
+        }
         self.batch_size, self.readout, self.use_template = batch_size, readout, chat_template
         self.requested = {"dtype": dtype, "device": device}
         self._runner: Any = None
@@ -144,26 +174,46 @@ class HFModel:
         if self._runner is None:
             from ._hf_batches import Runner
 
-            self._runner = Runner(self.path, batch_size=self.batch_size,
-                                  use_template=self.use_template == "auto", **self.requested)
+            self._runner = Runner(
+                self.path,
+                batch_size=self.batch_size,
+                use_template=self.use_template == "auto",
+                **self.requested,
+            )
         return self._runner
 
     @property
     def cache_identity(self) -> str:
         """The checkpoint (files included), the dtype it runs in, and the decoding settings."""
-        return json.dumps({"backend": "hf", "path": str(self.path),
-                           "files": _fingerprint(self.path), "dtype": self.runner.dtype_name,
-                           "decoding": self.decoding, "readout": self.readout,
-                           "chat_template": self.use_template}, sort_keys=True)
+        return json.dumps(
+            {
+                "backend": "hf",
+                "path": str(self.path),
+                "files": _fingerprint(self.path),
+                "dtype": self.runner.dtype_name,
+                "decoding": self.decoding,
+                "readout": self.readout,
+                "chat_template": self.use_template,
+            },
+            sort_keys=True,
+        )
 
     @property
     def competence_identity(self) -> str:
         """The checkpoint's files and the decoding settings, without loading the weights (see
         :func:`~pytest_competence.models.identity.model_identity`)."""
-        return json.dumps({"backend": "hf", "path": str(self.path),
-                           "files": _fingerprint(self.path), "dtype": self.requested["dtype"],
-                           "decoding": self.decoding, "readout": self.readout,
-                           "chat_template": self.use_template}, sort_keys=True)
+        return json.dumps(
+            {
+                "backend": "hf",
+                "path": str(self.path),
+                "files": _fingerprint(self.path),
+                "dtype": self.requested["dtype"],
+                "decoding": self.decoding,
+                "readout": self.readout,
+                "chat_template": self.use_template,
+            },
+            sort_keys=True,
+        )
 
     def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, Answer]]:
         """``(index, answer or exception)`` batch by batch, as each batch finishes."""
@@ -175,13 +225,15 @@ class HFModel:
     def generate(self, prompts: Sequence[Prompt]) -> list[Answer]:
         return in_order(self.stream(prompts), len(prompts), self.name)
 
-    def score(self, prompts: Sequence[Prompt],
-              candidates: Sequence[str]) -> list[Scores | BaseException]:
+    def score(
+        self, prompts: Sequence[Prompt], candidates: Sequence[str]
+    ) -> list[Scores | BaseException]:
         """Per prompt, the summed log-probability of each candidate's tokens after the prompt."""
         return self.runner.score(prompts, candidates)
 
-    def margins(self, prompts: Sequence[Prompt], positive: str = "yes",
-                negative: str = "no") -> list[float | BaseException]:
+    def margins(
+        self, prompts: Sequence[Prompt], positive: str = "yes", negative: str = "no"
+    ) -> list[float | BaseException]:
         """Per prompt, ``log p(positive) − log p(negative)``: the yes/no logit margin."""
         from .readout import margins
 

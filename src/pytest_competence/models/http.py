@@ -116,11 +116,24 @@ def openai_model(rest: str, spec: str, settings: Mapping[str, str] | None = None
 class OpenAIModel:
     """A model served over the OpenAI API; see the module docstring for the parameters."""
 
-    def __init__(self, name: str, model: str, base_urls: Sequence[str], *, key_env: str,
-                 mode: str = "chat", readout: str = "generate", top_logprobs: int = 20,
-                 seed: int | None = None, concurrency: int = 32, timeout: float = 60.0,
-                 attempts: int = 6, budget: float = 600.0, backoff: float = 0.5,
-                 **decoding: Any) -> None:
+    def __init__(
+        self,
+        name: str,
+        model: str,
+        base_urls: Sequence[str],
+        *,
+        key_env: str,
+        mode: str = "chat",
+        readout: str = "generate",
+        top_logprobs: int = 20,
+        seed: int | None = None,
+        concurrency: int = 32,
+        timeout: float = 60.0,
+        attempts: int = 6,
+        budget: float = 600.0,
+        backoff: float = 0.5,
+        **decoding: Any,
+    ) -> None:
         from ._transport import Breaker, RetryPolicy
 
         self.name = name
@@ -133,9 +146,16 @@ class OpenAIModel:
         self.breaker = Breaker(len(self.base_urls))  # across batches: a dead server stays dead
         #: Everything that decides the answers, and nothing else (no key, no tuning knobs).
         self.cache_identity = json.dumps(
-            {"backend": "openai", "model": model, "base_urls": sorted(self.base_urls),
-             "mode": mode, "decoding": self.decoding, "seed": seed, "readout": readout,
-             "top_logprobs": top_logprobs if readout == "score" else None},
+            {
+                "backend": "openai",
+                "model": model,
+                "base_urls": sorted(self.base_urls),
+                "mode": mode,
+                "decoding": self.decoding,
+                "seed": seed,
+                "readout": readout,
+                "top_logprobs": top_logprobs if readout == "score" else None,
+            },
             sort_keys=True,
         )
 
@@ -165,22 +185,32 @@ class OpenAIModel:
         path = "/chat/completions" if self.mode == "chat" else "/completions"
         return {"method": "POST", "url": f"/v1{path}", "body": self._body(p)}
 
-    def _send(self, calls: Sequence[Call],
-              parse: Callable[[Any], T]) -> Iterator[tuple[int, T | ModelCallError]]:
+    def _send(
+        self, calls: Sequence[Call], parse: Callable[[Any], T]
+    ) -> Iterator[tuple[int, T | ModelCallError]]:
         from ._transport import post_all
 
         key = os.environ.get(self.key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return post_all(calls, parse, urls=self.base_urls, headers=headers,
-                        concurrency=self.concurrency, timeout=self.timeout, policy=self.policy,
-                        secrets=[key] if key else [], breaker=self.breaker)
+        return post_all(
+            calls,
+            parse,
+            urls=self.base_urls,
+            headers=headers,
+            concurrency=self.concurrency,
+            timeout=self.timeout,
+            policy=self.policy,
+            secrets=[key] if key else [],
+            breaker=self.breaker,
+        )
 
     def _answer_text(self, data: Any) -> str | BaseException:
         first = data["choices"][0]
         content = first["message"].get("content") if self.mode == "chat" else first["text"]
         if content is None:  # e.g. a reasoning model that spent every token before answering
-            return NoAnswer(f"the response has no answer text "
-                            f"(finish_reason={first.get('finish_reason')!r})")
+            return NoAnswer(
+                f"the response has no answer text (finish_reason={first.get('finish_reason')!r})"
+            )
         if not isinstance(content, str):
             raise TypeError(f"answer text is a {type(content).__name__}")
         return content
@@ -206,26 +236,39 @@ class OpenAIModel:
 
     # -- candidate scoring -------------------------------------------------------------------------
 
-    def score(self, prompts: Sequence[Prompt],
-              candidates: Sequence[str]) -> list[Scores | BaseException]:
+    def score(
+        self, prompts: Sequence[Prompt], candidates: Sequence[str]
+    ) -> list[Scores | BaseException]:
         """Per prompt, each candidate's log-probability as the answer (see the module docstring)."""
         return in_order(self._score_stream(prompts, candidates), len(prompts), self.name)
 
-    def _score_stream(self, prompts: Sequence[Prompt],
-                      candidates: Sequence[str]) -> Iterator[tuple[int, Scores | BaseException]]:
+    def _score_stream(
+        self, prompts: Sequence[Prompt], candidates: Sequence[str]
+    ) -> Iterator[tuple[int, Scores | BaseException]]:
         from ._transport import Call
 
         if self.mode == "chat":
-            calls = [Call("/chat/completions", self._body(p, max_tokens=1, temperature=0.0,
-                                                          logprobs=True,
-                                                          top_logprobs=self.top_logprobs))
-                     for p in prompts]
+            calls = [
+                Call(
+                    "/chat/completions",
+                    self._body(
+                        p,
+                        max_tokens=1,
+                        temperature=0.0,
+                        logprobs=True,
+                        top_logprobs=self.top_logprobs,
+                    ),
+                )
+                for p in prompts
+            ]
             for i, got in self._send(calls, _first_token_logprobs):
                 if isinstance(got, BaseException):
                     yield i, got
                 else:
-                    yield i, {c: logsumexp(lp for tok, lp in got if _same(tok, c))
-                              for c in candidates}
+                    yield (
+                        i,
+                        {c: logsumexp(lp for tok, lp in got if _same(tok, c)) for c in candidates},
+                    )
             return
         # Completions: the server echoes prompt + candidate with the logprob of every token.
         calls, spans = [], []
@@ -233,16 +276,26 @@ class OpenAIModel:
             t = self._prompt_text(p)
             for c in candidates:
                 joined = c if not t or t[-1].isspace() else f" {c}"
-                calls.append(Call("/completions", self._body(
-                    p, prompt=t + joined, max_tokens=1, temperature=0.0, echo=True, logprobs=1)))
+                calls.append(
+                    Call(
+                        "/completions",
+                        self._body(
+                            p,
+                            prompt=t + joined,
+                            max_tokens=1,
+                            temperature=0.0,
+                            echo=True,
+                            logprobs=1,
+                        ),
+                    )
+                )
                 spans.append((len(t), len(t) + len(joined)))
         pending: dict[int, dict[str, float]] = {}
         failed: dict[int, BaseException] = {}
         left = dict.fromkeys(range(len(prompts)), len(candidates))
         for k, echoed in self._send(calls, _echoed_tokens):
             i, which = divmod(k, len(candidates))
-            value = (echoed if isinstance(echoed, BaseException)
-                     else _span_logprob(echoed, spans[k]))
+            value = echoed if isinstance(echoed, BaseException) else _span_logprob(echoed, spans[k])
             if isinstance(value, BaseException):
                 failed.setdefault(i, value)
             else:
@@ -271,8 +324,10 @@ def _first_token_logprobs(data: Any) -> list[tuple[str, float]]:
     content = lp.get("content") if isinstance(lp, dict) else None
     tops = content[0].get("top_logprobs") if content else None
     if not tops:
-        raise _no_logprobs("chat mode needs 'logprobs' with 'top_logprobs'; vLLM returns up to "
-                           "--max-logprobs alternatives, default 20")
+        raise _no_logprobs(
+            "chat mode needs 'logprobs' with 'top_logprobs'; vLLM returns up to "
+            "--max-logprobs alternatives, default 20"
+        )
     return [(t["token"], float(t["logprob"])) for t in tops]
 
 
@@ -284,14 +339,18 @@ def _echoed_tokens(data: Any) -> list[tuple[int, str, float | None]]:
     return list(zip(lp["text_offset"], lp["tokens"], lp["token_logprobs"], strict=True))
 
 
-def _span_logprob(tokens: Sequence[tuple[int, str, float | None]],
-                  span: tuple[int, int]) -> float | BaseException:
+def _span_logprob(
+    tokens: Sequence[tuple[int, str, float | None]], span: tuple[int, int]
+) -> float | BaseException:
     """The summed logprob of the tokens overlapping the candidate's characters."""
     start, end = span
-    covering = [value for offset, token, value in tokens
-                if offset < end and offset + len(token) > start]
+    covering = [
+        value for offset, token, value in tokens if offset < end and offset + len(token) > start
+    ]
     if not covering or any(value is None for value in covering):
-        return RuntimeError("the server's echoed logprobs do not cover the candidate; it may not "
-                            "support candidate scoring in completions mode (echo + logprobs)")
+        return RuntimeError(
+            "the server's echoed logprobs do not cover the candidate; it may not "
+            "support candidate scoring in completions mode (echo + logprobs)"
+        )
     total = sum(float(v) for v in covering if v is not None)
     return total if math.isfinite(total) else -math.inf

@@ -64,11 +64,15 @@ def _import(module: str, spec: str, root: Path | None) -> Any:
             f"installed, in the rootdir or on sys.path, or give a path to a .py file"
         ) from None
     except SyntaxError as exc:
-        raise ModelSpecError(f"Model spec {spec!r}: {exc.filename}:{exc.lineno}: SyntaxError: "
-                             f"{exc.msg}; fix the module") from None
+        raise ModelSpecError(
+            f"Model spec {spec!r}: {exc.filename}:{exc.lineno}: SyntaxError: "
+            f"{exc.msg}; fix the module"
+        ) from None
     except Exception as exc:
-        raise ModelSpecError(f"Model spec {spec!r}: importing {module!r} raised "
-                             f"{type(exc).__name__}: {exc} (at {where_raised(exc)})") from None
+        raise ModelSpecError(
+            f"Model spec {spec!r}: importing {module!r} raised "
+            f"{type(exc).__name__}: {exc} (at {where_raised(exc)})"
+        ) from None
 
 
 def python_model(rest: str, spec: str, root: str | Path | None = None) -> Model:
@@ -86,7 +90,9 @@ def python_model(rest: str, spec: str, root: str | Path | None = None) -> Model:
     try:
         obj = getattr(mod, attr)
     except AttributeError:
-        raise ModelSpecError(f"Model spec {spec!r}: module {module!r} has no attribute {attr!r}") from None
+        raise ModelSpecError(
+            f"Model spec {spec!r}: module {module!r} has no attribute {attr!r}"
+        ) from None
     if isinstance(obj, type):
         try:
             obj = obj()

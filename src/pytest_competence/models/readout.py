@@ -20,8 +20,16 @@ if TYPE_CHECKING:
     from ._base import ScoringModel
 
 __all__ = [
-    "Answer", "ReadoutError", "Scores", "best_candidate", "group_by_space", "in_order",
-    "logsumexp", "margins", "scored_answers", "scored_stream",
+    "Answer",
+    "ReadoutError",
+    "Scores",
+    "best_candidate",
+    "group_by_space",
+    "in_order",
+    "logsumexp",
+    "margins",
+    "scored_answers",
+    "scored_stream",
 ]
 
 
@@ -68,12 +76,14 @@ def in_order(pairs: Iterable[tuple[int, T]], count: int, name: str) -> list[T]:
         if not 0 <= i < count or slots[i] is not _MISSING:
             raise ModelProtocolError(
                 f"model {name!r} answered prompt {i} of {count} twice or out of range; a "
-                f"stream() must yield each prompt's index exactly once")
+                f"stream() must yield each prompt's index exactly once"
+            )
         slots[i] = answer
     missing = [i for i, a in enumerate(slots) if a is _MISSING]
     if missing:
-        raise ModelProtocolError(f"model {name!r} never answered {len(missing)} of {count} "
-                                 f"prompts (first: {missing[0]})")
+        raise ModelProtocolError(
+            f"model {name!r} never answered {len(missing)} of {count} prompts (first: {missing[0]})"
+        )
     return slots
 
 

@@ -48,11 +48,13 @@ from pytest_competence.registry import FAMILIES
 
 __all__ = ["POLICIES", "READS", "SHORTCUTS", "ReferencePolicy", "reference_policy"]
 
+
 class ReferencePolicy:
     """A reference policy as a model: reads each prompt's text and answers it."""
 
-    def __init__(self, name: str, answer: Callable[[Any], str],
-                 families: tuple[str, ...] | None = None) -> None:
+    def __init__(
+        self, name: str, answer: Callable[[Any], str], families: tuple[str, ...] | None = None
+    ) -> None:
         # ``answer`` takes the prompt's text, or the whole Prompt when marked by reads_prompt().
         self.name = name
         self.spec = name  # the spec it was built from, kept when an alias renames it
@@ -64,8 +66,7 @@ class ReferencePolicy:
         whole = getattr(self._answer, "reads_prompt", False)
         return [self._answer(p if whole else p.text) for p in prompts]
 
-    def score(self, prompts: Sequence[Prompt],
-              candidates: Sequence[str]) -> list[dict[str, float]]:
+    def score(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
         """Candidate scores: log-probability 0 for the answer it generates, ``-inf`` elsewhere."""
         return [point_mass(a, candidates) for a in self.generate(prompts)]
 
@@ -145,14 +146,21 @@ def _declared() -> tuple[dict[str, Callable[..., Any]], dict[str, tuple[str, ...
     reads: dict[str, list[str]] = {}
     for family in FAMILIES:
         for name, factory in FAMILIES.hooks(family).shortcut_policies().items():
-            if name in generic or name == "shortcuts" or (
-                    name in factories and factories[name] is not factory):
-                first = "the family-independent policies" if name in generic or (
-                    name == "shortcuts") else f"family {reads[name][0]!r}"
+            if (
+                name in generic
+                or name == "shortcuts"
+                or (name in factories and factories[name] is not factory)
+            ):
+                first = (
+                    "the family-independent policies"
+                    if name in generic or (name == "shortcuts")
+                    else f"family {reads[name][0]!r}"
+                )
                 raise InvalidArgument(
                     f"Family {family!r} declares the reference policy {name!r}, which "
                     f"{first} already define; give the policy a name of its own, e.g. "
-                    f"'{family}-{name}'")
+                    f"'{family}-{name}'"
+                )
             factories[name] = factory
             reads.setdefault(name, []).append(family)
     return factories, {name: tuple(f) for name, f in reads.items()}
@@ -214,15 +222,16 @@ def reference_policy(rest: str, spec: str) -> ReferencePolicy:
     """Build ``ref:NAME[?key=value&…]``; unknown names and parameters list what exists."""
     name, _, query = rest.partition("?")
     if name == "shortcuts":
-        raise ModelSpecError(f"{spec!r} names several policies ({', '.join(SHORTCUTS)}); give it "
-                             f"to --competence-model, which runs each of them")
+        raise ModelSpecError(
+            f"{spec!r} names several policies ({', '.join(SHORTCUTS)}); give it "
+            f"to --competence-model, which runs each of them"
+        )
     generic = _generic()
     factories, reads = ({}, {}) if name in generic else _declared()
     factory = generic.get(name) or factories.get(name)
     if factory is None:
         raise ModelSpecError(
-            f"Unknown reference policy {name!r} in {spec!r}; expected one of "
-            f"{', '.join(POLICIES)}"
+            f"Unknown reference policy {name!r} in {spec!r}; expected one of {', '.join(POLICIES)}"
         )
     params = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
     try:

@@ -50,34 +50,56 @@ def vllm_model(rest: str, spec: str) -> VLLMModel:
 
     name, _, query = rest.partition("?")
     if not name.strip():
-        raise ModelSpecError(f"Malformed model spec {spec!r}; expected 'vllm:PATH_OR_ID', e.g. "
-                             f"'vllm:Qwen/Qwen2.5-7B-Instruct'")
+        raise ModelSpecError(
+            f"Malformed model spec {spec!r}; expected 'vllm:PATH_OR_ID', e.g. "
+            f"'vllm:Qwen/Qwen2.5-7B-Instruct'"
+        )
     params = parse_params(query, PARAMS, spec)
     import importlib.util
 
     if importlib.util.find_spec("vllm") is None:
-        raise ImportError(f"{spec!r} needs vLLM, which is not installed: "
-                          f"pip install 'pytest-competence[vllm]' (a CUDA machine), or use "
-                          f"'hf:{name.strip()}' to run the model with transformers")
+        raise ImportError(
+            f"{spec!r} needs vLLM, which is not installed: "
+            f"pip install 'pytest-competence[vllm]' (a CUDA machine), or use "
+            f"'hf:{name.strip()}' to run the model with transformers"
+        )
     return VLLMModel(spec, locate(name.strip(), spec), **params)
 
 
 class VLLMModel:
     """A model served by vLLM's offline engine; see the module docstring."""
 
-    def __init__(self, name: str, path: Path, *, max_tokens: int = 16, temperature: float = 0.0,
-                 top_p: float | None = None, seed: int = 0, dtype: str = "auto",
-                 max_model_len: int | None = None, gpu_memory_utilization: float = 0.9,
-                 tensor_parallel_size: int = 1, chunk: int = 1024, readout: str = "generate",
-                 chat_template: str = "auto") -> None:
+    def __init__(
+        self,
+        name: str,
+        path: Path,
+        *,
+        max_tokens: int = 16,
+        temperature: float = 0.0,
+        top_p: float | None = None,
+        seed: int = 0,
+        dtype: str = "auto",
+        max_model_len: int | None = None,
+        gpu_memory_utilization: float = 0.9,
+        tensor_parallel_size: int = 1,
+        chunk: int = 1024,
+        readout: str = "generate",
+        chat_template: str = "auto",
+    ) -> None:
         self.name = name
         self.path = Path(path)
         self.seed = seed
-        self.decoding: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature,
-                                         "top_p": top_p, "seed": seed}
+        self.decoding: dict[str, Any] = {
+            "max_tokens": max_tokens,
+            "temperature": temperature,
+            "top_p": top_p,
+            "seed": seed,
+        }
         self.engine_args: dict[str, Any] = {
-            "dtype": dtype, "gpu_memory_utilization": gpu_memory_utilization,
-            "tensor_parallel_size": tensor_parallel_size, "seed": seed,
+            "dtype": dtype,
+            "gpu_memory_utilization": gpu_memory_utilization,
+            "tensor_parallel_size": tensor_parallel_size,
+            "seed": seed,
             **({"max_model_len": max_model_len} if max_model_len else {}),
         }
         self.chunk, self.readout, self.use_template = chunk, readout, chat_template
@@ -91,10 +113,18 @@ class VLLMModel:
         """What the response cache keys this model's answers by: the checkpoint and decoding."""
         from .hf import _fingerprint
 
-        return json.dumps({"backend": "vllm", "path": str(self.path),
-                           "files": _fingerprint(self.path), "dtype": self.engine_args["dtype"],
-                           "decoding": self.decoding, "readout": self.readout,
-                           "chat_template": self.use_template}, sort_keys=True)
+        return json.dumps(
+            {
+                "backend": "vllm",
+                "path": str(self.path),
+                "files": _fingerprint(self.path),
+                "dtype": self.engine_args["dtype"],
+                "decoding": self.decoding,
+                "readout": self.readout,
+                "chat_template": self.use_template,
+            },
+            sort_keys=True,
+        )
 
     @property
     def engine(self) -> Any:
@@ -102,8 +132,7 @@ class VLLMModel:
         if self._engine is None:
             from vllm import LLM
 
-            self._engine = LLM(model=str(self.path), enable_prefix_caching=True,
-                               **self.engine_args)
+            self._engine = LLM(model=str(self.path), enable_prefix_caching=True, **self.engine_args)
         return self._engine
 
     def render(self, p: Prompt) -> str:
@@ -112,8 +141,9 @@ class VLLMModel:
         if self.use_template == "auto" and getattr(tokenizer, "chat_template", None):
             messages = [{"role": "system", "content": p.system}] if p.system else []
             messages.append({"role": "user", "content": p.text})
-            return str(tokenizer.apply_chat_template(messages, add_generation_prompt=True,
-                                                     tokenize=False))
+            return str(
+                tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+            )
         return f"{p.system}\n\n{p.text}" if p.system else p.text
 
     def _sampling(self, attempt: int, **override: Any) -> Any:
@@ -127,7 +157,7 @@ class VLLMModel:
         """Prompt indices sorted by text (shared beginnings side by side), ``chunk`` at a time."""
         order = sorted(range(len(texts)), key=lambda i: texts[i])
         for start in range(0, len(order), self.chunk):
-            yield order[start:start + self.chunk]
+            yield order[start : start + self.chunk]
 
     def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, Answer]]:
         """``(index, answer or exception)`` chunk by chunk."""
@@ -150,8 +180,9 @@ class VLLMModel:
         """One answer per prompt, in one batched call."""
         return in_order(self.stream(prompts), len(prompts), self.name)
 
-    def score(self, prompts: Sequence[Prompt],
-              candidates: Sequence[str]) -> list[Scores | BaseException]:
+    def score(
+        self, prompts: Sequence[Prompt], candidates: Sequence[str]
+    ) -> list[Scores | BaseException]:
         """Per prompt, the summed prompt-logprob of each candidate's tokens after the prompt."""
         tokenizer = self.engine.get_tokenizer()
         texts = [self.render(p) for p in prompts]
@@ -180,6 +211,7 @@ class VLLMModel:
                     continue
                 start, end = spans[k]
                 ids = requests[k]["prompt_token_ids"]
-                results[i][candidates[which]] = float(sum(
-                    out.prompt_logprobs[j][ids[j]].logprob for j in range(start, end)))
+                results[i][candidates[which]] = float(
+                    sum(out.prompt_logprobs[j][ids[j]].logprob for j in range(start, end))
+                )
         return results

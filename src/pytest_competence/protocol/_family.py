@@ -72,8 +72,9 @@ class FamilyLike(Protocol):
     def answer_space(self) -> tuple[str, ...]:
         """The answers a prompt can have (``()`` for open answers)."""
 
-    def design(self, *, levels: Sequence[int], pairs: int, seed: int,
-               presentations: Sequence[str]) -> list[Item]:
+    def design(
+        self, *, levels: Sequence[int], pairs: int, seed: int, presentations: Sequence[str]
+    ) -> list[Item]:
         """The seeded balanced design (see :meth:`Family.design`)."""
 
     def parse(self, text: str) -> Parsed:
@@ -131,8 +132,9 @@ class Family(ABC):
     answer_space: tuple[str, ...]
 
     @abstractmethod
-    def design(self, *, levels: Sequence[int], pairs: int, seed: int,
-               presentations: Sequence[str]) -> list[Item]:
+    def design(
+        self, *, levels: Sequence[int], pairs: int, seed: int, presentations: Sequence[str]
+    ) -> list[Item]:
         """Per level ``pairs`` latent instances ``z`` with their prompts, each prompt's ``gold``
         the oracle's answer ``y*(z)`` mapped through its presentation's
         :class:`~pytest_competence.protocol.AnswerMap` (presentations are tuples of
@@ -158,13 +160,15 @@ class Family(ABC):
         a failing case, it cannot shrink one)."""
         return None
 
-    def check_design(self, *, levels: Sequence[int], pairs: int, seed: int,
-                     presentations: Sequence[str]) -> None:
+    def check_design(
+        self, *, levels: Sequence[int], pairs: int, seed: int, presentations: Sequence[str]
+    ) -> None:
         """Raise :class:`InvalidArgument` when the design cannot be drawn (by default the
         design itself is the check: nothing is checked before it runs)."""
 
-    def audit_components(self, levels: Sequence[int],
-                         presentations: Sequence[str]) -> list[AuditComponent]:
+    def audit_components(
+        self, levels: Sequence[int], presentations: Sequence[str]
+    ) -> list[AuditComponent]:
         """The supports an audit can add to a suite of this family over ``levels`` and
         ``presentations``."""
         return []
@@ -198,8 +202,7 @@ class Family(ABC):
         return None
 
     @classmethod
-    def metrics(cls, evaluation: Evaluated, *, bootstrap: int = 0,
-                seed: int = 0) -> dict[str, Any]:
+    def metrics(cls, evaluation: Evaluated, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
         """Summary entries of one evaluation of this family (e.g. ``{"systematicity": {...}}``)
         beside the generic ones; ``bootstrap`` resamples and ``seed`` are the summary's."""
         return {}
@@ -240,10 +243,18 @@ class Family(ABC):
         made = construct(cls, dict(args.options))
         levels = args.levels or list(cls.default_levels)
         if not levels:
-            raise InvalidArgument(f"competence generate {cls.name} needs --levels: the "
-                                  f"family declares no default_levels")
-        yield made, dict(levels=levels, pairs=args.pairs or 200,
-                         presentations=args.presentations or default_presentations(made))
+            raise InvalidArgument(
+                f"competence generate {cls.name} needs --levels: the "
+                f"family declares no default_levels"
+            )
+        yield (
+            made,
+            dict(
+                levels=levels,
+                pairs=args.pairs or 200,
+                presentations=args.presentations or default_presentations(made),
+            ),
+        )
 
     @classmethod
     def record_meta(cls, item: Item) -> dict[str, Any]:
@@ -273,8 +284,13 @@ def default_presentations(family: object) -> tuple[str, ...]:
 
 
 def design_chunks(
-    family: FamilyLike, *, levels: Sequence[int], pairs: int, seed: int,
-    presentations: Sequence[str], size: int = CHUNK_INSTANCES,
+    family: FamilyLike,
+    *,
+    levels: Sequence[int],
+    pairs: int,
+    seed: int,
+    presentations: Sequence[str],
+    size: int = CHUNK_INSTANCES,
 ) -> Iterator[list[Item]]:
     """``family``'s design, ``size`` instances at a time, in design order.
 

@@ -19,7 +19,12 @@ from pytest_competence._version import __version__
 from pytest_competence.analysis import SCHEMA
 
 __all__ = [
-    "READABLE_SCHEMAS", "SCHEMA", "RecordSource", "build_document", "load_document", "recompute",
+    "READABLE_SCHEMAS",
+    "SCHEMA",
+    "RecordSource",
+    "build_document",
+    "load_document",
+    "recompute",
     "write_outputs",
 ]
 
@@ -31,7 +36,10 @@ RecordSource = tuple[str, str, Iterable[bytes]]
 
 
 def build_document(
-    results: Sequence[Mapping[str, Any]], *, models: Sequence[str] = (), bootstrap: int = 2000,
+    results: Sequence[Mapping[str, Any]],
+    *,
+    models: Sequence[str] = (),
+    bootstrap: int = 2000,
     not_applicable: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """The results document: every result's figures, the comparisons, and the test × model pairs
@@ -39,8 +47,10 @@ def build_document(
     :func:`write_outputs` writes them to the records file the document points to."""
     from pytest_competence.report._compare import compare_models
 
-    ordered = [{k: v for k, v in r.items() if k != "records_file"}  # a part file's name
-               for r in sorted(results, key=lambda r: r["nodeid"])]
+    ordered = [
+        {k: v for k, v in r.items() if k != "records_file"}  # a part file's name
+        for r in sorted(results, key=lambda r: r["nodeid"])
+    ]
     return {
         "schema": SCHEMA,
         "plugin_version": __version__,
@@ -63,14 +73,20 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         document = json.loads(text)
     except ValueError as exc:
-        hint = " (JSON Lines, one record a line: a dataset from competence generate?)" if (
-            "Extra data" in str(exc)) else ""
-        raise NotAResultsDocument(f"not a results document: {path}: not JSON, {exc}"
-                                  f"{hint}") from None
+        hint = (
+            " (JSON Lines, one record a line: a dataset from competence generate?)"
+            if ("Extra data" in str(exc))
+            else ""
+        )
+        raise NotAResultsDocument(
+            f"not a results document: {path}: not JSON, {exc}{hint}"
+        ) from None
     if not isinstance(document, dict) or document.get("schema") not in READABLE_SCHEMAS:
         found = document.get("schema") if isinstance(document, dict) else type(document).__name__
-        raise NotAResultsDocument(f"not a results document: {path}: schema {found!r}, "
-                                  f"expected {SCHEMA!r} (or an older {READABLE_SCHEMAS[0]!r})")
+        raise NotAResultsDocument(
+            f"not a results document: {path}: schema {found!r}, "
+            f"expected {SCHEMA!r} (or an older {READABLE_SCHEMAS[0]!r})"
+        )
     try:
         check_shape(document)
     except NotAResultsDocument as exc:
@@ -78,8 +94,9 @@ def load_document(path: str | os.PathLike[str]) -> dict[str, Any]:
     return document
 
 
-def recompute(document: dict[str, Any], *, bootstrap: int | None = None,
-              folder: str | os.PathLike[str] = ".") -> dict[str, Any]:
+def recompute(
+    document: dict[str, Any], *, bootstrap: int | None = None, folder: str | os.PathLike[str] = "."
+) -> dict[str, Any]:
     """Recompute every figure of an archived document from its prompt-level records, read
     result by result from its records file in ``folder`` (where the document was read from).
 
@@ -99,10 +116,15 @@ def recompute(document: dict[str, Any], *, bootstrap: int | None = None,
         r = dict(r)
         if rows is not None:
             evaluation = evaluation_from_records(r["model"], r["family"], rows)
-            B = bootstrap if bootstrap is not None else r["summary"].get("bootstrap", {}).get("B", 0)
+            B = (
+                bootstrap
+                if bootstrap is not None
+                else r["summary"].get("bootstrap", {}).get("B", 0)
+            )
             r.update(analyze(evaluation, bootstrap=B, seed=r["design"]["seed"]))
             condition = parse_condition(r["design"]["require"]).with_gates(
-                r["design"].get("gates", []))
+                r["design"].get("gates", [])
+            )
             minimal = (r.get("failing_case") or {}).get("minimal")
             r["failing_case"] = failing_case(condition, evaluation, profile(evaluation))
             if minimal and r["failing_case"]:
@@ -110,15 +132,22 @@ def recompute(document: dict[str, Any], *, bootstrap: int | None = None,
                 r["failing_case"]["minimal"] = minimal
         results.append(r)
     first = next((c["bootstrap"]["B"] for c in document.get("comparisons", [])), 2000)
-    rebuilt = build_document(results, models=document.get("models", []),
-                             bootstrap=bootstrap if bootstrap is not None else first,
-                             not_applicable=document.get("not_applicable", []))
+    rebuilt = build_document(
+        results,
+        models=document.get("models", []),
+        bootstrap=bootstrap if bootstrap is not None else first,
+        not_applicable=document.get("not_applicable", []),
+    )
     return rebuilt
 
 
 def write_outputs(
-    document: dict[str, Any], *, json_path: str | None = None, html_path: str | None = None,
-    markdown_path: str | None = None, records: Iterable[RecordSource] = (),
+    document: dict[str, Any],
+    *,
+    json_path: str | None = None,
+    html_path: str | None = None,
+    markdown_path: str | None = None,
+    records: Iterable[RecordSource] = (),
     records_path: str | None = None,
 ) -> list[tuple[str, str]]:
     """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set.
@@ -137,8 +166,7 @@ def write_outputs(
 
         path = records_path or records_name(json_path)
         sha256, counts = write_records_file(path, records)
-        write_json_atomic(json_path, pointers(document, json_path, path, sha256, counts),
-                          indent=1)
+        write_json_atomic(json_path, pointers(document, json_path, path, sha256, counts), indent=1)
         written += [("JSON", json_path), ("records", path)]
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if markdown_path or summary:

@@ -14,14 +14,41 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["NotAResultsDocument", "check_record", "check_shape", "disagreements", "holds_records",
-           "unrecomputed"]
+__all__ = [
+    "NotAResultsDocument",
+    "check_record",
+    "check_shape",
+    "disagreements",
+    "holds_records",
+    "unrecomputed",
+]
 
 #: What a result needs to be recomputed and rendered, and what each of its records needs.
-RESULT_FIELDS = ("nodeid", "model", "family", "test", "presentations", "levels", "summary", "instances",
-                 "design")
-RECORD_FIELDS = ("instance_id", "params", "presentation", "answer_map", "system", "prompt", "raw",
-                 "parsed", "reason", "gold", "answer_space", "attempts")
+RESULT_FIELDS = (
+    "nodeid",
+    "model",
+    "family",
+    "test",
+    "presentations",
+    "levels",
+    "summary",
+    "instances",
+    "design",
+)
+RECORD_FIELDS = (
+    "instance_id",
+    "params",
+    "presentation",
+    "answer_map",
+    "system",
+    "prompt",
+    "raw",
+    "parsed",
+    "reason",
+    "gold",
+    "answer_space",
+    "attempts",
+)
 ATTEMPT_FIELDS = ("raw", "parsed", "reason")
 #: The figures compared between an archive and its recomputation.
 FIGURES = ("levels", "summary", "instances")
@@ -92,16 +119,22 @@ def _differences(archived: object, recomputed: object, path: str) -> Iterator[st
     if isinstance(archived, dict) and isinstance(recomputed, dict):
         for key in sorted(set(archived) | set(recomputed), key=str):
             yield from _differences(archived.get(key), recomputed.get(key), f"{path}.{key}")
-    elif isinstance(archived, list) and isinstance(recomputed, list) and (
-        len(archived) == len(recomputed)
+    elif (
+        isinstance(archived, list)
+        and isinstance(recomputed, list)
+        and (len(archived) == len(recomputed))
     ):
         for k, (a, b) in enumerate(zip(archived, recomputed)):
             yield from _differences(a, b, f"{path}[{k}]")
     elif isinstance(archived, float) and isinstance(recomputed, float):
-        if not (archived == recomputed or math.isclose(archived, recomputed, rel_tol=1e-9)
-                or (math.isnan(archived) and math.isnan(recomputed))):
+        if not (
+            archived == recomputed
+            or math.isclose(archived, recomputed, rel_tol=1e-9)
+            or (math.isnan(archived) and math.isnan(recomputed))
+        ):
             yield f"{path}: archived {archived!r}, recomputed {recomputed!r}"
     elif archived != recomputed:
+
         def short(v: object) -> str:
             text = repr(v)
             return text if len(text) <= 60 else text[:57] + "..."

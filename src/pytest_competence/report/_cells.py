@@ -15,8 +15,17 @@ from typing import Any
 from pytest_competence.drawing import number
 from pytest_competence.protocol import Table
 
-__all__ = ["aligned", "family_html", "family_tables", "figures_html", "html_table", "markdown_table", "tables_html",
-           "tables_lines", "tables_markdown"]
+__all__ = [
+    "aligned",
+    "family_html",
+    "family_tables",
+    "figures_html",
+    "html_table",
+    "markdown_table",
+    "tables_html",
+    "tables_lines",
+    "tables_markdown",
+]
 
 Rows = Sequence[Sequence[str]]
 
@@ -24,21 +33,31 @@ Rows = Sequence[Sequence[str]]
 def aligned(rows: Rows, indent: str) -> list[str]:
     """Terminal lines: the first column left-aligned, the others right-aligned."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return [indent + "  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                               for i, (c, w) in enumerate(zip(row, widths))) for row in rows]
+    return [
+        indent
+        + "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))
+        )
+        for row in rows
+    ]
 
 
 def markdown_table(rows: Rows) -> list[str]:
     """Markdown lines: the header, its rule, a line per row."""
-    return (["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-            + ["| " + " | ".join(row) + " |" for row in rows[1:]])
+    return ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])] + [
+        "| " + " | ".join(row) + " |" for row in rows[1:]
+    ]
 
 
 def html_table(rows: Rows) -> str:
     """An HTML table in a horizontally scrolling block; the first column is a label."""
     head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
-    body = "".join("<tr>" + "".join(f'<td{" class=l" if i == 0 else ""}>{escape(c)}</td>'
-                                    for i, c in enumerate(row)) + "</tr>" for row in rows[1:])
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td{' class=l' if i == 0 else ''}>{escape(c)}</td>" for i, c in enumerate(row))
+        + "</tr>"
+        for row in rows[1:]
+    )
     return f'<div class="wide"><table><tr>{head}</tr>{body}</table></div>'
 
 
@@ -79,16 +98,24 @@ def tables_markdown(r: Mapping[str, Any]) -> list[str]:
     """Markdown lines of the family's tables: ``title: note.``, then the table."""
     out: list[str] = []
     for table in family_tables(r):
-        out += ["", f"{table.title}: {table.note}." if table.note else f"{table.title}:", "",
-                *markdown_table(_rows(table)), ""]
+        out += [
+            "",
+            f"{table.title}: {table.note}." if table.note else f"{table.title}:",
+            "",
+            *markdown_table(_rows(table)),
+            "",
+        ]
     return out
 
 
 def tables_html(r: Mapping[str, Any]) -> str:
     """HTML sections of the family's tables: a heading, the note, the table."""
-    return "".join(f'<h3 id="{_anchor(t)}">{escape(t.title)}</h3>'
-                   + (f"<p class=muted>{escape(t.note)}</p>" if t.note else "")
-                   + html_table(_rows(t)) for t in family_tables(r))
+    return "".join(
+        f'<h3 id="{_anchor(t)}">{escape(t.title)}</h3>'
+        + (f"<p class=muted>{escape(t.note)}</p>" if t.note else "")
+        + html_table(_rows(t))
+        for t in family_tables(r)
+    )
 
 
 def _anchor(table: Table) -> str:
@@ -103,9 +130,15 @@ def figures_html(r: Mapping[str, Any]) -> str:
     figures = FAMILIES.hooks(r.get("family_name") or "").figures(r)
     if not figures:
         return ""
-    return '<div class="plots">' + "".join(
-        f"<figure><figcaption>{escape(f.title)} <span>{escape(f.caption)}</span></figcaption>"
-        f"{f.svg}</figure>" for f in figures) + "</div>"
+    return (
+        '<div class="plots">'
+        + "".join(
+            f"<figure><figcaption>{escape(f.title)} <span>{escape(f.caption)}</span></figcaption>"
+            f"{f.svg}</figure>"
+            for f in figures
+        )
+        + "</div>"
+    )
 
 
 def family_html(r: Mapping[str, Any]) -> str:

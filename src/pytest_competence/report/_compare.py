@@ -62,19 +62,30 @@ def compare_models(
         for r in others:
             per = {}
             for name in reference["presentations"]:
-                x = np.column_stack([_bits(r["instances"]["correct"][name]),
-                                     _bits(reference["instances"]["correct"][name]),
-                                     np.ones(len(level))]).astype(float)
-                ci = stats.paired_bootstrap(x, lambda s: (s[..., 0] - s[..., 1]) / s[..., 2],
-                                            strata=level, B=bootstrap, seed=0)
+                x = np.column_stack(
+                    [
+                        _bits(r["instances"]["correct"][name]),
+                        _bits(reference["instances"]["correct"][name]),
+                        np.ones(len(level)),
+                    ]
+                ).astype(float)
+                ci = stats.paired_bootstrap(
+                    x,
+                    lambda s: (s[..., 0] - s[..., 1]) / s[..., 2],
+                    strata=level,
+                    B=bootstrap,
+                    seed=0,
+                )
                 per[name] = [float(ci.estimate), float(ci.low), float(ci.high)]
             deltas[r["model"]] = per
-        blocks.append({
-            "test": test,
-            "reference": reference["model"],
-            "models": [r["model"] for r in others],
-            "mcnemar": rows,
-            "accuracy_delta": deltas,
-            "bootstrap": {"B": bootstrap, "seed": 0, "stratified_by": "n"},
-        })
+        blocks.append(
+            {
+                "test": test,
+                "reference": reference["model"],
+                "models": [r["model"] for r in others],
+                "mcnemar": rows,
+                "accuracy_delta": deltas,
+                "bootstrap": {"B": bootstrap, "seed": 0, "stratified_by": "n"},
+            }
+        )
     return blocks

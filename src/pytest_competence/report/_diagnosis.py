@@ -41,8 +41,9 @@ def _level_rows(block: Mapping[str, Any]) -> list[list[str]]:
     for lv in block["by_level"]:
         top = lv["agreement"][lv["best"][0]]
         shown = lv["best"][:4] + ([f"+{len(lv['best']) - 4}"] if len(lv["best"]) > 4 else [])
-        rows.append([str(lv["n"]), lv["presentation"], str(lv["prompts"]), number(top),
-                     ", ".join(shown)])
+        rows.append(
+            [str(lv["n"]), lv["presentation"], str(lv["prompts"]), number(top), ", ".join(shown)]
+        )
     return rows
 
 
@@ -51,12 +52,20 @@ def _detail(block: Mapping[str, Any]) -> list[str]:
     for s in block["separations"]:
         (a, b), (ra, rb) = s["policies"], s["agreement"]
         if s["prompts"]:
-            out.append(f"where {a} and {b} differ ({s['prompts']} prompts): like {a} "
-                       f"{number(ra['rate'])} {_ci(ra)}, like {b} {number(rb['rate'])} {_ci(rb)}")
+            out.append(
+                f"where {a} and {b} differ ({s['prompts']} prompts): like {a} "
+                f"{number(ra['rate'])} {_ci(ra)}, like {b} {number(rb['rate'])} {_ci(rb)}"
+            )
     for t in block["to_add"]:
         a, b = t["policies"]
-        out.append(f"{a} vs {b}: " + (f"add {', '.join(t['needs'])}, e.g. the cell {t['witness']}"
-                                      if t["witness"] else "no candidate cell separates them"))
+        out.append(
+            f"{a} vs {b}: "
+            + (
+                f"add {', '.join(t['needs'])}, e.g. the cell {t['witness']}"
+                if t["witness"]
+                else "no candidate cell separates them"
+            )
+        )
     return out
 
 
@@ -65,8 +74,12 @@ def diagnosis_lines(r: Mapping[str, Any]) -> list[str]:
     block = _block(r)
     if block is None:
         return []
-    return [f"    diagnosis: {block['verdict']}", *aligned(_rows(block), "      "),
-            *aligned(_level_rows(block), "      "), *(f"      {x}" for x in _detail(block))]
+    return [
+        f"    diagnosis: {block['verdict']}",
+        *aligned(_rows(block), "      "),
+        *aligned(_level_rows(block), "      "),
+        *(f"      {x}" for x in _detail(block)),
+    ]
 
 
 def diagnosis_markdown(r: Mapping[str, Any]) -> list[str]:
@@ -74,8 +87,17 @@ def diagnosis_markdown(r: Mapping[str, Any]) -> list[str]:
     block = _block(r)
     if block is None:
         return []
-    return ["", f"Diagnosis: {block['verdict']}.", "", *markdown_table(_rows(block)), "",
-            *markdown_table(_level_rows(block)), "", *(f"- {x}" for x in _detail(block)), ""]
+    return [
+        "",
+        f"Diagnosis: {block['verdict']}.",
+        "",
+        *markdown_table(_rows(block)),
+        "",
+        *markdown_table(_level_rows(block)),
+        "",
+        *(f"- {x}" for x in _detail(block)),
+        "",
+    ]
 
 
 def diagnosis_html(r: Mapping[str, Any]) -> str:
@@ -84,6 +106,8 @@ def diagnosis_html(r: Mapping[str, Any]) -> str:
     if block is None:
         return ""
     items = "".join(f"<li>{escape(x)}</li>" for x in _detail(block))
-    return (f"<h3>Diagnosis: which reference policy it answers like</h3>"
-            f"<p>{escape(block['verdict'])}</p>{html_table(_rows(block))}"
-            f"{html_table(_level_rows(block))}" + (f"<ul>{items}</ul>" if items else ""))
+    return (
+        f"<h3>Diagnosis: which reference policy it answers like</h3>"
+        f"<p>{escape(block['verdict'])}</p>{html_table(_rows(block))}"
+        f"{html_table(_level_rows(block))}" + (f"<ul>{items}</ul>" if items else "")
+    )

@@ -33,8 +33,11 @@ LEGEND = [
     ("D", "shared-wrong: every presentation wrong, on jointly parsed instances"),
     ("U", "presentation-dependent: right under some presentations only (R + D + U = 1)"),
     ("ι", "invariance R + D; strict ι counts an unparsed answer as a disagreement"),
-    ("κₙ", "chance-corrected invariance (ι − ιₑ)/(1 − ιₑ), ιₑ = q² + (1 − q)², q the "
-           "yes-rate; κ̄ averages the defined κₙ"),
+    (
+        "κₙ",
+        "chance-corrected invariance (ι − ιₑ)/(1 − ιₑ), ιₑ = q² + (1 − q)², q the "
+        "yes-rate; κ̄ averages the defined κₙ",
+    ),
     ("accuracy", "all prompts, invalid answers counted wrong; band: 95% Wilson interval on R"),
     ("any / fraction / all", "any presentation right; share of prompts right; all right"),
     ("McNemar b, c", "discordant pairs: first right and second wrong, and the reverse"),
@@ -71,9 +74,11 @@ gap:2px 12px;margin:8px 0 0}dl.legend dt{font-weight:600}dl.legend dd{margin:0}
 def _comparisons(blocks: Sequence[Mapping[str, Any]]) -> str:
     if not blocks:
         return ""
-    out = ["<section><h2>Model comparisons</h2><p class=muted>McNemar on all prompts (invalid "
-           "counts wrong), Holm across models; Δ accuracy = model − reference with a paired "
-           "bootstrap interval stratified by n. b: model right, reference wrong.</p>"]
+    out = [
+        "<section><h2>Model comparisons</h2><p class=muted>McNemar on all prompts (invalid "
+        "counts wrong), Holm across models; Δ accuracy = model − reference with a paired "
+        "bootstrap interval stratified by n. b: model right, reference wrong.</p>"
+    ]
     head = ["model", "presentation", "n", "Δ accuracy [95% CI]", "b", "c", "test", "p", "p (Holm)"]
     for block in blocks:
         deltas = block.get("accuracy_delta") or {}
@@ -82,16 +87,28 @@ def _comparisons(blocks: Sequence[Mapping[str, Any]]) -> str:
         for row in block.get("mcnemar") or []:
             for t in row.get("tests") or []:
                 delta = (deltas.get(t["model"]) or {}).get(row["presentation"])
-                cells = [f"<code>{esc(t['model'])}</code>", esc(row["presentation"]),
-                         esc(row["n"]), interval(delta, signed=True) if row["n"] == "all"
-                         else "", esc(t.get("b")), esc(t.get("c")), esc(t.get("method")),
-                         p_value(t.get("p_value")), p_value(t.get("p_holm"))]
+                cells = [
+                    f"<code>{esc(t['model'])}</code>",
+                    esc(row["presentation"]),
+                    esc(row["n"]),
+                    interval(delta, signed=True) if row["n"] == "all" else "",
+                    esc(t.get("b")),
+                    esc(t.get("c")),
+                    esc(t.get("method")),
+                    p_value(t.get("p_value")),
+                    p_value(t.get("p_holm")),
+                ]
                 (rows if row["n"] == "all" else per_level).append(cells)
-        out.append(f"<h3><code>{esc(block['test'])}</code>: against "
-                   f"<code>{esc(block['reference'])}</code></h3>" + table(head, rows, left=2))
+        out.append(
+            f"<h3><code>{esc(block['test'])}</code>: against "
+            f"<code>{esc(block['reference'])}</code></h3>" + table(head, rows, left=2)
+        )
         if per_level:
-            out.append("<details><summary>per level</summary>"
-                       + table(head, per_level, left=2) + "</details>")
+            out.append(
+                "<details><summary>per level</summary>"
+                + table(head, per_level, left=2)
+                + "</details>"
+            )
     return "".join(out) + "</section>"
 
 
@@ -100,15 +117,19 @@ def _matrix(document: Mapping[str, Any]) -> str:
     matrices = family_matrices(document)
     if not matrices:
         return ""
-    out = ["<section id=matrix><h2>Which suite catches which model</h2><p class=muted>The "
-           "condition and gates per test × model: FAIL means the suite caught the model; n/a "
-           "means the model does not read the family's prompts (skipped, never caught).</p>"]
+    out = [
+        "<section id=matrix><h2>Which suite catches which model</h2><p class=muted>The "
+        "condition and gates per test × model: FAIL means the suite caught the model; n/a "
+        "means the model does not read the family's prompts (skipped, never caught).</p>"
+    ]
     for m in matrices:
         out.append(f"<h3>{esc(m.family)}</h3>{html_table(m.rows)}")
         if m.not_applicable:
-            out.append(f"<p class=muted>n/a (they do not read {esc(m.family)} prompts): "
-                       + ", ".join(f"<code>{esc(name)}</code>" for name in m.not_applicable)
-                       + "</p>")
+            out.append(
+                f"<p class=muted>n/a (they do not read {esc(m.family)} prompts): "
+                + ", ".join(f"<code>{esc(name)}</code>" for name in m.not_applicable)
+                + "</p>"
+            )
     return "".join(out) + "</section>"
 
 
@@ -117,20 +138,31 @@ def _header(document: Mapping[str, Any]) -> str:
     counts = {k: sum(r.get("outcome") == k for r in results) for k in ("passed", "failed")}
     caught = sum(verdict(r) == "FAIL (report only)" for r in results)
     skipped = len(document.get("not_applicable") or [])
-    index = table(["", "test × model", "κ̄", "all correct", "first failing n"], [
-        [badge(r), f'<a href="#result-{i}"><code>{esc(r["nodeid"])}</code></a>',
-         num(r["summary"].get("kappa_bar")), num(r["summary"].get("all_correct")),
-         esc((r.get("failing_case") or {}).get("level", "—"))]
-        for i, r in enumerate(results)], left=2)
+    index = table(
+        ["", "test × model", "κ̄", "all correct", "first failing n"],
+        [
+            [
+                badge(r),
+                f'<a href="#result-{i}"><code>{esc(r["nodeid"])}</code></a>',
+                num(r["summary"].get("kappa_bar")),
+                num(r["summary"].get("all_correct")),
+                esc((r.get("failing_case") or {}).get("level", "—")),
+            ]
+            for i, r in enumerate(results)
+        ],
+        left=2,
+    )
     legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in LEGEND)
     models = ", ".join(f"<code>{esc(m)}</code>" for m in document.get("models") or []) or "—"
-    return (f"<section><h1>pytest-competence report</h1><p class=muted>plugin version "
-            f"{esc(document.get('plugin_version'))} · schema {esc(document.get('schema'))} · "
-            f"models {models} · {len(results)} result{'' if len(results) == 1 else 's'}: "
-            f"{counts['passed']} passed, "
-            f"{counts['failed']} failed"
-            f"{f' ({caught} fail the condition, reported only)' if caught else ''}"
-            f"{f'; {skipped} test × model pairs n/a' if skipped else ''}</p>{index}<dl class=legend>{legend}</dl></section>")
+    return (
+        f"<section><h1>pytest-competence report</h1><p class=muted>plugin version "
+        f"{esc(document.get('plugin_version'))} · schema {esc(document.get('schema'))} · "
+        f"models {models} · {len(results)} result{'' if len(results) == 1 else 's'}: "
+        f"{counts['passed']} passed, "
+        f"{counts['failed']} failed"
+        f"{f' ({caught} fail the condition, reported only)' if caught else ''}"
+        f"{f'; {skipped} test × model pairs n/a' if skipped else ''}</p>{index}<dl class=legend>{legend}</dl></section>"
+    )
 
 
 def render_html(document: Mapping[str, Any]) -> str:

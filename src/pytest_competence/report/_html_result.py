@@ -58,16 +58,22 @@ def _value(value: Any) -> str:
 
 def table(head: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
     """A table of already-escaped cells; the first ``left`` columns align left."""
+
     def cells(tag: str, row: Sequence[str]) -> str:
-        return "".join(f'<{tag}{" class=l" if i < left else ""}>{c}</{tag}>'
-                       for i, c in enumerate(row))
+        return "".join(
+            f"<{tag}{' class=l' if i < left else ''}>{c}</{tag}>" for i, c in enumerate(row)
+        )
+
     body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
     return f'<div class="wide"><table><tr>{cells("th", head)}</tr>{body}</table></div>'
 
 
 def _kv(rows: Sequence[tuple[str, str]]) -> str:
-    return '<table class="kv">' + "".join(f"<tr><td>{k}</td><td>{v}</td></tr>"
-                                          for k, v in rows) + "</table>"
+    return (
+        '<table class="kv">'
+        + "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in rows)
+        + "</table>"
+    )
 
 
 def badge(r: Mapping[str, Any]) -> str:
@@ -78,27 +84,58 @@ def badge(r: Mapping[str, Any]) -> str:
 
 
 def _plots(r: Mapping[str, Any]) -> str:
-    figures = "".join(f"<figure><figcaption>{esc(title)} <span>{esc(note)}</span></figcaption>"
-                      f"{svg}</figure>" for title, note, svg in result_plots(r))
+    figures = "".join(
+        f"<figure><figcaption>{esc(title)} <span>{esc(note)}</span></figcaption>{svg}</figure>"
+        for title, note, svg in result_plots(r)
+    )
     return f'<div class="plots">{figures}</div>'
 
 
 def _level_table(r: Mapping[str, Any]) -> str:
     shown = r["presentations"]
-    head = (["n", "instances", "joint"] + [f"acc [{esc(p)}]" for p in shown]
-            + ["mean acc (joint)", "R", "R 95% CI", "D", "U", "ι", "strict ι", "yes-rate", "κₙ",
-               "coverage", "any", "fraction", "all"])
+    head = (
+        ["n", "instances", "joint"]
+        + [f"acc [{esc(p)}]" for p in shown]
+        + [
+            "mean acc (joint)",
+            "R",
+            "R 95% CI",
+            "D",
+            "U",
+            "ι",
+            "strict ι",
+            "yes-rate",
+            "κₙ",
+            "coverage",
+            "any",
+            "fraction",
+            "all",
+        ]
+    )
     rows = []
     for lv in r["levels"]:
         ci = lv.get("robust_correct_ci")
-        rows.append([esc(lv["n"]), esc(lv["instances"]), esc(lv["jointly_parsed"])]
-                    + [num(lv["accuracy_by_presentation"].get(p)) for p in shown]
-                    + [num(lv.get(k)) for k in ("mean_accuracy_joint", "robust_correct")]
-                    + ["—" if not ci else f"[{num(ci[0])}, {num(ci[1])}]"]
-                    + [num(lv.get(k)) for k in (
-                        "shared_wrong", "presentation_dependent", "invariance",
-                        "strict_invariance", "yes_rate", "kappa", "coverage", "any_correct",
-                        "fraction_correct", "all_correct")])
+        rows.append(
+            [esc(lv["n"]), esc(lv["instances"]), esc(lv["jointly_parsed"])]
+            + [num(lv["accuracy_by_presentation"].get(p)) for p in shown]
+            + [num(lv.get(k)) for k in ("mean_accuracy_joint", "robust_correct")]
+            + ["—" if not ci else f"[{num(ci[0])}, {num(ci[1])}]"]
+            + [
+                num(lv.get(k))
+                for k in (
+                    "shared_wrong",
+                    "presentation_dependent",
+                    "invariance",
+                    "strict_invariance",
+                    "yes_rate",
+                    "kappa",
+                    "coverage",
+                    "any_correct",
+                    "fraction_correct",
+                    "all_correct",
+                )
+            ]
+        )
     return table(head, rows) if rows else '<p class="muted">No levels.</p>'
 
 
@@ -107,20 +144,47 @@ def _pairs_table(r: Mapping[str, Any]) -> str:
     for lv in r["levels"]:
         for name, pr in lv.get("pairs", {}).items():
             m = pr.get("mcnemar") or {}
-            rows.append([esc(lv["n"]), f"{esc(r['presentations'][0])} vs {esc(name)}",
-                         esc(pr.get("jointly_parsed"))]
-                        + [num(pr.get(k)) for k in ("invariance", "strict_invariance",
-                                                     "yes_rate", "kappa", "consistency")]
-                        + [esc(m.get("b")), esc(m.get("c")), esc(m.get("method")),
-                           p_value(m.get("p_value")), p_value(m.get("p_holm"))])
+            rows.append(
+                [
+                    esc(lv["n"]),
+                    f"{esc(r['presentations'][0])} vs {esc(name)}",
+                    esc(pr.get("jointly_parsed")),
+                ]
+                + [
+                    num(pr.get(k))
+                    for k in ("invariance", "strict_invariance", "yes_rate", "kappa", "consistency")
+                ]
+                + [
+                    esc(m.get("b")),
+                    esc(m.get("c")),
+                    esc(m.get("method")),
+                    p_value(m.get("p_value")),
+                    p_value(m.get("p_holm")),
+                ]
+            )
     if not rows:
         return ""
-    head = ["n", "pair", "joint", "ι", "strict ι", "yes-rate", "κₙ", "both right", "b", "c",
-            "test", "p", "p (Holm)"]
+    head = [
+        "n",
+        "pair",
+        "joint",
+        "ι",
+        "strict ι",
+        "yes-rate",
+        "κₙ",
+        "both right",
+        "b",
+        "c",
+        "test",
+        "p",
+        "p (Holm)",
+    ]
     shown = table(head, rows, left=2)
     if len(r["presentations"]) > SHOWN_PRESENTATIONS:  # variations, intervention cells: folded
-        return (f"<details><summary><b>Paired figures per level</b> ({len(rows)} pairs)"
-                f"</summary>{shown}</details>")
+        return (
+            f"<details><summary><b>Paired figures per level</b> ({len(rows)} pairs)"
+            f"</summary>{shown}</details>"
+        )
     return "<h3>Paired figures per level</h3>" + shown
 
 
@@ -135,43 +199,61 @@ def _summary(r: Mapping[str, Any]) -> str:
         low, high = num(triple[1], signed=signed), num(triple[2], signed=signed)
         return f" (95% interval [{low}, {high}])"
 
-    rows = [("instances", esc(s.get("instances"))),
-            ("accuracy (pooled)", _value(s.get("accuracy_by_presentation") or {})),
-            ("all correct (pooled)", num(s.get("all_correct"))),
-            ("κ̄", num(s.get("kappa_bar")) + ci("kappa_bar"))]
+    rows = [
+        ("instances", esc(s.get("instances"))),
+        ("accuracy (pooled)", _value(s.get("accuracy_by_presentation") or {})),
+        ("all correct (pooled)", num(s.get("all_correct"))),
+        ("κ̄", num(s.get("kappa_bar")) + ci("kappa_bar")),
+    ]
     for key, label in (("robust_correct", "R (pooled)"), ("invariance", "ι (pooled)")):
         if key in boot:
             rows.append((label, num(boot[key][0]) + ci(key)))
     per_pair: list[tuple[str, str]] = []  # one row per non-original presentation
     for key, value in boot.items():
         if key.startswith("accuracy_difference["):
-            pair = key[len("accuracy_difference["):-1].replace("-", " − ", 1)
-            per_pair.append((f"accuracy difference {esc(pair)}",
-                             num(value[0], signed=True) + ci(key, signed=True)))
+            pair = key[len("accuracy_difference[") : -1].replace("-", " − ", 1)
+            per_pair.append(
+                (
+                    f"accuracy difference {esc(pair)}",
+                    num(value[0], signed=True) + ci(key, signed=True),
+                )
+            )
     for name, m in (s.get("mcnemar") or {}).items():
-        per_pair.append((f"McNemar {esc(shown[0])} vs {esc(name)}",
-                         f"b = {esc(m.get('b'))}, c = {esc(m.get('c'))}, {esc(m.get('method'))}, "
-                         f"statistic {num(m.get('statistic'))}, p = {p_value(m.get('p_value'))}"))
+        per_pair.append(
+            (
+                f"McNemar {esc(shown[0])} vs {esc(name)}",
+                f"b = {esc(m.get('b'))}, c = {esc(m.get('c'))}, {esc(m.get('method'))}, "
+                f"statistic {num(m.get('statistic'))}, p = {p_value(m.get('p_value'))}",
+            )
+        )
     folded = len(shown) > SHOWN_PRESENTATIONS
     if not folded:
         rows.extend(per_pair)
     if "repeat_agreement" in s:
         rows.append(("repeat agreement", _value(s["repeat_agreement"])))
     if boot:
-        rows.append(("intervals", f"paired bootstrap, B = {esc(boot.get('B'))}, seed "
-                                  f"{esc(boot.get('seed'))}, stratified by "
-                                  f"{esc(boot.get('stratified_by'))}"))
+        rows.append(
+            (
+                "intervals",
+                f"paired bootstrap, B = {esc(boot.get('B'))}, seed "
+                f"{esc(boot.get('seed'))}, stratified by "
+                f"{esc(boot.get('stratified_by'))}",
+            )
+        )
     html = _kv(rows)
     if folded and per_pair:
-        html += (f"<details><summary>accuracy differences and McNemar tests for "
-                 f"{len(shown) - 1} presentations</summary>{_kv(per_pair)}</details>")
+        html += (
+            f"<details><summary>accuracy differences and McNemar tests for "
+            f"{len(shown) - 1} presentations</summary>{_kv(per_pair)}</details>"
+        )
     b = s.get("boundary")
     if b:
         tau = "—" if b.get("tau") is None else f"{b['tau']:g}"
         # The schema's names; stats.BoundaryReproducibility.as_dict() calls them differently.
         crossing = b["crossing"] if "crossing" in b else b.get("observed_level")
-        again = b["reproducibility"] if "reproducibility" in b else b.get(
-            "reproduction_probability")
+        again = (
+            b["reproducibility"] if "reproducibility" in b else b.get("reproduction_probability")
+        )
         if crossing is None:
             text = f"ι stays at or above τ = {tau} at every level"
         else:
@@ -180,8 +262,10 @@ def _summary(r: Mapping[str, Any]) -> str:
             text += f"; the same crossing recurs in {again:.0%} of parametric bootstrap resamples"
         html += f"<p><b>Boundary.</b> {text}.</p>"
         if b.get("coin_flip"):
-            html += ('<p class="warn">The crossing is close to a coin flip: the curve sits near '
-                     "τ there, so read the shape of the profile, not the crossing point.</p>")
+            html += (
+                '<p class="warn">The crossing is close to a coin flip: the curve sits near '
+                "τ there, so read the shape of the profile, not the crossing point.</p>"
+            )
     return "<h3>Summary</h3>" + html
 
 
@@ -195,13 +279,21 @@ def _failing_case(case: Mapping[str, Any] | None) -> str:
     if not case:
         return '<h3>Minimal failing case</h3><p class="muted">None: the condition holds.</p>'
     minimal = case.get("minimal") or {}
-    title = ("First failing case of the design" if minimal.get("observations")
-             else "Minimal failing case")
+    title = (
+        "First failing case of the design"
+        if minimal.get("observations")
+        else "Minimal failing case"
+    )
     also = case.get("also_failing") or []
-    text = (f"Level n = {esc(case.get('level'))}: {esc(case.get('what'))}"
-            + (f"; also failing at n = {', '.join(esc(n) for n in also)}" if also else "")
-            + (f". Instance <code>{esc(case['instance_id'])}</code>."
-               if case.get("instance_id") is not None else "."))
+    text = (
+        f"Level n = {esc(case.get('level'))}: {esc(case.get('what'))}"
+        + (f"; also failing at n = {', '.join(esc(n) for n in also)}" if also else "")
+        + (
+            f". Instance <code>{esc(case['instance_id'])}</code>."
+            if case.get("instance_id") is not None
+            else "."
+        )
+    )
     rows = _observation_table(case.get("observations") or [])
     return f"<h3>{title}</h3><p>{text}</p>{rows}{_minimal_case(minimal)}"
 
@@ -210,11 +302,17 @@ def _observation_table(observations: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for o in observations:
         parsed = esc(o.get("parsed")) if o.get("valid") else f"invalid ({esc(o.get('reason'))})"
-        rows.append([esc(o.get("presentation")), _answer_map(o.get("answer_map") or {}),
-                     esc(o.get("gold")), parsed, "right" if o.get("correct") else "<b>wrong</b>",
-                     f"<pre>{esc(o.get('raw'))}</pre>",
-                     f"<details><summary>prompt</summary><pre>{esc(o.get('prompt'))}</pre>"
-                     "</details>"])
+        rows.append(
+            [
+                esc(o.get("presentation")),
+                _answer_map(o.get("answer_map") or {}),
+                esc(o.get("gold")),
+                parsed,
+                "right" if o.get("correct") else "<b>wrong</b>",
+                f"<pre>{esc(o.get('raw'))}</pre>",
+                f"<details><summary>prompt</summary><pre>{esc(o.get('prompt'))}</pre></details>",
+            ]
+        )
     head = ["presentation", "answer map", "gold", "parsed", "verdict", "raw answer", "prompt"]
     return table(head, rows, left=7) if rows else ""
 
@@ -225,39 +323,52 @@ def _minimal_case(m: Mapping[str, Any]) -> str:
         return ""
     if not m.get("observations"):
         return f"<h3>Minimal failing case</h3><p class=muted>{esc(m.get('verdict'))}</p>"
-    title = ("Failing case that did not reproduce" if m.get("status") == "not_reproduced"
-             else "Minimal failing case")
+    title = (
+        "Failing case that did not reproduce"
+        if m.get("status") == "not_reproduced"
+        else "Minimal failing case"
+    )
     calls = m.get("calls") or {}
     spent = ", ".join(f"{esc(k)} {esc(v)}" for k, v in calls.items() if k != "total")
     boundary = m.get("boundary") or {}
-    found = (f" Boundary search on n: n = {esc(boundary.get('n'))} fails, in "
-             f"{esc(boundary.get('calls'))} calls (at most {esc(boundary.get('bound'))})."
-             if boundary.get("trail") else "")
-    return (f"<h3>{title}</h3><p><b>{esc(m.get('summary'))}</b></p>"
-            f"<p>{esc(calls.get('total'))} model calls ({spent}); {esc(m.get('prompts_sent'))} "
-            f"prompts.{found}</p>"
-            f"<p>{esc(m.get('verdict'))}</p>{_observation_table(m['observations'])}")
+    found = (
+        f" Boundary search on n: n = {esc(boundary.get('n'))} fails, in "
+        f"{esc(boundary.get('calls'))} calls (at most {esc(boundary.get('bound'))})."
+        if boundary.get("trail")
+        else ""
+    )
+    return (
+        f"<h3>{title}</h3><p><b>{esc(m.get('summary'))}</b></p>"
+        f"<p>{esc(calls.get('total'))} model calls ({spent}); {esc(m.get('prompts_sent'))} "
+        f"prompts.{found}</p>"
+        f"<p>{esc(m.get('verdict'))}</p>{_observation_table(m['observations'])}"
+    )
 
 
 def result_section(index: int, r: Mapping[str, Any]) -> str:
     """The section of result ``index``: its heading, plots, tables and failing cases."""
     design = r.get("design") or {}
     require = design.get("require")
-    meta = _kv([
-        ("model", f"<code>{esc(r['model'])}</code>"),
-        ("family", f"<code>{esc(r.get('family'))}</code>"),
-        ("condition", esc(r.get("condition"))),
-        ("presentations", ", ".join(esc(p) for p in r["presentations"])),
-        ("design", f"levels {_value(design.get('levels'))}; {esc(design.get('pairs'))} pairs "
-                   f"per level; seed {esc(design.get('seed'))}; require "
-                   f"<code>{esc(require if isinstance(require, str) else json.dumps(require))}"
-                   "</code>"),
-    ])
-    return (f'<section id="result-{index}"><h2>{badge(r)}'
-            f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"
-            # A family's own figures and tables (Family.figures, Family.tables) lead.
-            f"{family_html(r)}{diagnosis_html(r)}<h3>Per level</h3>"
-            f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}"
-            f"{_failing_case(r.get('failing_case'))}</section>")
-
-
+    meta = _kv(
+        [
+            ("model", f"<code>{esc(r['model'])}</code>"),
+            ("family", f"<code>{esc(r.get('family'))}</code>"),
+            ("condition", esc(r.get("condition"))),
+            ("presentations", ", ".join(esc(p) for p in r["presentations"])),
+            (
+                "design",
+                f"levels {_value(design.get('levels'))}; {esc(design.get('pairs'))} pairs "
+                f"per level; seed {esc(design.get('seed'))}; require "
+                f"<code>{esc(require if isinstance(require, str) else json.dumps(require))}"
+                "</code>",
+            ),
+        ]
+    )
+    return (
+        f'<section id="result-{index}"><h2>{badge(r)}'
+        f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"
+        # A family's own figures and tables (Family.figures, Family.tables) lead.
+        f"{family_html(r)}{diagnosis_html(r)}<h3>Per level</h3>"
+        f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}"
+        f"{_failing_case(r.get('failing_case'))}</section>"
+    )

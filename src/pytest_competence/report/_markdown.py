@@ -25,17 +25,33 @@ def _minimal(m: Mapping[str, Any] | None) -> list[str]:
     """The minimised failing case: θ, its cost, each presentation, prompts folded away."""
     if not m or "observations" not in m:
         return [f"- {_cell(m['verdict'])}"] if m else []
-    title = ("Failing case that did not reproduce" if m["status"] == "not_reproduced"
-             else "Minimal failing case")
+    title = (
+        "Failing case that did not reproduce"
+        if m["status"] == "not_reproduced"
+        else "Minimal failing case"
+    )
     verdicts = "; ".join(
         f"[{o['presentation']}] gold {o['gold']}, parsed {o['parsed'] if o['valid'] else 'invalid'}"
-        f" {'✅' if o['correct'] else '❌'}" for o in m["observations"])
-    out = [f"- {title} ({m['calls']['total']} model calls): {_cell(m['summary'])}. {verdicts}.",
-           f"  {_cell(m['verdict'])}", "", "  <details><summary>prompts</summary>", ""]
+        f" {'✅' if o['correct'] else '❌'}"
+        for o in m["observations"]
+    )
+    out = [
+        f"- {title} ({m['calls']['total']} model calls): {_cell(m['summary'])}. {verdicts}.",
+        f"  {_cell(m['verdict'])}",
+        "",
+        "  <details><summary>prompts</summary>",
+        "",
+    ]
     for o in m["observations"]:
         # Fenced, not inline: a raw answer may hold backticks or pipes of its own.
-        out += [f"  [{o['presentation']}] prompt, then the raw answer:", "",
-                *_fenced(str(o["prompt"]).splitlines()), "", *_fenced([repr(o["raw"])]), ""]
+        out += [
+            f"  [{o['presentation']}] prompt, then the raw answer:",
+            "",
+            *_fenced(str(o["prompt"]).splitlines()),
+            "",
+            *_fenced([repr(o["raw"])]),
+            "",
+        ]
     return out + ["  </details>"]
 
 
@@ -53,15 +69,26 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     out = ["## Competence profiles", ""]
     matrices = family_matrices(document)
     if matrices:
-        out += ["### Which suite catches which model", "",
-                "FAIL: the suite caught the model; n/a: the model does not read the family's "
-                "prompts (skipped, never caught).", ""]
+        out += [
+            "### Which suite catches which model",
+            "",
+            "FAIL: the suite caught the model; n/a: the model does not read the family's "
+            "prompts (skipped, never caught).",
+            "",
+        ]
     for m in matrices:
-        out += [f"#### {_cell(m.family)}", "",
-                *markdown_table([[_cell(c) for c in row] for row in m.rows]), ""]
+        out += [
+            f"#### {_cell(m.family)}",
+            "",
+            *markdown_table([[_cell(c) for c in row] for row in m.rows]),
+            "",
+        ]
         if m.not_applicable:
-            out += [f"n/a (they do not read {_cell(m.family)} prompts): "
-                    + ", ".join(f"`{_cell(name)}`" for name in m.not_applicable), ""]
+            out += [
+                f"n/a (they do not read {_cell(m.family)} prompts): "
+                + ", ".join(f"`{_cell(name)}`" for name in m.not_applicable),
+                "",
+            ]
     for r in document["results"]:
         met = r.get("condition_met")
         if r.get("report_only") and r.get("outcome") == "passed":
@@ -77,8 +104,11 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             "",
         ]
         shown = r["presentations"]
-        out.append("| n | pairs | " + " | ".join(f"acc[{p}]" for p in shown)
-                   + " | R | D | U | κ | coverage | all-correct |")
+        out.append(
+            "| n | pairs | "
+            + " | ".join(f"acc[{p}]" for p in shown)
+            + " | R | D | U | κ | coverage | all-correct |"
+        )
         out.append("|" + "---|" * (len(shown) + 8))
         for lv in r["levels"]:
             out.append(
@@ -91,35 +121,55 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         out += tables_markdown(r)
         out += diagnosis_markdown(r)
         case = r.get("failing_case")
-        out += ["", f"- Condition ({_cell(r['condition'])}): "
-                + (f"❌ first failing level n={case['level']}: {_cell(case['what'])}"
-                   if case else "✅ holds at every level")]
+        out += [
+            "",
+            f"- Condition ({_cell(r['condition'])}): "
+            + (
+                f"❌ first failing level n={case['level']}: {_cell(case['what'])}"
+                if case
+                else "✅ holds at every level"
+            ),
+        ]
         out += _minimal((case or {}).get("minimal"))
         gate = r.get("gate")
         if gate and gate.get("status") == "no baseline":
-            out.append(f"- Regression gate against `{_cell(gate['baseline'])}`: ⚪ no baseline "
-                       f"(the archive has no result for this test; not gated)")
+            out.append(
+                f"- Regression gate against `{_cell(gate['baseline'])}`: ⚪ no baseline "
+                f"(the archive has no result for this test; not gated)"
+            )
         elif gate:
             found = gate["regressions"]
             out.append(
                 f"- Regression gate against `{_cell(gate['baseline'])}` (Holm α {gate['alpha']:g}, "
                 f"margin {gate['margin']:g}): "
-                + ("✅ no significant regression" if not found else "❌ " + "; ".join(
-                    f"n={g['n']} accuracy[{g['presentation']}] {g['candidate']:.3f} vs "
-                    f"{g['baseline']:.3f} (p_holm {g['p_holm']:.3g})" for g in found))
+                + (
+                    "✅ no significant regression"
+                    if not found
+                    else "❌ "
+                    + "; ".join(
+                        f"n={g['n']} accuracy[{g['presentation']}] {g['candidate']:.3f} vs "
+                        f"{g['baseline']:.3f} (p_holm {g['p_holm']:.3g})"
+                        for g in found
+                    )
+                )
             )
         out.append("")
     for block in document.get("comparisons", []):
-        out += [f"### Models against `{_cell(block['reference'])}` on `{_cell(block['test'])}`", "",
-                "| model | presentation | Δ accuracy [95% CI] | b | c | p | p (Holm) |",
-                "|---|---|---|---|---|---|---|"]
+        out += [
+            f"### Models against `{_cell(block['reference'])}` on `{_cell(block['test'])}`",
+            "",
+            "| model | presentation | Δ accuracy [95% CI] | b | c | p | p (Holm) |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for row in block["mcnemar"]:
             if row["n"] != "all":
                 continue
             for t in row["tests"]:
                 d = block["accuracy_delta"][t["model"]][row["presentation"]]
-                out.append(f"| `{_cell(t['model'])}` | {row['presentation']} | {d[0]:+.3f} "
-                           f"[{d[1]:+.3f}, {d[2]:+.3f}] | {t['b']} | {t['c']} | "
-                           f"{t['p_value']:.3g} | {t['p_holm']:.3g} |")
+                out.append(
+                    f"| `{_cell(t['model'])}` | {row['presentation']} | {d[0]:+.3f} "
+                    f"[{d[1]:+.3f}, {d[2]:+.3f}] | {t['b']} | {t['c']} | "
+                    f"{t['p_value']:.3g} | {t['p_holm']:.3g} |"
+                )
         out.append("")
     return "\n".join(out) + "\n"

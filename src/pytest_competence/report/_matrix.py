@@ -47,25 +47,35 @@ def family_matrices(document: Mapping[str, Any]) -> list[FamilyMatrix]:
     results: Sequence[Mapping[str, Any]] = document.get("results") or []
     skipped: Sequence[Mapping[str, Any]] = document.get("not_applicable") or []
     given = document.get("models") or []
-    models = list(dict.fromkeys([m for m in given if any(r["model"] == m
-                                                         for r in [*results, *skipped])]
-                                + [r["model"] for r in [*results, *skipped]]))
+    models = list(
+        dict.fromkeys(
+            [m for m in given if any(r["model"] == m for r in [*results, *skipped])]
+            + [r["model"] for r in [*results, *skipped]]
+        )
+    )
     if len(models) < 2:
         return []
     cells: dict[tuple[str, str], str] = {}
     tests: dict[str, dict[str, None]] = {}  # family → its tests, in node-id order
-    pairs = sorted([(r["nodeid"], family_of(r), r["test"], r["model"], _cell(r)) for r in results]
-                   + [(r["nodeid"], r["family"], r["test"], r["model"], NOT_APPLICABLE)
-                      for r in skipped])
+    pairs = sorted(
+        [(r["nodeid"], family_of(r), r["test"], r["model"], _cell(r)) for r in results]
+        + [(r["nodeid"], r["family"], r["test"], r["model"], NOT_APPLICABLE) for r in skipped]
+    )
     for _, family, test, model, cell in pairs:
         tests.setdefault(family, {})[test] = None
         cells[(test, model)] = cell
     matrices = []
     for family, names in tests.items():
-        ran = [m for m in models
-               if any(cells.get((t, m), NOT_APPLICABLE) != NOT_APPLICABLE for t in names)]
-        absent = tuple(m for m in models if m not in ran
-                       and any(cells.get((t, m)) == NOT_APPLICABLE for t in names))
+        ran = [
+            m
+            for m in models
+            if any(cells.get((t, m), NOT_APPLICABLE) != NOT_APPLICABLE for t in names)
+        ]
+        absent = tuple(
+            m
+            for m in models
+            if m not in ran and any(cells.get((t, m)) == NOT_APPLICABLE for t in names)
+        )
         rows = [["test", *ran]] + [[t, *(cells.get((t, m), "—") for m in ran)] for t in names]
         matrices.append(FamilyMatrix(family, rows, absent))
     return matrices

@@ -27,8 +27,14 @@ from typing import IO, Any
 
 from pytest_competence.report._archive import NotAResultsDocument, check_record
 
-__all__ = ["RecordsFileError", "archived_records", "part_lines", "pointers", "read_records",
-           "write_records_file"]
+__all__ = [
+    "RecordsFileError",
+    "archived_records",
+    "part_lines",
+    "pointers",
+    "read_records",
+    "write_records_file",
+]
 
 #: Bytes read at a time when hashing a records file.
 _CHUNK = 1 << 20
@@ -81,8 +87,7 @@ def write_records_file(
         sink: io.BufferedIOBase
         if os.fspath(path).endswith(".gz"):  # mtime 0: the same records, the same bytes;
             # level 6 (gzip's own default): nearly level 9's size at several times its speed
-            sink = gzip.GzipFile(filename="", fileobj=hashing, mode="wb", mtime=0,
-                                 compresslevel=6)
+            sink = gzip.GzipFile(filename="", fileobj=hashing, mode="wb", mtime=0, compresslevel=6)
         else:
             sink = io.BufferedWriter(hashing, buffer_size=_CHUNK)
         with sink:
@@ -91,8 +96,9 @@ def write_records_file(
                 for line in lines:
                     body = line.strip()
                     if not body.startswith(b"{"):
-                        raise ValueError(f"records of {nodeid}: line {count + 1} is not a JSON "
-                                         f"object")
+                        raise ValueError(
+                            f"records of {nodeid}: line {count + 1} is not a JSON object"
+                        )
                     # '{' + the tag, then the record's own fields (none for an empty record)
                     rest = body[1:].lstrip()
                     sink.write(tag + (b"" if rest.startswith(b"}") else b", ") + rest + b"\n")
@@ -101,23 +107,35 @@ def write_records_file(
     return hashing.digest.hexdigest(), counts
 
 
-def pointers(document: Mapping[str, Any], json_path: str | os.PathLike[str],
-             records_path: str | os.PathLike[str], sha256: str, counts: Mapping[str, int]
-             ) -> dict[str, Any]:
+def pointers(
+    document: Mapping[str, Any],
+    json_path: str | os.PathLike[str],
+    records_path: str | os.PathLike[str],
+    sha256: str,
+    counts: Mapping[str, int],
+) -> dict[str, Any]:
     """``document`` pointing to its records file: ``records_file`` (``file`` relative to the
     JSON's folder, ``sha256``, ``count``, ``gzip``) and, on each result with records, ``records``
     (``file`` and ``count``)."""
-    file = os.path.relpath(os.path.abspath(records_path),
-                           os.path.dirname(os.path.abspath(json_path)))
+    file = os.path.relpath(
+        os.path.abspath(records_path), os.path.dirname(os.path.abspath(json_path))
+    )
     results = []
     for result in document["results"]:
         result = {k: v for k, v in result.items() if k != "records"}
         if counts.get(result["nodeid"]):
             result["records"] = {"file": file, "count": counts[result["nodeid"]]}
         results.append(result)
-    return {**document, "results": results,
-            "records_file": {"file": file, "sha256": sha256, "count": sum(counts.values()),
-                             "gzip": os.fspath(records_path).endswith(".gz")}}
+    return {
+        **document,
+        "results": results,
+        "records_file": {
+            "file": file,
+            "sha256": sha256,
+            "count": sum(counts.values()),
+            "gzip": os.fspath(records_path).endswith(".gz"),
+        },
+    }
 
 
 def _sha256(path: Path) -> str:
@@ -133,17 +151,22 @@ def _opened(document: Mapping[str, Any], folder: Path) -> tuple[IO[bytes], str]:
     pointer = document["records_file"]
     path = folder / pointer["file"]
     if not path.is_file():
-        raise RecordsFileError(f"records file {path} is missing: the document counts "
-                               f"{pointer['count']} records there; keep the records file next "
-                               f"to the JSON it belongs to")
+        raise RecordsFileError(
+            f"records file {path} is missing: the document counts "
+            f"{pointer['count']} records there; keep the records file next "
+            f"to the JSON it belongs to"
+        )
     if _sha256(path) != pointer["sha256"]:
-        raise RecordsFileError(f"records file {path} is not the one this document was written "
-                               f"with (sha256 differs: truncated, edited, or of another run)")
+        raise RecordsFileError(
+            f"records file {path} is not the one this document was written "
+            f"with (sha256 differs: truncated, edited, or of another run)"
+        )
     return (gzip.open(path, "rb") if pointer["gzip"] else open(path, "rb")), str(path)
 
 
-def read_records(document: Mapping[str, Any], folder: str | os.PathLike[str]
-                 ) -> Iterator[tuple[dict[str, Any], Iterable[dict[str, Any]] | None]]:
+def read_records(
+    document: Mapping[str, Any], folder: str | os.PathLike[str]
+) -> Iterator[tuple[dict[str, Any], Iterable[dict[str, Any]] | None]]:
     """Each result of ``document`` with its records (``None`` when it holds none), in document
     order: the records a list (an archive that holds them) or a stream read from the records
     file, which must be consumed before the next result is taken."""
@@ -164,12 +187,15 @@ def read_records(document: Mapping[str, Any], folder: str | os.PathLike[str]
             for _ in stream:  # what the caller left unread
                 pass
         for number, _ in lines:
-            raise RecordsFileError(f"records file {name}: line {number} is past the last record "
-                                   f"the document counts ({document['records_file']['count']})")
+            raise RecordsFileError(
+                f"records file {name}: line {number} is past the last record "
+                f"the document counts ({document['records_file']['count']})"
+            )
 
 
-def _result_records(result: Mapping[str, Any], count: int,
-                    lines: Iterator[tuple[int, bytes]], name: str) -> Iterator[dict[str, Any]]:
+def _result_records(
+    result: Mapping[str, Any], count: int, lines: Iterator[tuple[int, bytes]], name: str
+) -> Iterator[dict[str, Any]]:
     nodeid, read = result["nodeid"], 0
     for number, line in itertools.islice(lines, count):
         where = f"records file {name}: line {number}"
@@ -178,19 +204,22 @@ def _result_records(result: Mapping[str, Any], count: int,
         except ValueError as exc:
             raise RecordsFileError(f"{where} is not JSON ({exc})") from None
         if not isinstance(record, dict) or record.pop("nodeid", None) != nodeid:
-            raise RecordsFileError(f"{where} is not a record of {nodeid}: the records file "
-                                   f"does not match the document")
+            raise RecordsFileError(
+                f"{where} is not a record of {nodeid}: the records file does not match the document"
+            )
         record.pop("model", None)
         check_record(record, where)
         read += 1
         yield record
     if read < count:
-        raise RecordsFileError(f"records file {name} ends after {read} of the {count} records "
-                               f"of {nodeid}: truncated")
+        raise RecordsFileError(
+            f"records file {name} ends after {read} of the {count} records of {nodeid}: truncated"
+        )
 
 
-def archived_records(document: Mapping[str, Any], folder: str | os.PathLike[str]
-                     ) -> Iterator[tuple[str, str, Iterable[bytes]]]:
+def archived_records(
+    document: Mapping[str, Any], folder: str | os.PathLike[str]
+) -> Iterator[tuple[str, str, Iterable[bytes]]]:
     """The records of an archived document as :func:`write_records_file` sources: what
     ``competence report --json`` writes next to the recomputed document."""
     from pytest_competence._files import json_text

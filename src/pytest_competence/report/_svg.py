@@ -40,32 +40,57 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     shown = r["presentations"][:SHOWN_PRESENTATIONS]  # the rest: the family's own section
     ns = [lv["n"] for lv in levels]
     series = [
-        Series(f"accuracy [{p}]",
-               [(lv["n"], lv["accuracy_by_presentation"].get(p)) for lv in levels],
-               PRESENTATION_COLORS[k % len(PRESENTATION_COLORS)], "" if k == 0 else "5 3", 1.6)
+        Series(
+            f"accuracy [{p}]",
+            [(lv["n"], lv["accuracy_by_presentation"].get(p)) for lv in levels],
+            PRESENTATION_COLORS[k % len(PRESENTATION_COLORS)],
+            "" if k == 0 else "5 3",
+            1.6,
+        )
         for k, p in enumerate(shown)
     ]
-    series.append(Series("invariance ι", [(lv["n"], lv.get("invariance")) for lv in levels],
-                         IOTA, width=2.4))
+    series.append(
+        Series("invariance ι", [(lv["n"], lv.get("invariance")) for lv in levels], IOTA, width=2.4)
+    )
     cis = [(lv["n"], *(lv.get("robust_correct_ci") or (None, None))) for lv in levels]
-    series.append(Series("R with 95% Wilson band", [(lv["n"], lv.get("robust_correct"))
-                                                   for lv in levels], ROBUST, width=2.6,
-                         band=Band(cis, ROBUST)))
+    series.append(
+        Series(
+            "R with 95% Wilson band",
+            [(lv["n"], lv.get("robust_correct")) for lv in levels],
+            ROBUST,
+            width=2.6,
+            band=Band(cis, ROBUST),
+        )
+    )
     tau = (summary.get("boundary") or {}).get("tau")
     undefined = levels and all(lv.get("invariance") is None for lv in levels)
     first = level_chart(
-        "Accuracy, invariance and robust correctness against n", ns, series, y_label="share",
+        "Accuracy, invariance and robust correctness against n",
+        ns,
+        series,
+        y_label="share",
         rules=[(tau, f"τ = {tau:g}", "left")] if tau is not None else [],
-        note="no levels" if not levels else
-        "R and ι undefined: no instance jointly parsed" if undefined else None)
+        note="no levels"
+        if not levels
+        else "R and ι undefined: no instance jointly parsed"
+        if undefined
+        else None,
+    )
 
-    names = [name for name in dict.fromkeys(name for lv in levels for name in lv.get("pairs", {}))
-             if name in shown]
-    kappas = [Series(f"κₙ ({shown[0]} vs {name})",
-                     [(lv["n"], lv.get("pairs", {}).get(name, {}).get("kappa")) for lv in levels],
-                     PRESENTATION_COLORS[(k + 1) % len(PRESENTATION_COLORS)], width=2.2)
-              for k, name in enumerate(names)] or [
-        Series("κₙ", [(lv["n"], lv.get("kappa")) for lv in levels], PRESENTATION_COLORS[1])]
+    names = [
+        name
+        for name in dict.fromkeys(name for lv in levels for name in lv.get("pairs", {}))
+        if name in shown
+    ]
+    kappas = [
+        Series(
+            f"κₙ ({shown[0]} vs {name})",
+            [(lv["n"], lv.get("pairs", {}).get(name, {}).get("kappa")) for lv in levels],
+            PRESENTATION_COLORS[(k + 1) % len(PRESENTATION_COLORS)],
+            width=2.2,
+        )
+        for k, name in enumerate(names)
+    ] or [Series("κₙ", [(lv["n"], lv.get("kappa")) for lv in levels], PRESENTATION_COLORS[1])]
     values = [v for s in kappas for _, v in s.points if v is not None]
     low = max(-1.0, min(-0.25, math.floor(min(values, default=0) * 4) / 4))
     ticks = [low + 0.25 * k for k in range(int(round((1 - low) / 0.25)) + 1)]
@@ -73,22 +98,45 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     rules = [(0.0, "κ = 0: chance agreement", "right")]
     if kbar is not None:
         rules.append((kbar, f"κ̄ = {kbar:.2f}", "left"))
-    second = level_chart("Chance-corrected invariance κₙ against n", ns, kappas, y_label="κₙ",
-                         y_range=(low, 1.0), y_ticks=ticks, rules=rules,
-                         note=None if values else "κₙ undefined at every level")
+    second = level_chart(
+        "Chance-corrected invariance κₙ against n",
+        ns,
+        kappas,
+        y_label="κₙ",
+        y_range=(low, 1.0),
+        y_ticks=ticks,
+        rules=rules,
+        note=None if values else "κₙ undefined at every level",
+    )
 
-    stacks = [(lv.get("robust_correct"), lv.get("shared_wrong"), lv.get("presentation_dependent"))
-              for lv in levels]
-    third = stacked_bars("R, D and U per level", ns, stacks,
-                         [("R robust-correct", ROBUST), ("D shared-wrong", SHARED),
-                          ("U presentation-dependent", DEPENDENT)],
-                         notes=[f"{lv['jointly_parsed']}/{lv['instances']}" for lv in levels],
-                         note="no instance jointly parsed" if undefined else None)
-    rows = [(f"n = {level_label(lv['n'])}", (lv.get("any_correct"), lv.get("fraction_correct"),
-                                            lv.get("all_correct"))) for lv in levels]
+    stacks = [
+        (lv.get("robust_correct"), lv.get("shared_wrong"), lv.get("presentation_dependent"))
+        for lv in levels
+    ]
+    third = stacked_bars(
+        "R, D and U per level",
+        ns,
+        stacks,
+        [
+            ("R robust-correct", ROBUST),
+            ("D shared-wrong", SHARED),
+            ("U presentation-dependent", DEPENDENT),
+        ],
+        notes=[f"{lv['jointly_parsed']}/{lv['instances']}" for lv in levels],
+        note="no instance jointly parsed" if undefined else None,
+    )
+    rows = [
+        (
+            f"n = {level_label(lv['n'])}",
+            (lv.get("any_correct"), lv.get("fraction_correct"), lv.get("all_correct")),
+        )
+        for lv in levels
+    ]
     fourth = bullet_chart("Any, fraction and all correct per level", rows, BULLET)
     more = len(r["presentations"]) - len(shown)
-    first_of = f"; the first {len(shown)} of {len(r['presentations'])} presentations" if more else ""
+    first_of = (
+        f"; the first {len(shown)} of {len(r['presentations'])} presentations" if more else ""
+    )
     return [
         ("Profile", f"accuracy per presentation, ι and R (log₂ n){first_of}", first),
         ("Chance-corrected invariance", f"gaps where κₙ is undefined{first_of}", second),

@@ -25,7 +25,9 @@ def _p(value: float) -> str:
 
 
 def _more(hidden: int) -> list[str]:
-    return [f"    (+{hidden} more presentations in the JSON and HTML reports)"] if hidden > 0 else []
+    return (
+        [f"    (+{hidden} more presentations in the JSON and HTML reports)"] if hidden > 0 else []
+    )
 
 
 def verdict(r: Mapping[str, Any]) -> str:
@@ -40,13 +42,21 @@ def _matrix(document: Mapping[str, Any]) -> list[str]:
     matrices = family_matrices(document)
     if not matrices:
         return []
-    lines = ["which suite catches which model (the condition and gates, per test × model; "
-             "FAIL: caught; n/a: the model does not read the family's prompts):"]
+    lines = [
+        "which suite catches which model (the condition and gates, per test × model; "
+        "FAIL: caught; n/a: the model does not read the family's prompts):"
+    ]
     for m in matrices:
         skipped = len(m.not_applicable)
-        lines.append(f"  {m.family}" + (f"  (n/a, not reading {m.family} prompts: {skipped} "
-                                         f"model{'' if skipped == 1 else 's'})" if skipped
-                                         else ""))
+        lines.append(
+            f"  {m.family}"
+            + (
+                f"  (n/a, not reading {m.family} prompts: {skipped} "
+                f"model{'' if skipped == 1 else 's'})"
+                if skipped
+                else ""
+            )
+        )
         lines.extend(aligned(m.rows, "    "))
     return lines
 
@@ -56,15 +66,21 @@ def _gate(r: Mapping[str, Any]) -> list[str]:
     if not gate:
         return []
     if gate.get("status") == "no baseline":
-        return [f"    against baseline {gate['baseline']}: no baseline (the archive has no result "
-                f"for this test; not gated)"]
+        return [
+            f"    against baseline {gate['baseline']}: no baseline (the archive has no result "
+            f"for this test; not gated)"
+        ]
     found = gate["regressions"]
     verdict = f"{len(found)} significant regression(s)" if found else "no significant regression"
-    lines = [f"    against baseline {gate['baseline']}: {verdict} "
-             f"(Holm α {gate['alpha']:g}, margin {gate['margin']:g})"]
+    lines = [
+        f"    against baseline {gate['baseline']}: {verdict} "
+        f"(Holm α {gate['alpha']:g}, margin {gate['margin']:g})"
+    ]
     for g in found:
-        lines.append(f"      n={g['n']} accuracy[{g['presentation']}] {g['candidate']:.3f} vs "
-                     f"{g['baseline']:.3f}, Δ {g['delta']:+.3f}, p_holm={_p(g['p_holm'])}")
+        lines.append(
+            f"      n={g['n']} accuracy[{g['presentation']}] {g['candidate']:.3f} vs "
+            f"{g['baseline']:.3f}, Δ {g['delta']:+.3f}, p_holm={_p(g['p_holm'])}"
+        )
     return lines
 
 
@@ -102,26 +118,36 @@ def _headline(r: Mapping[str, Any]) -> str:
 
 def _table(r: Mapping[str, Any]) -> list[str]:
     shown = r["presentations"][:SHOWN_PRESENTATIONS]
-    head = ["n", "pairs"] + [f"acc[{p}]" for p in shown] + [
-        "R", "R 95% CI", "D", "U", "κ", "cover", "all-ok"]
+    head = (
+        ["n", "pairs"]
+        + [f"acc[{p}]" for p in shown]
+        + ["R", "R 95% CI", "D", "U", "κ", "cover", "all-ok"]
+    )
     rows = [head]
     for lv in r["levels"]:
         ci = lv.get("robust_correct_ci")
         rows.append(
             [str(lv["n"]), str(lv["instances"])]
             + [_num(lv["accuracy_by_presentation"][p]) for p in shown]
-            + [_num(lv["robust_correct"]),
-               "—" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
-               _num(lv["shared_wrong"]), _num(lv["presentation_dependent"]),
-               _num(lv.get("kappa")), _num(lv["coverage"]), _num(lv["all_correct"])]
+            + [
+                _num(lv["robust_correct"]),
+                "—" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+                _num(lv["shared_wrong"]),
+                _num(lv["presentation_dependent"]),
+                _num(lv.get("kappa")),
+                _num(lv["coverage"]),
+                _num(lv["all_correct"]),
+            ]
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["    " + "  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in rows]
     for name, test in r["summary"].get("mcnemar", {}).items():
         if name not in shown:
             continue
-        lines.append(f"    McNemar {shown[0]} vs {name}: b={test['b']} c={test['c']} "
-                     f"{test['method']} p={_p(test['p_value'])}")
+        lines.append(
+            f"    McNemar {shown[0]} vs {name}: b={test['b']} c={test['c']} "
+            f"{test['method']} p={_p(test['p_value'])}"
+        )
     lines.extend(_more(len(r["presentations"]) - len(shown)))
     boundary = r["summary"].get("boundary")
     if boundary and boundary.get("observed_level") is not None:
@@ -158,16 +184,22 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
     lines.extend(matrix)
     comparisons = document.get("comparisons", [])
     if matrix and verbosity < 0:
-        lines.append("each test × model's profile: without -q; model comparisons (McNemar, "
-                     "bootstrap Δ accuracy): with -v; both in the HTML and JSON reports")
+        lines.append(
+            "each test × model's profile: without -q; model comparisons (McNemar, "
+            "bootstrap Δ accuracy): with -v; both in the HTML and JSON reports"
+        )
     elif comparisons and verbosity < 1:
-        lines.append(f"model comparisons against {comparisons[0]['reference']} (McNemar, "
-                     f"bootstrap Δ accuracy): with -v, and in the HTML and JSON reports")
+        lines.append(
+            f"model comparisons against {comparisons[0]['reference']} (McNemar, "
+            f"bootstrap Δ accuracy): with -v, and in the HTML and JSON reports"
+        )
     if verbosity < 1:
         return lines
     for block in comparisons:
-        lines.append(f"{block['test']}: models against {block['reference']} "
-                     f"(McNemar on all prompts, Holm across models)")
+        lines.append(
+            f"{block['test']}: models against {block['reference']} "
+            f"(McNemar on all prompts, Holm across models)"
+        )
         names = list(dict.fromkeys(row["presentation"] for row in block["mcnemar"]))
         for row in block["mcnemar"]:
             if row["n"] != "all" or row["presentation"] not in names[:SHOWN_PRESENTATIONS]:

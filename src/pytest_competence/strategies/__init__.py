@@ -125,10 +125,13 @@ _LAZY = {
     "Grammar": ".grammar",
     **dict.fromkeys(("HORN_PRESENTATIONS", "Horn", "HornInstance"), ".horn"),
     **dict.fromkeys(("IW_PRESENTATIONS", "Intervention", "IWInstance"), ".intervention"),
-    **dict.fromkeys(("CELLS", "PRESENTATIONS", "SYSTEM_PROMPT", "Ordering", "OrderingInstance",
-                     "OrderingView"), ".ordering"),
-    **dict.fromkeys(("CATALOG", "GROUPS", "Phrase", "Vocabulary", "vocabulary"),
-                    ".ordering.vocabularies"),
+    **dict.fromkeys(
+        ("CELLS", "PRESENTATIONS", "SYSTEM_PROMPT", "Ordering", "OrderingInstance", "OrderingView"),
+        ".ordering",
+    ),
+    **dict.fromkeys(
+        ("CATALOG", "GROUPS", "Phrase", "Vocabulary", "vocabulary"), ".ordering.vocabularies"
+    ),
     "Programs": ".programs",
     "Raven": ".raven",
     **dict.fromkeys(("CATEGORIES", "Reformulations"), ".reformulations"),

@@ -12,8 +12,14 @@ import numpy as np
 
 from pytest_competence.protocol import InvalidArgument
 
-__all__ = ["check_levels", "check_pairs", "check_presentations", "check_seed", "check_sequence",
-           "check_word"]
+__all__ = [
+    "check_levels",
+    "check_pairs",
+    "check_presentations",
+    "check_seed",
+    "check_sequence",
+    "check_word",
+]
 
 
 def check_levels(levels: object, check_n: Any, expected: str) -> None:
@@ -35,11 +41,15 @@ def check_levels(levels: object, check_n: Any, expected: str) -> None:
 def check_pairs(pairs: object, multiple: int, expected: str, suggestion: int) -> None:
     """Raise :class:`InvalidArgument` unless ``pairs`` is a positive multiple of ``multiple`` (the
     family's balanced cells); ``expected`` says so in the family's words, ``suggestion`` is a fix."""
-    if isinstance(pairs, bool) or not isinstance(pairs, int) or pairs < multiple or (
-        pairs % multiple
+    if (
+        isinstance(pairs, bool)
+        or not isinstance(pairs, int)
+        or pairs < multiple
+        or (pairs % multiple)
     ):
         raise InvalidArgument(
-            f"Expected {expected}, but got pairs={pairs!r}; try pairs={suggestion}")
+            f"Expected {expected}, but got pairs={pairs!r}; try pairs={suggestion}"
+        )
 
 
 def check_seed(seed: object) -> None:
@@ -51,8 +61,10 @@ def check_seed(seed: object) -> None:
 def check_word(name: str, value: object) -> None:
     """Raise :class:`InvalidArgument` unless ``value`` is an integer in [0, 2**32) (a seed or
     index that goes into :func:`~._rng.stream_rng` as one 32-bit word)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not (
-        0 <= value < 2**32
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or not (0 <= value < 2**32)
     ):
         raise InvalidArgument(
             f"Expected {name} to be an integer in [0, 2**32), but got {name}={value!r}"
@@ -81,8 +93,10 @@ def check_sequence(name: str, value: object, *, item_type: type, empty_ok: bool 
 def check_presentations(presentations: object, lookup: Any) -> None:
     """Raise :class:`InvalidArgument` unless ``presentations`` is a non-empty list of names that
     ``lookup`` (a family's name → transforms function, itself raising on unknown names) knows."""
-    if isinstance(presentations, (str, bytes)) or not isinstance(presentations, Sequence) or (
-        not presentations
+    if (
+        isinstance(presentations, (str, bytes))
+        or not isinstance(presentations, Sequence)
+        or (not presentations)
     ):
         raise InvalidArgument(
             f"Expected presentations to be a non-empty list of names such as "

@@ -70,20 +70,27 @@ class DesignSpace:
             can name a bad presentation exactly as a declaration would.
     """
 
-    def __init__(self, family: Any, *, presentations: Sequence[str], min_n: int, max_n: int,
-                 pairs: int = 1) -> None:
+    def __init__(
+        self, family: Any, *, presentations: Sequence[str], min_n: int, max_n: int, pairs: int = 1
+    ) -> None:
         ordered_range(min_n, max_n)
         if isinstance(presentations, str):
             presentations = (presentations,)
-        family.check_design(levels=list(dict.fromkeys([min_n, max_n])), pairs=pairs, seed=0,
-                            presentations=presentations)
+        family.check_design(
+            levels=list(dict.fromkeys([min_n, max_n])),
+            pairs=pairs,
+            seed=0,
+            presentations=presentations,
+        )
         self.family = family
         self.presentations = tuple(presentations)
         self.min_n, self.max_n = int(min_n), int(max_n)
 
     def __repr__(self) -> str:
-        return (f"DesignSpace({self.family!r}, presentations={list(self.presentations)!r}, "
-                f"min_n={self.min_n}, max_n={self.max_n})")
+        return (
+            f"DesignSpace({self.family!r}, presentations={list(self.presentations)!r}, "
+            f"min_n={self.min_n}, max_n={self.max_n})"
+        )
 
     def signature(self) -> str:
         """Everything that gives a stored choice sequence its meaning (for database keys)."""
@@ -131,7 +138,8 @@ class DesignSpace:
             raise InvalidArgument(
                 f"Expected {self.min_n} <= n <= {self.max_n}, 0 <= index <= {INDEX_MAX} and "
                 f"0 <= seed <= {SEED_MAX} for {self!r}, but got n={n!r}, index={index!r}, "
-                f"seed={seed!r}")
+                f"seed={seed!r}"
+            )
         return found
 
     def from_design(self, z: Any) -> DesignCase | None:
@@ -177,19 +185,31 @@ class DesignSpace:
     def describe(self, case: DesignCase) -> dict[str, Any]:
         """The case's coordinates, θ (the parameters its prompts share) and gold answers."""
         prompts = self.prompts(case)
-        facts = {k: v for k, v in prompts[0].params.items()
-                 if k not in _NOT_FACTS and v is not None
-                 and all(p.params.get(k) == v for p in prompts[1:])}
-        return {"family": self.family.name, "n": case.n, **facts,
-                "gold": {p.presentation: p.gold for p in prompts},
-                "latent_index": case.index, "latent_seed": case.seed}
+        facts = {
+            k: v
+            for k, v in prompts[0].params.items()
+            if k not in _NOT_FACTS
+            and v is not None
+            and all(p.params.get(k) == v for p in prompts[1:])
+        }
+        return {
+            "family": self.family.name,
+            "n": case.n,
+            **facts,
+            "gold": {p.presentation: p.gold for p in prompts},
+            "latent_index": case.index,
+            "latent_seed": case.seed,
+        }
 
     def summary(self, case: DesignCase) -> str:
         """``describe`` in one line of words."""
         d = self.describe(case)
         golds = d["gold"]
-        facts = [f"{k}={v}" for k, v in d.items()
-                 if k not in ("family", "n", "gold", "latent_index", "latent_seed")]
+        facts = [
+            f"{k}={v}"
+            for k, v in d.items()
+            if k not in ("family", "n", "gold", "latent_index", "latent_seed")
+        ]
         first = next(iter(golds))
         others = {p: g for p, g in golds.items() if g != golds[first]}
         if not others or len(others) <= 3 and self.family.answer_space:
@@ -197,5 +217,11 @@ class DesignSpace:
             answer = f"gold {golds[first]}" + (f" ({exceptions})" if exceptions else "")
         else:  # open answers (rule induction: each variation its own list), or many exceptions
             answer = f"gold {golds[first]} ({first}) and {len(golds) - 1} more prompts"
-        return ", ".join([f"{d['family']} n={case.n}", *facts, answer,
-                          f"latent index={case.index} seed={case.seed}"])
+        return ", ".join(
+            [
+                f"{d['family']} n={case.n}",
+                *facts,
+                answer,
+                f"latent index={case.index} seed={case.seed}",
+            ]
+        )

@@ -32,8 +32,14 @@ def stream_rng(seed: int, n: int, index: int, stream: int) -> np.random.Generato
     # array of the same words as is. Anything but ints in [0, 2**32) keeps the list, which numpy
     # splits (or rejects) exactly as it always has. (Spelled out: a generator expression here
     # cost a fifth of the call.)
-    if not (isinstance(seed, int) and isinstance(n, int) and isinstance(index, int)
-            and isinstance(stream, int) and 0 <= min(key) and max(key) < 2**32):
+    if not (
+        isinstance(seed, int)
+        and isinstance(n, int)
+        and isinstance(index, int)
+        and isinstance(stream, int)
+        and 0 <= min(key)
+        and max(key) < 2**32
+    ):
         return np.random.default_rng(list(key))
     block = (seed, n, stream, index // _BLOCK)
     seeds = _BLOCKS.get(block, ())  # () never asked, None asked once
@@ -92,8 +98,11 @@ def _block_seeds(seed: int, n: int, stream: int, start: int) -> np.ndarray:
     index = np.arange(start, start + _BLOCK, dtype=np.uint64) & _M32
     m0, m1, m3 = _hashmix(seed, 0), _hashmix(n, 1), _hashmix(stream, 3)
     # Source 0, then 1 (plain ints but for the index's word m2), then 2 and 3 (arrays).
-    m1, m2, m3 = _mix(m1, _hashmix(m0, 4)), _mix(_hashmix(index, 2), _hashmix(m0, 5)), _mix(
-        m3, _hashmix(m0, 6))
+    m1, m2, m3 = (
+        _mix(m1, _hashmix(m0, 4)),
+        _mix(_hashmix(index, 2), _hashmix(m0, 5)),
+        _mix(m3, _hashmix(m0, 6)),
+    )
     m0, m2, m3 = _mix(m0, _hashmix(m1, 7)), _mix(m2, _hashmix(m1, 8)), _mix(m3, _hashmix(m1, 9))
     m0, m1, m3 = _mix(m0, _hashmix(m2, 10)), _mix(m1, _hashmix(m2, 11)), _mix(m3, _hashmix(m2, 12))
     m0, m1, m2 = _mix(m0, _hashmix(m3, 13)), _mix(m1, _hashmix(m3, 14)), _mix(m2, _hashmix(m3, 15))

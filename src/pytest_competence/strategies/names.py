@@ -25,9 +25,7 @@ def first_names() -> tuple[str, ...]:
     return tuple(text.split())
 
 
-def random_names(
-    rng: np.random.Generator, k: int, exclude: Set[str] = frozenset()
-) -> list[str]:
+def random_names(rng: np.random.Generator, k: int, exclude: Set[str] = frozenset()) -> list[str]:
     """``k`` distinct capitalised five-letter strings, neither pool names nor in ``exclude``."""
     taken = set(first_names()) | set(exclude)
     out: list[str] = []

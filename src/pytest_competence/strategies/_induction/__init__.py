@@ -40,8 +40,15 @@ from ._tasks import REORDER, Inductive, Task, canonical, induction_families, las
 if TYPE_CHECKING:
     from ._strategies import InductionStrategies
 
-__all__ = ["REORDER", "Inductive", "RuleInduction", "Task", "canonical", "induction_families",
-           "last_json_list"]
+__all__ = [
+    "REORDER",
+    "Inductive",
+    "RuleInduction",
+    "Task",
+    "canonical",
+    "induction_families",
+    "last_json_list",
+]
 
 _STREAM = 1000  # variation streams start here, clear of the streams a family's task() draws
 
@@ -205,41 +212,65 @@ class RuleInduction(Family, Inductive):
                 out.extend((f"{name}:{k}", name, k) for k in range(1, self.variations + 1))
         return out
 
-    def prompts(self, task: Task, presentations: Sequence[str], *, n: int, index: int,
-                seed: int) -> tuple[Prompt, ...]:
+    def prompts(
+        self, task: Task, presentations: Sequence[str], *, n: int, index: int, seed: int
+    ) -> tuple[Prompt, ...]:
         """The prompts of one task: each declared presentation, variations expanded."""
         out = []
         for name, kind, k in self.expand(presentations):
-            shown = task if kind == "original" else self.variation(
-                task, kind, k, n=n, index=index, seed=seed)
-            out.append(Prompt(
-                family=self.name, instance_id=f"{self.name}/seed={seed}/n={n}/{index}",
-                presentation=name, system=self.system, text=self.render(shown),
-                gold=canonical([self.element(a) for a in shown.answers]), answer_space=(),
-                params={"n": n, "index": index, "seed": seed, "isomorphism": kind,
-                        "variation": k, "queries": len(shown.query), "options": self.options()},
-            ))
+            shown = (
+                task
+                if kind == "original"
+                else self.variation(task, kind, k, n=n, index=index, seed=seed)
+            )
+            out.append(
+                Prompt(
+                    family=self.name,
+                    instance_id=f"{self.name}/seed={seed}/n={n}/{index}",
+                    presentation=name,
+                    system=self.system,
+                    text=self.render(shown),
+                    gold=canonical([self.element(a) for a in shown.answers]),
+                    answer_space=(),
+                    params={
+                        "n": n,
+                        "index": index,
+                        "seed": seed,
+                        "isomorphism": kind,
+                        "variation": k,
+                        "queries": len(shown.query),
+                        "options": self.options(),
+                    },
+                )
+            )
         return tuple(out)
 
-    def design(self, *, levels: Sequence[int], pairs: int, seed: int = 1,
-               presentations: Sequence[str] | None = None) -> list[Item]:
+    def design(
+        self,
+        *,
+        levels: Sequence[int],
+        pairs: int,
+        seed: int = 1,
+        presentations: Sequence[str] | None = None,
+    ) -> list[Item]:
         """``pairs`` tasks per level, each with every declared presentation's prompts."""
         presentations = self.presentations if presentations is None else presentations
         self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
-        return [self.item(n, index, seed, presentations)
-                for n in levels for index in range(pairs)]
+        return [self.item(n, index, seed, presentations) for n in levels for index in range(pairs)]
 
     def item(self, n: int, index: int, seed: int, presentations: Sequence[str]) -> Item:
         """Task ``index`` of level ``n`` with its prompts, as :meth:`design` asks it."""
         task = self.task(n, index, seed)
         return Item(task, self.prompts(task, presentations, n=n, index=index, seed=seed))
 
-    def check_design(self, *, levels: object, pairs: object, seed: object,
-                     presentations: object) -> None:
+    def check_design(
+        self, *, levels: object, pairs: object, seed: object, presentations: object
+    ) -> None:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
         lo, hi = self.levels
-        check_levels(levels, self.check_level,
-                     f"a non-empty list of levels in [{lo}, {hi}] for {self.name}")
+        check_levels(
+            levels, self.check_level, f"a non-empty list of levels in [{lo}, {hi}] for {self.name}"
+        )
         check_pairs(pairs, 1, "pairs (tasks per level) to be a positive integer", 20)
         check_seed(seed)
         check_presentations(presentations, self._presentation)
@@ -279,12 +310,16 @@ class RuleInduction(Family, Inductive):
 
         return InductionStrategies(self)
 
-    def audit_components(self, levels: Sequence[int],
-                         presentations: Sequence[str]) -> list[AuditComponent]:
+    def audit_components(
+        self, levels: Sequence[int], presentations: Sequence[str]
+    ) -> list[AuditComponent]:
         """The supports an audit can add: each isomorphism type the suite does not declare
         (with its ``K`` variations) and the next larger level, if the family draws it."""
-        out = [AuditComponent(f"{kind} variations", "presentation", kind)
-               for kind in self.presentations if kind not in presentations]
+        out = [
+            AuditComponent(f"{kind} variations", "presentation", kind)
+            for kind in self.presentations
+            if kind not in presentations
+        ]
         larger = max(levels) + 1
         if larger <= self.levels[1]:
             out.append(AuditComponent(f"larger level (n={larger})", "level", larger))

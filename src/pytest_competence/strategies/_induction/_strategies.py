@@ -42,20 +42,34 @@ class InductionStrategies(BoundStrategies["RuleInduction"]):
         names = [name for name, _, _ in self.family.expand(self.family.presentations)]
         return st.sampled_from(names)
 
-    def tasks(self, *, min_n: int | None = None, max_n: int | None = None,
-              presentation: st.SearchStrategy[str] | None = None) -> st.SearchStrategy[Task]:
+    def tasks(
+        self,
+        *,
+        min_n: int | None = None,
+        max_n: int | None = None,
+        presentation: st.SearchStrategy[str] | None = None,
+    ) -> st.SearchStrategy[Task]:
         """Latent tasks with ``min_n <= n <= max_n`` (default: the family's whole range) as one
         presentation shows them (default: the original task), answers from the interpreter."""
         shown = st.just("original") if presentation is None else presentation
         return st.builds(
-            lambda n, index, seed, name: self.family.shown(n=n, index=index, seed=seed,
-                                                           presentation=name),
-            self._levels(min_n, max_n), _INDICES, SEEDS, shown,
+            lambda n, index, seed, name: self.family.shown(
+                n=n, index=index, seed=seed, presentation=name
+            ),
+            self._levels(min_n, max_n),
+            _INDICES,
+            SEEDS,
+            shown,
         )
 
-    def case_space(self, *, min_n: int | None = None, max_n: int | None = None,
-                   presentations: Sequence[str] | None = None,
-                   vocabularies: object = None) -> DesignSpace:
+    def case_space(
+        self,
+        *,
+        min_n: int | None = None,
+        max_n: int | None = None,
+        presentations: Sequence[str] | None = None,
+        vocabularies: object = None,
+    ) -> DesignSpace:
         """Whole tasks — level, index, seed — with the prompts the design asks for them (every
         declared isomorphism type expanded to its variations; default: all presentations).
 

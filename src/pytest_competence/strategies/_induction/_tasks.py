@@ -85,5 +85,8 @@ class Inductive(ABC):
 
 def induction_families() -> dict[str, type[Any]]:
     """Every rule-induction family registered in ``FAMILIES``, by name, in registry order."""
-    return {name: cls for name, cls in FAMILIES.items()
-            if isinstance(cls, type) and issubclass(cls, Inductive)}
+    return {
+        name: cls
+        for name, cls in FAMILIES.items()
+        if isinstance(cls, type) and issubclass(cls, Inductive)
+    }

@@ -37,8 +37,11 @@ def _float(x: float) -> float | None:
 
 def _intervals(solved: np.ndarray, B: int, seed: int) -> dict[str, list[float]]:
     """95% percentile intervals of the four metrics from ``B`` resamples of whole tasks (rows)."""
-    per_task = {"any": solved.any(axis=1), "fraction": solved.mean(axis=1),
-                "all": solved.all(axis=1)}
+    per_task = {
+        "any": solved.any(axis=1),
+        "fraction": solved.mean(axis=1),
+        "all": solved.all(axis=1),
+    }
     per_task["gap"] = per_task["any"].astype(float) - per_task["all"]
     rows = np.random.default_rng([seed, 2]).integers(0, len(solved), (B, len(solved)))
     out = {}
@@ -51,8 +54,11 @@ def _intervals(solved: np.ndarray, B: int, seed: int) -> dict[str, list[float]]:
 
 def _metrics(solved: np.ndarray, boot: tuple[int, int] | None) -> dict[str, Any]:
     """stats.systematicity of a (tasks × variations) matrix; intervals if ``boot = (B, seed)``."""
-    out: dict[str, Any] = {"tasks": int(solved.shape[0]), "variations": int(solved.shape[1]),
-                           **stats.systematicity(solved)}
+    out: dict[str, Any] = {
+        "tasks": int(solved.shape[0]),
+        "variations": int(solved.shape[1]),
+        **stats.systematicity(solved),
+    }
     if boot is not None and boot[0] > 0:
         out["ci"] = _intervals(solved, *boot)
     return out
@@ -77,15 +83,20 @@ class _Cell:
 
 
 def _cells(row: Sequence[Observation]) -> list[_Cell]:
-    return [_Cell(o.prompt.params.get("isomorphism"), o.prompt.params.get("variation", 0),
-                  o.correct, tuple(parsed.answer == o.prompt.gold for _, parsed in o.attempts))
-            for o in row]
+    return [
+        _Cell(
+            o.prompt.params.get("isomorphism"),
+            o.prompt.params.get("variation", 0),
+            o.correct,
+            tuple(parsed.answer == o.prompt.gold for _, parsed in o.attempts),
+        )
+        for o in row
+    ]
 
 
 def _grid(rows: Sequence[Sequence[_Cell]], kind: str | None) -> list[list[_Cell]]:
     """Per task, the cells of type ``kind`` in variation order."""
-    return [sorted((c for c in row if c.kind == kind), key=lambda c: c.variation)
-            for row in rows]
+    return [sorted((c for c in row if c.kind == kind), key=lambda c: c.variation) for row in rows]
 
 
 def _solved(grid: list[list[_Cell]]) -> np.ndarray:
@@ -104,13 +115,18 @@ def _variance(passed: np.ndarray) -> dict[str, Any]:
     """App. A's normalised components, averaged over the tasks where p̂ ∉ {0, 1}."""
     decomposition = stats.variance_decomposition(passed)
     defined = int((~np.isnan(decomposition.rho_total)).sum())
-    return {"tasks": int(passed.shape[0]), "variations": int(passed.shape[1]),
-            "attempts": int(passed.shape[2]), "tasks_defined": defined,
-            **{k: _float(v) for k, v in decomposition.mean().items()}}
+    return {
+        "tasks": int(passed.shape[0]),
+        "variations": int(passed.shape[1]),
+        "attempts": int(passed.shape[2]),
+        "tasks_defined": defined,
+        **{k: _float(v) for k, v in decomposition.mean().items()},
+    }
 
 
-def _block(rows: Sequence[Sequence[_Cell]], kinds: Sequence[str | None],
-           boot: tuple[int, int] | None) -> dict[str, Any]:
+def _block(
+    rows: Sequence[Sequence[_Cell]], kinds: Sequence[str | None], boot: tuple[int, int] | None
+) -> dict[str, Any]:
     """Original, per type and pooled figures of one set of tasks (all, or one level's)."""
     out: dict[str, Any] = {}
     if "original" in kinds:
@@ -125,8 +141,9 @@ def _block(rows: Sequence[Sequence[_Cell]], kinds: Sequence[str | None],
     return out
 
 
-def systematicity_summary(evaluation: Evaluated, *, bootstrap: int = 1000,
-                          seed: int = 0) -> dict[str, Any]:
+def systematicity_summary(
+    evaluation: Evaluated, *, bootstrap: int = 1000, seed: int = 0
+) -> dict[str, Any]:
     """``summary["systematicity"]`` of a rule-induction evaluation, or ``{}`` for any other.
 
     Keys: ``original`` (solved share of the unvaried tasks, Wilson interval), ``types`` (per

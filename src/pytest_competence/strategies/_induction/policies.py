@@ -125,12 +125,15 @@ def _sampled(p: str = "0.6", seed: str = "0") -> Answer:
 
 def _constant(value: str = "true") -> Answer:
     if value not in ("true", "false"):
-        raise ModelSpecError(f"ref:concepts-constant: expected value=true or value=false, but "
-                             f"got value={value!r}")
+        raise ModelSpecError(
+            f"ref:concepts-constant: expected value=true or value=false, but got value={value!r}"
+        )
 
     def answer(prompt: Prompt) -> str:
         task = induction_task(prompt) if prompt.family == "concepts" else None
-        return _other(prompt) if task is None else f"Answer: [{', '.join([value] * len(task.query))}]"
+        return (
+            _other(prompt) if task is None else f"Answer: [{', '.join([value] * len(task.query))}]"
+        )
 
     return answer
 
@@ -152,4 +155,5 @@ def _whole(factory: Callable[..., Answer]) -> Callable[..., Answer]:
 #: :data:`INDUCTION_POLICIES` as the families declare them: made once, so that every
 #: rule-induction family declares the same factory (and each policy reads all of them).
 WHOLE_PROMPT_POLICIES: dict[str, Callable[..., Answer]] = {
-    name: _whole(factory) for name, factory in INDUCTION_POLICIES.items()}
+    name: _whole(factory) for name, factory in INDUCTION_POLICIES.items()
+}

@@ -30,6 +30,7 @@ def _block(r: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def _rows(block: Mapping[str, Any]) -> list[list[Any]]:
     """Header, the original task, each isomorphism type, pooled: any/fraction/all/gap, each
     figure with its 95% interval where there is one (a ``(value, low, high)`` cell)."""
+
     def cell(m: Mapping[str, Any], key: str) -> Any:
         value, interval = m.get(key), (m.get("ci") or {}).get(key)
         return (value, *interval) if interval else value
@@ -44,17 +45,31 @@ def _rows(block: Mapping[str, Any]) -> list[list[Any]]:
     if "pooled" in block and len(named) > 1:
         named.append(("pooled", block["pooled"]))
     for name, m in named:
-        rows.append([name, str(m["tasks"]), str(m["variations"]),
-                     *(cell(m, k) for k in ("any", "fraction", "all", "gap"))])
+        rows.append(
+            [
+                name,
+                str(m["tasks"]),
+                str(m["variations"]),
+                *(cell(m, k) for k in ("any", "fraction", "all", "gap")),
+            ]
+        )
     return rows
 
 
 def _variance_rows(block: Mapping[str, Any]) -> list[list[str]]:
     rows = [list(_VARIANCE_HEAD)]
     for name, v in (block.get("variance") or {}).items():
-        rows.append([name, f"{v['tasks']} ({v['tasks_defined']})", str(v["variations"]),
-                     str(v["attempts"]), number(v.get("rho_total")), number(v.get("rho_within")),
-                     number(v.get("rho_between"))])
+        rows.append(
+            [
+                name,
+                f"{v['tasks']} ({v['tasks_defined']})",
+                str(v["variations"]),
+                str(v["attempts"]),
+                number(v.get("rho_total")),
+                number(v.get("rho_within")),
+                number(v.get("rho_between")),
+            ]
+        )
     return rows if len(rows) > 1 else []
 
 
@@ -83,20 +98,30 @@ def systematicity_tables(r: Mapping[str, Any]) -> list[Table]:
     if block is None:
         return []
     rows = _rows(block)
-    out = [Table("Systematicity (seeds/002 §3.5)", tuple(rows[0]), tuple(map(tuple, rows[1:])),
-                 note=f"majority over {block['attempts']} attempt(s); per task, K variations per "
-                      f"isomorphism type: solve-any, fraction solved, solve-all, averaged over "
-                      f"tasks, gap = any − all; 95% task-bootstrap intervals (Wilson for the "
-                      f"original)",
-                 label=f"systematicity (seeds/002 §3.5; majority over {block['attempts']} "
-                       f"attempt(s))")]
+    out = [
+        Table(
+            "Systematicity (seeds/002 §3.5)",
+            tuple(rows[0]),
+            tuple(map(tuple, rows[1:])),
+            note=f"majority over {block['attempts']} attempt(s); per task, K variations per "
+            f"isomorphism type: solve-any, fraction solved, solve-all, averaged over "
+            f"tasks, gap = any − all; 95% task-bootstrap intervals (Wilson for the "
+            f"original)",
+            label=f"systematicity (seeds/002 §3.5; majority over {block['attempts']} attempt(s))",
+        )
+    ]
     variance = _variance_rows(block)
     if variance:
-        out.append(Table("Variance decomposition (seeds/002 App. A)", tuple(variance[0]),
-                         tuple(map(tuple, variance[1:])),
-                         note="mean over tasks with 0 < p̂ < 1, normalised by σ²_max = "
-                              "K/(K − 1)·p̂(1 − p̂); ρ_between clipped at zero per task",
-                         label="variance decomposition (seeds/002 App. A)"))
+        out.append(
+            Table(
+                "Variance decomposition (seeds/002 App. A)",
+                tuple(variance[0]),
+                tuple(map(tuple, variance[1:])),
+                note="mean over tasks with 0 < p̂ < 1, normalised by σ²_max = "
+                "K/(K − 1)·p̂(1 − p̂); ρ_between clipped at zero per task",
+                label="variance decomposition (seeds/002 App. A)",
+            )
+        )
     return out
 
 
@@ -105,12 +130,23 @@ def systematicity_figures(r: Mapping[str, Any]) -> list[Figure]:
     block = _block(r)
     if block is None:
         return []
-    out = [Figure("Systematicity by isomorphism type", "any · fraction · all; bracket: gap",
-                  _chart("Systematicity by isomorphism type", _named(block)))]
+    out = [
+        Figure(
+            "Systematicity by isomorphism type",
+            "any · fraction · all; bracket: gap",
+            _chart("Systematicity by isomorphism type", _named(block)),
+        )
+    ]
     levels = block.get("by_level") or []
     if len(levels) > 1:
-        per_level = [(f"n = {level_label(lv['n'])}", lv["pooled"]) for lv in levels
-                     if "pooled" in lv]
-        out.append(Figure("Systematicity per level", "all isomorphism types pooled",
-                          _chart("Systematicity per level, types pooled", per_level)))
+        per_level = [
+            (f"n = {level_label(lv['n'])}", lv["pooled"]) for lv in levels if "pooled" in lv
+        ]
+        out.append(
+            Figure(
+                "Systematicity per level",
+                "all isomorphism types pooled",
+                _chart("Systematicity per level, types pooled", per_level),
+            )
+        )
     return out

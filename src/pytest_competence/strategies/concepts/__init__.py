@@ -45,8 +45,14 @@ from ._logic import (
 )
 
 __all__ = [
-    "CONCEPTS_SYSTEM", "MAX_QUERIES", "REBIND", "Concepts", "describe", "expression",
-    "ideal_observer", "rebind",
+    "CONCEPTS_SYSTEM",
+    "MAX_QUERIES",
+    "REBIND",
+    "Concepts",
+    "describe",
+    "expression",
+    "ideal_observer",
+    "rebind",
 ]
 
 REBIND = "rebind"
@@ -67,7 +73,7 @@ CONCEPTS_SYSTEM = (
     "the objects will be provided for each task. The shortest generated rule that explains the "
     "examples is the correct one to base the decision on.\n\n"
     "Note in particular that this grammar does not contain a not() operation, keep this in mind "
-    "when trying to identify the \"simplest\" rule, i.e. the shortest rule that explains all "
+    'when trying to identify the "simplest" rule, i.e. the shortest rule that explains all '
     "examples that can be expressed in this grammar.\n\n"
     "Respond with the boolean value for each of the {n_query} new object(s) in their presented "
     "order according to the rule you identified."
@@ -88,8 +94,9 @@ def _map_rule(rule: Rule, slots: Sequence[int], values: Sequence[Sequence[int]])
     return (rule[0], _map_rule(rule[1], slots, values), _map_rule(rule[2], slots, values))
 
 
-def rebind(task: Task, slots: Sequence[int], values: Sequence[Sequence[int]],
-           context: Sequence[str]) -> Task:
+def rebind(
+    task: Task, slots: Sequence[int], values: Sequence[Sequence[int]], context: Sequence[str]
+) -> Task:
     """``φ(task)``: slot ``s`` moves to ``slots[s]``, its value ``v`` becomes ``values[s][v]``.
 
     The new ``context`` names the physical feature each slot is shown as. Objects and rule are
@@ -98,12 +105,15 @@ def rebind(task: Task, slots: Sequence[int], values: Sequence[Sequence[int]],
     """
     for name, perm in [("slots", slots), *((f"values[{s}]", v) for s, v in enumerate(values))]:
         if sorted(perm) != [0, 1, 2]:
-            raise InvalidArgument(f"Expected {name} to be a permutation of [0, 1, 2], but got "
-                                  f"{name}={perm!r}")
+            raise InvalidArgument(
+                f"Expected {name} to be a permutation of [0, 1, 2], but got {name}={perm!r}"
+            )
     if len(values) != 3 or len(set(context)) != 3 or not set(context) <= set(FEATURES):
-        raise InvalidArgument(f"Expected three permutations in values and three distinct features "
-                              f"of {list(FEATURES)} in context, but got values={values!r}, "
-                              f"context={context!r}")
+        raise InvalidArgument(
+            f"Expected three permutations in values and three distinct features "
+            f"of {list(FEATURES)} in context, but got values={values!r}, "
+            f"context={context!r}"
+        )
 
     def move(obj: Obj) -> Obj:
         out = [0, 0, 0]
@@ -113,8 +123,13 @@ def rebind(task: Task, slots: Sequence[int], values: Sequence[Sequence[int]],
 
     rule = _map_rule(task.rule, slots, values)
     shown, query = [move(x) for x, _ in task.support], tuple(move(x) for x in task.query)
-    return Task(rule=rule, support=tuple(zip(shown, labels(rule, shown))), query=query,
-                answers=labels(rule, query), context=tuple(context))
+    return Task(
+        rule=rule,
+        support=tuple(zip(shown, labels(rule, shown))),
+        query=query,
+        answers=labels(rule, query),
+        context=tuple(context),
+    )
 
 
 @lru_cache(maxsize=256)
@@ -129,8 +144,10 @@ def _header(context: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
         "the following context-free grammar:",
         f"S -> 'true' | 'false' | and(S,S) | or(S,S) | {tests}",
         "O -> 'x'",
-        *(f"{symbols[i]} -> " + " | ".join(f"'{v}'" for v in FEATURES[f])
-          for i, f in enumerate(names)),
+        *(
+            f"{symbols[i]} -> " + " | ".join(f"'{v}'" for v in FEATURES[f])
+            for i, f in enumerate(names)
+        ),
     ]
     return "\n".join(lines), tuple(describe(x, context, shown) for x in OBJECTS)
 
@@ -165,11 +182,16 @@ class Concepts(RuleInduction):
     def __init__(self, *, variations: int = 5, queries: int = 6, balanced: bool = False) -> None:
         super().__init__(variations=variations)
         if not isinstance(balanced, bool):
-            raise InvalidArgument(f"Expected balanced to be True or False (half the queries "
-                                  f"wudsy), but got balanced={balanced!r}")
+            raise InvalidArgument(
+                f"Expected balanced to be True or False (half the queries "
+                f"wudsy), but got balanced={balanced!r}"
+            )
         self.balanced = balanced
-        if (isinstance(queries, bool) or not isinstance(queries, int)
-                or not 1 <= queries <= MAX_QUERIES):
+        if (
+            isinstance(queries, bool)
+            or not isinstance(queries, int)
+            or not 1 <= queries <= MAX_QUERIES
+        ):
             raise InvalidArgument(
                 f"Expected queries to be an integer in [1, {MAX_QUERIES}] (new objects per task), "
                 f"but got queries={queries!r}; try queries=6"
@@ -179,8 +201,11 @@ class Concepts(RuleInduction):
 
     def options(self) -> dict[str, Any]:
         """The constructor keywords that rebuild this family."""
-        return {"variations": self.variations, "queries": self.queries,
-                **({"balanced": True} if self.balanced else {})}
+        return {
+            "variations": self.variations,
+            "queries": self.queries,
+            **({"balanced": True} if self.balanced else {}),
+        }
 
     def task(self, n: int, index: int, seed: int) -> Task:
         """Task ``index`` of level ``n``: rule, boundary-pair support, unseen queries, binding.
@@ -194,8 +219,11 @@ class Concepts(RuleInduction):
         for _ in range(_ATTEMPTS):
             rule = draw_rule(rng, n)
             support = build_support(rule, rng)
-            if (support is not None and len(support) <= len(OBJECTS) - MAX_QUERIES
-                    and (not self.balanced or _balanceable(rule, support, self.queries))):
+            if (
+                support is not None
+                and len(support) <= len(OBJECTS) - MAX_QUERIES
+                and (not self.balanced or _balanceable(rule, support, self.queries))
+            ):
                 break
         else:  # pragma: no cover - every level accepts a draw within a handful of tries
             raise RuntimeError(f"no concept of length {n} found for seed={seed}, index={index}")
@@ -208,21 +236,29 @@ class Concepts(RuleInduction):
             picks = query_rng.choice(len(unseen), self.queries, replace=False)
             query = tuple(unseen[i] for i in picks)
         features = stream_rng(seed, n, index, _BINDING).choice(len(_ORDER), 3, replace=False)
-        return Task(rule=rule, support=support, query=query, answers=labels(rule, query),
-                    context=tuple(_ORDER[i] for i in features))
+        return Task(
+            rule=rule,
+            support=support,
+            query=query,
+            answers=labels(rule, query),
+            context=tuple(_ORDER[i] for i in features),
+        )
 
     def vary(self, task: Task, kind: str, rng: np.random.Generator) -> Task:
         """``rebind``: a random non-identity ``φ`` (see :func:`rebind`), then ``π`` and ``σ``."""
         if kind != REBIND:
-            raise InvalidArgument(f"Unknown isomorphism type {kind!r} for concepts; expected "
-                                  f"one of {list(self.isomorphisms)!r}")
+            raise InvalidArgument(
+                f"Unknown isomorphism type {kind!r} for concepts; expected "
+                f"one of {list(self.isomorphisms)!r}"
+            )
         while True:
             slots = [int(s) for s in rng.permutation(3)]
             values = [[int(v) for v in rng.permutation(3)] for _ in range(3)]
             context = [_ORDER[int(i)] for i in rng.choice(len(_ORDER), 3, replace=False)]
             # φ must change how some (feature, value) is shown, or the variation is the original
-            if any(context[slots[s]] != task.context[s] or values[s] != [0, 1, 2]
-                   for s in range(3)):
+            if any(
+                context[slots[s]] != task.context[s] or values[s] != [0, 1, 2] for s in range(3)
+            ):
                 break
         return self.reorder(rebind(task, slots, values, context), rng)
 
@@ -234,8 +270,11 @@ class Concepts(RuleInduction):
         lines += ["", "New objects:"]
         lines += [f"{j}. {words[index(x)]} -> ?" for j, x in enumerate(task.query, 1)]
         k = len(task.query)
-        lines += ["", f"End with one line 'Answer: [...]' holding a JSON list of {k} booleans, one "
-                      f"per new object in the order shown (true = wudsy, false = not wudsy)."]
+        lines += [
+            "",
+            f"End with one line 'Answer: [...]' holding a JSON list of {k} booleans, one "
+            f"per new object in the order shown (true = wudsy, false = not wudsy).",
+        ]
         return "\n".join(lines)
 
     def element(self, value: object) -> bool:
@@ -258,8 +297,9 @@ class Concepts(RuleInduction):
         """The hidden rule of ``task`` in the grammar's notation (for readers and reports)."""
         return expression(task.rule, task.context)
 
-    def audit_components(self, levels: Sequence[int],
-                         presentations: Sequence[str]) -> list[AuditComponent]:
+    def audit_components(
+        self, levels: Sequence[int], presentations: Sequence[str]
+    ) -> list[AuditComponent]:
         """The base's (isomorphism types, a larger level), and query sets with both labels
         (``balanced=True``), which catch ``ref:concepts-constant``."""
         out = super().audit_components(levels, presentations)
@@ -279,7 +319,9 @@ def _balanceable(rule: Rule, support: Sequence[tuple[Obj, bool]], k: int) -> boo
     return min(sum(marks), len(marks) - sum(marks)) >= (k + 1) // 2
 
 
-def _balanced(rule: Rule, unseen: Sequence[Obj], k: int, rng: np.random.Generator) -> tuple[Obj, ...]:
+def _balanced(
+    rule: Rule, unseen: Sequence[Obj], k: int, rng: np.random.Generator
+) -> tuple[Obj, ...]:
     """``k`` unseen objects, half of them wudsy (for odd ``k`` one more of a label drawn at
     random), in random order.
 
@@ -293,6 +335,6 @@ def _balanced(rule: Rule, unseen: Sequence[Obj], k: int, rng: np.random.Generato
     no = [x for x, m in zip(unseen, marks) if not m]
     want_yes = (k + int(rng.integers(2))) // 2
     chosen = [yes[i] for i in rng.choice(len(yes), want_yes, replace=False)] + [
-        no[i] for i in rng.choice(len(no), k - want_yes, replace=False)]
+        no[i] for i in rng.choice(len(no), k - want_yes, replace=False)
+    ]
     return tuple(chosen[i] for i in rng.permutation(k))
-

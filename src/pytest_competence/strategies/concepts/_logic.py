@@ -21,8 +21,20 @@ from typing import Literal
 import numpy as np
 
 __all__ = [
-    "EDGES", "FEATURES", "OBJECTS", "Obj", "Rule", "build_support", "draw_rule", "evaluate",
-    "ideal_observer", "index", "labels", "length", "min_lengths", "rule_mask",
+    "EDGES",
+    "FEATURES",
+    "OBJECTS",
+    "Obj",
+    "Rule",
+    "build_support",
+    "draw_rule",
+    "evaluate",
+    "ideal_observer",
+    "index",
+    "labels",
+    "length",
+    "min_lengths",
+    "rule_mask",
 ]
 
 #: The five physical features of seeds/002 §4.4 and their three values each (App. C Fig. 14 gives
@@ -43,12 +55,17 @@ FULL = (1 << 27) - 1
 
 #: The Hamming graph on the object space: pairs of objects that differ in exactly one feature.
 EDGES: tuple[tuple[int, int], ...] = tuple(
-    (a, b) for a in range(27) for b in range(a + 1, 27)
+    (a, b)
+    for a in range(27)
+    for b in range(a + 1, 27)
     if sum(x != y for x, y in zip(OBJECTS[a], OBJECTS[b])) == 1
 )
 
-_TESTS = {(s, v): sum(1 << o for o, x in enumerate(OBJECTS) if x[s] == v)
-          for s in range(3) for v in range(3)}
+_TESTS = {
+    (s, v): sum(1 << o for o, x in enumerate(OBJECTS) if x[s] == v)
+    for s in range(3)
+    for v in range(3)
+}
 
 
 def index(obj: Obj) -> int:
@@ -116,8 +133,9 @@ def _keep(masks: np.ndarray, obj: int, label: bool) -> np.ndarray:
     return masks[((masks >> obj) & 1) == int(label)]
 
 
-def ideal_observer(support: Sequence[tuple[Obj, bool]],
-                   longest: int) -> tuple[int, tuple[int, ...]]:
+def ideal_observer(
+    support: Sequence[tuple[Obj, bool]], longest: int
+) -> tuple[int, tuple[int, ...]]:
     """The shortest length of a rule consistent with ``support`` and every function of that length.
 
     Searches rules of length ≤ ``longest``; returns ``(longest + 1, ())`` when none is consistent.

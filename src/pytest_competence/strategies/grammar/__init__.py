@@ -86,8 +86,7 @@ _STREAM_LANGUAGE, _STREAM_EXAMPLES = 0, 1
 def _count(name: str, value: object, lo: int, hi: int, hint: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise InvalidArgument(
-            f"Expected {name} to be an integer in [{lo}, {hi}] ({hint}), but got "
-            f"{name}={value!r}"
+            f"Expected {name} to be an integer in [{lo}, {hi}] ({hint}), but got {name}={value!r}"
         )
     return value
 
@@ -108,20 +107,27 @@ class Grammar(RuleInduction):
     isomorphisms = (REORDER, "substitute", "recompose")
     levels = (1, 4)
 
-    def __init__(self, *, variations: int = 5, extra_support: int = 4, queries: int = 2,
-                 primitives: int = 4) -> None:
+    def __init__(
+        self, *, variations: int = 5, extra_support: int = 4, queries: int = 2, primitives: int = 4
+    ) -> None:
         super().__init__(variations=variations)
-        self.extra_support = _count("extra_support", extra_support, 0, 32,
-                                    "composed support examples; try extra_support=4")
+        self.extra_support = _count(
+            "extra_support", extra_support, 0, 32, "composed support examples; try extra_support=4"
+        )
         self.queries = _count("queries", queries, 1, 16, "queries per task; try queries=2")
-        self.primitives = _count("primitives", primitives, 3, 8,
-                                 "primitive words per language; try primitives=4")
+        self.primitives = _count(
+            "primitives", primitives, 3, 8, "primitive words per language; try primitives=4"
+        )
         self.system = GRAMMAR_SYSTEM.replace("n_query", str(queries))
 
     def options(self) -> dict[str, Any]:
         """The constructor keywords that rebuild this family."""
-        return {**super().options(), "extra_support": self.extra_support,
-                "queries": self.queries, "primitives": self.primitives}
+        return {
+            **super().options(),
+            "extra_support": self.extra_support,
+            "queries": self.queries,
+            "primitives": self.primitives,
+        }
 
     def task(self, n: int, index: int, seed: int) -> Task:
         """Task ``index`` of level ``n``: a language with ``n`` functions, support and queries."""
@@ -130,8 +136,9 @@ class Grammar(RuleInduction):
         examples_rng = stream_rng(seed, n, index, _STREAM_EXAMPLES)
         for _ in range(_LANGUAGE_TRIES):
             language = sample_language(language_rng, functions=int(n), primitives=self.primitives)
-            built = build_examples(examples_rng, language, extra=self.extra_support,
-                                   queries=self.queries)
+            built = build_examples(
+                examples_rng, language, extra=self.extra_support, queries=self.queries
+            )
             if built is not None:
                 support, query = built
                 return Task(language, support, query, tuple(language.translate(q) for q in query))
@@ -147,8 +154,9 @@ class Grammar(RuleInduction):
             return substitute(task, rng)
         if kind == "recompose":
             return recompose(task, rng)
-        raise InvalidArgument(f"Unknown isomorphism {kind!r} for grammar; expected one of "
-                              f"{list(self.isomorphisms)!r}")
+        raise InvalidArgument(
+            f"Unknown isomorphism {kind!r} for grammar; expected one of {list(self.isomorphisms)!r}"
+        )
 
     def render(self, task: Task) -> str:
         """Support pairs as ``input -> output`` lines, numbered queries, the answer format."""
@@ -158,9 +166,12 @@ class Grammar(RuleInduction):
         lines += ["", f"Translate {m} new input sequence(s):"]
         lines += [f"{j}. {x} -> ?" for j, x in enumerate(task.query, 1)]
         example = ", ".join(['"TOKEN TOKEN"'] * m)
-        lines += ["", f'End your answer with a line "Answer: " followed by a JSON list of {m} '
-                  f"string(s), the output sequence of each new input in the order given, its "
-                  f"tokens separated by single spaces, e.g. Answer: [{example}]"]
+        lines += [
+            "",
+            f'End your answer with a line "Answer: " followed by a JSON list of {m} '
+            f"string(s), the output sequence of each new input in the order given, its "
+            f"tokens separated by single spaces, e.g. Answer: [{example}]",
+        ]
         return "\n".join(lines)
 
     def element(self, value: object) -> object:
@@ -172,8 +183,10 @@ class Grammar(RuleInduction):
         return " ".join(value.split()).upper()
 
     def __repr__(self) -> str:
-        return (f"Grammar(variations={self.variations}, extra_support={self.extra_support}, "
-                f"queries={self.queries}, primitives={self.primitives})")
+        return (
+            f"Grammar(variations={self.variations}, extra_support={self.extra_support}, "
+            f"queries={self.queries}, primitives={self.primitives})"
+        )
 
 
 def substitute(task: Task, rng: np.random.Generator) -> Task:
@@ -185,8 +198,10 @@ def substitute(task: Task, rng: np.random.Generator) -> Task:
     phi = {w: unused[k] for w, k in zip(words, rng.choice(len(unused), len(words), replace=False))}
     used = {c for _, c in language.primitives}
     free = [c for c in COLOURS if c not in used]
-    psi = {c: free[k] for (_, c), k in zip(language.primitives,
-                                          rng.choice(len(free), len(used), replace=False))}
+    psi = {
+        c: free[k]
+        for (_, c), k in zip(language.primitives, rng.choice(len(free), len(used), replace=False))
+    }
     renamed = language.renamed(phi, psi)
 
     def rename(text: str) -> str:
@@ -199,8 +214,7 @@ def substitute(task: Task, rng: np.random.Generator) -> Task:
     # language's own (tests check they equal ψ of the original answers).
     support = tuple((rename(x), recolour(y)) for x, y in task.support)
     query = tuple(rename(x) for x in task.query)
-    return Task(renamed, support, query, tuple(renamed.translate(x) for x in query),
-                task.context)
+    return Task(renamed, support, query, tuple(renamed.translate(x) for x in query), task.context)
 
 
 def recompose(task: Task, rng: np.random.Generator) -> Task:
@@ -212,6 +226,5 @@ def recompose(task: Task, rng: np.random.Generator) -> Task:
         rho = dict(zip(prims, (prims[k] for k in rng.permutation(len(prims)))))
         query = tuple(" ".join([rho.get(t, t) for t in x.split()]) for x in task.query)
         if query != task.query and shown.isdisjoint(query):
-            return replace(task, query=query,
-                           answers=tuple(language.translate(x) for x in query))
+            return replace(task, query=query, answers=tuple(language.translate(x) for x in query))
     return task

@@ -30,8 +30,9 @@ _APPLICATIONS = (2, 3)  # function applications per extra example and query
 _TRIES_PER_EXAMPLE = 40
 
 
-def precedence_proof(rng: np.random.Generator, language: Language, i: int,
-                     j: int) -> list[str] | Literal[False] | None:
+def precedence_proof(
+    rng: np.random.Generator, language: Language, i: int, j: int
+) -> list[str] | Literal[False] | None:
     """An input whose translation differs when functions ``i`` (looser) and ``j`` swap.
 
     ``None`` when the pair needs no proof (two 1-argument functions: ``a g h`` has one reading
@@ -40,8 +41,9 @@ def precedence_proof(rng: np.random.Generator, language: Language, i: int,
     fi, fj = language.functions[i], language.functions[j]
     if fi.arity == 1 and fj.arity == 1:
         return None
-    a, b, c = (language.primitives[k][0] for k in rng.choice(len(language.primitives), 3,
-                                                             replace=False))
+    a, b, c = (
+        language.primitives[k][0] for k in rng.choice(len(language.primitives), 3, replace=False)
+    )
     if fi.arity == 2 and fj.arity == 2:
         forms = [[a, fi.word, b, fj.word, c], [a, fj.word, b, fi.word, c]]
         if rng.random() < 0.5:
@@ -60,8 +62,9 @@ def precedence_proof(rng: np.random.Generator, language: Language, i: int,
     return False
 
 
-def build_examples(rng: np.random.Generator, language: Language, *, extra: int,
-                   queries: int) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]] | None:
+def build_examples(
+    rng: np.random.Generator, language: Language, *, extra: int, queries: int
+) -> tuple[tuple[tuple[str, str], ...], tuple[str, ...]] | None:
     """``(support, query inputs)`` for ``language``, or ``None`` when it cannot have them.
 
     ``None`` means the language is not identifiable from minimal precedence proofs, or has

@@ -64,9 +64,21 @@ if TYPE_CHECKING:
     from ._strategies import HornStrategies
 
 __all__ = [
-    "HORN_PRESENTATIONS", "INSTRUCTION", "NEGATE_QUERY", "RENAME", "RESHUFFLE", "SYSTEM_PROMPT",
-    "VARY", "WHENEVER", "Horn", "HornInstance", "Rule", "derive", "render_rule",
+    "HORN_PRESENTATIONS",
+    "INSTRUCTION",
+    "NEGATE_QUERY",
+    "RENAME",
+    "RESHUFFLE",
+    "SYSTEM_PROMPT",
+    "VARY",
+    "WHENEVER",
+    "Horn",
+    "HornInstance",
+    "Rule",
+    "derive",
+    "render_rule",
 ]
+
 
 class Horn(Family):
     """The Horn-clause family, configured once and sampled by seed.
@@ -126,7 +138,6 @@ class Horn(Family):
         """The shortcuts and the two constant answers."""
         return (*cls.shortcuts, "ref:always-yes", "ref:always-no")
 
-
     def __init__(
         self,
         *,
@@ -142,13 +153,21 @@ class Horn(Family):
             )
         self.vary = vary
         for key, value in (("depth", depth), ("distractors", distractors)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or value < (1 if key == "depth" else 0)):
+            if value is not None and (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or value < (1 if key == "depth" else 0)
+            ):
                 raise InvalidArgument(
                     f"Expected {key} to be None or an integer >= {1 if key == 'depth' else 0}, "
                     f"but got {key}={value!r}"
                 )
-        if vary == "depth" and depth is not None or vary == "distractors" and distractors is not None:
+        if (
+            vary == "depth"
+            and depth is not None
+            or vary == "distractors"
+            and distractors is not None
+        ):
             raise InvalidArgument(
                 f"vary={vary!r} makes the level n the {vary}; drop {vary}= or choose another vary"
             )
@@ -163,8 +182,11 @@ class Horn(Family):
         self.instruction = instruction
 
     def __repr__(self) -> str:
-        extra = "".join(f", {k}={getattr(self, k)!r}" for k in ("depth", "distractors")
-                        if getattr(self, k) is not None)
+        extra = "".join(
+            f", {k}={getattr(self, k)!r}"
+            for k in ("depth", "distractors")
+            if getattr(self, k) is not None
+        )
         return f"Horn(vary={self.vary!r}{extra})"
 
     # -- latent instances ------------------------------------------------------------------------
@@ -204,14 +226,25 @@ class Horn(Family):
         check_word("index", index)
         depth, distractors = self.sizes(n)
         facts, rules, goal, severed = build_program(
-            stream_rng(seed, n, index, _PROGRAM), depth=depth, distractors=distractors,
+            stream_rng(seed, n, index, _PROGRAM),
+            depth=depth,
+            distractors=distractors,
             positive=index % 2 == 0,
         )
         order = stream_rng(seed, n, index, _ORDER)
         facts = [facts[i] for i in order.permutation(len(facts)).tolist()]
         rules = [rules[i] for i in order.permutation(len(rules)).tolist()]
-        z = HornInstance(n=n, index=index, seed=seed, facts=tuple(facts), rules=tuple(rules),
-                         goal=goal, depth=depth, distractors=distractors, severed=severed)
+        z = HornInstance(
+            n=n,
+            index=index,
+            seed=seed,
+            facts=tuple(facts),
+            rules=tuple(rules),
+            goal=goal,
+            depth=depth,
+            distractors=distractors,
+            severed=severed,
+        )
         if (z.gold == "yes") != (severed is None):  # the oracle must agree with the construction
             raise AssertionError(f"{z.id}: construction and forward chaining disagree")
         return z
@@ -227,7 +260,9 @@ class Horn(Family):
             rules = [rules[i] for i in rng.permutation(len(rules)).tolist()]
         if RENAME in transforms:
             atoms = z.atoms
-            fresh = pseudowords(stream_rng(z.seed, z.n, z.index, _RENAMED), len(atoms), exclude=atoms)
+            fresh = pseudowords(
+                stream_rng(z.seed, z.n, z.index, _RENAMED), len(atoms), exclude=atoms
+            )
             to = dict(zip(atoms, fresh))
             facts = [to[a] for a in facts]
             rules = [Rule(to[r.head], tuple(to[a] for a in r.body)) for r in rules]
@@ -249,23 +284,37 @@ class Horn(Family):
         transforms = _presentation(presentation)
         answer_map = compose(transforms)
         return Prompt(
-            family=self.name, instance_id=z.id, presentation=presentation,
-            system=self.system_prompt, text=self.render(z, transforms), gold=answer_map(z.gold),
-            answer_space=self.answer_space, answer_map=answer_map, params=self.params(z),
+            family=self.name,
+            instance_id=z.id,
+            presentation=presentation,
+            system=self.system_prompt,
+            text=self.render(z, transforms),
+            gold=answer_map(z.gold),
+            answer_space=self.answer_space,
+            answer_map=answer_map,
+            params=self.params(z),
         )
 
     def params(self, z: HornInstance) -> dict[str, object]:
         """θ of ``z``: the level, what it counts, and the sizes that rendered it."""
         return {
-            "n": z.n, "vary": self.vary, "rules": len(z.rules), "depth": z.depth,
-            "distractors": z.distractors, "cell": "positive" if z.severed is None else "near_miss",
+            "n": z.n,
+            "vary": self.vary,
+            "rules": len(z.rules),
+            "depth": z.depth,
+            "distractors": z.distractors,
+            "cell": "positive" if z.severed is None else "near_miss",
             "severed": z.severed,
         }
 
     # -- the engine's interface ------------------------------------------------------------------
 
     def design(
-        self, *, levels: Sequence[int], pairs: int, seed: int = 1,
+        self,
+        *,
+        levels: Sequence[int],
+        pairs: int,
+        seed: int = 1,
         presentations: Sequence[str] = ("original", "equivalent"),
     ) -> list[Item]:
         """``pairs`` instances per level (half positive, half near misses), every presentation."""
@@ -277,13 +326,20 @@ class Horn(Family):
         z = self.instance(n, index, seed)
         return Item(z, tuple(self.prompt(z, p) for p in presentations))
 
-    def check_design(self, *, levels: object, pairs: object, seed: object,
-                     presentations: object) -> None:
+    def check_design(
+        self, *, levels: object, pairs: object, seed: object, presentations: object
+    ) -> None:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
-        check_levels(levels, self.check_n,
-                     "a non-empty list of sizes, e.g. [4, 8, 16, 32, 64, 128]")
-        check_pairs(pairs, 2, "pairs per level to be a positive even number (half positive "
-                    "programs, half near misses)", 200)
+        check_levels(
+            levels, self.check_n, "a non-empty list of sizes, e.g. [4, 8, 16, 32, 64, 128]"
+        )
+        check_pairs(
+            pairs,
+            2,
+            "pairs per level to be a positive even number (half positive "
+            "programs, half near misses)",
+            200,
+        )
         check_word("seed", seed)
         check_presentations(presentations, _presentation)
 
@@ -297,8 +353,9 @@ class Horn(Family):
 
         return HornStrategies(self)
 
-    def audit_components(self, levels: Sequence[int],
-                         presentations: Sequence[str]) -> list[AuditComponent]:
+    def audit_components(
+        self, levels: Sequence[int], presentations: Sequence[str]
+    ) -> list[AuditComponent]:
         """The supports an audit can add: a larger level, the other renderer ("… holds
         whenever …") if no declared presentation uses it, deeper proofs where the level does
         not set the depth, and distractor rules where the level does not set them."""
@@ -314,8 +371,13 @@ class Horn(Family):
             out.append(AuditComponent(f"deeper proofs (depth={depth})", "option", {"depth": depth}))
         if self.vary == "depth":
             most = self.sizes(max(levels))[1]
-            out.append(AuditComponent(f"more distractor rules (distractors={2 * max(most, 4)})",
-                                      "option", {"distractors": 2 * max(most, 4)}))
+            out.append(
+                AuditComponent(
+                    f"more distractor rules (distractors={2 * max(most, 4)})",
+                    "option",
+                    {"distractors": 2 * max(most, 4)},
+                )
+            )
         return out
 
 

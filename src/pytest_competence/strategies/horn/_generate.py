@@ -18,18 +18,40 @@ TEMPLATES = {"if": "If {body}, then {head}.", "whenever": "{head} holds whenever
 
 
 def add_options(group: Any) -> None:
-    group.add_argument("--vary", choices=["rules", "depth", "distractors"], default="rules",
-                       help="horn: what the level counts (default rules; grid 4,…,128 by default)")
+    group.add_argument(
+        "--vary",
+        choices=["rules", "depth", "distractors"],
+        default="rules",
+        help="horn: what the level counts (default rules; grid 4,…,128 by default)",
+    )
     group.add_argument("--depth", type=int, default=None, help="horn: fixed proof depth")
-    group.add_argument("--distractor-rules", type=int, default=None, metavar="K",
-                       help="horn: distractor rules beside the proof (with --vary depth)")
+    group.add_argument(
+        "--distractor-rules",
+        type=int,
+        default=None,
+        metavar="K",
+        help="horn: distractor rules beside the proof (with --vary depth)",
+    )
 
 
 def designs(cls: type[Family], args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-    horn = construct(cls, {"vary": args.vary, "depth": args.depth,
-                           "distractors": args.distractor_rules, **dict(args.options)})
-    yield horn, dict(levels=args.levels or list(HORN_GRID), pairs=args.pairs or 200,
-                     presentations=args.presentations or default_presentations(horn))
+    horn = construct(
+        cls,
+        {
+            "vary": args.vary,
+            "depth": args.depth,
+            "distractors": args.distractor_rules,
+            **dict(args.options),
+        },
+    )
+    yield (
+        horn,
+        dict(
+            levels=args.levels or list(HORN_GRID),
+            pairs=args.pairs or 200,
+            presentations=args.presentations or default_presentations(horn),
+        ),
+    )
 
 
 def meta(item: Item) -> dict[str, Any]:

@@ -11,7 +11,17 @@ from pytest_competence.protocol import (
 
 from ._programs import Rule
 
-__all__ = ["SYSTEM_PROMPT", "INSTRUCTION", "VARY", "WHENEVER", "RESHUFFLE", "RENAME", "NEGATE_QUERY", "HORN_PRESENTATIONS", "render_rule"]
+__all__ = [
+    "SYSTEM_PROMPT",
+    "INSTRUCTION",
+    "VARY",
+    "WHENEVER",
+    "RESHUFFLE",
+    "RENAME",
+    "NEGATE_QUERY",
+    "HORN_PRESENTATIONS",
+    "render_rule",
+]
 
 
 SYSTEM_PROMPT = "You are a helpful assistant. Answer logical reasoning questions concisely."

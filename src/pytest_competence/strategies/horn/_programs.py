@@ -135,7 +135,7 @@ def build_program(
     n_unsupported = max(1, distractors // 4)
     n_distractor_atoms = distractors + n_unsupported + 2
     words = pseudowords(rng, depth + 1 + sum(side_counts) + n_distractor_atoms + 3)
-    chain, words = words[: depth + 1], words[depth + 1:]
+    chain, words = words[: depth + 1], words[depth + 1 :]
     sides = []
     for count in side_counts:
         sides.append(words[:count])

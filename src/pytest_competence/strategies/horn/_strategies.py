@@ -21,11 +21,13 @@ if TYPE_CHECKING:
 
 __all__ = ["HornStrategies"]
 
+
 class HornStrategies(BoundStrategies["Horn"]):
     """Strategies bound to one :class:`~.horn.Horn` configuration."""
 
-    def instances(self, *, min_n: int | None = None, max_n: int = 32,
-                  positive: bool | None = None) -> st.SearchStrategy[HornInstance]:
+    def instances(
+        self, *, min_n: int | None = None, max_n: int = 32, positive: bool | None = None
+    ) -> st.SearchStrategy[HornInstance]:
         """Programs with ``min_n <= n <= max_n``; ``positive`` fixes the gold answer if given."""
         lo = self.family.min_n if min_n is None else self.family.check_n(min_n, "min_n")
         hi = self.family.check_n(max_n, "max_n")
@@ -40,9 +42,14 @@ class HornStrategies(BoundStrategies["Horn"]):
         """Presentation names, shrinking toward ``"original"``."""
         return st.sampled_from(tuple(HORN_PRESENTATIONS))
 
-    def case_space(self, *, min_n: int | None = None, max_n: int = 32,
-                   presentations: Sequence[str] = ("original", "equivalent"),
-                   vocabularies: object = None) -> DesignSpace:
+    def case_space(
+        self,
+        *,
+        min_n: int | None = None,
+        max_n: int = 32,
+        presentations: Sequence[str] = ("original", "equivalent"),
+        vocabularies: object = None,
+    ) -> DesignSpace:
         """Whole cases — level, index, seed — with the prompts the design asks for them.
 
         ``vocabularies`` is the ordering family's (a catalog to scan); it is accepted, so every

@@ -43,8 +43,10 @@ class HornText:
 
 def _atoms(conjunction: str) -> tuple[str, ...]:
     head, _, last = conjunction.rpartition(" and ")
-    return tuple(a.strip() for a in head.split(",") if a.strip()) + (last.strip(),) if head else (
-        (conjunction.strip(),)
+    return (
+        tuple(a.strip() for a in head.split(",") if a.strip()) + (last.strip(),)
+        if head
+        else ((conjunction.strip(),))
     )
 
 
@@ -78,8 +80,11 @@ def read_horn(text: str) -> HornText | None:
     return HornText(facts, tuple(rules), goal, negated)
 
 
-def _chain(facts: Sequence[str], rules: Sequence[tuple[str, tuple[str, ...], str]],
-           rounds: int | None = None) -> set[str]:
+def _chain(
+    facts: Sequence[str],
+    rules: Sequence[tuple[str, tuple[str, ...], str]],
+    rounds: int | None = None,
+) -> set[str]:
     """Round-by-round forward chaining, at most ``rounds`` rounds (``None``: to the fixpoint)."""
     known = set(facts)
     done = 0
@@ -102,8 +107,7 @@ def _ideal(t: HornText) -> str:
 
 def _goal_rule(t: HornText) -> str:
     supported = set(t.facts) | {h for h, _, _ in t.rules}
-    return _say(t, any(h == t.goal and all(a in supported for a in body)
-                       for h, body, _ in t.rules))
+    return _say(t, any(h == t.goal and all(a in supported for a in body) for h, body, _ in t.rules))
 
 
 def _if_then(t: HornText) -> str:

@@ -59,10 +59,23 @@ if TYPE_CHECKING:
     from ._strategies import InterventionStrategies
 
 __all__ = [
-    "INSTRUCTION", "IW_MAPPINGS", "IW_PRESENTATIONS", "IW_READOUTS", "IW_WORLDS", "LETTERS",
-    "MAX_N", "MIN_N", "SYSTEM_PROMPT", "IWInstance", "Intervention", "letter_of", "render_theory",
-    "select_presentations", "value_of",
+    "INSTRUCTION",
+    "IW_MAPPINGS",
+    "IW_PRESENTATIONS",
+    "IW_READOUTS",
+    "IW_WORLDS",
+    "LETTERS",
+    "MAX_N",
+    "MIN_N",
+    "SYSTEM_PROMPT",
+    "IWInstance",
+    "Intervention",
+    "letter_of",
+    "render_theory",
+    "select_presentations",
+    "value_of",
 ]
+
 
 class Intervention(Family):
     """The three-valued intervention-worlds family.
@@ -103,7 +116,6 @@ class Intervention(Family):
 
         return meta(item)
 
-
     @classmethod
     def metrics(cls, evaluation: Any, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
         """``summary["intervention"]``: the seed paper's rates (:mod:`pytest_competence.strategies.intervention.metrics`)."""
@@ -117,10 +129,12 @@ class Intervention(Family):
         from .report import intervention_tables
 
         return intervention_tables(result)
+
     default_presentations = IW_PRESENTATIONS  # every cell: 3 worlds × 6 mappings × 2 readouts
 
-    def __init__(self, *, system_prompt: str = SYSTEM_PROMPT,
-                 instruction: str = INSTRUCTION) -> None:
+    def __init__(
+        self, *, system_prompt: str = SYSTEM_PROMPT, instruction: str = INSTRUCTION
+    ) -> None:
         for key, value in (("system_prompt", system_prompt), ("instruction", instruction)):
             if not isinstance(value, str):
                 raise InvalidArgument(f"Expected {key} to be a string, but got {key}={value!r}")
@@ -158,25 +172,51 @@ class Intervention(Family):
         value = {"base": z.transition[0], "target": z.transition[1], "sham": z.transition[0]}[world]
         # Relation to the base gold (base label under TFU): the world's transition, then the
         # relettering TFU → mapping.
-        step = AnswerMap() if world != "target" else AnswerMap(
-            ((letter_of(z.transition[0], "TFU"), letter_of(z.transition[1], "TFU")),))
-        reletter = AnswerMap(tuple((x, letter_of(value_of(x, "TFU"), mapping)) for x in LETTERS
-                                   if letter_of(value_of(x, "TFU"), mapping) != x))
+        step = (
+            AnswerMap()
+            if world != "target"
+            else AnswerMap(
+                ((letter_of(z.transition[0], "TFU"), letter_of(z.transition[1], "TFU")),)
+            )
+        )
+        reletter = AnswerMap(
+            tuple(
+                (x, letter_of(value_of(x, "TFU"), mapping))
+                for x in LETTERS
+                if letter_of(value_of(x, "TFU"), mapping) != x
+            )
+        )
         return Prompt(
-            family=self.name, instance_id=z.id, presentation=presentation,
+            family=self.name,
+            instance_id=z.id,
+            presentation=presentation,
             system=self.system_prompt,
             text=render_theory(z.world(world), z.query, mapping, self.instruction),
-            gold=letter_of(value, mapping), answer_space=self.answer_space,
-            answer_map=step.then(reletter), readout=readout,
+            gold=letter_of(value, mapping),
+            answer_space=self.answer_space,
+            answer_map=step.then(reletter),
+            readout=readout,
             params={
-                "n": z.n, "cluster": z.id, "world": world, "mapping": mapping, "readout": readout,
-                "transition": f"{z.transition[0]}->{z.transition[1]}", "label": value,
-                "base_label": z.transition[0], "edit": z.target_edit.kind,
+                "n": z.n,
+                "cluster": z.id,
+                "world": world,
+                "mapping": mapping,
+                "readout": readout,
+                "transition": f"{z.transition[0]}->{z.transition[1]}",
+                "label": value,
+                "base_label": z.transition[0],
+                "edit": z.target_edit.kind,
             },
         )
 
-    def design(self, *, levels: Sequence[int], pairs: int, seed: int = 1,
-               presentations: Sequence[str] = IW_PRESENTATIONS) -> list[Item]:
+    def design(
+        self,
+        *,
+        levels: Sequence[int],
+        pairs: int,
+        seed: int = 1,
+        presentations: Sequence[str] = IW_PRESENTATIONS,
+    ) -> list[Item]:
         """``pairs`` clusters per level (each transition ``pairs / 6`` times), selected cells."""
         self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
         cells = select_presentations(presentations)
@@ -188,12 +228,18 @@ class Intervention(Family):
         z = self.instance(n, index, seed)
         return Item(z, tuple(self.prompt(z, c) for c in select_presentations(presentations)))
 
-    def check_design(self, *, levels: object, pairs: object, seed: object,
-                     presentations: object) -> None:
+    def check_design(
+        self, *, levels: object, pairs: object, seed: object, presentations: object
+    ) -> None:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
         check_levels(levels, self.check_n, "a non-empty list of rule counts, e.g. [4, 8, 16, 32]")
-        check_pairs(pairs, 6, "pairs (clusters per level) to be a positive multiple of 6, one "
-                    "cluster per transition each round", 60)
+        check_pairs(
+            pairs,
+            6,
+            "pairs (clusters per level) to be a positive multiple of 6, one "
+            "cluster per transition each round",
+            60,
+        )
         check_word("seed", seed)
         select_presentations(presentations)
 
@@ -221,16 +267,17 @@ class Intervention(Family):
 
         return InterventionStrategies(self)
 
-    def audit_components(self, levels: Sequence[int],
-                         presentations: Sequence[str]) -> list[AuditComponent]:
+    def audit_components(
+        self, levels: Sequence[int], presentations: Sequence[str]
+    ) -> list[AuditComponent]:
         """The supports an audit can add: each world, letter mapping and readout no declared
         cell uses (as the patterns ``WORLD/*/*``, ``*/MAPPING/*``, ``*/*/READOUT``) and a
         larger base theory."""
         cells = [c.split("/") for c in select_presentations(presentations)]
         out = []
-        for axis, (values, label) in enumerate(((IW_WORLDS, "{} world"),
-                                                (IW_MAPPINGS, "mapping {}"),
-                                                (IW_READOUTS, "{} readout"))):
+        for axis, (values, label) in enumerate(
+            ((IW_WORLDS, "{} world"), (IW_MAPPINGS, "mapping {}"), (IW_READOUTS, "{} readout"))
+        ):
             for value in values:
                 if all(c[axis] != value for c in cells):
                     pattern = "/".join(value if k == axis else "*" for k in range(3))

@@ -20,15 +20,31 @@ from ._theory import (
     label,
 )
 
-__all__ = ["IW_WORLDS", "IW_MAPPINGS", "IW_READOUTS", "IW_PRESENTATIONS", "LETTERS", "MIN_N", "MAX_N", "SYSTEM_PROMPT", "INSTRUCTION", "letter_of", "value_of", "render_theory", "IWInstance", "select_presentations"]
+__all__ = [
+    "IW_WORLDS",
+    "IW_MAPPINGS",
+    "IW_READOUTS",
+    "IW_PRESENTATIONS",
+    "LETTERS",
+    "MIN_N",
+    "MAX_N",
+    "SYSTEM_PROMPT",
+    "INSTRUCTION",
+    "letter_of",
+    "value_of",
+    "render_theory",
+    "IWInstance",
+    "select_presentations",
+]
 
 
 IW_WORLDS = ("base", "target", "sham")
 IW_MAPPINGS = tuple("".join(p) for p in permutations("TFU"))  # TFU, TUF, FTU, FUT, UTF, UFT
 IW_READOUTS = ("generate", "score")
 #: Every cell name, in design order: worlds, then mappings, then readouts.
-IW_PRESENTATIONS = tuple(f"{w}/{m}/{r}"
-                         for w in IW_WORLDS for m in IW_MAPPINGS for r in IW_READOUTS)
+IW_PRESENTATIONS = tuple(
+    f"{w}/{m}/{r}" for w in IW_WORLDS for m in IW_MAPPINGS for r in IW_READOUTS
+)
 LETTERS = ("A", "B", "C")
 _WORD = {"TRUE": "true", "FALSE": "false", "UNKNOWN": "unknown"}
 MIN_N, MAX_N = 4, 512
@@ -39,7 +55,7 @@ SYSTEM_PROMPT = (
     "holds whenever all of its conditions hold. The world is open: a statement is true if it "
     "follows from the facts and rules, false if its negation follows, and unknown if neither "
     "follows. Nothing is false merely because it is not stated. Choose one of the lettered "
-    "options and end with a line of the form \"Answer: X\"."
+    'options and end with a line of the form "Answer: X".'
 )
 INSTRUCTION = 'Reply with the letter of the correct option, as "Answer: X".'
 
@@ -66,9 +82,13 @@ def _rule(rule: SignedRule) -> str:
 
 def render_theory(theory: Theory, query: str, mapping: str, instruction: str = INSTRUCTION) -> str:
     """The user prompt: facts, rules, the question and the options lettered by ``mapping``."""
-    lines = ["Facts:", *(f"- {_literal(f)}." for f in theory.facts), "Rules:",
-             *(f"- {_rule(r)}" for r in theory.rules),
-             f"Question: is {query} true, false, or unknown?"]
+    lines = [
+        "Facts:",
+        *(f"- {_literal(f)}." for f in theory.facts),
+        "Rules:",
+        *(f"- {_rule(r)}" for r in theory.rules),
+        f"Question: is {query} true, false, or unknown?",
+    ]
     lines += [f"{x}) {_WORD[value_of(x, mapping)]}" for x in LETTERS]
     lines.append(instruction)
     return "\n".join(lines)
@@ -110,8 +130,11 @@ def select_presentations(presentations: object) -> tuple[str, ...]:
     """
     if isinstance(presentations, str):
         presentations = (presentations,)
-    if isinstance(presentations, (bytes, dict)) or not isinstance(presentations, Sequence) or (
-            not presentations):
+    if (
+        isinstance(presentations, (bytes, dict))
+        or not isinstance(presentations, Sequence)
+        or (not presentations)
+    ):
         raise InvalidArgument(
             f"Expected presentations to be a non-empty list of WORLD/MAPPING/READOUT patterns such "
             f"as ['*/*/generate'], but got presentations={presentations!r}"
@@ -134,8 +157,11 @@ def _select(presentations: tuple[object, ...]) -> tuple[str, ...]:
                 f"{', '.join(IW_MAPPINGS)}, READOUT in {', '.join(IW_READOUTS)}, any part '*' "
                 f"(e.g. 'base/TFU/generate' or '*/*/score')"
             )
-        chosen |= {name for name in IW_PRESENTATIONS
-                   if all(p in ("*", q) for p, q in zip(parts, name.split("/")))}
+        chosen |= {
+            name
+            for name in IW_PRESENTATIONS
+            if all(p in ("*", q) for p, q in zip(parts, name.split("/")))
+        }
     return tuple(name for name in IW_PRESENTATIONS if name in chosen)
 
 

@@ -18,7 +18,7 @@ IW_SEMANTICS = {
     "fact": "{atom} is true. | {atom} is false.",
     "rule": "If {literal} and {literal}, then {literal}.",
     "label": "TRUE if forward chaining over signed literals derives the query, FALSE if it "
-             "derives its negation, UNKNOWN otherwise (open world)",
+    "derives its negation, UNKNOWN otherwise (open world)",
     "mapping": "params.mapping 'TFU' means A = TRUE, B = FALSE, C = UNKNOWN",
 }
 
@@ -26,8 +26,14 @@ IW_SEMANTICS = {
 def designs(cls: type[Family], args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
     worlds = construct(cls, dict(args.options))
     # 60, not the usual 200: the design's cells (6 transitions) must divide the pairs.
-    yield worlds, dict(levels=args.levels or list(INTERVENTION_GRID), pairs=args.pairs or 60,
-                       presentations=args.presentations or default_presentations(worlds))
+    yield (
+        worlds,
+        dict(
+            levels=args.levels or list(INTERVENTION_GRID),
+            pairs=args.pairs or 60,
+            presentations=args.presentations or default_presentations(worlds),
+        ),
+    )
 
 
 def meta(item: Item) -> dict[str, Any]:

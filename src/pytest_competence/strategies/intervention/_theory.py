@@ -31,8 +31,17 @@ import numpy as np
 from ..horn._programs import derive, pseudowords
 
 __all__ = [
-    "EDIT_KINDS", "LABELS", "TRANSITIONS", "Edit", "Lit", "SignedRule", "Theory", "apply_edit",
-    "build_cluster", "consequences", "label",
+    "EDIT_KINDS",
+    "LABELS",
+    "TRANSITIONS",
+    "Edit",
+    "Lit",
+    "SignedRule",
+    "Theory",
+    "apply_edit",
+    "build_cluster",
+    "consequences",
+    "label",
 ]
 
 #: A literal: (atom, sign); sign True reads "is true", False "is false".
@@ -41,8 +50,12 @@ Lit = tuple[str, bool]
 LABELS = ("TRUE", "FALSE", "UNKNOWN")
 #: The six transitions base → target; instance ``i`` of a level gets ``TRANSITIONS[i % 6]``.
 TRANSITIONS: tuple[tuple[str, str], ...] = (
-    ("TRUE", "FALSE"), ("TRUE", "UNKNOWN"), ("FALSE", "TRUE"),
-    ("FALSE", "UNKNOWN"), ("UNKNOWN", "TRUE"), ("UNKNOWN", "FALSE"),
+    ("TRUE", "FALSE"),
+    ("TRUE", "UNKNOWN"),
+    ("FALSE", "TRUE"),
+    ("FALSE", "UNKNOWN"),
+    ("UNKNOWN", "TRUE"),
+    ("UNKNOWN", "FALSE"),
 )
 EDIT_KINDS = ("add_fact", "remove_fact", "negate_fact", "add_rule", "remove_rule")
 
@@ -122,8 +135,9 @@ def _sign(rng: np.random.Generator) -> bool:
     return bool(rng.integers(0, 2))
 
 
-def build_cluster(rng: np.random.Generator, n: int,
-                  transition: tuple[str, str]) -> tuple[str, Theory, Edit, Edit]:
+def build_cluster(
+    rng: np.random.Generator, n: int, transition: tuple[str, str]
+) -> tuple[str, Theory, Edit, Edit]:
     """``(query, base, target edit, sham edit)`` with ``n`` rules in the base theory.
 
     All draws come from ``rng`` in a fixed order, so one seed gives one cluster everywhere.
@@ -134,8 +148,8 @@ def build_cluster(rng: np.random.Generator, n: int,
     leaves = max(3, n)  # distractor atoms that only ever appear as facts or in bodies
     derived = max(2, n // 2)  # distractor atoms that head distractor rules
     words = pseudowords(rng, 3 + depth + sum(sides) + leaves + derived)
-    query, pivot, chain, words = words[0], words[1], words[2:2 + depth], words[2 + depth:]
-    side_atoms, words = words[:sum(sides)], words[sum(sides):]
+    query, pivot, chain, words = words[0], words[1], words[2 : 2 + depth], words[2 + depth :]
+    side_atoms, words = words[: sum(sides)], words[sum(sides) :]
     leaf_atoms, derived_atoms = words[:leaves], words[leaves:]
 
     # The proof: L0 (a fact) → h1 → … → m, each step perhaps needing a side fact.
@@ -209,13 +223,13 @@ def build_cluster(rng: np.random.Generator, n: int,
         sham = Edit(target_kind, distractor_rules[int(rng.integers(0, len(distractor_rules)))])
     else:
         sham = Edit(target_kind, distractor_rule(), pos_r)
-    target = Edit(target_kind, target_statement,
-                  pos_f if target_kind == "add_fact" else pos_r)
+    target = Edit(target_kind, target_statement, pos_f if target_kind == "add_fact" else pos_r)
     return query, base, target, sham
 
 
-def check_cluster(query: str, base: Theory, target: Theory, sham: Theory,
-                  transition: Sequence[str], where: str) -> None:
+def check_cluster(
+    query: str, base: Theory, target: Theory, sham: Theory, transition: Sequence[str], where: str
+) -> None:
     """Raise ``AssertionError`` unless the oracle agrees with the construction's transition."""
     got = (label(base, query), label(target, query), label(sham, query))
     want = (transition[0], transition[1], transition[0])

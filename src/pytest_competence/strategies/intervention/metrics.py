@@ -73,30 +73,46 @@ def unit_table(evaluation: Evaluated) -> dict[str, Any]:
                 readouts.append(readout)
             cells_valid.setdefault(readout, []).append(o.valid)
             units.setdefault((p["mapping"], readout), {})[p["world"]] = (
-                _decode(o.parsed.answer, p["mapping"]), _decode(o.prompt.gold, p["mapping"]))
+                _decode(o.parsed.answer, p["mapping"]),
+                _decode(o.prompt.gold, p["mapping"]),
+            )
         for (_, readout), worlds in units.items():
             b, yb = worlds.get("base", (None, ""))
             t, yt = worlds.get("target", (None, ""))
             s, _ = worlds.get("sham", (None, ""))
             complete = len(worlds) == 3
-            rows.append((c, directions.index(direction), readouts.index(readout),
-                         "base" in worlds and b == yb, t is not None and t == yt,
-                         s is not None and s == b, complete))
+            rows.append(
+                (
+                    c,
+                    directions.index(direction),
+                    readouts.index(readout),
+                    "base" in worlds and b == yb,
+                    t is not None and t == yt,
+                    s is not None and s == b,
+                    complete,
+                )
+            )
     arr = np.array(rows, dtype=np.int64).reshape(-1, 7)
     return {
-        "cluster": arr[:, 0], "direction": arr[:, 1], "readout": arr[:, 2],
-        "base_ok": arr[:, 3].astype(bool), "target_ok": arr[:, 4].astype(bool),
-        "sham_stay": arr[:, 5].astype(bool), "complete": arr[:, 6].astype(bool),
+        "cluster": arr[:, 0],
+        "direction": arr[:, 1],
+        "readout": arr[:, 2],
+        "base_ok": arr[:, 3].astype(bool),
+        "target_ok": arr[:, 4].astype(bool),
+        "sham_stay": arr[:, 5].astype(bool),
+        "complete": arr[:, 6].astype(bool),
         "cluster_direction": np.array(cluster_direction, dtype=np.int64),
         "cluster_level": np.array(cluster_level, dtype=np.int64),
-        "directions": directions, "readouts": readouts,
+        "directions": directions,
+        "readouts": readouts,
         "validity": {r: float(np.mean(v)) for r, v in cells_valid.items()},
         "clusters": len(evaluation),
     }
 
 
-def _ratios(weights: np.ndarray, num: np.ndarray, den: np.ndarray, group: np.ndarray,
-            groups: int) -> np.ndarray:
+def _ratios(
+    weights: np.ndarray, num: np.ndarray, den: np.ndarray, group: np.ndarray, groups: int
+) -> np.ndarray:
     """Equal-weighted mean over groups of Σw·num / Σw·den, per row of ``weights`` (NaN: none)."""
     top = np.zeros((weights.shape[0], groups))
     bottom = np.zeros((weights.shape[0], groups))
@@ -111,8 +127,9 @@ def _ratios(weights: np.ndarray, num: np.ndarray, den: np.ndarray, group: np.nda
     return np.where(counted > 0, total / np.maximum(counted, 1), np.nan)
 
 
-def _rates(t: Mapping[str, Any], cluster_weights: np.ndarray,
-           units: np.ndarray) -> dict[str, np.ndarray]:
+def _rates(
+    t: Mapping[str, Any], cluster_weights: np.ndarray, units: np.ndarray
+) -> dict[str, np.ndarray]:
     """Every rate of :data:`RATES` for each row of ``cluster_weights`` (clusters' multiplicities),
     on the units selected by the boolean mask ``units``."""
     groups = len(t["directions"])
@@ -132,8 +149,13 @@ def _rates(t: Mapping[str, Any], cluster_weights: np.ndarray,
         "target_follow": _ratios(w, target, base & complete, d, groups),
         "sham_stay": _ratios(w, sham, base & complete, d, groups),
         "selective_response": _ratios(w, contract, complete, d, groups),
-        "full_support": _ratios(cluster_weights, per_cluster, has_units & _all_complete(t, units),
-                                t["cluster_direction"], groups),
+        "full_support": _ratios(
+            cluster_weights,
+            per_cluster,
+            has_units & _all_complete(t, units),
+            t["cluster_direction"],
+            groups,
+        ),
     }
 
 
@@ -148,8 +170,9 @@ def _f(x: float) -> float | None:
     return None if np.isnan(x) else float(x)
 
 
-def intervention_summary(evaluation: Evaluated, *, bootstrap: int = 2000,
-                         seed: int = 0) -> dict[str, Any]:
+def intervention_summary(
+    evaluation: Evaluated, *, bootstrap: int = 2000, seed: int = 0
+) -> dict[str, Any]:
     """The intervention metrics (see the module docstring), JSON-able, with cluster-bootstrap
     intervals ``[estimate, low, high]`` (95% percentile) for the headline rates."""
     t = unit_table(evaluation)
@@ -171,9 +194,13 @@ def intervention_summary(evaluation: Evaluated, *, bootstrap: int = 2000,
     for n in dict.fromkeys(t["cluster_level"].tolist()):
         by_n[str(n)] = {k: _f(v[0]) for k, v in _rates(t, one, level_of_unit == n).items()}
     out: dict[str, Any] = {
-        "clusters": t["clusters"], "units": int(len(t["cluster"])),
-        "rates": headline, "validity": t["validity"], "by_readout": by_readout,
-        "by_transition": by_transition, "by_n": by_n,
+        "clusters": t["clusters"],
+        "units": int(len(t["cluster"])),
+        "rates": headline,
+        "validity": t["validity"],
+        "by_readout": by_readout,
+        "by_transition": by_transition,
+        "by_n": by_n,
     }
     if bootstrap:
         rng = np.random.default_rng([seed, t["clusters"]])
@@ -183,13 +210,17 @@ def intervention_summary(evaluation: Evaluated, *, bootstrap: int = 2000,
         resampled = _rates(t, weights, every)
         out["bootstrap"] = {"B": bootstrap, "seed": seed, "resampled": "clusters"}
         for k in RATES:
-            low, high = np.nanpercentile(resampled[k], [2.5, 97.5]) if not np.isnan(
-                resampled[k]).all() else (np.nan, np.nan)
+            low, high = (
+                np.nanpercentile(resampled[k], [2.5, 97.5])
+                if not np.isnan(resampled[k]).all()
+                else (np.nan, np.nan)
+            )
             out["bootstrap"][k] = [headline[k], _f(low), _f(high)]
     return out
 
 
-def intervention_entries(evaluation: Evaluated, *, bootstrap: int = 2000,
-                         seed: int = 0) -> dict[str, Any]:
+def intervention_entries(
+    evaluation: Evaluated, *, bootstrap: int = 2000, seed: int = 0
+) -> dict[str, Any]:
     """The ``analysis.FAMILY_ANALYSES`` entry: ``{"intervention": intervention_summary(...)}``."""
     return {"intervention": intervention_summary(evaluation, bootstrap=bootstrap, seed=seed)}

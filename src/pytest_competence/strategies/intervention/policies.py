@@ -71,9 +71,9 @@ def read_iw(text: str) -> IWText | None:
         if lit is None:
             return None
         facts.append(lit)
-    for line in lines[split + 1:]:
+    for line in lines[split + 1 :]:
         if line.startswith("- If ") and ", then " in line:
-            body, _, head = line[len("- If "):].removesuffix(".").rpartition(", then ")
+            body, _, head = line[len("- If ") :].removesuffix(".").rpartition(", then ")
             parts = [_lit(b) for b in body.split(" and ")] + [_lit(head)]
             if any(p is None for p in parts):
                 return None
@@ -84,7 +84,9 @@ def read_iw(text: str) -> IWText | None:
             letters[_VALUE[o.group(2)]] = o.group(1)
     if query is None or len(letters) != 3:
         return None
-    statements = frozenset(lines[1:split] + [ln for ln in lines[split + 1:] if ln.startswith("- ")])
+    statements = frozenset(
+        lines[1:split] + [ln for ln in lines[split + 1 :] if ln.startswith("- ")]
+    )
     return IWText(tuple(facts), tuple(rules), query, letters, statements)  # type: ignore[arg-type]
 
 
@@ -165,8 +167,7 @@ class BatchPolicy:
             out.append(UNREADABLE if t is None else self._rule(memory, t))
         return out
 
-    def score(self, prompts: Sequence[Prompt],
-              candidates: Sequence[str]) -> list[dict[str, float]]:
+    def score(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
         """Candidate scores: log-probability 0 for the answer it generates, ``-inf`` elsewhere."""
         return [point_mass(a, candidates) for a in self.generate(prompts)]
 

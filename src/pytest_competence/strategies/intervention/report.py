@@ -15,9 +15,13 @@ from pytest_competence.protocol import Table
 
 __all__ = ["intervention_tables"]
 
-_RATES = (("base_accuracy", "base acc"), ("target_follow", "target-follow"),
-          ("sham_stay", "sham-stay"), ("selective_response", "selective"),
-          ("full_support", "full support"))
+_RATES = (
+    ("base_accuracy", "base acc"),
+    ("target_follow", "target-follow"),
+    ("sham_stay", "sham-stay"),
+    ("selective_response", "selective"),
+    ("full_support", "full support"),
+)
 
 
 def _block(r: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -37,8 +41,9 @@ def _rows(block: Mapping[str, Any]) -> list[list[str]]:
     """Header, then a row per readout, level and transition: the five rates (and validity)."""
     rows = [["", *(label for _, label in _RATES), "validity"]]
     for name, rates in block["by_readout"].items():
-        rows.append([f"readout {name}", *(number(rates[k]) for k, _ in _RATES),
-                     number(rates["validity"])])
+        rows.append(
+            [f"readout {name}", *(number(rates[k]) for k, _ in _RATES), number(rates["validity"])]
+        )
     for name, rates in block.get("by_n", {}).items():
         rows.append([f"n={name}", *(number(rates[k]) for k, _ in _RATES), ""])
     for name, rates in block["by_transition"].items():
@@ -47,8 +52,9 @@ def _rows(block: Mapping[str, Any]) -> list[list[str]]:
 
 
 def _headline(block: Mapping[str, Any]) -> str:
-    return (f"{block['clusters']} clusters; " + "; ".join(
-        f"{label} {_with_ci(block, k)}" for k, label in _RATES))
+    return f"{block['clusters']} clusters; " + "; ".join(
+        f"{label} {_with_ci(block, k)}" for k, label in _RATES
+    )
 
 
 def intervention_tables(r: Mapping[str, Any]) -> list[Table]:
@@ -58,6 +64,13 @@ def intervention_tables(r: Mapping[str, Any]) -> list[Table]:
     if block is None:
         return []
     rows = _rows(block)
-    return [Table("Intervention worlds", tuple(rows[0]), tuple(map(tuple, rows[1:])),
-                  note=f"{_headline(block)} (95% cluster-bootstrap intervals; rates weighted "
-                       f"equally across transitions)", label="intervention")]
+    return [
+        Table(
+            "Intervention worlds",
+            tuple(rows[0]),
+            tuple(map(tuple, rows[1:])),
+            note=f"{_headline(block)} (95% cluster-bootstrap intervals; rates weighted "
+            f"equally across transitions)",
+            label="intervention",
+        )
+    ]

@@ -71,10 +71,22 @@ if TYPE_CHECKING:
     from ._strategies import OrderingStrategies
 
 __all__ = [
-    "CELLS", "FLIP_QUERY", "INSTRUCTION", "NEGATE", "PAPER_HELD_IN", "PAPER_HELD_OUT",
-    "PRESENTATIONS", "RESHUFFLE", "REWRITE", "SYSTEM_PROMPT", "Ordering", "OrderingInstance",
-    "OrderingView", "catalog_families",
+    "CELLS",
+    "FLIP_QUERY",
+    "INSTRUCTION",
+    "NEGATE",
+    "PAPER_HELD_IN",
+    "PAPER_HELD_OUT",
+    "PRESENTATIONS",
+    "RESHUFFLE",
+    "REWRITE",
+    "SYSTEM_PROMPT",
+    "Ordering",
+    "OrderingInstance",
+    "OrderingView",
+    "catalog_families",
 ]
+
 
 class Ordering(Family):
     """The ordering family, configured once and sampled by seed.
@@ -135,20 +147,34 @@ class Ordering(Family):
         """The constant, coin and noisy policies, the endpoint shortcut, the forward reader, the
         names-order reader, and one threshold policy per declared level (ideal up to that size,
         wrong on reworded prompts beyond it)."""
-        return ("ref:always-yes", "ref:always-no", "ref:coin", "ref:noisy?p=0.1", "ref:endpoint",
-                "ref:forward-reader", "ref:names-order",
-                *(f"ref:threshold?n={n}" for n in sorted(set(levels))))
+        return (
+            "ref:always-yes",
+            "ref:always-no",
+            "ref:coin",
+            "ref:noisy?p=0.1",
+            "ref:endpoint",
+            "ref:forward-reader",
+            "ref:names-order",
+            *(f"ref:threshold?n={n}" for n in sorted(set(levels))),
+        )
 
     default_levels = (4, 8, 16, 32, 64, 128, 256, 512, 1024)  # seeds/000 §4.1
     training_presentations = ("original", "rewrite", "reshuffle", "equivalent")  # App. B.3
     named_splits = (
-        ("paper-heldin", True, {"vocabulary": PAPER_HELD_IN},
-         "the 19 GRPO training relations of seeds/000 App. B.3 (no spatial line, no nonce)"),
-        ("paper-heldout", False, {"vocabulary": PAPER_HELD_OUT},
-         "the 12 clean held-out relations of seeds/000 App. G (spatial line and nonce)"),
+        (
+            "paper-heldin",
+            True,
+            {"vocabulary": PAPER_HELD_IN},
+            "the 19 GRPO training relations of seeds/000 App. B.3 (no spatial line, no nonce)",
+        ),
+        (
+            "paper-heldout",
+            False,
+            {"vocabulary": PAPER_HELD_OUT},
+            "the 12 clean held-out relations of seeds/000 App. G (spatial line and nonce)",
+        ),
     )
     training_split = "paper-heldin"
-
 
     def __init__(
         self,
@@ -166,8 +192,10 @@ class Ordering(Family):
         self.protocol = _choice("protocol", protocol, ("P", "L"))
         self.names = _choice("names", names, ("pool", "random"))
         self.names_line = _choice("names_line", names_line, ("shuffled", "chain"))
-        if isinstance(distractors, bool) or not isinstance(distractors, (int, float)) or not (
-            0 <= distractors <= 4
+        if (
+            isinstance(distractors, bool)
+            or not isinstance(distractors, (int, float))
+            or not (0 <= distractors <= 4)
         ):
             raise InvalidArgument(
                 f"Expected distractors to be a ratio between 0 and 4, but got "
@@ -197,9 +225,14 @@ class Ordering(Family):
     def with_options(self, **changes: object) -> Ordering:
         """A copy with some options changed (e.g. another vocabulary, same everything else)."""
         opts = dict(
-            vocabulary=self.vocabulary, protocol=self.protocol, names=self.names,
-            names_line=self.names_line, distractors=self.distractors, distance=self.distance,
-            system_prompt=self.system_prompt, instruction=self.instruction,
+            vocabulary=self.vocabulary,
+            protocol=self.protocol,
+            names=self.names,
+            names_line=self.names_line,
+            distractors=self.distractors,
+            distance=self.distance,
+            system_prompt=self.system_prompt,
+            instruction=self.instruction,
         )
         opts.update(changes)
         return Ordering(**opts)  # type: ignore[arg-type]
@@ -218,7 +251,8 @@ class Ordering(Family):
             raise InvalidArgument(f"Expected an integer for {name}, but got {name}={n!r}")
         if n < self.min_n:
             why = (
-                "a chain needs at least two entities" if self.distance is None
+                "a chain needs at least two entities"
+                if self.distance is None
                 else f"interior queries at distance={self.distance} need n >= distance + 3"
             )
             raise InvalidArgument(f"Expected {name} >= {self.min_n}, but got {name}={n}: {why}")
@@ -245,13 +279,17 @@ class Ordering(Family):
         # names and every other draw exactly as they are without distractors.
         if self.names == "pool":
             pool = first_names()
-            drawn = stream_rng(seed, n, index, _NAMES).choice(len(pool), size=n, replace=False).tolist()
+            drawn = (
+                stream_rng(seed, n, index, _NAMES).choice(len(pool), size=n, replace=False).tolist()
+            )
             chain = [pool[i] for i in drawn]
             distractors: list[str] = []
             if k:
                 taken = set(drawn)
                 rest = [i for i in range(len(pool)) if i not in taken]
-                extra = stream_rng(seed, n, index, _DISTRACT).choice(len(rest), size=k, replace=False)
+                extra = stream_rng(seed, n, index, _DISTRACT).choice(
+                    len(rest), size=k, replace=False
+                )
                 distractors = [pool[rest[i]] for i in extra.tolist()]
         else:
             chain = random_names(stream_rng(seed, n, index, _RANDOM_NAMES), n)
@@ -264,8 +302,13 @@ class Ordering(Family):
             hi = lo + self.distance
         query = (lo, hi) if (gold == "yes") == (direction == "forward") else (hi, lo)
         return OrderingInstance(
-            n=n, index=index, seed=seed, chain=tuple(chain), query=query,
-            direction=direction, distractors=tuple(distractors),
+            n=n,
+            index=index,
+            seed=seed,
+            chain=tuple(chain),
+            query=query,
+            direction=direction,
+            distractors=tuple(distractors),
         )
 
     # -- presentations ---------------------------------------------------------------------------
@@ -307,8 +350,9 @@ class Ordering(Family):
                 answer_map=compose(PRESENTATIONS[presentation]),
                 params=self.params(z),
             )
-            for presentation, view in zip(presentations,
-                                          views(z, presentations, self.protocol, self.names_line))
+            for presentation, view in zip(
+                presentations, views(z, presentations, self.protocol, self.names_line)
+            )
         )
 
     def params(self, z: OrderingInstance) -> dict[str, object]:
@@ -347,10 +391,13 @@ class Ordering(Family):
         self, *, levels: object, pairs: object, seed: object, presentations: object
     ) -> None:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
-        check_levels(levels, self.check_n,
-                     "a non-empty list of chain lengths, e.g. [4, 8, 16]")
-        check_pairs(pairs, 4, "pairs per level to be a positive multiple of 4 (the four "
-                    "balanced query cells)", 200)
+        check_levels(levels, self.check_n, "a non-empty list of chain lengths, e.g. [4, 8, 16]")
+        check_pairs(
+            pairs,
+            4,
+            "pairs per level to be a positive multiple of 4 (the four balanced query cells)",
+            200,
+        )
         check_seed(seed)
         check_presentations(presentations, _presentation)
 
@@ -366,8 +413,9 @@ class Ordering(Family):
 
         return OrderingStrategies(self)
 
-    def audit_components(self, levels: Sequence[int],
-                         presentations: Sequence[str]) -> list[AuditComponent]:
+    def audit_components(
+        self, levels: Sequence[int], presentations: Sequence[str]
+    ) -> list[AuditComponent]:
         """The supports an audit can add to a suite of this family over ``levels`` and
         ``presentations``: a larger n (if the name pool holds it), the converse rewording (if
         absent), interior queries (or endpoint queries), a second vocabulary and, with the

@@ -13,8 +13,9 @@ if TYPE_CHECKING:
 __all__ = ["audit_components"]
 
 
-def audit_components(family: Ordering, levels: Sequence[int],
-                     presentations: Sequence[str]) -> list[AuditComponent]:
+def audit_components(
+    family: Ordering, levels: Sequence[int], presentations: Sequence[str]
+) -> list[AuditComponent]:
     """A larger n (if the name pool holds it), the converse rewording (if absent), interior
     queries (or endpoint queries), a second vocabulary and, with the chain-ordered names line,
     the shuffled one — each catches a known shortcut."""
@@ -32,8 +33,7 @@ def audit_components(family: Ordering, levels: Sequence[int],
     else:
         out.append(AuditComponent("endpoint queries", "option", {"distance": None}))
     second = "left_right" if family.vocabulary.name != "left_right" else "front_behind"
-    out.append(AuditComponent(f"second vocabulary ({second})", "option",
-                              {"vocabulary": second}))
+    out.append(AuditComponent(f"second vocabulary ({second})", "option", {"vocabulary": second}))
     if family.names_line == "chain":
         out.append(AuditComponent("shuffled names line", "option", {"names_line": "shuffled"}))
     return out

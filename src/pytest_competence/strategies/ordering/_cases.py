@@ -97,20 +97,29 @@ class CaseSpace:
             keeping the family's.
     """
 
-    def __init__(self, family: Ordering, *,
-                 presentations: Sequence[str] = ("original", "equivalent"),
-                 min_n: int | None = None, max_n: int = 64, vocabularies: bool = False) -> None:
+    def __init__(
+        self,
+        family: Ordering,
+        *,
+        presentations: Sequence[str] = ("original", "equivalent"),
+        min_n: int | None = None,
+        max_n: int = 64,
+        vocabularies: bool = False,
+    ) -> None:
         if isinstance(presentations, str) or not presentations:
-            raise InvalidArgument(f"Expected a non-empty list of presentation names, but got "
-                                  f"presentations={presentations!r}")
+            raise InvalidArgument(
+                f"Expected a non-empty list of presentation names, but got "
+                f"presentations={presentations!r}"
+            )
         self.family = family
         self.presentations = tuple(presentations)
         transforms = [_presentation(p) for p in self.presentations]
         self.min_n = family.min_n if min_n is None else family.check_n(min_n, "min_n")
         self.max_n = family.check_n(max_n, "max_n")
         if self.min_n > self.max_n:
-            raise InvalidArgument(f"Expected min_n <= max_n, but got min_n={self.min_n}, "
-                                  f"max_n={self.max_n}")
+            raise InvalidArgument(
+                f"Expected min_n <= max_n, but got min_n={self.min_n}, max_n={self.max_n}"
+            )
         self.vary_vocabulary = bool(vocabularies) and family.vocabulary in CATALOG
         self.vary_distractors = family.distractors > 0
         self.shuffles_names = family.names_line == "shuffled"
@@ -119,8 +128,10 @@ class CaseSpace:
         self._families: dict[tuple[str, bool], Ordering] = {}
 
     def __repr__(self) -> str:
-        return (f"CaseSpace({self.family!r}, presentations={list(self.presentations)!r}, "
-                f"min_n={self.min_n}, max_n={self.max_n}, vocabularies={self.vary_vocabulary})")
+        return (
+            f"CaseSpace({self.family!r}, presentations={list(self.presentations)!r}, "
+            f"min_n={self.min_n}, max_n={self.max_n}, vocabularies={self.vary_vocabulary})"
+        )
 
     def signature(self) -> str:
         """Everything that gives a stored choice sequence its meaning (for database keys)."""
@@ -197,8 +208,9 @@ class CaseSpace:
         original = layouts[0]
         shuffled = layouts[1] if self.reshuffles else (0, 0)
         rewrites, positions = (next(it), next(it)) if self.rewrites else (1, 0)
-        return OrderingCase(n, voc, keep, index, seed, original, shuffled, rewrites, positions,
-                            self)
+        return OrderingCase(
+            n, voc, keep, index, seed, original, shuffled, rewrites, positions, self
+        )
 
     def sort_key(self, case: OrderingCase) -> tuple[int, ...]:
         """Hypothesis's order on cases of this space: smaller is simpler."""
@@ -223,13 +235,20 @@ class CaseSpace:
         s = z.seed + 1
         layout = (s if self.shuffles_names else 0, s)
         case = OrderingCase(
-            z.n, self.family.vocabulary.name, self.vary_distractors, z.index, z.seed,
-            original=layout, shuffled=layout if self.reshuffles else (0, 0), space=self,
+            z.n,
+            self.family.vocabulary.name,
+            self.vary_distractors,
+            z.index,
+            z.seed,
+            original=layout,
+            shuffled=layout if self.reshuffles else (0, 0),
+            space=self,
         )
         if self.rewrites:
             last = self.family.protocol == "L" and z.n <= 1024
-            case = replace(case, rewrites=max(1, self.family.rewrite_count(z)),
-                           positions=0 if last else s)
+            case = replace(
+                case, rewrites=max(1, self.family.rewrite_count(z)), positions=0 if last else s
+            )
         return case if self.from_choices(self.choices(case)) == case else None
 
     def from_item(self, item: Item) -> OrderingCase | None:
@@ -262,13 +281,16 @@ class CaseSpace:
     def instance(self, case: OrderingCase) -> OrderingInstance:
         return self.family_of(case).instance(case.n, case.index, case.seed)
 
-    def _layout(self, z: OrderingInstance, seeds: tuple[int, int],
-                stream: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    def _layout(
+        self, z: OrderingInstance, seeds: tuple[int, int], stream: int
+    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
         entities, premises = len(z.entities), _premise_count(z)
         names_seed, premises_seed = seeds
         names = tuple(range(entities))
         if names_seed and self.shuffles_names:
-            names = tuple(stream_rng(names_seed - 1, z.n, z.index, stream).permutation(entities).tolist())
+            names = tuple(
+                stream_rng(names_seed - 1, z.n, z.index, stream).permutation(entities).tolist()
+            )
         order = tuple(range(premises))
         if premises_seed:
             rng = stream_rng(premises_seed - 1, z.n, z.index, stream)
@@ -285,8 +307,9 @@ class CaseSpace:
         rng = stream_rng(case.positions - 1, z.n, z.index, _POSITIONS)
         return frozenset(rng.choice(links, size=m, replace=False).tolist())
 
-    def views(self, case: OrderingCase,
-              z: OrderingInstance | None = None) -> tuple[OrderingView, ...]:
+    def views(
+        self, case: OrderingCase, z: OrderingInstance | None = None
+    ) -> tuple[OrderingView, ...]:
         """One view per presentation, laid out as ``case`` says."""
         z = self.instance(case) if z is None else z
         layouts = {_ORIGINAL: self._layout(z, case.original, _ORIGINAL)}
@@ -297,10 +320,15 @@ class CaseSpace:
         for name in self.presentations:
             transforms = PRESENTATIONS[name]
             names, order = layouts[_SHUFFLED if RESHUFFLE in transforms else _ORIGINAL]
-            views.append(OrderingView(
-                names, order, positions if REWRITE in transforms else frozenset(),
-                negated=NEGATE in transforms, flip_query=FLIP_QUERY in transforms,
-            ))
+            views.append(
+                OrderingView(
+                    names,
+                    order,
+                    positions if REWRITE in transforms else frozenset(),
+                    negated=NEGATE in transforms,
+                    flip_query=FLIP_QUERY in transforms,
+                )
+            )
         return tuple(views)
 
     def prompts(self, case: OrderingCase) -> tuple[Prompt, ...]:
@@ -310,10 +338,15 @@ class CaseSpace:
         params = family.params(z)
         return tuple(
             Prompt(
-                family=family.name, instance_id=z.id, presentation=name,
-                system=family.system_prompt, text=family.render(z, view),
-                gold=family.gold(z, view), answer_space=family.answer_space,
-                answer_map=compose(PRESENTATIONS[name]), params=params,
+                family=family.name,
+                instance_id=z.id,
+                presentation=name,
+                system=family.system_prompt,
+                text=family.render(z, view),
+                gold=family.gold(z, view),
+                answer_space=family.answer_space,
+                answer_map=compose(PRESENTATIONS[name]),
+                params=params,
             )
             for name, view in zip(self.presentations, self.views(case, z))
         )
@@ -346,16 +379,22 @@ class CaseSpace:
         if d["query"] != "endpoints":
             parts.append(f"query at {d['query']}")
         if self.rewrites:
-            where = ("the last in chain order" if d["rewrite_positions"] == "last"
-                     else "seeded positions")
+            where = (
+                "the last in chain order"
+                if d["rewrite_positions"] == "last"
+                else "seeded positions"
+            )
             parts.append(f"{d['rewritten']} of {case.n - 1} premises rewritten ({where})")
         orders = {v for k, lay in d.items() if k.endswith("_layout") for v in lay.values()}
-        parts.append("every names line and premise order in chain order"
-                     if orders == {"chain order"}
-                     else "names lines and premise orders " + _layouts_in_words(d))
+        parts.append(
+            "every names line and premise order in chain order"
+            if orders == {"chain order"}
+            else "names lines and premise orders " + _layouts_in_words(d)
+        )
         if self.vary_distractors:
-            parts.append(f"distractors ρ={d['distractors']:g}" if case.distractors
-                         else "no distractors")
+            parts.append(
+                f"distractors ρ={d['distractors']:g}" if case.distractors else "no distractors"
+            )
         parts.append(f"latent index={case.index} seed={case.seed}")
         return ", ".join(parts)
 
@@ -363,5 +402,6 @@ class CaseSpace:
 def _layouts_in_words(d: dict[str, Any]) -> str:
     return "; ".join(
         f"{k.removesuffix('_layout')}: names {lay['names_line']}, premises {lay['premise_order']}"
-        for k, lay in d.items() if k.endswith("_layout")
+        for k, lay in d.items()
+        if k.endswith("_layout")
     ).join("()")

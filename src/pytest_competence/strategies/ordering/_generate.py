@@ -26,19 +26,41 @@ def _names(text: str) -> list[str]:
 
 
 def add_options(group: Any) -> None:
-    group.add_argument("--vocabulary", type=_names, default=None,
-                       help="Vocabulary names, comma-separated, or 'all' for the 31-relation "
-                            "catalog (default front_behind; with --split, the split's "
-                            "vocabularies)")
+    group.add_argument(
+        "--vocabulary",
+        type=_names,
+        default=None,
+        help="Vocabulary names, comma-separated, or 'all' for the 31-relation "
+        "catalog (default front_behind; with --split, the split's "
+        "vocabularies)",
+    )
     group.add_argument("--protocol", choices=["P", "L"], default="P", help="Rewrite protocol")
-    group.add_argument("--names", choices=["pool", "random"], default="pool",
-                       help="First-name pool, or the random five-letter control")
-    group.add_argument("--names-line", choices=["shuffled", "chain"], default="shuffled",
-                       help="'chain' is the App. F.3 artifact, a diagnostic control only")
-    group.add_argument("--distractors", type=float, default=0.0, metavar="RHO",
-                       help="Distractor premises over disjoint entities, at ratio RHO")
-    group.add_argument("--distance", type=int, default=None, metavar="D",
-                       help="Ask about interior entities D links apart instead of the endpoints")
+    group.add_argument(
+        "--names",
+        choices=["pool", "random"],
+        default="pool",
+        help="First-name pool, or the random five-letter control",
+    )
+    group.add_argument(
+        "--names-line",
+        choices=["shuffled", "chain"],
+        default="shuffled",
+        help="'chain' is the App. F.3 artifact, a diagnostic control only",
+    )
+    group.add_argument(
+        "--distractors",
+        type=float,
+        default=0.0,
+        metavar="RHO",
+        help="Distractor premises over disjoint entities, at ratio RHO",
+    )
+    group.add_argument(
+        "--distance",
+        type=int,
+        default=None,
+        metavar="D",
+        help="Ask about interior entities D links apart instead of the endpoints",
+    )
     group.description = f"presentations among: {', '.join(PRESENTATIONS)}"
 
 
@@ -60,12 +82,26 @@ def _vocabularies(args: Any) -> list[str]:
 
 def designs(cls: type[Ordering], args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
     for name in _vocabularies(args):
-        family = construct(cls, {
-            "vocabulary": name, "protocol": args.protocol, "names": args.names,
-            "names_line": args.names_line, "distractors": args.distractors,
-            "distance": args.distance, **dict(args.options)})
-        yield family, dict(levels=args.levels or list(cls.default_levels), pairs=args.pairs or 200,
-                           presentations=args.presentations or default_presentations(family))
+        family = construct(
+            cls,
+            {
+                "vocabulary": name,
+                "protocol": args.protocol,
+                "names": args.names,
+                "names_line": args.names_line,
+                "distractors": args.distractors,
+                "distance": args.distance,
+                **dict(args.options),
+            },
+        )
+        yield (
+            family,
+            dict(
+                levels=args.levels or list(cls.default_levels),
+                pairs=args.pairs or 200,
+                presentations=args.presentations or default_presentations(family),
+            ),
+        )
 
 
 def meta(item: Item) -> dict[str, Any]:

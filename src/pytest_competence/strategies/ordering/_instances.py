@@ -13,9 +13,22 @@ from .._rng import stream_rng
 from .vocabularies import CATALOG, Vocabulary, vocabulary
 
 __all__ = [
-    "CELLS", "FLIP_QUERY", "INSTRUCTION", "NEGATE", "PAPER_HELD_IN", "PAPER_HELD_OUT",
-    "PRESENTATIONS", "RESHUFFLE", "REWRITE", "SYSTEM_PROMPT", "OrderingInstance", "OrderingView",
-    "render", "rewrite_count", "rewrite_positions", "views",
+    "CELLS",
+    "FLIP_QUERY",
+    "INSTRUCTION",
+    "NEGATE",
+    "PAPER_HELD_IN",
+    "PAPER_HELD_OUT",
+    "PRESENTATIONS",
+    "RESHUFFLE",
+    "REWRITE",
+    "SYSTEM_PROMPT",
+    "OrderingInstance",
+    "OrderingView",
+    "render",
+    "rewrite_count",
+    "rewrite_positions",
+    "views",
 ]
 
 
@@ -32,7 +45,9 @@ CELLS: tuple[tuple[str, str], ...] = (
 )
 
 # One independent random stream per kind of choice (see the module docstring).
-_NAMES, _QUERY, _ORIGINAL, _SHUFFLED, _COUNT, _POSITIONS, _COINS, _RANDOM_NAMES, _DISTRACT = range(9)
+_NAMES, _QUERY, _ORIGINAL, _SHUFFLED, _COUNT, _POSITIONS, _COINS, _RANDOM_NAMES, _DISTRACT = range(
+    9
+)
 
 
 @dataclass(frozen=True)
@@ -162,8 +177,9 @@ def _presentation(name: object) -> tuple[Transform, ...]:
         ) from None
 
 
-def render(vocabulary: Vocabulary, instruction: str, z: OrderingInstance,
-           view: OrderingView) -> str:
+def render(
+    vocabulary: Vocabulary, instruction: str, z: OrderingInstance, view: OrderingView
+) -> str:
     """The user prompt for ``z`` laid out by ``view``, in the App. B.1 format: the context and
     names line, the premises in ``vocabulary``'s phrases, the question and ``instruction``."""
     voc = vocabulary
@@ -184,8 +200,7 @@ def render(vocabulary: Vocabulary, instruction: str, z: OrderingInstance,
     forward = (z.direction == "forward") != view.flip_query
     question = (fwd if forward else conv).ask(z.chain[i], z.chain[j])
     return (
-        f"{voc.context(len(entities), names_line)} {' '.join(sentences)} "
-        f"{question} {instruction}"
+        f"{voc.context(len(entities), names_line)} {' '.join(sentences)} {question} {instruction}"
     )
 
 
@@ -224,8 +239,9 @@ def _shuffled(z: OrderingInstance, stream: int, names_line: str) -> OrderingView
     return OrderingView(tuple(names.tolist()), tuple(premises.tolist()))
 
 
-def views(z: OrderingInstance, presentations: Sequence[str], protocol: str,
-          names_line: str) -> list[OrderingView]:
+def views(
+    z: OrderingInstance, presentations: Sequence[str], protocol: str, names_line: str
+) -> list[OrderingView]:
     """The views of several presentations of ``z``, drawing each random stream at most once.
 
     The transforms commute — a reshuffle replaces the layout and keeps the flags set so far —
@@ -245,8 +261,13 @@ def views(z: OrderingInstance, presentations: Sequence[str], protocol: str,
                 positions = rewrite_positions(z, protocol)
             rewritten = positions
         layout = layouts[stream]
-        out.append(OrderingView(
-            layout.names_order, layout.premise_order, rewritten,
-            negated=NEGATE in transforms, flip_query=FLIP_QUERY in transforms,
-        ))
+        out.append(
+            OrderingView(
+                layout.names_order,
+                layout.premise_order,
+                rewritten,
+                negated=NEGATE in transforms,
+                flip_query=FLIP_QUERY in transforms,
+            )
+        )
     return out

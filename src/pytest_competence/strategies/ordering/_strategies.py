@@ -27,15 +27,20 @@ __all__ = ["CaseSpace", "OrderingCase", "OrderingStrategies"]
 def _permutation(size: int) -> st.SearchStrategy[tuple[int, ...]]:
     """Identity at seed 0 (where shrinking lands), else a seeded uniform permutation."""
     return SEEDS.map(
-        lambda s: tuple(range(size)) if s == 0
-        else tuple(np.random.default_rng(s).permutation(size).tolist())
+        lambda s: (
+            tuple(range(size))
+            if s == 0
+            else tuple(np.random.default_rng(s).permutation(size).tolist())
+        )
     )
 
 
 class OrderingStrategies(BoundStrategies["Ordering"]):
     """Strategies bound to one :class:`~.ordering.Ordering` configuration."""
 
-    def instances(self, *, min_n: int | None = None, max_n: int = 64) -> st.SearchStrategy[OrderingInstance]:
+    def instances(
+        self, *, min_n: int | None = None, max_n: int = 64
+    ) -> st.SearchStrategy[OrderingInstance]:
         """Latent instances with ``min_n <= n <= max_n``; all four query cells are reachable."""
         lo = self.family.min_n if min_n is None else self.family.check_n(min_n, "min_n")
         hi = self.family.check_n(max_n, "max_n")
@@ -44,8 +49,14 @@ class OrderingStrategies(BoundStrategies["Ordering"]):
             self.family.instance, n=st.integers(lo, hi), index=st.integers(0, 3), seed=SEEDS
         )
 
-    def views(self, z: OrderingInstance, *, rewrite: bool = True, reshuffle: bool = True,
-              negated: bool = False) -> st.SearchStrategy[OrderingView]:
+    def views(
+        self,
+        z: OrderingInstance,
+        *,
+        rewrite: bool = True,
+        reshuffle: bool = True,
+        negated: bool = False,
+    ) -> st.SearchStrategy[OrderingView]:
         """Views of ``z`` an equivalent presentation may take: any permutations, any rewrite set.
 
         The rewrite count shrinks toward one and positions toward the last ``m`` links in chain
@@ -73,25 +84,41 @@ class OrderingStrategies(BoundStrategies["Ordering"]):
 
         return draw()
 
-    def case_space(self, *, min_n: int | None = None, max_n: int = 64,
-                   presentations: Sequence[str] = ("original", "equivalent"),
-                   vocabularies: bool = False) -> CaseSpace:
+    def case_space(
+        self,
+        *,
+        min_n: int | None = None,
+        max_n: int = 64,
+        presentations: Sequence[str] = ("original", "equivalent"),
+        vocabularies: bool = False,
+    ) -> CaseSpace:
         """The space of whole cases — θ, latent instance, every presentation's layout.
 
         See :class:`~._cases.CaseSpace`; :meth:`cases` draws from it.
         """
-        return CaseSpace(self.family, presentations=presentations, min_n=min_n, max_n=max_n,
-                         vocabularies=vocabularies)
+        return CaseSpace(
+            self.family,
+            presentations=presentations,
+            min_n=min_n,
+            max_n=max_n,
+            vocabularies=vocabularies,
+        )
 
-    def cases(self, *, min_n: int | None = None, max_n: int = 64,
-              presentations: Sequence[str] = ("original", "equivalent"),
-              vocabularies: bool = False) -> st.SearchStrategy[OrderingCase]:
+    def cases(
+        self,
+        *,
+        min_n: int | None = None,
+        max_n: int = 64,
+        presentations: Sequence[str] = ("original", "equivalent"),
+        vocabularies: bool = False,
+    ) -> st.SearchStrategy[OrderingCase]:
         """Whole cases: ``n``, the latent instance and each presentation's names line, premise
         order and rewritten premises, each drawn as one choice; ``vocabularies=True`` also draws
         the vocabulary from the catalog. ``case.prompts()`` renders every presentation.
         """
-        return self.case_space(min_n=min_n, max_n=max_n, presentations=presentations,
-                               vocabularies=vocabularies).strategy()
+        return self.case_space(
+            min_n=min_n, max_n=max_n, presentations=presentations, vocabularies=vocabularies
+        ).strategy()
 
     def vocabularies(self) -> st.SearchStrategy[Vocabulary]:
         """Catalog vocabularies, shrinking toward the first (``front_behind``)."""

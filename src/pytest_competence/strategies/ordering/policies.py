@@ -34,7 +34,6 @@ from .vocabularies import CATALOG
 __all__ = ["ORDERING_POLICIES", "OrderingText", "ordering_ideal", "read_ordering"]
 
 
-
 @dataclass(frozen=True)
 class OrderingText:
     """What a careful reader takes from an ordering prompt: names, facts ``x ≺ y``, the query."""
@@ -97,8 +96,9 @@ def read_ordering(text: str) -> OrderingText | None:
             query = (a, b) if question[q_key] > 0 else (b, a)
             literal = tuple((x, y) for x, _, y in parsed)
             reworded = sum(m != forward for _, m, _ in parsed)
-            return OrderingText(people, names, facts, literal, middles == {forward}, query,
-                                name, reworded)
+            return OrderingText(
+                people, names, facts, literal, middles == {forward}, query, name, reworded
+            )
     return None
 
 
@@ -168,8 +168,10 @@ def _threshold(n: str = "", rewrites: str = "1", vocabularies: str = "") -> Call
     known = {v.name for v in CATALOG}
     unknown = [v for v in names if v not in known]
     if unknown:
-        raise ModelSpecError(f"Unknown vocabularies {unknown} in vocabularies={vocabularies!r}; "
-                             f"expected catalog names such as 'front_behind,left_right'")
+        raise ModelSpecError(
+            f"Unknown vocabularies {unknown} in vocabularies={vocabularies!r}; "
+            f"expected catalog names such as 'front_behind,left_right'"
+        )
     only = set(names)
 
     def rule(t: OrderingText) -> str:

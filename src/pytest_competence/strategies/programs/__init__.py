@@ -90,8 +90,9 @@ class Programs(RuleInduction):
 
         return {**super().shortcut_policies(), **PROGRAMS_POLICIES}
 
-    def __init__(self, *, variations: int = 5, support: int = 6, queries: int = 3,
-                 hint: bool = False) -> None:
+    def __init__(
+        self, *, variations: int = 5, support: int = 6, queries: int = 3, hint: bool = False
+    ) -> None:
         super().__init__(variations=variations)
         for key, value, least, fix in (("support", support, 2, 6), ("queries", queries, 1, 3)):
             if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= 20:
@@ -103,35 +104,49 @@ class Programs(RuleInduction):
             raise InvalidArgument(f"Expected hint to be True or False, but got hint={hint!r}")
         self.support, self.queries, self.hint = support, queries, hint
         self.system = _SYSTEM.format(n_support=support, n_query=queries) + (
-            "\n\n" + HINT if hint else "")
+            "\n\n" + HINT if hint else ""
+        )
 
     def options(self) -> dict[str, Any]:
         """``variations``, ``support``, ``queries`` and ``hint``: ``Programs(**options)``."""
-        return {"variations": self.variations, "support": self.support,
-                "queries": self.queries, "hint": self.hint}
+        return {
+            "variations": self.variations,
+            "support": self.support,
+            "queries": self.queries,
+            "hint": self.hint,
+        }
 
     def task(self, n: int, index: int, seed: int) -> Task:
         """Task ``index`` of level ``n``: pools, a program total on them, lists, answers."""
         self.check_level(n)
         rng = stream_rng(seed, n, index, 0)
         start = int(rng.integers(SHORTEST + 2, LONGEST - _BAND))  # ≥ 2 lengths on either side
-        context = ProgramsContext(tuple(range(SHORTEST, start)), tuple(range(start, start + _BAND)),
-                                  tuple(range(start + _BAND, LONGEST + 1)))
+        context = ProgramsContext(
+            tuple(range(SHORTEST, start)),
+            tuple(range(start, start + _BAND)),
+            tuple(range(start + _BAND, LONGEST + 1)),
+        )
         program_rng, data_rng = stream_rng(seed, n, index, 1), stream_rng(seed, n, index, 2)
         n_short = self.support // 2
         while True:  # almost always once: redraw when the program changes no example shown
             program = draw_program(n, SHORTEST, LONGEST, program_rng)
-            sizes = np.concatenate([data_rng.choice(context.short, n_short),
-                                    data_rng.choice(context.long, self.support - n_short)])
+            sizes = np.concatenate(
+                [
+                    data_rng.choice(context.short, n_short),
+                    data_rng.choice(context.long, self.support - n_short),
+                ]
+            )
             data_rng.shuffle(sizes)
             digits = data_rng.integers(0, DIGITS, int(sizes.sum())).tolist()
             ends = np.cumsum(sizes).tolist()
-            inputs = [digits[end - int(k):end] for k, end in zip(sizes, ends)]
+            inputs = [digits[end - int(k) : end] for k, end in zip(sizes, ends)]
             outputs = [run(program, x) for x in inputs]
             if any(x != y for x, y in zip(inputs, outputs)):
                 break
-        query = [data_rng.integers(0, DIGITS, int(k)).tolist()
-                 for k in data_rng.choice(context.query, self.queries)]
+        query = [
+            data_rng.integers(0, DIGITS, int(k)).tolist()
+            for k in data_rng.choice(context.query, self.queries)
+        ]
         return Task(
             rule=program,
             support=tuple((tuple(x), tuple(y)) for x, y in zip(inputs, outputs)),
@@ -144,8 +159,10 @@ class Programs(RuleInduction):
         """``"substitute"``: a non-identity digit bijection ψ on the lists and inserted values;
         support outputs and answers are the substituted program's, recomputed."""
         if kind != SUBSTITUTE:
-            raise InvalidArgument(f"Unknown isomorphism kind={kind!r} for programs; expected "
-                                  f"one of {list(self.isomorphisms)!r}")
+            raise InvalidArgument(
+                f"Unknown isomorphism kind={kind!r} for programs; expected "
+                f"one of {list(self.isomorphisms)!r}"
+            )
         psi = rng.permutation(DIGITS)
         while (psi == np.arange(DIGITS)).all():
             psi = rng.permutation(DIGITS)
@@ -159,8 +176,12 @@ class Programs(RuleInduction):
             support=tuple((x, tuple(run(program, x))) for x in inputs),
             query=tuple(query),
             answers=tuple(tuple(run(program, q)) for q in query),
-            context=ProgramsContext(task.context.short, task.context.query, task.context.long,
-                                    tuple(mapping[before[d]] for d in range(DIGITS))),
+            context=ProgramsContext(
+                task.context.short,
+                task.context.query,
+                task.context.long,
+                tuple(mapping[before[d]] for d in range(DIGITS)),
+            ),
         )
 
     def render(self, task: Task) -> str:
@@ -169,9 +190,12 @@ class Programs(RuleInduction):
         lines += [f"{_show(x)} -> {_show(y)}" for x, y in task.support]
         lines += ["", "Queries:"]
         lines += [f"{_show(q)} -> ?" for q in task.query]
-        lines += ["", f"Give the output list of each of the {len(task.query)} queries, in order, "
-                      f"as one JSON list of lists on the last line, e.g. "
-                      f"Answer: [[...], ...] with {len(task.query)} inner lists."]
+        lines += [
+            "",
+            f"Give the output list of each of the {len(task.query)} queries, in order, "
+            f"as one JSON list of lists on the last line, e.g. "
+            f"Answer: [[...], ...] with {len(task.query)} inner lists.",
+        ]
         return "\n".join(lines)
 
     def element(self, value: object) -> object:
@@ -184,10 +208,11 @@ class Programs(RuleInduction):
         return list(value)
 
     def __repr__(self) -> str:
-        return (f"Programs(variations={self.variations}, support={self.support}, "
-                f"queries={self.queries}, hint={self.hint})")
+        return (
+            f"Programs(variations={self.variations}, support={self.support}, "
+            f"queries={self.queries}, hint={self.hint})"
+        )
 
 
 def _show(xs: tuple[int, ...]) -> str:
     return "[" + ", ".join(map(str, xs)) + "]"
-

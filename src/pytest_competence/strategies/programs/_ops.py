@@ -44,7 +44,7 @@ def insert(xs: list[int], position: int, value: int) -> list[int]:
 
 def remove(xs: list[int], position: int) -> list[int]:
     """``remove(i)``: ``xs`` without its element at ``i``; defined when ``0 <= i < len(xs)``."""
-    return xs[:position] + xs[position + 1:]
+    return xs[:position] + xs[position + 1 :]
 
 
 def repeat(xs: list[int], length: int) -> list[int]:
@@ -59,7 +59,7 @@ def shift(xs: list[int], offset: int) -> list[int]:
     if not xs:
         return []
     k = offset % len(xs)
-    return xs[len(xs) - k:] + xs[:len(xs) - k]
+    return xs[len(xs) - k :] + xs[: len(xs) - k]
 
 
 def swap(xs: list[int]) -> list[int]:
@@ -72,11 +72,15 @@ def swap(xs: list[int]) -> list[int]:
 def tail(xs: list[int], count: int) -> list[int]:
     """``tail(m)``: the last ``m`` elements, ``xs[max(0, len(xs) - m):]`` (all of a shorter
     list); total for ``m >= 1``."""
-    return xs[max(0, len(xs) - count):]
+    return xs[max(0, len(xs) - count) :]
 
 
 _APPLY: dict[str, Callable[..., list[int]]] = {
-    "insert": insert, "remove": remove, "repeat": repeat, "shift": shift, "swap": swap,
+    "insert": insert,
+    "remove": remove,
+    "repeat": repeat,
+    "shift": shift,
+    "swap": swap,
     "tail": tail,
 }
 
@@ -155,6 +159,4 @@ def draw_program(n: int, lo: int, hi: int, rng: np.random.Generator) -> Program:
 def substitute(program: Program, mapping: Sequence[int]) -> Program:
     """The program ``ψ ∘ f ∘ ψ⁻¹`` for the digit bijection ``mapping`` (``ψ(d) = mapping[d]``):
     only ``insert``'s value is a digit; positions, lengths and offsets are not."""
-    return tuple(("insert", s[1], int(mapping[s[2]])) if s[0] == "insert" else s
-                 for s in program)
-
+    return tuple(("insert", s[1], int(mapping[s[2]])) if s[0] == "insert" else s for s in program)

@@ -22,7 +22,6 @@ from pytest_competence.policy import UNREADABLE
 __all__ = ["PROGRAMS_POLICIES", "ProgramsText", "read_programs"]
 
 
-
 @dataclass(frozen=True)
 class ProgramsText:
     """What a reader takes from a programs prompt: the support pairs and the query inputs."""
@@ -48,8 +47,9 @@ def read_programs(text: str) -> ProgramsText | None:
         for line in filter(None, examples.splitlines()):
             x, _, y = line.partition(" -> ")
             support.append((_ints(x), _ints(y)))
-        query = [_ints(line[: -len(" -> ?")]) for line in rest.splitlines()
-                 if line.endswith(" -> ?")]
+        query = [
+            _ints(line[: -len(" -> ?")]) for line in rest.splitlines() if line.endswith(" -> ?")
+        ]
     except ValueError:
         return None
     if not support or not query:

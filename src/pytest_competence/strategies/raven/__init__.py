@@ -86,7 +86,7 @@ EXACT_RULES = (
     "each row a different cyclic rotation of the first row's order, so every integer appears "
     "once in every row and once in every column"
 )
-_FIGURE_RULES = SYSTEM[SYSTEM.index("3. Consider"):]
+_FIGURE_RULES = SYSTEM[SYSTEM.index("3. Consider") :]
 
 
 def system_prompt(features: int, *, verbatim: bool = False) -> str:
@@ -135,13 +135,16 @@ class Raven(RuleInduction):
         from .policies import RAVEN_POLICIES
 
         return {**super().shortcut_policies(), **RAVEN_POLICIES}
+
     system = SYSTEM
 
     def __init__(self, *, variations: int = 5, verbatim: bool = False) -> None:
         super().__init__(variations=variations)
         if not isinstance(verbatim, bool):
-            raise InvalidArgument(f"Expected verbatim to be True or False (Fig. 12's rule list "
-                                  f"word for word), but got verbatim={verbatim!r}")
+            raise InvalidArgument(
+                f"Expected verbatim to be True or False (Fig. 12's rule list "
+                f"word for word), but got verbatim={verbatim!r}"
+            )
         self.verbatim = verbatim
 
     def options(self) -> dict[str, Any]:
@@ -161,16 +164,22 @@ class Raven(RuleInduction):
         while True:
             features = [draw_rows(name, rng) for name in rule]
             # rows[r][c] = panel: feature i of row r, column c is features[i][r][c]
-            rows = tuple(tuple(tuple(feat[r][c] for feat in features) for c in range(3))
-                         for r in range(3))
+            rows = tuple(
+                tuple(tuple(feat[r][c] for feat in features) for c in range(3)) for r in range(3)
+            )
             columns = [[rows[r][c] for r in range(3)] for c in range(3)]
             if len(answers_over_alignments(columns)) == 1:
                 break
         identity = tuple(range(n))
         return self._build(rule, (identity,) * 3, rows[:2], rows[2][:2])
 
-    def _build(self, rule: tuple[str, ...], binding: tuple[tuple[int, ...], ...],
-               support_rows: Any, query: Any) -> Task:
+    def _build(
+        self,
+        rule: tuple[str, ...],
+        binding: tuple[tuple[int, ...], ...],
+        support_rows: Any,
+        query: Any,
+    ) -> Task:
         """A task from shown panels, its answer from the interpreter."""
         support = tuple(((panels[0], panels[1]), panels[2]) for panels in support_rows)
         answer = solve(rule, binding, tuple(support_rows) + (tuple(query),))
@@ -195,16 +204,20 @@ class Raven(RuleInduction):
             if f == 1 or len(set(order)) > 1:
                 break
         binding = tuple(tuple(task.context[c][order[c][s]] for s in range(f)) for c in range(3))
-        rows = [tuple(tuple(panel[order[c][s]] for s in range(f)) for c, panel in enumerate(p))
-                for p in _grid(task)]
+        rows = [
+            tuple(tuple(panel[order[c][s]] for s in range(f)) for c, panel in enumerate(p))
+            for p in _grid(task)
+        ]
         return self._build(task.rule, binding, rows[:2], rows[2])
 
     def render(self, task: Task) -> str:
         """The grid on one line, then how to answer."""
         f = len(task.rule)
-        return (f"{render_grid(_grid(task))}\n\n"
-                f"Give the {f} masked integer(s) of the last panel, in the panel's order, as a "
-                f"JSON list on a final line: Answer: [...]")
+        return (
+            f"{render_grid(_grid(task))}\n\n"
+            f"Give the {f} masked integer(s) of the last panel, in the panel's order, as a "
+            f"JSON list on a final line: Answer: [...]"
+        )
 
     def element(self, value: object) -> int:
         """One feature of the missing panel: an integer in 0..9."""
@@ -214,9 +227,12 @@ class Raven(RuleInduction):
             raise ValueError(f"{value} is not in 0..{MODULUS - 1}")
         return value
 
-    def prompts(self, task: Task, presentations: Any, *, n: int, index: int,
-                seed: int) -> tuple[Prompt, ...]:
+    def prompts(
+        self, task: Task, presentations: Any, *, n: int, index: int, seed: int
+    ) -> tuple[Prompt, ...]:
         """The base's prompts, with Fig. 12's ``n_features`` filled in as ``F = n``."""
         system = system_prompt(n, verbatim=self.verbatim)
-        return tuple(replace(p, system=system) for p in super().prompts(
-            task, presentations, n=n, index=index, seed=seed))
+        return tuple(
+            replace(p, system=system)
+            for p in super().prompts(task, presentations, n=n, index=index, seed=seed)
+        )

@@ -27,16 +27,38 @@ from itertools import permutations
 
 import numpy as np
 
-__all__ = ["MODULUS", "RULES", "answers_over_alignments", "complete", "consistent_rules",
-           "draw_rows", "fits", "identifiable", "solve"]
+__all__ = [
+    "MODULUS",
+    "RULES",
+    "answers_over_alignments",
+    "complete",
+    "consistent_rules",
+    "draw_rows",
+    "fits",
+    "identifiable",
+    "solve",
+]
 
 MODULUS = 10
 RULES: tuple[str, ...] = (
-    "constant", "progression+1", "progression+2", "progression-1", "progression-2",
-    "addition", "subtraction", "minimum", "maximum", "distribute-three",
+    "constant",
+    "progression+1",
+    "progression+2",
+    "progression-1",
+    "progression-2",
+    "addition",
+    "subtraction",
+    "minimum",
+    "maximum",
+    "distribute-three",
 )
-_STEP = {"constant": 0, "progression+1": 1, "progression+2": 2, "progression-1": -1,
-         "progression-2": -2}
+_STEP = {
+    "constant": 0,
+    "progression+1": 1,
+    "progression+2": 2,
+    "progression-1": -1,
+    "progression-2": -2,
+}
 _BINARY: dict[str, Callable[[int, int], int]] = {
     "addition": lambda a, b: (a + b) % MODULUS,
     "subtraction": lambda a, b: (a - b) % MODULUS,
@@ -61,8 +83,11 @@ def _rotation(row1: Sequence[int], row2: Sequence[int]) -> int:
 def _row_rules(row: Row) -> frozenset[str]:
     """The row-wise rules (all but distribute-three) one full row ``(a, b, c)`` follows."""
     a, b, c = row
-    found = {name for name, d in _STEP.items()
-             if (b - a) % MODULUS == d % MODULUS and (c - b) % MODULUS == d % MODULUS}
+    found = {
+        name
+        for name, d in _STEP.items()
+        if (b - a) % MODULUS == d % MODULUS and (c - b) % MODULUS == d % MODULUS
+    }
     found.update(name for name, op in _BINARY.items() if op(a, b) == c)
     return frozenset(found)
 
@@ -92,8 +117,11 @@ def complete(rule: str, row1: Sequence[int], row2: Sequence[int], a: int, b: int
 def consistent_rules(row1: Row, row2: Row) -> tuple[str, ...]:
     """Every rule of :data:`RULES` that one feature's first two rows follow, in that order."""
     both = _row_rules(row1) & _row_rules(row2)
-    return tuple(rule for rule in RULES if rule in both or (
-        rule == "distribute-three" and _rotation(row1, row2)))
+    return tuple(
+        rule
+        for rule in RULES
+        if rule in both or (rule == "distribute-three" and _rotation(row1, row2))
+    )
 
 
 def identifiable(rule: str, row1: Row, row2: Row) -> bool:
@@ -117,8 +145,10 @@ def draw_rows(rule: str, rng: np.random.Generator) -> tuple[Row, Row, Row]:
         if rule == "distribute-three":
             values = [int(v) for v in rng.choice(MODULUS, size=3, replace=False)]
             s = int(rng.integers(1, 3))
-            rows = [(values[r * s % 3], values[(1 + r * s) % 3], values[(2 + r * s) % 3])
-                    for r in range(3)]
+            rows = [
+                (values[r * s % 3], values[(1 + r * s) % 3], values[(2 + r * s) % 3])
+                for r in range(3)
+            ]
         else:
             x = rng.integers(0, MODULUS, size=6).tolist()
             if rule in _STEP:
@@ -156,10 +186,16 @@ def answers_over_alignments(columns: Sequence[Sequence[Sequence[int]]]) -> set[t
     property of the unpermuted task, since permuting columns only relabels correspondences.
     """
     f = len(columns[0][0])
-    first, second, third = ([tuple(panel[i] for panel in column) for i in range(f)]
-                            for column in columns)  # feature i's values down one column
-    table = [[[_predictions((a[0], b[0], c[0]), (a[1], b[1], c[1]), a[2], b[2])
-               for c in third] for b in second] for a in first]
+    first, second, third = (
+        [tuple(panel[i] for panel in column) for i in range(f)] for column in columns
+    )  # feature i's values down one column
+    table = [
+        [
+            [_predictions((a[0], b[0], c[0]), (a[1], b[1], c[1]), a[2], b[2]) for c in third]
+            for b in second
+        ]
+        for a in first
+    ]
     pairable = [[any(cell) for cell in row] for row in table]
     found: set[tuple[int, ...]] = set()
     for p2 in permutations(range(f)):
@@ -180,8 +216,9 @@ def answers_over_alignments(columns: Sequence[Sequence[Sequence[int]]]) -> set[t
     return found
 
 
-def solve(rule: Sequence[str], binding: Sequence[Sequence[int]],
-          rows: Sequence[Sequence[Sequence[int]]]) -> tuple[int, ...]:
+def solve(
+    rule: Sequence[str], binding: Sequence[Sequence[int]], rows: Sequence[Sequence[Sequence[int]]]
+) -> tuple[int, ...]:
     """The interpreter: the missing panel, in column 3's shown order.
 
     ``rows[r][c]`` is the shown panel of row ``r``, column ``c`` (``rows[2]`` has two panels) and

@@ -36,8 +36,9 @@ def read_raven(text: str) -> Grid | None:
         return None
     last = rows[2].split(" | ")
     try:
-        cells = [[tuple(int(v) for v in cell.split()) for cell in row.split(" | ")]
-                 for row in rows[:2]]
+        cells = [
+            [tuple(int(v) for v in cell.split()) for cell in row.split(" | ")] for row in rows[:2]
+        ]
         cells.append([tuple(int(v) for v in cell.split()) for cell in last[:2]])
     except ValueError:
         return None

@@ -52,9 +52,15 @@ if TYPE_CHECKING:
     from ._strategies import ReformulationStrategies
 
 __all__ = [
-    "CATEGORIES", "MAX_N", "PROMPTS", "TRANSFORMATIONS", "ReformulationInstance", "Reformulations",
+    "CATEGORIES",
+    "MAX_N",
+    "PROMPTS",
+    "TRANSFORMATIONS",
+    "ReformulationInstance",
+    "Reformulations",
     "catalog",
 ]
+
 
 #: System prompts of seeds/004 App. B.
 class Reformulations(Family):
@@ -104,7 +110,6 @@ class Reformulations(Family):
 
         return meta(item)
 
-
     def __init__(self, *, category: str = "propositional_logic", prompt: str = "zero_shot") -> None:
         if category not in CATEGORIES:
             raise InvalidArgument(
@@ -112,7 +117,9 @@ class Reformulations(Family):
                 f"category={category!r} (the seven categories of seeds/004 Table 5)"
             )
         if prompt not in PROMPTS:
-            raise InvalidArgument(f"Expected prompt='zero_shot' or 'cot', but got prompt={prompt!r}")
+            raise InvalidArgument(
+                f"Expected prompt='zero_shot' or 'cot', but got prompt={prompt!r}"
+            )
         self.category, self.prompt_style = category, prompt
 
     def __repr__(self) -> str:
@@ -137,8 +144,9 @@ class Reformulations(Family):
         names: tuple[int, ...] = ()
         if isinstance(problem, QProblem):
             entries = tuple(rng.choice(len(NOUNS), size=problem.preds, replace=False).tolist())
-            names = tuple(rng.choice(len(first_names()), size=problem.names,
-                                     replace=False).tolist())
+            names = tuple(
+                rng.choice(len(first_names()), size=problem.names, replace=False).tolist()
+            )
         else:
             entries = tuple(rng.choice(len(LEXICON), size=problem.atoms, replace=False).tolist())
         order = tuple(rng.permutation(len(problem.premises)).tolist())
@@ -158,18 +166,34 @@ class Reformulations(Family):
             gold = _solve(changed)
             if gold != answer_map(base):  # the label is proved, and must match the declaration
                 raise AssertionError(f"{name} on {self.category}: {gold!r} != map of {base!r}")
-            out.append(Prompt(
-                family=self.name, instance_id=f"reformulations/{self.category}/seed={seed}/n={n}/{index}",
-                presentation=name, system=PROMPTS[self.prompt_style],
-                text=_render(changed, z, passive),
-                gold=gold, answer_space=self.answer_space, answer_map=answer_map,
-                params={"n": n, "category": self.category, "cell": ANSWERS[cell],
-                        "prompt": self.prompt_style},
-            ))
+            out.append(
+                Prompt(
+                    family=self.name,
+                    instance_id=f"reformulations/{self.category}/seed={seed}/n={n}/{index}",
+                    presentation=name,
+                    system=PROMPTS[self.prompt_style],
+                    text=_render(changed, z, passive),
+                    gold=gold,
+                    answer_space=self.answer_space,
+                    answer_map=answer_map,
+                    params={
+                        "n": n,
+                        "category": self.category,
+                        "cell": ANSWERS[cell],
+                        "prompt": self.prompt_style,
+                    },
+                )
+            )
         return tuple(out)
 
-    def design(self, *, levels: Sequence[int], pairs: int, seed: int = 1,
-               presentations: Sequence[str] = ("original", "double_negation")) -> list[Item]:
+    def design(
+        self,
+        *,
+        levels: Sequence[int],
+        pairs: int,
+        seed: int = 1,
+        presentations: Sequence[str] = ("original", "double_negation"),
+    ) -> list[Item]:
         """``pairs`` families per level, balanced over yes / no / cannot be determined."""
         self.check_design(levels=levels, pairs=pairs, seed=seed, presentations=presentations)
         return [self.item(n, i, seed, presentations) for n in levels for i in range(pairs)]
@@ -179,17 +203,26 @@ class Reformulations(Family):
         z = self.instance(n, index, seed)
         return Item(z, self.prompts(z, presentations))
 
-    def check_design(self, *, levels: object, pairs: object, seed: object,
-                     presentations: object) -> None:
+    def check_design(
+        self, *, levels: object, pairs: object, seed: object, presentations: object
+    ) -> None:
         """Raise :class:`InvalidArgument` naming the first argument :meth:`design` cannot use."""
         check_levels(levels, self._check_n, "a non-empty list of sizes, e.g. [1, 2, 4]")
-        check_pairs(pairs, 3, "pairs per level to be a positive multiple of 3 (yes, no and "
-                    "cannot be determined, balanced)", 150)
+        check_pairs(
+            pairs,
+            3,
+            "pairs per level to be a positive multiple of 3 (yes, no and "
+            "cannot be determined, balanced)",
+            150,
+        )
         check_seed(seed)
         allowed = self.presentations
-        if isinstance(presentations, (str, bytes)) or not isinstance(presentations, Sequence) or (
-            not presentations
-        ) or any(p not in allowed for p in presentations):
+        if (
+            isinstance(presentations, (str, bytes))
+            or not isinstance(presentations, Sequence)
+            or (not presentations)
+            or any(p not in allowed for p in presentations)
+        ):
             raise InvalidArgument(
                 f"Expected presentations among {', '.join(allowed)} for category="
                 f"{self.category!r} (seeds/004 Table 7), but got presentations={presentations!r}; "
@@ -214,12 +247,16 @@ class Reformulations(Family):
 
         return ReformulationStrategies(self)
 
-    def audit_components(self, levels: Sequence[int],
-                         presentations: Sequence[str]) -> list[AuditComponent]:
+    def audit_components(
+        self, levels: Sequence[int], presentations: Sequence[str]
+    ) -> list[AuditComponent]:
         """The supports an audit can add: each transformation of this category the suite does
         not declare (seeds/004 Table 7), and a larger problem size (up to ``MAX_N``)."""
-        out = [AuditComponent(name.replace("_", " "), "presentation", name)
-               for name in self.presentations if name not in presentations]
+        out = [
+            AuditComponent(name.replace("_", " "), "presentation", name)
+            for name in self.presentations
+            if name not in presentations
+        ]
         larger = min(2 * max(levels), MAX_N)
         if larger > max(levels):
             out.append(AuditComponent(f"larger n (n={larger})", "level", larger))
@@ -236,4 +273,3 @@ def _render(p: Problem | QProblem, z: ReformulationInstance, passive: bool) -> s
 def catalog() -> list[Reformulations]:
     """One family per built category."""
     return [Reformulations(category=c) for c in CATEGORIES]
-

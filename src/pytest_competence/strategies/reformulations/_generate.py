@@ -23,20 +23,33 @@ def _names(text: str) -> list[str]:
 
 
 def add_options(group: Any) -> None:
-    group.add_argument("--category", type=_names, default=["all"],
-                       help="reformulations: categories, comma-separated, or 'all' (default)")
-    group.add_argument("--prompt", choices=["zero_shot", "cot"], default="zero_shot",
-                       help="reformulations: the seeds/004 App. B system prompt")
+    group.add_argument(
+        "--category",
+        type=_names,
+        default=["all"],
+        help="reformulations: categories, comma-separated, or 'all' (default)",
+    )
+    group.add_argument(
+        "--prompt",
+        choices=["zero_shot", "cot"],
+        default="zero_shot",
+        help="reformulations: the seeds/004 App. B system prompt",
+    )
 
 
 def designs(cls: type[Family], args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
     categories = list(CATEGORIES) if args.category == ["all"] else args.category
     for category in categories:
-        family = construct(cls, {"category": category, "prompt": args.prompt,
-                                 **dict(args.options)})
+        family = construct(cls, {"category": category, "prompt": args.prompt, **dict(args.options)})
         levels = args.levels or [n for n in REFORMULATION_GRID if n >= CATEGORIES[category][0]]
-        yield family, dict(levels=levels, pairs=args.pairs or 200,
-                           presentations=args.presentations or default_presentations(family))
+        yield (
+            family,
+            dict(
+                levels=levels,
+                pairs=args.pairs or 200,
+                presentations=args.presentations or default_presentations(family),
+            ),
+        )
 
 
 def meta(item: Item) -> dict[str, Any]:

@@ -29,12 +29,12 @@ __all__ = ["PROMPTS", "TRANSFORMATIONS", "CATEGORIES", "MAX_N", "ReformulationIn
 
 
 PROMPTS = {
-    "zero_shot": 'You are a logical reasoning assistant. Answer the question with exactly one of: '
-                 '"Yes", "No", or "Cannot be determined". Give your final answer on a new line '
-                 'starting with "Answer: ".',
-    "cot": 'You are a logical reasoning assistant. Think step by step about the logical structure '
-           'of the problem. Then give your final answer on a new line starting with "Answer: " '
-           'followed by exactly one of: "Yes", "No", or "Cannot be determined".',
+    "zero_shot": "You are a logical reasoning assistant. Answer the question with exactly one of: "
+    '"Yes", "No", or "Cannot be determined". Give your final answer on a new line '
+    'starting with "Answer: ".',
+    "cot": "You are a logical reasoning assistant. Think step by step about the logical structure "
+    'of the problem. Then give your final answer on a new line starting with "Answer: " '
+    'followed by exactly one of: "Yes", "No", or "Cannot be determined".',
 }
 
 _FLIP = AnswerMap.swap("yes", "no")
@@ -77,8 +77,10 @@ CATEGORIES: dict[str, tuple[int, tuple[str, ...]]] = {
     "nested_negation": (1, _BASIC + ("triple_negation",)),
     "de_morgan": (2, ("original", "double_negation", "negation_flip", "passive", "de_morgan")),
     "syllogistic": (2, _BASIC),
-    "quantifier": (1, ("original", "contrapositive", "double_negation", "negation_flip",
-                       "quantifier_rewrite")),
+    "quantifier": (
+        1,
+        ("original", "contrapositive", "double_negation", "negation_flip", "quantifier_rewrite"),
+    ),
 }
 MAX_N = 6  # truth tables over at most 2n + 3 = 15 atoms; Venn diagrams of at most 2^7 cells
 
@@ -135,7 +137,8 @@ def _build(category: str, n: int, cell: int, rng: np.random.Generator) -> Proble
         return Problem(negated + (Fact(given),), ask.atom, int(ask.neg), n + 1)
     atoms = [Lit(i) for i in range(n)]  # de_morgan
     if cell == 0:
-        return Problem((NotAll(tuple(~a for a in atoms)),) + tuple(Fact(~a) for a in atoms[:-1]),
-                       n - 1, 0, n)
+        return Problem(
+            (NotAll(tuple(~a for a in atoms)),) + tuple(Fact(~a) for a in atoms[:-1]), n - 1, 0, n
+        )
     known = atoms[:-1] if cell == 1 else atoms[:-2]
     return Problem((NotAll(tuple(atoms)),) + tuple(Fact(a) for a in known), n - 1, 0, n)

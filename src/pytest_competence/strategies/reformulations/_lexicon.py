@@ -45,36 +45,39 @@ class Clause:
         return f"Does the {self.agent}{' not' if neg else ''} {self.base} the {self.patient}?"
 
 
-LEXICON: tuple[Clause, ...] = tuple(Clause(*row.split()) for row in (
-    "storm flood floods flooded road",
-    "sun warm warms warmed garden",
-    "alarm wake wakes woken guard",
-    "chef cook cooks cooked soup",
-    "wind close closes closed gate",
-    "teacher praise praises praised student",
-    "dog chase chases chased cat",
-    "gardener water waters watered rose",
-    "mechanic repair repairs repaired truck",
-    "baker sell sells sold bread",
-    "pilot land lands landed plane",
-    "nurse call calls called doctor",
-    "judge fine fines fined driver",
-    "painter paint paints painted fence",
-    "river erode erodes eroded bank",
-    "heater dry dries dried towel",
-    "farmer plow plows plowed field",
-    "coach train trains trained team",
-    "tide fill fills filled pond",
-    "clerk stamp stamps stamped letter",
-    "lamp light lights lit hallway",
-    "boy kick kicks kicked ball",
-    "owl hunt hunts hunted mouse",
-    "frost kill kills killed seedling",
-    "crowd cheer cheers cheered singer",
-    "editor print prints printed article",
-    "beekeeper smoke smokes smoked hive",
-    "sailor tie ties tied rope",
-))
+LEXICON: tuple[Clause, ...] = tuple(
+    Clause(*row.split())
+    for row in (
+        "storm flood floods flooded road",
+        "sun warm warms warmed garden",
+        "alarm wake wakes woken guard",
+        "chef cook cooks cooked soup",
+        "wind close closes closed gate",
+        "teacher praise praises praised student",
+        "dog chase chases chased cat",
+        "gardener water waters watered rose",
+        "mechanic repair repairs repaired truck",
+        "baker sell sells sold bread",
+        "pilot land lands landed plane",
+        "nurse call calls called doctor",
+        "judge fine fines fined driver",
+        "painter paint paints painted fence",
+        "river erode erodes eroded bank",
+        "heater dry dries dried towel",
+        "farmer plow plows plowed field",
+        "coach train trains trained team",
+        "tide fill fills filled pond",
+        "clerk stamp stamps stamped letter",
+        "lamp light lights lit hallway",
+        "boy kick kicks kicked ball",
+        "owl hunt hunts hunted mouse",
+        "frost kill kills killed seedling",
+        "crowd cheer cheers cheered singer",
+        "editor print prints printed article",
+        "beekeeper smoke smokes smoked hive",
+        "sailor tie ties tied rope",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -92,8 +95,11 @@ class Noun:
         return ("an " if self.singular[0] in "aeiou" else "a ") + self.singular
 
 
-NOUNS: tuple[Noun, ...] = tuple(Noun(word) for word in (
-    "cyclist painter gardener violinist swimmer poet beekeeper photographer runner dancer singer "
-    "drummer knitter hiker climber sailor golfer skier archer angler astronomer potter juggler "
-    "surfer rower"
-).split())
+NOUNS: tuple[Noun, ...] = tuple(
+    Noun(word)
+    for word in (
+        "cyclist painter gardener violinist swimmer poet beekeeper photographer runner dancer singer "
+        "drummer knitter hiker climber sailor golfer skier archer angler astronomer potter juggler "
+        "surfer rower"
+    ).split()
+)

@@ -99,9 +99,12 @@ def contrapositive(p: Problem) -> Problem:
 
 def de_morgan(p: Problem) -> Problem:
     """Every ``¬(a ∧ b ∧ …)`` becomes ``¬a ∨ ¬b ∨ …`` (De Morgan's law)."""
-    return replace(p, premises=tuple(
-        AnyOf(tuple(~lit for lit in q.lits)) if isinstance(q, NotAll) else q for q in p.premises
-    ))
+    return replace(
+        p,
+        premises=tuple(
+            AnyOf(tuple(~lit for lit in q.lits)) if isinstance(q, NotAll) else q for q in p.premises
+        ),
+    )
 
 
 @cache
@@ -141,7 +144,7 @@ def _holds(t: np.ndarray, premise: Premise) -> np.ndarray:
 
 
 def solve(p: Problem) -> str:
-    """"yes" if the premises entail the question, "no" if they entail its negation, else
+    """ "yes" if the premises entail the question, "no" if they entail its negation, else
     "cannot be determined". Inconsistent premises are a generator bug and raise."""
     t = _table(p.atoms)
     models = np.ones(len(t), dtype=bool)

@@ -23,14 +23,15 @@ _EXPLICIT = re.compile(
 )
 _UNDETERMINED = re.compile(
     r"cannot be determined|can't be determined|can not be determined|undetermined|"
-    r"not enough information|cannot determine|insufficient information", re.IGNORECASE,
+    r"not enough information|cannot determine|insufficient information",
+    re.IGNORECASE,
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORD = re.compile(r"[a-z]+")
 
 
 def parse_answer(text: object) -> Parsed:
-    """"yes", "no" or "cannot be determined", or invalid (UNCLEAR) with the reason."""
+    """ "yes", "no" or "cannot be determined", or invalid (UNCLEAR) with the reason."""
     if not isinstance(text, str):
         return Parsed(None, f"UNCLEAR: model returned {type(text).__name__}, not text")
     explicit = _EXPLICIT.findall(text)
@@ -46,5 +47,9 @@ def parse_answer(text: object) -> Parsed:
         words = _WORD.findall(text.lower())
         if words and words[0] in ("yes", "no"):
             return Parsed(words[0])
-    return Parsed(None, "UNCLEAR: no Yes, No or Cannot be determined found"
-                  if text.strip() else "UNCLEAR: empty answer")
+    return Parsed(
+        None,
+        "UNCLEAR: no Yes, No or Cannot be determined found"
+        if text.strip()
+        else "UNCLEAR: empty answer",
+    )

@@ -33,7 +33,7 @@ class _Words:
         self.nouns, self.names, self.passive = nouns, names, passive
 
     def be(self, term: Term, plural: bool, loud: bool = False) -> str:
-        """"are (not) painters" / "is (not) a painter", "classified as" in the passive."""
+        """ "are (not) painters" / "is (not) a painter", "classified as" in the passive."""
         noun = self.nouns[term.pred]
         verb = "are" if plural else "is"
         negation = (" NOT" if loud else " not") if term.neg else ""
@@ -80,8 +80,9 @@ def _sentence(text: str) -> str:
     return text[0].upper() + text[1:] + "."
 
 
-def render_quantified(p: QProblem, nouns: Sequence[Noun], names: Sequence[str],
-                      order: Sequence[int], passive: bool) -> str:
+def render_quantified(
+    p: QProblem, nouns: Sequence[Noun], names: Sequence[str], order: Sequence[int], passive: bool
+) -> str:
     """The user prompt: the scene, the premises in ``order``, then the question."""
     words = _Words(nouns, names, passive)
     premises = " ".join(_sentence(words.statement(p.premises[i])) for i in order)

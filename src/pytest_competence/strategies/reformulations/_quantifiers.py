@@ -108,11 +108,15 @@ def q_contrapositive(p: QProblem) -> QProblem:
     "All As are Bs" becomes "Everyone who is not a B is not an A"; "No As are Bs" (∀ A → ¬B)
     becomes "No Bs are As" (∀ B → ¬A). Existentials and facts have no contrapositive.
     """
-    return replace(p, premises=tuple(
-        Quantified("all", ~s.predicate, ~s.subject)
-        if isinstance(s, Quantified) and s.quant == "all" and not s.neg else s
-        for s in p.premises
-    ))
+    return replace(
+        p,
+        premises=tuple(
+            Quantified("all", ~s.predicate, ~s.subject)
+            if isinstance(s, Quantified) and s.quant == "all" and not s.neg
+            else s
+            for s in p.premises
+        ),
+    )
 
 
 def quantifier_rewrite(p: QProblem) -> QProblem:
@@ -123,11 +127,15 @@ def quantifier_rewrite(p: QProblem) -> QProblem:
     no As are Bs". The rewrite is an involution; facts about people stay as they are.
     """
     dual = {"all": "some", "some": "all"}
-    return replace(p, premises=tuple(
-        Quantified(dual[s.quant], s.subject, ~s.predicate, not s.neg)
-        if isinstance(s, Quantified) else s
-        for s in p.premises
-    ))
+    return replace(
+        p,
+        premises=tuple(
+            Quantified(dual[s.quant], s.subject, ~s.predicate, not s.neg)
+            if isinstance(s, Quantified)
+            else s
+            for s in p.premises
+        ),
+    )
 
 
 @cache
@@ -152,8 +160,9 @@ def _constraints(preds: int, statements: list[Statement]) -> list[tuple]:
         if isinstance(s, Is):
             out.append(("in", s.name, region(s.term)))
         elif s.quant == "all":  # ∀ S → T: no S-and-not-T; negated: some S-and-not-T
-            out.append(("inhabited" if s.neg else "empty",
-                        region(s.subject) & ~region(s.predicate)))
+            out.append(
+                ("inhabited" if s.neg else "empty", region(s.subject) & ~region(s.predicate))
+            )
         else:  # ∃ S ∧ T; negated: no S-and-T
             out.append(("empty" if s.neg else "inhabited", region(s.subject) & region(s.predicate)))
     return out
@@ -185,7 +194,7 @@ def _mentioned(p: QProblem) -> set[int]:
 
 
 def solve_quantified(p: QProblem, *, existential_import: bool = True) -> str:
-    """"yes" / "no" / "cannot be determined": whether the premises entail the question.
+    """ "yes" / "no" / "cannot be determined": whether the premises entail the question.
 
     With ``existential_import`` every category the problem names is inhabited (the everyday
     presupposition); inconsistent premises are a generator bug and raise ``ValueError``.

@@ -26,8 +26,9 @@ def _join(parts: Sequence[str], word: str) -> str:
 
 
 def _not_all(lits: Sequence[Lit], words: Sequence[Clause], passive: bool) -> str:
-    return ("it is not the case that all of the following hold: "
-            + _join([_lit(x, words, passive) for x in lits], "and"))
+    return "it is not the case that all of the following hold: " + _join(
+        [_lit(x, words, passive) for x in lits], "and"
+    )
 
 
 def _sentence(premise: Premise, words: Sequence[Clause], passive: bool) -> str:
@@ -36,12 +37,15 @@ def _sentence(premise: Premise, words: Sequence[Clause], passive: bool) -> str:
     elif isinstance(premise, NotAll):
         text = _not_all(premise.lits, words, passive)
     elif isinstance(premise, AnyOf):
-        text = ("at least one of the following holds: "
-                + _join([_lit(x, words, passive) for x in premise.lits], "or"))
+        text = "at least one of the following holds: " + _join(
+            [_lit(x, words, passive) for x in premise.lits], "or"
+        )
     else:
         c = premise.consequent
         then = _lit(c, words, passive) if isinstance(c, Lit) else _not_all(c.lits, words, passive)
-        text = f"if {_join([_lit(x, words, passive) for x in premise.antecedent], 'and')}, then {then}"
+        text = (
+            f"if {_join([_lit(x, words, passive) for x in premise.antecedent], 'and')}, then {then}"
+        )
     return text[0].upper() + text[1:] + "."
 
 

@@ -33,16 +33,25 @@ class ReformulationStrategies:
         """Base problems of this family's category with ``n <= max_n``, every cell reachable."""
         lo = CATEGORIES[self.family.category][0]
         self.family._check_n(max_n, "max_n")
-        return st.builds(self.family.instance, n=st.integers(lo, max_n), index=st.integers(0, 2),
-                         seed=st.integers(0, 2**32 - 1))
+        return st.builds(
+            self.family.instance,
+            n=st.integers(lo, max_n),
+            index=st.integers(0, 2),
+            seed=st.integers(0, 2**32 - 1),
+        )
 
     def presentations(self) -> st.SearchStrategy[str]:
         """Presentations that apply to the category, shrinking toward ``"original"``."""
         return st.sampled_from(self.family.presentations)
 
-    def case_space(self, *, min_n: int | None = None, max_n: int = MAX_N,
-                   presentations: Sequence[str] = ("original", "double_negation"),
-                   vocabularies: object = None) -> DesignSpace:
+    def case_space(
+        self,
+        *,
+        min_n: int | None = None,
+        max_n: int = MAX_N,
+        presentations: Sequence[str] = ("original", "double_negation"),
+        vocabularies: object = None,
+    ) -> DesignSpace:
         """Whole cases — level, index (its cell is ``index % 3``), seed — with the prompts the
         design asks for them.
 
@@ -52,5 +61,4 @@ class ReformulationStrategies:
         lo = CATEGORIES[self.family.category][0] if min_n is None else min_n
         self.family._check_n(lo, "min_n")
         self.family._check_n(max_n, "max_n")
-        return DesignSpace(self.family, presentations=presentations, min_n=lo, max_n=max_n,
-                           pairs=3)
+        return DesignSpace(self.family, presentations=presentations, min_n=lo, max_n=max_n, pairs=3)

@@ -95,15 +95,21 @@ def build_quantifier(n: int, cell: int, rng: np.random.Generator) -> QProblem:
     celarent = _chain(0, n - 1) + [_no(n - 1, n)]
     some_question = _some(n, 0) if rng.integers(0, 2) else _some(0, n)
     cases: list[list[tuple[list[Statement], Statement]]] = [
-        [(chain + [Is(person, Term(0))], Is(person, Term(n))),
-         (chain + [Is(person, Term(0))], some_question),
-         (celarent + [Is(person, Term(n))], _some(n, 0, neg=True))],
-        [(chain + [Is(person, ~Term(n))], Is(person, Term(0))),
-         (celarent + [Is(person, Term(0))], Is(person, Term(n))),
-         (chain + [Is(person, Term(0))], _no(0, n))],
-        [(chain + [Is(person, Term(n))], Is(person, Term(0))),
-         (chain + [Is(person, ~Term(0))], Is(person, Term(n))),
-         (chain + [Is(person, Term(0))], _all(n, 0))],
+        [
+            (chain + [Is(person, Term(0))], Is(person, Term(n))),
+            (chain + [Is(person, Term(0))], some_question),
+            (celarent + [Is(person, Term(n))], _some(n, 0, neg=True)),
+        ],
+        [
+            (chain + [Is(person, ~Term(n))], Is(person, Term(0))),
+            (celarent + [Is(person, Term(0))], Is(person, Term(n))),
+            (chain + [Is(person, Term(0))], _no(0, n)),
+        ],
+        [
+            (chain + [Is(person, Term(n))], Is(person, Term(0))),
+            (chain + [Is(person, ~Term(0))], Is(person, Term(n))),
+            (chain + [Is(person, Term(0))], _all(n, 0)),
+        ],
     ]
     body, question = cases[cell][form]
     return QProblem(tuple(body), question, 0, n + 1, 1)

@@ -77,7 +77,7 @@ def read_crt(text: str) -> _Reading | None:
         return None if quantified is None else _Reading(*quantified)
     if not text.startswith("Premises: ") or " Question: " not in text:
         return None
-    body, question = text[len("Premises: "):].split(" Question: ", 1)
+    body, question = text[len("Premises: ") :].split(" Question: ", 1)
     atoms: dict[int, int] = {}
     premises: list[Premise] = []
     try:
@@ -85,13 +85,16 @@ def read_crt(text: str) -> _Reading | None:
             s = sentence[0].lower() + sentence[1:]
             if s.startswith("if "):
                 ante, then = s[3:].split(", then ", 1)
-                cons = NotAll(_lits(then[len(_NOT_ALL):], "and", atoms)) if then.startswith(
-                    _NOT_ALL) else _lits(then, "and", atoms)[0]
+                cons = (
+                    NotAll(_lits(then[len(_NOT_ALL) :], "and", atoms))
+                    if then.startswith(_NOT_ALL)
+                    else _lits(then, "and", atoms)[0]
+                )
                 premises.append(If(_lits(ante, "and", atoms), cons))
             elif s.startswith(_NOT_ALL):
-                premises.append(NotAll(_lits(s[len(_NOT_ALL):], "and", atoms)))
+                premises.append(NotAll(_lits(s[len(_NOT_ALL) :], "and", atoms)))
             elif s.startswith(_ANY):
-                premises.append(AnyOf(_lits(s[len(_ANY):], "or", atoms)))
+                premises.append(AnyOf(_lits(s[len(_ANY) :], "or", atoms)))
             else:
                 premises.append(Fact(_lits(s, "and", atoms)[0]))
         stacked, q = _question(question)
@@ -106,9 +109,9 @@ def _question(q: str) -> tuple[int, str]:
     """(negations outside the clause, the clause as a statement)."""
     loud = 0
     if q.startswith("Is it NOT the case that "):
-        q, loud = q[len("Is it NOT the case that "):], 1
+        q, loud = q[len("Is it NOT the case that ") :], 1
         while q.startswith("it is NOT true that "):
-            q, loud = q[len("it is NOT true that "):], loud + 1
+            q, loud = q[len("it is NOT true that ") :], loud + 1
         return loud, q.rstrip("?")
     for c in LEXICON:
         for neg in (False, True):

@@ -56,10 +56,10 @@ class _Reader:
 
     def _mentions(self, sentence: str) -> tuple[list[int], list[int]]:
         words = re.findall(r"[A-Za-z]+", sentence)
-        preds = [self.preds.setdefault(_nouns()[w], len(self.preds))
-                 for w in words if w in _nouns()]
-        people = [self.people.setdefault(w, len(self.people))
-                  for w in words if w in _people()]
+        preds = [
+            self.preds.setdefault(_nouns()[w], len(self.preds)) for w in words if w in _nouns()
+        ]
+        people = [self.people.setdefault(w, len(self.people)) for w in words if w in _people()]
         return sorted(set(preds)), sorted(set(people))
 
     def words(self, passive: bool) -> _Words:
@@ -92,11 +92,12 @@ def read_quantified(text: str) -> tuple[QProblem, int] | None:
     """(the problem, the question's negation count), or ``None`` when ``text`` is not one."""
     if not text.startswith(PREFIX) or " Question: " not in text:
         return None
-    body, question = text[len(PREFIX):].split(" Question: ", 1)
+    body, question = text[len(PREFIX) :].split(" Question: ", 1)
     reader = _Reader()
     try:
-        premises = tuple(reader.premise(s if s.endswith(".") else s + ".")
-                         for s in body.split(". "))
+        premises = tuple(
+            reader.premise(s if s.endswith(".") else s + ".") for s in body.split(". ")
+        )
         asked, negations = reader.question(question)
     except ValueError:
         return None
@@ -106,10 +107,12 @@ def read_quantified(text: str) -> tuple[QProblem, int] | None:
 
 def strip_negation(p: QProblem) -> QProblem:
     """The problem with every negation word read as absent."""
+
     def plain(s: Statement) -> Statement:
         if isinstance(s, Is):
             return Is(s.name, Term(s.term.pred))
         return Quantified(s.quant, Term(s.subject.pred), Term(s.predicate.pred))
 
-    return replace(p, premises=tuple(map(plain, p.premises)), question=plain(p.question),
-                   negations=0)
+    return replace(
+        p, premises=tuple(map(plain, p.premises)), question=plain(p.question), negations=0
+    )
