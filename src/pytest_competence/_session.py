@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_competence._run import CompetenceRun  # noqa: F401 (a StashKey names it)
     from pytest_competence.evaluation import Evaluation
     from pytest_competence.models import Model
     from pytest_competence.result import Result
@@ -34,7 +33,6 @@ __all__ = [
     "NOT_APPLICABLE",
     "NO_MODEL",
     "RESULT",
-    "RUN",
     "STATE",
     "CompetenceSession",
     "start_session",
@@ -409,6 +407,5 @@ def _skipped_for(report: pytest.TestReport, reason: str) -> bool:
 
 
 STATE = pytest.StashKey[CompetenceSession]()
-RUN = pytest.StashKey["CompetenceRun"]()
 RESULT = pytest.StashKey["Result"]()
 NOT_APPLICABLE = pytest.StashKey[dict]()  # a test × model pair whose model cannot read the family
