@@ -80,17 +80,17 @@ class CompetenceSession:
         the conditions of ``competence_require``, the splits of ``competence_trained_on`` and
         an archived ``--competence-baseline`` (loaded here). ``pytest.UsageError`` on the first
         bad one."""
-        from pytest_competence.protocol import InvalidArgument
-
         settings = self.settings
         if settings.gates:
             from pytest_competence.conditions import parse_condition
+            from pytest_competence.protocol import InvalidArgument
 
             try:
                 parse_condition(list(settings.gates))
             except InvalidArgument as exc:
                 raise pytest.UsageError(f"competence_require: {exc}") from None
         if settings.trained_on:
+            from pytest_competence.protocol import InvalidArgument
             from pytest_competence.splits import split
 
             try:
