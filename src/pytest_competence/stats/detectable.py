@@ -60,6 +60,7 @@ from pytest_competence.stats.planner import minimum_detectable_difference
 __all__ = [
     "CellPower",
     "GatePower",
+    "GateTest",
     "detectable_drop",
     "gate_power",
     "noninferiority_power",
@@ -67,7 +68,7 @@ __all__ = [
     "regression_power",
 ]
 
-Test = Literal["regression", "non-inferiority"]
+GateTest = Literal["regression", "non-inferiority"]
 
 
 def regression_power(drop: float, pairs: int, *, discordance: float, alpha: float) -> float:
@@ -100,7 +101,7 @@ def noninferiority_power(
 
 
 def detectable_drop(
-    b: int, c: int, pairs: int, *, alpha: float, power: float = 0.80, test: Test = "regression"
+    b: int, c: int, pairs: int, *, alpha: float, power: float = 0.80, test: GateTest = "regression"
 ) -> float:
     """The minimum detectable drop at this size and observed discordance ψ̂ = (b + c)/n.
 
@@ -132,7 +133,7 @@ def pairs_needed(
     margin: float,
     alpha: float,
     power: float = 0.80,
-    test: Test = "regression",
+    test: GateTest = "regression",
 ) -> int | None:
     """The fewest pairs per level at which :func:`detectable_drop` is at most ``margin``, the
     observed discordance share ψ̂ = (b + c)/n held fixed; ``None`` when ``margin`` is 0 (no
@@ -198,7 +199,7 @@ class GatePower:
     margin of 0); ``pairs_needed`` is then the most pairs per level any cell needs (``None``
     for a margin of 0)."""
 
-    test: Test
+    test: GateTest
     alpha: float
     alpha_per_cell: float
     power: float
@@ -216,7 +217,7 @@ def gate_power(
     alpha: float,
     margin: float,
     power: float = 0.80,
-    test: Test = "regression",
+    test: GateTest = "regression",
 ) -> GatePower:
     """The detectable drop of every cell and of the gate, at α/m for m cells (Holm's smallest).
 
@@ -289,7 +290,7 @@ def _drop_and_discordance(
     return min(1.0, k1 * math.sqrt(used / n)), min(1.0, used)
 
 
-def _test(test: object) -> Test:
+def _test(test: object) -> GateTest:
     if test == "regression" or test == "non-inferiority":
         return test
     raise ValueError(f"test must be 'regression' or 'non-inferiority', got test={test!r}")

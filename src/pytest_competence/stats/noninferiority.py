@@ -38,8 +38,12 @@ from pytest_competence.stats.paired import holm
 
 __all__ = [
     "EXACT_UP_TO_PAIRS",
+    "NUISANCE_GRID",
     "NonInferiority",
     "NonInferiorityCell",
+    "NonInferiorityMethod",
+    "check_margin",
+    "check_table",
     "noninferiority_decision",
     "noninferiority_p_value",
     "paired_difference_interval",
@@ -54,7 +58,7 @@ EXACT_UP_TO_PAIRS = 100
 #: Nuisance values searched on a grid before the best one is refined (see ``_ExactTail``).
 NUISANCE_GRID = 200
 
-Method = Literal["auto", "exact", "score"]
+NonInferiorityMethod = Literal["auto", "exact", "score"]
 
 
 def tango_statistic(b: int, c: int, pairs: int, delta0: float) -> float:
@@ -80,7 +84,7 @@ def tango_statistic(b: int, c: int, pairs: int, delta0: float) -> float:
 
 
 def noninferiority_p_value(
-    b: int, c: int, pairs: int, *, margin: float, method: Method = "auto"
+    b: int, c: int, pairs: int, *, margin: float, method: NonInferiorityMethod = "auto"
 ) -> float:
     """One-sided p-value of H0: Δ ≤ −``margin`` against H1: Δ > −``margin`` (Δ = candidate −
     baseline accuracy).
@@ -116,7 +120,7 @@ def paired_lower_bound(
     *,
     confidence: float = 0.95,
     margin: float = 0.0,
-    method: Method = "auto",
+    method: NonInferiorityMethod = "auto",
 ) -> float:
     """One-sided lower confidence bound on Δ = (candidate − baseline) accuracy, in [−1, 1].
 
@@ -218,7 +222,7 @@ def noninferiority_decision(
     *,
     margin: float,
     alpha: float = 0.05,
-    method: Method = "auto",
+    method: NonInferiorityMethod = "auto",
 ) -> NonInferiority:
     """Non-inferiority at every cell: one-sided tests of H0: Δ ≤ −margin, Holm across cells.
 
