@@ -56,12 +56,12 @@ def main() -> int:
         )
         return 0
     from _machine import describe
-    from planted import Plant, yes_default
-    from tiny_llama import build
 
+    from planted import Plant, yes_default
     from pytest_competence.models import resolve_model
     from pytest_competence.probe import probe_model, read_answer_states
     from pytest_competence.strategies import Ordering
+    from tiny_llama import build
 
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
     print(describe(f"torch {torch.__version__}", f"device {device}"), flush=True)

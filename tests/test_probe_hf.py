@@ -24,10 +24,10 @@ pytest.importorskip("tokenizers")
 
 from planted import Plant, solver_sign, yes_default  # noqa: E402
 from pytest_competence.models import resolve_model  # noqa: E402
-from pytest_competence.probe import (
+from pytest_competence.probe import (  # noqa: E402
     ProbeUnavailable,
     StateReader,
-    patch_pairs,  # noqa: E402
+    patch_pairs,
     probe_model,
     read_answer_states,
 )
