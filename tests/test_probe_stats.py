@@ -27,7 +27,7 @@ from pytest_competence.probe import (
     ridge_logistic,
     score_matrix,
 )
-from pytest_competence.probe.linear import standardise
+from pytest_competence.probe._linear import standardise
 
 
 def _synthetic(rng, n, d, signal=1.0):

@@ -1,5 +1,5 @@
 """The torch side of the ``hf:`` backend: loading, batched generation, candidate scoring, and the
-batches the probes read (:mod:`pytest_competence.probe.internals`).
+batches the probes read (:mod:`pytest_competence.probe._internals`).
 
 Imported only when an ``hf:`` model first answers. Prompts are batched longest first and padded on
 the left with explicit position ids, so a padded prompt is computed exactly as it would be alone;

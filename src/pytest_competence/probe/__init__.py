@@ -20,8 +20,14 @@ The statistics need numpy and scipy only; reading a model needs torch and transf
 
 from __future__ import annotations
 
-from .decomposition import DecompositionCell, answer_of, decompose, lens_decomposition, score_matrix
-from .internals import (
+from ._decomposition import (
+    DecompositionCell,
+    answer_of,
+    decompose,
+    lens_decomposition,
+    score_matrix,
+)
+from ._internals import (
     AnswerStates,
     PatchResult,
     ProbeUnavailable,
@@ -29,10 +35,10 @@ from .internals import (
     patch_pairs,
     read_answer_states,
 )
-from .layers import DEFAULTS, ProbeCell, ProbeCurve, probe_cells, probe_layers
-from .linear import auroc, instance_folds, ridge_logistic
-from .rows import Cell, PromptRows
-from .run import ProbeReport, probe_model
+from ._layers import DEFAULTS, ProbeCell, ProbeCurve, probe_cells, probe_layers
+from ._linear import auroc, instance_folds, ridge_logistic
+from ._rows import Cell, PromptRows
+from ._run import ProbeReport, probe_model
 
 __all__ = [
     "DEFAULTS",

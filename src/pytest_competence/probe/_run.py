@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .decomposition import DecompositionCell, answer_of, decompose, lens_decomposition
-from .internals import AnswerStates, PatchResult, StateReader, patch_pairs
-from .layers import DEFAULTS, ProbeCell, probe_cells
-from .rows import plain_floats
+from ._decomposition import DecompositionCell, answer_of, decompose, lens_decomposition
+from ._internals import AnswerStates, PatchResult, StateReader, patch_pairs
+from ._layers import DEFAULTS, ProbeCell, probe_cells
+from ._rows import plain_floats
 
 if TYPE_CHECKING:
     from pytest_competence.strategies import Item

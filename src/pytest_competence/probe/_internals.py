@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .decomposition import answer_of
-from .rows import PromptRows, plain_floats
+from ._decomposition import answer_of
+from ._rows import PromptRows, plain_floats
 
 if TYPE_CHECKING:
     from pytest_competence.strategies import Prompt

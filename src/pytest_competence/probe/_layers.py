@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .linear import (
+from ._linear import (
     RowSpace,
     auroc,
     check_l2,
@@ -50,7 +50,7 @@ from .linear import (
     instance_labels,
     standardise,
 )
-from .rows import PromptRows, plain_floats
+from ._rows import PromptRows, plain_floats
 
 __all__ = ["ProbeCell", "ProbeCurve", "probe_cells", "probe_layers"]
 

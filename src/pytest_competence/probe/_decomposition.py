@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike
 
 from pytest_competence.stats.bootstrap import BootstrapInterval, paired_bootstrap
 
-from .rows import PromptRows, plain_floats
+from ._rows import PromptRows, plain_floats
 
 __all__ = ["DecompositionCell", "answer_of", "decompose", "lens_decomposition", "score_matrix"]
 
