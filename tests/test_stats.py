@@ -23,7 +23,18 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportion_confint
 
 from pytest_competence import stats
-from pytest_competence.stats import agreement, bootstrap, boundary, intervals, paired, planner
+from pytest_competence.stats import (
+    agreement,
+    bootstrap,
+    boundary,
+    bounds,
+    detectable,
+    intervals,
+    noninferiority,
+    paired,
+    planner,
+    trend,
+)
 
 counts = st.integers(min_value=0, max_value=400)
 confidences = st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99])
@@ -33,7 +44,18 @@ confidences = st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99])
 
 
 def test_all_matches_the_submodules():
-    modules = [agreement, bootstrap, boundary, intervals, paired, planner]
+    modules = [
+        agreement,
+        bootstrap,
+        boundary,
+        bounds,
+        detectable,
+        intervals,
+        noninferiority,
+        paired,
+        planner,
+        trend,
+    ]
     exported = {name for module in modules for name in module.__all__}
     assert exported == set(stats.__all__)
     for name in stats.__all__:

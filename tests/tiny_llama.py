@@ -19,8 +19,18 @@ TEMPLATE = (
 )
 
 
-def build(folder: Path, prompts, template: str | None = None) -> Path:
-    """A word-level tokenizer trained on ``prompts`` and a random 2-layer Llama, saved."""
+def build(
+    folder: Path,
+    prompts,
+    template: str | None = None,
+    *,
+    layers: int = 2,
+    hidden: int = 32,
+    heads: int = 2,
+    intermediate: int = 64,
+) -> Path:
+    """A word-level tokenizer trained on ``prompts`` and a random Llama (2 layers of width 32
+    unless told otherwise), saved."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -42,11 +52,11 @@ def build(folder: Path, prompts, template: str | None = None) -> Path:
     torch.manual_seed(0)
     config = LlamaConfig(
         vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
+        hidden_size=hidden,
+        intermediate_size=intermediate,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
         max_position_embeddings=512,
         pad_token_id=tok.pad_token_id,
         bos_token_id=tok.bos_token_id,

@@ -11,20 +11,33 @@ parsed answer and gold. Answers are cut as every report cuts them
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_competence._files import utf8_safe
 from pytest_competence._records import shown
 from pytest_competence.protocol import AnswerMap, Observation
 
 if TYPE_CHECKING:
-    from pytest_competence.conditions import Condition
     from pytest_competence.evaluation import Evaluation
     from pytest_competence.profile import LevelProfile
 
-__all__ = ["describe_case", "failing_case", "failure_message", "observation_records"]
+__all__ = [
+    "ConditionLike",
+    "describe_case",
+    "failing_case",
+    "failure_message",
+    "observation_records",
+]
 
 _PROMPT_HEAD, _PROMPT_TAIL = 900, 400
+
+
+class ConditionLike(Protocol):
+    """What a violation is read from: a :class:`~pytest_competence.conditions.Condition`."""
+
+    def violations(self, profiles: Sequence[LevelProfile]) -> list[tuple[str, LevelProfile]]:
+        """``(what failed, level)`` pairs, smallest level first."""
+        ...
 
 
 def _show_prompt(text: str) -> str:
@@ -35,7 +48,7 @@ def _show_prompt(text: str) -> str:
 
 
 def failing_case(
-    condition: Condition, evaluation: Evaluation, profiles: Sequence[LevelProfile]
+    condition: ConditionLike, evaluation: Evaluation, profiles: Sequence[LevelProfile]
 ) -> dict[str, Any] | None:
     """The first violation as plain data: level, what failed, and one failing instance."""
     violations = condition.violations(profiles)
@@ -94,7 +107,7 @@ def describe_case(observations: Sequence[Mapping[str, Any]], indent: str = "  ")
 
 
 def failure_message(
-    condition: Condition, evaluation: Evaluation, profiles: Sequence[LevelProfile]
+    condition: ConditionLike, evaluation: Evaluation, profiles: Sequence[LevelProfile]
 ) -> str:
     """The message of a failed condition: the model and family, the condition, the first failing
     level (and the others), and one failing instance with every presentation."""

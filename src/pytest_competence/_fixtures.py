@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_competence._session import NO_MODEL, NOT_APPLICABLE, RESULT, RUN, STATE
+from pytest_competence._run import RUN
+from pytest_competence._session import NO_MODEL, NOT_APPLICABLE, RESULT, STATE
 
 if TYPE_CHECKING:
     from pytest_competence._run import CompetenceRun

@@ -12,6 +12,8 @@ import json
 import warnings
 from typing import TYPE_CHECKING, Any, cast
 
+import pytest
+
 if TYPE_CHECKING:
     from pytest_competence._session import CompetenceSession
     from pytest_competence.evaluation import Evaluation
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from pytest_competence.result import Result
     from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["CompetenceRun", "CompetenceTrainingOverlap"]
+__all__ = ["RUN", "CompetenceRun", "CompetenceTrainingOverlap"]
 
 
 class CompetenceTrainingOverlap(UserWarning):
@@ -245,3 +247,7 @@ class CompetenceRun:
         plain = json.loads(json.dumps({k: v for k, v in result.items() if k != "instances"}))
         plain["instances"] = result["instances"]
         return cast("Result", redact_all({k: plain[k] for k in order}, self.session.secrets()))
+
+
+#: The run of a competence test, on its item (the fixture puts it there, the verdict reads it).
+RUN = pytest.StashKey[CompetenceRun]()

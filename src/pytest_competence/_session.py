@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_competence._run import CompetenceRun  # noqa: F401 (a StashKey names it)
     from pytest_competence.evaluation import Evaluation
     from pytest_competence.models import Model
     from pytest_competence.result import Result
@@ -34,7 +33,6 @@ __all__ = [
     "NOT_APPLICABLE",
     "NO_MODEL",
     "RESULT",
-    "RUN",
     "STATE",
     "CompetenceSession",
     "start_session",
@@ -82,17 +80,17 @@ class CompetenceSession:
         the conditions of ``competence_require``, the splits of ``competence_trained_on`` and
         an archived ``--competence-baseline`` (loaded here). ``pytest.UsageError`` on the first
         bad one."""
-        from pytest_competence.protocol import InvalidArgument
-
         settings = self.settings
         if settings.gates:
             from pytest_competence.conditions import parse_condition
+            from pytest_competence.protocol import InvalidArgument
 
             try:
                 parse_condition(list(settings.gates))
             except InvalidArgument as exc:
                 raise pytest.UsageError(f"competence_require: {exc}") from None
         if settings.trained_on:
+            from pytest_competence.protocol import InvalidArgument
             from pytest_competence.splits import split
 
             try:
@@ -409,6 +407,5 @@ def _skipped_for(report: pytest.TestReport, reason: str) -> bool:
 
 
 STATE = pytest.StashKey[CompetenceSession]()
-RUN = pytest.StashKey["CompetenceRun"]()
 RESULT = pytest.StashKey["Result"]()
 NOT_APPLICABLE = pytest.StashKey[dict]()  # a test × model pair whose model cannot read the family

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_competence._session import NOT_APPLICABLE, RESULT, RUN
+from pytest_competence._run import RUN
+from pytest_competence._session import NOT_APPLICABLE, RESULT
 
 if TYPE_CHECKING:
     from pytest_competence.result import Result

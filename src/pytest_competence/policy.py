@@ -6,6 +6,8 @@ These helpers read the parameters (:func:`number`), draw repeatable noise (:func
 mark a function that needs the whole prompt (:func:`reads_prompt`), score candidates the way a
 deterministic policy does (:func:`point_mass`), and answer another family's prompt as the
 competent reader would (:func:`ideal_answer`). A bad parameter is a :class:`ModelSpecError`.
+Importing this module imports nothing else of the package (the models' face re-exports
+:class:`ModelSpecError` at start-up).
 """
 
 from __future__ import annotations
@@ -13,10 +15,10 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from pytest_competence.protocol import Prompt
-from pytest_competence.registry import FAMILIES
+if TYPE_CHECKING:
+    from pytest_competence.protocol import Prompt
 
 __all__ = [
     "UNREADABLE",
@@ -76,6 +78,8 @@ def point_mass(answer: object, candidates: Sequence[str]) -> dict[str, float]:
 
 
 def _text_prompt(text: str) -> Prompt:
+    from pytest_competence.protocol import Prompt
+
     return Prompt(
         family="", instance_id="", presentation="", system="", text=text, gold="", answer_space=()
     )
@@ -84,6 +88,8 @@ def _text_prompt(text: str) -> Prompt:
 def ideal_answer(prompt: Prompt | str) -> str:
     """The ``ideal`` policy's answer: the prompt's family reads it (``Family.ideal_answer``);
     a bare text, or a prompt of a family not registered, is offered to every family in turn."""
+    from pytest_competence.registry import FAMILIES  # each family imported on first lookup
+
     if isinstance(prompt, str):
         prompt = _text_prompt(prompt)
     names = [prompt.family] if prompt.family in FAMILIES else list(FAMILIES)

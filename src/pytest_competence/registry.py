@@ -10,7 +10,9 @@ the reports); its object is the family class, a subclass of
 :class:`~pytest_competence.protocol.Family`. The built-in families are named the same way, by
 module and class (:data:`BUILTIN`), so nothing here imports a family: each is imported when its
 own name is first looked up (or every family is listed), and validated then, with errors that
-name what is wrong. Installing a family costs a pytest session nothing it does not use.
+name what is wrong. Installing a family costs a pytest session nothing it does not use, and
+this module imports the protocol only when a family is first looked up: the plugin reads
+:data:`DEFAULT_FAMILY` at start-up.
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Iterator, Mapping, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_competence.protocol import REQUIRED, Family, InvalidArgument, construct
+if TYPE_CHECKING:
+    from pytest_competence.protocol import Family
 
 __all__ = [
     "BUILTIN",
@@ -54,6 +57,8 @@ DEFAULT_FAMILY = "ordering"
 def check_family_class(cls: object, name: str, origin: str = "") -> type[Family]:
     """Return ``cls`` if it can be registered as the family ``name``, else raise
     :class:`InvalidArgument` saying what is missing or wrong and where it came from."""
+    from pytest_competence.protocol import REQUIRED, Family, InvalidArgument
+
     where = f" ({origin})" if origin else ""
     if not isinstance(cls, type):
         raise InvalidArgument(
@@ -135,7 +140,7 @@ def _load(name: str, where: str) -> type[Family]:
     return check_family_class(getattr(importlib.import_module(module), attribute), name, "built-in")
 
 
-class FamilyRegistry(MutableMapping[str, type[Family]]):
+class FamilyRegistry(MutableMapping[str, "type[Family]"]):
     """Family classes by name: the built-in ones first, then the entry points' in name order.
 
     ``builtin`` maps each built-in name to its class or to ``module:class``. Iterating gives
@@ -153,6 +158,8 @@ class FamilyRegistry(MutableMapping[str, type[Family]]):
         self._from_entry_points: set[str] = set()
 
     def _pending(self, refresh: bool = False) -> dict[str, Any]:
+        from pytest_competence.protocol import InvalidArgument
+
         if self._plugins is None or refresh:
             found = _entry_points()
             self._plugins = {k: v for k, v in found.items() if k not in self._classes}
@@ -181,6 +188,8 @@ class FamilyRegistry(MutableMapping[str, type[Family]]):
         if entry is None:
             raise KeyError(name)
         origin = f"entry point {entry.name} = {entry.value}"
+        from pytest_competence.protocol import InvalidArgument
+
         try:
             loaded = entry.load()
         except Exception as exc:
@@ -224,6 +233,8 @@ class FamilyRegistry(MutableMapping[str, type[Family]]):
 
     def options(self, name: str) -> tuple[str, ...]:
         """Constructor keywords of the family called ``name``, ``()`` if there is none."""
+        from pytest_competence.protocol import InvalidArgument
+
         try:
             cls = self[name]
         except (KeyError, InvalidArgument):
@@ -234,6 +245,8 @@ class FamilyRegistry(MutableMapping[str, type[Family]]):
         """The class whose optional hooks serve the family called ``name``: the registered
         class, else :class:`~pytest_competence.protocol.Family` itself, every hook's default
         (a family object no registry knows, e.g. one rebuilt from an archive)."""
+        from pytest_competence.protocol import Family
+
         found = self.get(name)
         return Family if found is None else found
 
@@ -246,6 +259,8 @@ FAMILIES = FamilyRegistry(BUILTIN)
 
 def family(name: str, **options: object) -> Family:
     """Construct the family called ``name`` with ``options``; unknown names list what exists."""
+    from pytest_competence.protocol import InvalidArgument, construct
+
     try:
         cls = FAMILIES[name]
     except (KeyError, TypeError):

@@ -1,4 +1,5 @@
-"""The torch side of the ``hf:`` backend: loading, batched generation, candidate scoring.
+"""The torch side of the ``hf:`` backend: loading, batched generation, candidate scoring, and the
+batches the probes read (:mod:`pytest_competence.probe._internals`).
 
 Imported only when an ``hf:`` model first answers. Prompts are batched longest first and padded on
 the left with explicit position ids, so a padded prompt is computed exactly as it would be alone;
@@ -255,13 +256,60 @@ class Runner:
             results[i] = got
         return results
 
+    # -- forward passes for the probes (pytest_competence.probe) ----------------------------------
+
+    def answer_batches(
+        self,
+        groups: Sequence[Sequence[Prompt]],
+        work: Callable[[list[int], list[tuple[Any, Any, Any]]], Sequence[Any]],
+    ) -> Iterator[tuple[int, Any]]:
+        """``(index, result)`` of ``work`` on batches of prompt groups, batched as scoring is.
+
+        A group is one prompt, or several read together (an original and its equivalent).
+        Each prompt is rendered and encoded exactly as :meth:`score` does; ``work(batch,
+        inputs)`` gets the group indices of a batch and, per member k, the left-padded
+        ``(ids, mask, positions)`` of the batch's k-th prompts, so column −1 is every row's
+        answer position (where scoring reads the first answer token). Batches run longest
+        first; a failing batch is split until the failing group stands alone (its result is
+        the error); a group with a prompt over the model's context gets that prompt's
+        :class:`NoAnswer`.
+        """
+        seqs = [[self.encode(self.render(p)) for p in group] for group in groups]
+        ready = []
+        for i, members in enumerate(seqs):
+            problem = next(filter(None, (self._too_long(len(s), 1) for s in members)), None)
+            if problem is not None:
+                yield i, problem
+            elif not members or any(not s for s in members):
+                yield i, RuntimeError("an empty prompt has no answer position")
+            else:
+                ready.append(i)
+
+        def padded(batch: list[int]) -> Sequence[Any]:
+            return work(
+                batch,
+                [self._padded([seqs[i][k] for i in batch]) for k in range(len(seqs[batch[0]]))],
+            )
+
+        yield from self._batches(ready, [max(map(len, s), default=0) for s in seqs], padded)
+
+    def answer_tokens(self, p: Prompt, candidates: Sequence[str]) -> list[list[int]]:
+        """The tokens of each candidate after the prompt, as :meth:`score` reads them."""
+        text = self.render(p)
+        return [self._continuation(text, c) for c in candidates]
+
     def _continuation(self, text: str, candidate: str) -> list[int]:
         joined = candidate if self.template or not text or text[-1].isspace() else f" {candidate}"
         return list(self.tok(joined, add_special_tokens=False)["input_ids"])
 
     def _last_logprobs(self, seqs: Sequence[Sequence[int]], keep: int) -> Any:
         """Log-softmax over the vocabulary at the last ``keep`` positions (float32, on the CPU)."""
-        ids, mask, positions = self._padded(seqs)
+        logits = self.last_logits(*self._padded(seqs), keep=keep)
+        return self.torch.log_softmax(logits.float(), dim=-1).cpu()
+
+    def last_logits(self, ids: Any, mask: Any, positions: Any, *, keep: int = 1) -> Any:
+        """The logits of a padded batch at its last ``keep`` positions: one forward pass (under
+        ``inference_mode``; the model's dtype, on its device)."""
         with self.torch.inference_mode():
             try:
                 logits = self.model(
@@ -271,4 +319,4 @@ class Runner:
                 logits = self.model(
                     input_ids=ids, attention_mask=mask, position_ids=positions
                 ).logits
-            return self.torch.log_softmax(logits[:, -keep:].float(), dim=-1).cpu()
+            return logits[:, -keep:]

@@ -2,7 +2,9 @@
 
 Intervals and tests follow seeds/000 §3.2–3.3, App. A, App. B.2 and App. H; systematicity,
 majority over attempts and the variance decomposition seeds/002 §3.5–3.6 and App. A; family
-consistency seeds/004 §2. Only numpy and scipy are needed, and nothing here imports pytest.
+consistency seeds/004 §2; the release gate's power, non-inferiority and checkpoint series Miller,
+"Adding Error Bars to Evals" (arXiv:2411.00640). Only numpy and scipy are needed, and nothing
+here imports pytest.
 """
 
 from __future__ import annotations
@@ -39,12 +41,37 @@ from pytest_competence.stats.boundary import (
     boundary_reproducibility,
     crossing_level,
 )
+from pytest_competence.stats.bounds import failure_rate_upper_bound, wilson_lower_bound
+from pytest_competence.stats.detectable import (
+    CellPower,
+    GatePower,
+    GateTest,
+    detectable_drop,
+    gate_power,
+    noninferiority_power,
+    pairs_needed,
+    regression_power,
+)
 from pytest_competence.stats.intervals import (
     check_count,
     check_open_unit,
     check_probability,
     two_sided_z,
     wilson_interval,
+)
+from pytest_competence.stats.noninferiority import (
+    EXACT_UP_TO_PAIRS,
+    NUISANCE_GRID,
+    NonInferiority,
+    NonInferiorityCell,
+    NonInferiorityMethod,
+    check_margin,
+    check_table,
+    noninferiority_decision,
+    noninferiority_p_value,
+    paired_difference_interval,
+    paired_lower_bound,
+    tango_statistic,
 )
 from pytest_competence.stats.paired import (
     EXACT_UP_TO_DISCORDANT,
@@ -54,28 +81,45 @@ from pytest_competence.stats.paired import (
     mcnemar_paired,
 )
 from pytest_competence.stats.planner import half_width, minimum_detectable_difference
+from pytest_competence.stats.trend import Checkpoint, TrendRow, checkpoint_series
 
 __all__ = [
     "CHUNK",
     "COIN_FLIP_BELOW",
+    "EXACT_UP_TO_PAIRS",
+    "NUISANCE_GRID",
     "EXACT_UP_TO_DISCORDANT",
     "ROWS_PER_DISTINCT_ROW",
     "AdditiveFigure",
     "BootstrapInterval",
     "BoundaryReproducibility",
+    "CellPower",
+    "Checkpoint",
+    "GatePower",
+    "GateTest",
     "McNemar",
+    "NonInferiority",
+    "NonInferiorityCell",
+    "NonInferiorityMethod",
+    "TrendRow",
     "Statistic",
     "VarianceDecomposition",
     "accuracy_figure",
     "bootstrap_sums",
     "check_count",
+    "check_margin",
     "check_open_unit",
     "check_probability",
+    "check_table",
     "boundary_reproducibility",
     "chance_agreement",
+    "checkpoint_series",
     "crossing_level",
+    "detectable_drop",
     "difference_figure",
+    "failure_rate_upper_bound",
     "family_consistency",
+    "gate_power",
     "half_width",
     "holm",
     "invariance_figure",
@@ -86,12 +130,21 @@ __all__ = [
     "mcnemar",
     "mcnemar_paired",
     "minimum_detectable_difference",
+    "noninferiority_decision",
+    "noninferiority_p_value",
+    "noninferiority_power",
     "paired_bootstrap",
+    "paired_difference_interval",
+    "paired_lower_bound",
+    "pairs_needed",
     "per_transformation_consistency",
+    "regression_power",
     "repeat_agreement",
     "robust_correct_figure",
     "systematicity",
+    "tango_statistic",
     "two_sided_z",
     "variance_decomposition",
     "wilson_interval",
+    "wilson_lower_bound",
 ]

@@ -1,0 +1,67 @@
+"""Why a model fails, not only where: answer-position readings of in-process models.
+
+CBE paper, arXiv:2610.22894, App. E.3 (Table 11) and App. I (Figure 5):
+
+* **output decomposition** (:func:`decompose`): per presentation × level, the yes − no margin
+  at the answer position split into a default toward "yes" (δ) and an instance signal (s), with
+  accuracy, yes-rate and bootstrap intervals by instance — for any backend that scores;
+* **gold probes by layer** (:func:`probe_cells`, :func:`probe_layers`): cross-validated ridge
+  logistic probes of the gold on the residual stream at the answer position, folds by instance,
+  AUROC per layer with a shuffled-label null band, the first layer reaching AUROC 0.9;
+* **logit lens** (:attr:`AnswerStates.lens`, :func:`lens_decomposition`);
+* **activation patching** original → equivalent (:func:`patch_pairs`);
+* all four at once for an ``hf:`` model: :func:`probe_model`.
+
+The statistics need numpy and scipy only; reading a model needs torch and transformers (the
+``hf`` extra), imported when a model is read. A model without in-process internals raises
+:class:`ProbeUnavailable` (report "n/a" with its reason). What the figures can and cannot show:
+``docs/probes.md``.
+"""
+
+from __future__ import annotations
+
+from ._decomposition import (
+    DecompositionCell,
+    answer_of,
+    decompose,
+    lens_decomposition,
+    score_matrix,
+)
+from ._internals import (
+    AnswerStates,
+    PatchResult,
+    ProbeUnavailable,
+    StateReader,
+    patch_pairs,
+    read_answer_states,
+)
+from ._layers import DEFAULTS, ProbeCell, ProbeCurve, probe_cells, probe_layers
+from ._linear import auroc, instance_folds, ridge_logistic
+from ._rows import Cell, PromptRows
+from ._run import ProbeReport, probe_model
+
+__all__ = [
+    "DEFAULTS",
+    "AnswerStates",
+    "Cell",
+    "DecompositionCell",
+    "PatchResult",
+    "ProbeCell",
+    "ProbeCurve",
+    "ProbeReport",
+    "ProbeUnavailable",
+    "PromptRows",
+    "StateReader",
+    "answer_of",
+    "auroc",
+    "decompose",
+    "instance_folds",
+    "lens_decomposition",
+    "patch_pairs",
+    "probe_cells",
+    "probe_layers",
+    "probe_model",
+    "read_answer_states",
+    "ridge_logistic",
+    "score_matrix",
+]

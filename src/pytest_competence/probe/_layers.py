@@ -1,0 +1,425 @@
+"""Gold probes by layer: cross-validated AUROC with a shuffled-label null band.
+
+CBE paper, arXiv:2610.22894, App. I and Figure 5: per layer, a cross-validated linear probe of
+the gold answer on the residual stream at the answer position, its AUROC, a grey band for the
+shuffled-label null, and (Table 11, "Layer") the first layer at which the probe reaches AUROC
+0.9. Here, for one set of rows (one presentation at one level, or one presentation pooled over
+levels):
+
+* **folds by instance** (:func:`~.linear.instance_folds`): ``folds`` folds (5 by default),
+  stratified by gold answer and by ``strata`` (the level, when levels are pooled); every row of
+  an instance is in one fold;
+* in each fold, features are standardised with the training rows' mean and standard deviation
+  and the ridge logistic probe (:mod:`.linear`: λ = ``l2``, 1.0 by default — scikit-learn's
+  ``LogisticRegression(C=1)`` — solved exactly by Newton's method in the training rows' span)
+  scores the held-out rows;
+* **AUROC**: in each fold, of the held-out rows' scores against their gold, averaged over the
+  folds (scores of different folds' probes are never ranked together: their intercepts differ,
+  which would bias a pooled AUROC below 0.5 on features that carry nothing);
+* **null**: the same folds and fits with the gold shuffled across instances (within strata),
+  ``permutations`` times (100 by default); the band is the central ``confidence`` interval of
+  those AUROCs per layer, the p-value ``(1 + #{null ≥ observed}) / (1 + permutations)``;
+* **first layer** reaching ``threshold`` (0.9 by default), or ``None``.
+
+The probe is binary (gold = the first answer of a two-answer space, "yes"); λ is fixed, not
+tuned by an inner cross-validation.
+
+**Cost.** Per layer and fold, one thin SVD of the training rows (n × d) and Newton steps in
+q = 1 + min(n, d) dimensions for the 1 + ``permutations`` label vectors together: about
+``layers × folds × (1 + permutations) × steps × n·q²`` multiply-adds (steps ≈ 6–10), memory
+a layer in float64 plus 64 MB of Newton temporaries. At the paper's 200 instances per cell that
+is seconds; at thousands of instances of a wide model, fewer ``permutations`` or layers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._linear import (
+    RowSpace,
+    auroc,
+    check_l2,
+    fit_in_row_space,
+    instance_folds,
+    instance_labels,
+    standardise,
+)
+from ._rows import PromptRows, plain_floats
+
+__all__ = ["ProbeCell", "ProbeCurve", "probe_cells", "probe_layers"]
+
+
+#: The probe's settings and their defaults (module docstring).
+DEFAULTS: dict[str, Any] = {
+    "folds": 5,
+    "l2": 1.0,
+    "permutations": 100,
+    "threshold": 0.9,
+    "confidence": 0.95,
+    "seed": 0,
+}
+
+
+@dataclass(frozen=True)
+class ProbeCurve:
+    """A gold probe's AUROC by layer and its shuffled-label null (module docstring).
+
+    ``layers`` are the residual-stream indices probed (0: the embeddings as the first block
+    reads them; ``L``: the last block's output, before the final norm). Arrays have one entry
+    per layer; they are all NaN, and ``reason`` says why, when the rows cannot be probed (too
+    few instances of a gold answer). ``null_dropped`` counts permutations with no fold
+    left to score (each fold's training or held-out rows of one class), left out of the band.
+    """
+
+    layers: tuple[int, ...]
+    auroc: np.ndarray
+    null_mean: np.ndarray
+    null_low: np.ndarray
+    null_high: np.ndarray
+    p_value: np.ndarray
+    first_layer: int | None
+    threshold: float
+    instances: int
+    positives: int
+    negatives: int
+    folds: int
+    permutations: int
+    l2: float
+    confidence: float
+    null_dropped: int = 0
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values (NaN as ``None``)."""
+        return {
+            "layers": list(self.layers),
+            "auroc": plain_floats(self.auroc),
+            "null_mean": plain_floats(self.null_mean),
+            "null_low": plain_floats(self.null_low),
+            "null_high": plain_floats(self.null_high),
+            "p_value": plain_floats(self.p_value),
+            "first_layer": self.first_layer,
+            "threshold": self.threshold,
+            "instances": self.instances,
+            "positives": self.positives,
+            "negatives": self.negatives,
+            "folds": self.folds,
+            "permutations": self.permutations,
+            "l2": self.l2,
+            "confidence": self.confidence,
+            "null_dropped": self.null_dropped,
+            "reason": self.reason,
+        }
+
+
+def probe_layers(
+    states: ArrayLike,
+    gold: ArrayLike,
+    instances: ArrayLike,
+    *,
+    strata: ArrayLike | None = None,
+    layers: Sequence[int] | None = None,
+    folds: int = 5,
+    l2: float = 1.0,
+    permutations: int = 100,
+    threshold: float = 0.9,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> ProbeCurve:
+    """The gold probe's curve over the rows given (see the module docstring).
+
+    ``states`` is (N, layers, d), float32 or float16 (each layer is fitted in float64);
+    ``gold`` (N,) boolean (the first answer, "yes"); ``instances`` (N,) labels (rows of one
+    instance share a fold and a gold); ``strata`` (N,) labels the folds and the shuffles are
+    balanced within (pass the level when pooling levels); ``layers`` names the layers of
+    ``states``' second axis (default 0, 1, …). Seeded: equal arguments give equal curves.
+    """
+    X = np.asarray(states)
+    y = np.asarray(gold)
+    check_arguments(
+        folds=folds,
+        l2=l2,
+        permutations=permutations,
+        threshold=threshold,
+        confidence=confidence,
+        seed=seed,
+    )
+    if X.ndim != 3 or y.shape != (X.shape[0],) or y.dtype != np.bool_:
+        raise ValueError(
+            f"states must be (N, layers, d) and gold a boolean (N,) array, got "
+            f"shapes {X.shape} and {y.shape} (dtype={y.dtype})"
+        )
+    names = tuple(range(X.shape[1])) if layers is None else tuple(int(v) for v in layers)
+    if len(names) != X.shape[1]:
+        raise ValueError(f"layers names {len(names)} layers but states has {X.shape[1]}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(
+            "states must be finite: drop the rows of prompts that errored "
+            "(AnswerStates.errors) before probing"
+        )
+    first, inverse = instance_labels(instances)
+    if len(inverse) != len(y):
+        raise ValueError(f"instances must be (N,) with N = {len(y)}, got {len(inverse)}")
+    positives = int(y[first].sum())
+    negatives = len(first) - positives
+    empty = np.full(len(names), np.nan)
+    curve: dict[str, Any] = dict(
+        layers=names,
+        threshold=float(threshold),
+        instances=len(first),
+        positives=positives,
+        negatives=negatives,
+        folds=folds,
+        permutations=permutations,
+        l2=float(l2),
+        confidence=float(confidence),
+    )
+    if min(positives, negatives) < folds:
+        return ProbeCurve(
+            auroc=empty,
+            null_mean=empty,
+            null_low=empty,
+            null_high=empty,
+            p_value=empty,
+            first_layer=None,
+            reason=f"needs at least {folds} instances of each gold answer (one "
+            f"per fold), has {positives} and {negatives}",
+            **curve,
+        )
+    fold = instance_folds(instances, y, folds=folds, strata=strata, seed=seed)
+    labels = _shuffled(y, first, inverse, strata, permutations, seed)
+    small = min(len(y), X.shape[2]) <= _SMALL_RANK
+    with _one_blas_thread() if small else contextlib.nullcontext():
+        areas = np.stack(
+            [
+                _cross_validated(X[:, k, :], labels, fold, folds, float(l2))
+                for k in range(X.shape[1])
+            ]
+        )  # (layers, 1 + permutations)
+    observed, null = areas[:, 0], areas[:, 1:]
+    defined = np.isfinite(null).all(axis=0)
+    null = null[:, defined]
+    tail = (1.0 - confidence) / 2
+    if null.shape[1]:
+        low, high = np.quantile(null, [tail, 1 - tail], axis=1)
+        mean = null.mean(axis=1)
+        p = (1 + (null >= observed[:, None]).sum(axis=1)) / (1 + null.shape[1])
+    else:
+        low = high = mean = p = empty
+    reached = [names[k] for k in range(len(names)) if observed[k] >= threshold]
+    return ProbeCurve(
+        auroc=observed,
+        null_mean=mean,
+        null_low=low,
+        null_high=high,
+        p_value=p,
+        first_layer=reached[0] if reached else None,
+        null_dropped=int((~defined).sum()),
+        **curve,
+    )
+
+
+@dataclass(frozen=True)
+class ProbeCell:
+    """The gold probe of one presentation at one level (``level`` ``None``: levels pooled)."""
+
+    presentation: str
+    level: int | None
+    curve: ProbeCurve
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"presentation": self.presentation, "level": self.level, **self.curve.to_dict()}
+
+
+def probe_cells(
+    states: ArrayLike,
+    rows: PromptRows,
+    *,
+    ok: ArrayLike | None = None,
+    layers: Sequence[int] | None = None,
+    per_level: bool = True,
+    pooled: bool = True,
+    **settings: Any,
+) -> list[ProbeCell]:
+    """:func:`probe_layers` for each presentation × level of ``rows`` (and each presentation
+    pooled over its levels, levels as strata), in :meth:`PromptRows.cells` order.
+
+    ``states`` is (N, layers, d) for the N rows; ``ok`` (N,) boolean leaves out rows that could
+    not be read (:attr:`AnswerStates.ok`); ``settings`` are :func:`probe_layers`' (``folds``,
+    ``l2``, ``permutations``, ``threshold``, ``confidence``, ``seed``). The gold is
+    ``answers[0]`` ("yes"); a space of more than two answers gets cells that say why not.
+    """
+    X = np.asarray(states)
+    keep = np.ones(len(rows), dtype=bool) if ok is None else np.asarray(ok, dtype=bool)
+    if X.ndim != 3 or X.shape[0] != len(rows) or keep.shape != (len(rows),):
+        raise ValueError(
+            f"states must be (N, layers, d) and ok (N,) with N = {len(rows)} rows, "
+            f"got {X.shape} and {keep.shape}"
+        )
+    unknown = sorted(set(settings) - set(DEFAULTS))
+    if unknown:
+        raise TypeError(
+            f"probe_cells() got unknown settings {unknown}; the probe's settings "
+            f"are {', '.join(DEFAULTS)}"
+        )
+    chosen = {**DEFAULTS, **settings}
+    check_arguments(**chosen)
+    names = tuple(range(X.shape[1])) if layers is None else tuple(layers)
+    out = []
+    for cell in rows.cells(per_level=per_level, pooled=pooled):
+        index = cell.index[keep[cell.index]]
+        if not rows.binary:
+            curve = _no_curve(
+                names,
+                chosen,
+                f"the gold probe is binary; this answer space has {len(rows.answers)} answers",
+            )
+        elif not len(index):
+            curve = _no_curve(names, chosen, "no prompt of this cell could be read")
+        else:
+            curve = probe_layers(
+                X[index],
+                rows.gold[index] == 0,
+                rows.instance[index],
+                strata=rows.level[index] if cell.level is None else None,
+                layers=names,
+                **settings,
+            )
+        out.append(ProbeCell(cell.presentation, cell.level, curve))
+    return out
+
+
+def _no_curve(layers: tuple[int, ...], settings: dict[str, Any], reason: str) -> ProbeCurve:
+    empty = np.full(len(layers), np.nan)
+    return ProbeCurve(
+        layers,
+        empty,
+        empty,
+        empty,
+        empty,
+        empty,
+        None,
+        float(settings["threshold"]),
+        0,
+        0,
+        0,
+        settings["folds"],
+        settings["permutations"],
+        float(settings["l2"]),
+        float(settings["confidence"]),
+        reason=reason,
+    )
+
+
+def check_arguments(
+    *,
+    folds: object,
+    l2: object,
+    permutations: object,
+    threshold: object,
+    confidence: object,
+    seed: object,
+) -> None:
+    """The probe's settings, or the error naming the one that is wrong."""
+
+    def whole(value: object, name: str, least: int, example: str) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+            raise ValueError(
+                f"{name} must be an integer ≥ {least}, got {name}={value!r}; e.g. {name}={example}"
+            )
+
+    whole(folds, "folds", 2, "5")
+    whole(permutations, "permutations", 0, "100")
+    whole(seed, "seed", 0, "0")
+    check_l2(l2)
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not 0.5 <= threshold <= 1
+    ):
+        raise ValueError(
+            f"threshold must be an AUROC in [0.5, 1], got threshold={threshold!r}; "
+            f"e.g. threshold=0.9 (CBE paper, Table 11)"
+        )
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, (int, float))
+        or not 0 < confidence < 1
+    ):
+        raise ValueError(
+            f"confidence must be in (0, 1), got confidence={confidence!r}; e.g. confidence=0.95"
+        )
+
+
+def _shuffled(
+    y: np.ndarray,
+    first: np.ndarray,
+    inverse: np.ndarray,
+    strata: ArrayLike | None,
+    permutations: int,
+    seed: int,
+) -> np.ndarray:
+    """(1 + permutations, N) labels: the gold, then the gold shuffled across instances within
+    strata (each instance keeps one label for all its rows)."""
+    per_instance = y[first]
+    stratum = (
+        np.zeros(len(first), dtype=np.int64)
+        if strata is None
+        else np.unique(np.asarray(strata), return_inverse=True)[1].reshape(-1)[first]
+    )
+    rng = np.random.default_rng([seed, 1])  # a stream apart from the folds'
+    out = np.empty((1 + permutations, len(first)), dtype=bool)
+    out[0] = per_instance
+    groups = [np.flatnonzero(stratum == s) for s in np.unique(stratum)]
+    for row in range(1, 1 + permutations):
+        for members in groups:
+            out[row, members] = per_instance[rng.permutation(members)]
+    return out[:, inverse]
+
+
+def _cross_validated(
+    X: np.ndarray, labels: np.ndarray, fold: np.ndarray, folds: int, l2: float
+) -> np.ndarray:
+    """The mean over folds of the held-out AUROC, one per label row; a fold whose training
+    rows hold one class (no finite fit) or whose held-out rows do (no AUROC) is left out of
+    the mean, and a row with no fold left is NaN."""
+    X = X.astype(np.float64)
+    areas = np.full((folds, labels.shape[0]), np.nan)
+    for f in range(folds):
+        test, train = fold == f, fold != f
+        Xtr, Xte = standardise(X[train], X[test])
+        space = RowSpace.of(Xtr)
+        Ytr = labels[:, train]
+        fit = Ytr.any(axis=1) & ~Ytr.all(axis=1)
+        if not fit.any():
+            continue
+        theta = fit_in_row_space(space.Z, Ytr[fit], l2)
+        scores = theta[:, :1] + theta[:, 1:] @ (Xte @ space.V).T
+        areas[f, fit] = auroc(scores, labels[fit][:, test])
+    counted = np.isfinite(areas).sum(axis=0)
+    return np.where(counted > 0, np.nansum(areas, axis=0) / np.maximum(counted, 1), np.nan)
+
+
+#: Up to this rank (rows or features, whichever is fewer) the fits run on one BLAS thread.
+_SMALL_RANK = 256
+
+
+@contextlib.contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    """One BLAS thread during small fits, when threadpoolctl is installed: on a loaded machine
+    waking BLAS threads for matrices of rank ≤ 256 costs far more than the work (measured: 101
+    fits of a 200 × 65 problem, 3.4 s on two OpenBLAS threads, 0.09 s on one); larger fits
+    keep every thread."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        yield
+        return
+    with threadpool_limits(1, user_api="blas"):
+        yield
