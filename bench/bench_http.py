@@ -35,8 +35,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve()
 TARGET_RATE, TARGET_CPU_MS = 0.9, 0.3
@@ -228,7 +229,6 @@ class Worker:
 
 
 # -- the bench ------------------------------------------------------------------------------------
-
 
 
 class Tally:

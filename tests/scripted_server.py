@@ -19,13 +19,12 @@ import socket
 import ssl
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Union
 
 import pytest
 
 __all__ = ["Script", "ScriptedServer", "answer_body", "reply", "scripted", "tag", "prompt_of"]
 
-Answer = Union[bytes, Iterable[bytes]]
+Answer = bytes | Iterable[bytes]
 #: What the server does with a request: the bytes to send back, and whether to close after them.
 Script = Callable[[bytes], tuple[Answer, bool]]
 

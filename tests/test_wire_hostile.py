@@ -21,9 +21,9 @@ from urllib.parse import parse_qsl, urlencode
 
 import pytest
 
+from plugin_helpers import read_archive
 from pytest_competence.models import ModelCallError, resolve_model
 from pytest_competence.strategies import Ordering
-from plugin_helpers import read_archive
 from scripted_server import ScriptedServer, answer_body, reply, scripted, tag  # noqa: F401
 
 MIB = 2**20
