@@ -18,7 +18,14 @@ from pathlib import Path
 import pytest
 
 from plugin_helpers import read_archive
-from pytest_competence._cache import CachedModel, ResponseCache, cache_key, count_rows
+from pytest_competence._cache import (
+    NOT_IN_CACHE,
+    CachedModel,
+    NotInCache,
+    ResponseCache,
+    cache_key,
+    count_rows,
+)
 from pytest_competence.strategies import Ordering
 from server_fixtures import fake_server_process, server  # noqa: F401
 
@@ -89,8 +96,16 @@ def test_answers_are_reused_and_errors_asked_again(tmp_path, prompts):
 def test_modes(tmp_path, prompts):
     path = tmp_path / "c.sqlite"
     reader = Counting()
-    CachedModel(reader, ResponseCache(path), "read").generate(prompts)
-    assert count_rows(path) == 0 and len(reader.asked) == len(prompts)
+    offline = CachedModel(reader, ResponseCache(path), "read").generate(prompts)
+    # read: the cache alone answers; what it lacks is never sent, and never an answer
+    assert count_rows(path) == 0 and reader.asked == []
+    assert all(isinstance(a, NotInCache) and str(a) == NOT_IN_CACHE for a in offline)
+    CachedModel(Counting(), ResponseCache(path), "rw").generate(prompts[:5])
+    assert count_rows(path) == 5
+    partly = CachedModel(reader, ResponseCache(path), "read").generate(prompts)
+    assert reader.asked == [] and [isinstance(a, str) for a in partly] == [True] * 5 + [False] * (
+        len(prompts) - 5
+    )
     CachedModel(Counting(), ResponseCache(path), "rw").generate(prompts)
     assert count_rows(path) == len(prompts)
     writer = Counting()
@@ -226,14 +241,24 @@ def test_xdist_workers_share_the_cache(pytester, server):
 
 
 @pytest.mark.slow
-def test_cache_off_and_read_only_send_everything(pytester, server):
+def test_cache_off_sends_everything_and_read_only_sends_nothing(pytester, server):
     pytester.makepyfile(test_suite=SUITE.format(pairs=8, name="suite", seed=1))  # 32 prompts
     spec = f"openai:ideal@{server.url}"
-    for mode in ("off", "read", "read"):
-        result = run(pytester, "--competence-model", spec, f"--competence-cache={mode}")
-        assert result.returncode == 0, result.stdout + result.stderr
-    assert len(server.log()) == 3 * 32
+    result = run(pytester, "--competence-model", spec, "--competence-cache=off")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(server.log()) == 32
     cache = pytester.path / ".competence" / "cache.sqlite"
+    assert not cache.exists()
+    # read: the cache alone answers; an empty one answers nothing, and nothing is sent.
+    result = run(pytester, "--competence-model", spec, "--competence-cache=read")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert len(server.log()) == 32
+    assert (
+        f"32 of 32 prompts of model 'openai:ideal@{server.url}' are not in the response cache, "
+        f"and --competence-cache=read asks the cache only (nothing was sent): export them with "
+        f"the same pytest command and --competence-batch-export=requests.jsonl"
+    ) in result.stdout
+    assert "start the server" not in result.stdout
     assert count_rows(cache) == 0
     pytester.makeini("[pytest]\ncompetence_cache_path = elsewhere/answers.sqlite\n")
     assert run(pytester, "--competence-model", spec).returncode == 0
