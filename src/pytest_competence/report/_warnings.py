@@ -1,8 +1,8 @@
 """Warnings about a run that the reports show above the figures, each once per model.
 
 *The server seems to decode greedily.* A test with ``attempts = N > 1`` asks each prompt N
-times and counts the strict majority (seeds/002 §3.6); that means something only if the sends
-can differ. When a model was asked at ``temperature > 0`` and every prompt sent more than once,
+times and counts the strict majority (systematicity paper, arXiv:2609.13948, §3.6); that means
+something only if the sends can differ. When a model was asked at ``temperature > 0`` and every prompt sent more than once,
 in every test of the run, came back with the same raw answer each time, the server most likely
 ignores the temperature: ``transformers serve`` samples only when the checkpoint's generation
 config says ``do_sample`` (a request's ``temperature`` alone does not turn sampling on). The
