@@ -142,6 +142,18 @@ def test_the_batch_round_trip_equals_a_direct_run_and_sends_nothing(
 
 
 @pytest.mark.slow
+def test_a_completions_mode_round_trip_equals_a_direct_run(pytester: pytest.Pytester, server):
+    """mode=completions exports /v1/completions lines (which vllm run-batch rejects, so another
+    runner of the format runs them) and comes back with the figures of a direct run."""
+    spec = f"openai:ideal@{server.url}?mode=completions"
+    (requests,), imported = round_trip(pytester, server, [spec], runner="openai")
+    lines = check_input_file(requests, runner="openai")
+    assert len(lines) == 48 and {line["url"] for line in lines} == {"/v1/completions"}
+    assert all("prompt" in line["body"] and "messages" not in line["body"] for line in lines)
+    assert "stored 48 answers in the response cache" in imported.stdout
+
+
+@pytest.mark.slow
 def test_the_export_says_what_to_run_for_each_file(pytester: pytest.Pytester, server):
     pytester.makepyfile(test_suite=SUITE)
     exported = pytester.runpytest(

@@ -344,6 +344,7 @@ class OpenAIModel:
         calls, spans = [], []
         for p in prompts:
             for body, span in self._score_requests(p, candidates):
+                assert span is not None  # completions mode: every body has its candidate's span
                 calls.append(Call(self.path, body))
                 spans.append(span)
         pending: dict[int, dict[str, float]] = {}
