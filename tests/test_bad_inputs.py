@@ -290,6 +290,71 @@ PYTEST_ROWS = [
         "--competence-batch-export: cannot write 'missing/r.jsonl'",
         args=("--competence-model=ref:ideal", "--competence-batch-export=missing/r.jsonl"),
     ),
+    Row(
+        "batch-export-template-missing-dir",
+        "--competence-batch-export: cannot write 'missing/{model}.jsonl' (No such file",
+        args=(
+            "--competence-model=openai:m@http://127.0.0.1:9/v1",
+            "--competence-batch-export=missing/{model}.jsonl",
+        ),
+    ),
+    Row(
+        "batch-max-lines-zero",
+        "argument --competence-batch-max-lines: expected a whole number >= 1, got '0'",
+        args=("--competence-batch-export=r.jsonl", "--competence-batch-max-lines=0"),
+    ),
+    Row(
+        "batch-max-mb-text",
+        "argument --competence-batch-max-mb: expected a whole number >= 1, got '200MB'",
+        args=("--competence-batch-export=r.jsonl", "--competence-batch-max-mb=200MB"),
+    ),
+    Row(
+        "batch-max-lines-without-export",
+        "--competence-batch-max-lines applies to batch exports; add "
+        "--competence-batch-export=PATH (or drop --competence-batch-max-lines)",
+        args=("--competence-batch-max-lines=10",),
+    ),
+    Row(
+        "batch-runner-choice",
+        "argument --competence-batch-runner: invalid choice: 'sglang'",
+        args=("--competence-batch-export=r.jsonl", "--competence-batch-runner=sglang"),
+    ),
+    Row(
+        "batch-runner-without-export",
+        "--competence-batch-runner applies to batch exports",
+        args=("--competence-batch-runner=vllm",),
+    ),
+    Row(
+        "batch-runner-vllm-completions",
+        "--competence-batch-runner=vllm: model 'openai:m@http://127.0.0.1:9/v1?mode=completions' "
+        "writes /v1/completions lines (mode=completions), and vllm run-batch takes "
+        "/v1/chat/completions lines only; use mode=chat",
+        args=(
+            "--competence-model=openai:m@http://127.0.0.1:9/v1?mode=completions",
+            "--competence-batch-export=r.jsonl",
+            "--competence-batch-runner=vllm",
+        ),
+    ),
+    Row(
+        "openai-max-completion-tokens-zero",
+        "expected max_completion_tokens to be an integer >= 1, but got max_completion_tokens='0'",
+        args=("--competence-model=openai:m@http://127.0.0.1:9/v1?max_completion_tokens=0",),
+    ),
+    Row(
+        "openai-max-completion-tokens-and-max-tokens",
+        "max_tokens and max_completion_tokens name the same limit; keep one",
+        args=(
+            "--competence-model=openai:m@http://127.0.0.1:9/v1?max_tokens=4&max_completion_tokens=4",
+        ),
+    ),
+    Row(
+        "openai-max-completion-tokens-completions",
+        "max_completion_tokens is a chat-mode field; /completions takes max_tokens",
+        args=(
+            "--competence-model=openai:m@http://127.0.0.1:9/v1?mode=completions"
+            "&max_completion_tokens=4",
+        ),
+    ),
 ]
 
 
@@ -399,7 +464,14 @@ CLI_ROWS = [
     CliRow(
         "batch-import-no-cache",
         ("batch", "import", "{file}"),
-        "batch import: no response cache at '.competence/cache.sqlite'",
+        "/.competence/cache.sqlite' (competence_cache_path; no ini file): export the requests "
+        "first with pytest --competence-batch-export, or pass --cache PATH",
+        file="jsonl",
+    ),
+    CliRow(
+        "batch-import-cache-missing",
+        ("batch", "import", "{file}", "--cache", "nope.sqlite"),
+        "batch import: no response cache at 'nope.sqlite' (--cache)",
         file="jsonl",
     ),
     CliRow("plan-zero-pairs", ("plan", "--pairs", "0"), "--pairs and --levels must be at least 1"),

@@ -1,12 +1,16 @@
 """The OpenAI Batch path: export the uncached requests, run them elsewhere, import, run offline.
 
-The batch runner here is the test's own: it reads the exported file and writes OpenAI Batch output
-lines the way ``vllm run-batch`` does, answering with the same ideal policy as the fake server, so
-the final offline run must equal a direct HTTP run figure for figure.
+The batch runner is :func:`vllm_batch.run_batch`: it reads the exported files as ``vllm run-batch``
+reads them and writes output lines the way vLLM's ``BatchRequestOutput.model_dump_json()`` writes
+them, answering with the fake server's own responses (logprobs included), so every round trip
+ends in an offline run (``--competence-cache=read``) that sends no request and must equal a direct
+HTTP run figure for figure. Every exported file is checked against the field sets and URL rules
+of vLLM's ``BatchRequestInput`` and of OpenAI's documented input line (:mod:`vllm_batch`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -15,11 +19,13 @@ from pathlib import Path
 import pytest
 
 import plugin_helpers  # noqa: F401  (the engine, imported before any in-process session)
+import pytest_competence._batch_files  # noqa: F401
 import pytest_competence._cache  # noqa: F401
 import pytest_competence.batch  # noqa: F401
 import pytest_competence.models.http  # noqa: F401
-from fake_server import answer_for
+from fake_server import _response
 from server_fixtures import fake_server_process, server  # noqa: F401  (fixtures)
+from vllm_batch import check_input_file, output_line, pydantic_models, run_batch
 
 SUITE = """
     import pytest
@@ -32,50 +38,7 @@ SUITE = """
     def test_y(competence):
         pass
 """
-
-
-def run_batch(requests: Path, results: Path, *, fail: int = 0, stray: int = 0) -> None:
-    """Answer every request line as a batch runner would; the first ``fail`` lines fail."""
-    out = []
-    for k, line in enumerate(requests.read_text("utf-8").splitlines()):
-        request = json.loads(line)
-        assert request["method"] == "POST" and request["url"] == "/v1/chat/completions"
-        body = request["body"]
-        text = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
-        if k < fail:
-            response = {"status_code": 500, "request_id": f"r{k}", "body": {"error": "oom"}}
-        else:
-            message = {"role": "assistant", "content": answer_for(text)}
-            response = {
-                "status_code": 200,
-                "request_id": f"r{k}",
-                "body": {
-                    "object": "chat.completion",
-                    "model": body["model"],
-                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-                },
-            }
-        out.append(
-            {
-                "id": f"batch-{k}",
-                "custom_id": request["custom_id"],
-                "response": response,
-                "error": None,
-            }
-        )
-    out += [
-        {
-            "id": f"stray-{k}",
-            "custom_id": f"not-exported-{k}",
-            "error": None,
-            "response": {
-                "status_code": 200,
-                "body": {"choices": [{"message": {"content": "yes"}}]},
-            },
-        }
-        for k in range(stray)
-    ]
-    results.write_text("".join(json.dumps(o) + "\n" for o in out), encoding="utf-8")
+NO_CACHEPROVIDER = ("-p", "no:cacheprovider")
 
 
 def competence(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -91,116 +54,325 @@ def competence(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def _figures(path: Path) -> list[tuple]:
     document = json.loads(path.read_text("utf-8"))
-    return [(r["test"], r["instances"], r["levels"], r["summary"]) for r in document["results"]]
+    return [
+        (r["test"], r["model"], r["instances"], r["levels"], r["summary"])
+        for r in document["results"]
+    ]
+
+
+def _wrong_on_half(url: str, body: dict) -> dict:
+    """The fake server's response with the answer flipped on about half the prompts."""
+    content = _response(url, body)
+    choice = content["choices"][0]
+    text = body["messages"][-1]["content"]
+    if hashlib.sha256(text.encode()).digest()[0] % 2:
+        flipped = {"yes": "no", "no": "yes"}.get(choice["message"]["content"], "yes")
+        choice["message"]["content"] = flipped
+    return content
+
+
+def round_trip(
+    pytester: pytest.Pytester,
+    server,
+    specs: list[str],
+    *export_args: str,
+    runner: str = "vllm",
+    served: list[str] | None = None,
+    xdist: bool = False,
+) -> tuple[list[Path], subprocess.CompletedProcess[str]]:
+    """A direct run, an export, the batch run and its import, and an offline run; the offline
+    run sent nothing and its figures equal the direct run's. Returns the exported files (every
+    part) and the import's output."""
+    pytester.makepyfile(test_suite=SUITE)
+    models = [f"--competence-model={s}" for s in specs]
+    workers = ("-n", "2") if xdist else ()
+    pytester.makeini("[pytest]\ncompetence_cache_path = direct.sqlite\n")
+    direct = pytester.runpytest(*NO_CACHEPROVIDER, *models, "--competence-json=direct.json")
+    direct.assert_outcomes(passed=2 * len(specs))
+    server.reset()
+
+    pytester.makeini("[pytest]\ncompetence_cache_path = batch.sqlite\n")
+    exported = pytester.runpytest(
+        *NO_CACHEPROVIDER,
+        *models,
+        "--competence-batch-export=requests.jsonl",
+        *export_args,
+        *workers,
+    )
+    exported.assert_outcomes(skipped=2 * len(specs))
+    assert server.log() == []  # nothing sent
+    files = sorted(pytester.path.glob("requests*.jsonl"))
+    for path in files:
+        check_input_file(path, runner=runner)
+    outputs = []
+    for k, path in enumerate(files):
+        outputs.append(pytester.path / f"results-{k}.jsonl")
+        names = served or [json.loads(path.read_text("utf-8").splitlines()[0])["body"]["model"]]
+        run_batch([path], outputs[-1], _response, served=names, runner=runner)
+    imported = competence("batch", "import", *map(str, outputs), cwd=pytester.path)
+    assert imported.returncode == 0, imported.stderr
+
+    final = pytester.runpytest(
+        *NO_CACHEPROVIDER, *models, "--competence-cache=read", "--competence-json=batch.json"
+    )
+    final.assert_outcomes(passed=2 * len(specs))
+    assert server.log() == []  # every answer came from the imported results
+    assert _figures(pytester.path / "batch.json") == _figures(pytester.path / "direct.json")
+    return files, imported
 
 
 @pytest.mark.slow
 def test_the_batch_round_trip_equals_a_direct_run_and_sends_nothing(
     pytester: pytest.Pytester, server
 ):
-    pytester.makepyfile(test_suite=SUITE)
-    spec = f"--competence-model=openai:ideal@{server.url}"
-    # A direct HTTP run, with a cache of its own.
-    pytester.makeini("[pytest]\ncompetence_cache_path = direct.sqlite\n")
-    direct = pytester.runpytest("-p", "no:cacheprovider", spec, "--competence-json=direct.json")
-    direct.assert_outcomes(passed=2)
-    server.reset()
-
-    pytester.makeini("[pytest]\ncompetence_cache_path = batch.sqlite\n")
-    exported = pytester.runpytest(
-        "-p", "no:cacheprovider", spec, "--competence-batch-export=requests.jsonl", "-rs"
-    )
-    exported.assert_outcomes(skipped=2)
-    exported.stdout.fnmatch_lines(
-        [
-            "competence: 2 competence test(s) awaiting batch results: run requests.jsonl*",
-            "*awaiting batch results: 32 new requests written to requests.jsonl*",
-            "*awaiting batch results: 16 new requests written to requests.jsonl*",
-        ]
-    )
-    assert server.log() == []  # nothing sent
-    requests = pytester.path / "requests.jsonl"
+    spec = f"openai:ideal@{server.url}"
+    (requests,), imported = round_trip(pytester, server, [spec])
+    assert requests.name == "requests.jsonl"  # one model: the path as given
     assert len(requests.read_text("utf-8").splitlines()) == 48
-
-    run_batch(requests, pytester.path / "results.jsonl", stray=1)
-    imported = competence(
-        "batch", "import", "results.jsonl", "--cache", "batch.sqlite", cwd=pytester.path
-    )
-    assert imported.returncode == 0, imported.stderr
-    assert imported.stdout.splitlines()[:3] == [
+    lines = check_input_file(requests, runner="vllm")
+    body = lines[0]["body"]
+    assert body["model"] == "ideal" and "max_tokens" not in body and "logprobs" not in body
+    assert imported.stdout.splitlines() == [
+        f"response cache: {pytester.path / 'batch.sqlite'} (competence_cache_path; the ini file "
+        f"{pytester.path / 'tox.ini'})",
         "stored 48 answers in the response cache",
         "failed 0 lines (not stored; asked again next run)",
-        "matched no exported request: 1 lines",
+        "matched no exported request: 0 lines",
     ]
 
-    final = pytester.runpytest(
-        "-p", "no:cacheprovider", spec, "--competence-cache=read", "--competence-json=batch.json"
+
+@pytest.mark.slow
+def test_a_completions_mode_round_trip_equals_a_direct_run(pytester: pytest.Pytester, server):
+    """mode=completions exports /v1/completions lines (which vllm run-batch rejects, so another
+    runner of the format runs them) and comes back with the figures of a direct run."""
+    spec = f"openai:ideal@{server.url}?mode=completions"
+    (requests,), imported = round_trip(pytester, server, [spec], runner="openai")
+    lines = check_input_file(requests, runner="openai")
+    assert len(lines) == 48 and {line["url"] for line in lines} == {"/v1/completions"}
+    assert all("prompt" in line["body"] and "messages" not in line["body"] for line in lines)
+    assert "stored 48 answers in the response cache" in imported.stdout
+
+
+@pytest.mark.slow
+def test_the_export_says_what_to_run_for_each_file(pytester: pytest.Pytester, server):
+    pytester.makepyfile(test_suite=SUITE)
+    exported = pytester.runpytest(
+        *NO_CACHEPROVIDER,
+        f"--competence-model=openai:ideal@{server.url}",
+        f"--competence-model=openai:ideal@{server.url}?mode=completions",
+        "--competence-batch-export=out/requests.jsonl",
+        "-rs",
     )
-    final.assert_outcomes(passed=2)
-    assert server.log() == []  # every answer came from the imported results
-    assert _figures(pytester.path / "batch.json") == _figures(pytester.path / "direct.json")
+    assert exported.ret == pytest.ExitCode.USAGE_ERROR  # out/ does not exist
+    (pytester.path / "out").mkdir()
+    exported = pytester.runpytest(
+        *NO_CACHEPROVIDER,
+        f"--competence-model=openai:ideal@{server.url}",
+        f"--competence-model=openai:ideal@{server.url}?mode=completions",
+        "--competence-batch-export=out/requests.jsonl",
+        "-rs",
+    )
+    exported.assert_outcomes(skipped=4)
+    chat, completions = "out/requests.ideal.jsonl", "out/requests.ideal-completions.jsonl"
+    exported.stdout.fnmatch_lines(
+        [
+            "competence: 4 competence test(s) awaiting batch results; nothing was sent, the "
+            "requests are in 2 file(s):",
+            f"  {chat}: 48 requests for model 'ideal' (/v1/chat/completions)",
+            f"    vllm run-batch -i {chat} -o out/results.ideal.jsonl --model CHECKPOINT "
+            f"--served-model-name ideal   (CHECKPOINT: its path or hub id)",
+            f"  {completions}: 48 requests for model 'ideal' (/v1/completions): vllm run-batch "
+            f"takes /v1/chat/completions lines only; send this file to the OpenAI Batch API or "
+            f"another runner of /v1/completions lines",
+            "  then: competence batch import out/results.ideal.jsonl "
+            "out/results.ideal-completions.jsonl, and run again with --competence-cache=read "
+            "instead of --competence-batch-export",
+        ]
+    )
+    check_input_file(pytester.path / chat, runner="vllm")
+    with pytest.raises(AssertionError, match="vLLM rejects the URL"):
+        check_input_file(pytester.path / completions, runner="vllm")
+    check_input_file(pytester.path / completions, runner="openai")
+    # Under --competence-batch-runner=vllm the completions model is refused before anything runs.
+    refused = pytester.runpytest(
+        *NO_CACHEPROVIDER,
+        f"--competence-model=openai:ideal@{server.url}?mode=completions",
+        "--competence-batch-export=requests.jsonl",
+        "--competence-batch-runner=vllm",
+    )
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(
+        [
+            f"ERROR: --competence-batch-runner=vllm: model "
+            f"'openai:ideal@{server.url}?mode=completions' writes /v1/completions lines "
+            f"(mode=completions), and vllm run-batch takes /v1/chat/completions lines only; use "
+            f"mode=chat*"
+        ]
+    )
+    assert server.log() == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["chat", "completions"])
+def test_a_score_readout_round_trip_exports_scoring_requests(
+    pytester: pytest.Pytester, server, mode
+):
+    """readout=score exports what scoring needs — never a generated answer — and the import
+    reads the logprobs back as the HTTP path reads them: the same figures, offline."""
+    spec = f"openai:ideal@{server.url}?readout=score&mode={mode}"
+    runner = "vllm" if mode == "chat" else "openai"
+    (requests,), _ = round_trip(pytester, server, [spec], runner=runner)
+    lines = check_input_file(requests, runner=runner)
+    bodies = [line["body"] for line in lines]
+    if mode == "chat":
+        assert len(lines) == 48  # one line per prompt: the first token's alternatives
+        assert all(
+            b["max_tokens"] == 1 and b["logprobs"] is True and b["top_logprobs"] == 20
+            for b in bodies
+        )
+    else:
+        assert len(lines) == 96  # one line per candidate, echoed
+        assert {line["custom_id"][-2:] for line in lines} == {"-0", "-1"}
+        assert all(
+            b["echo"] is True and b["logprobs"] == 1 and b["max_tokens"] == 1 for b in bodies
+        )
+        assert {b["prompt"].rsplit(" ", 1)[1] for b in bodies} == {"yes", "no"}
+    assert all(b["temperature"] == 0 for b in bodies)
+
+
+@pytest.mark.slow
+def test_two_models_get_a_file_each(pytester: pytest.Pytester, server):
+    specs = [f"openai:ideal@{server.url}", f"openai:other@{server.url}?temperature=0"]
+    files, imported = round_trip(pytester, server, specs)
+    assert [f.name for f in files] == ["requests.ideal.jsonl", "requests.other.jsonl"]
+    assert [len(check_input_file(f, runner="vllm")) for f in files] == [48, 48]
+    assert "stored 96 answers in the response cache" in imported.stdout
+    # One vllm run-batch serving one name answers the other model's lines with its 404.
+    run_batch(files, pytester.path / "mixed.jsonl", _response, served=["ideal"])
+    mixed = competence(
+        "batch", "import", "mixed.jsonl", "--cache", "batch.sqlite", cwd=pytester.path
+    )
+    assert mixed.stdout.splitlines()[1:3] == [
+        "stored 48 answers in the response cache",
+        "failed 48 lines (not stored; asked again next run):",
+    ]
+    assert '  48 × error: {"error": {"message": "The model `other` does not exist."' in (
+        mixed.stdout
+    )
+
+
+@pytest.mark.slow
+def test_a_split_file_set_round_trips_under_xdist(pytester: pytest.Pytester, server):
+    """Parts of at most 10 lines, written by two workers at once: every request once, in some
+    part, the candidates of one prompt across parts, and the same figures offline."""
+    spec = f"openai:ideal@{server.url}?readout=score&mode=completions"
+    files, imported = round_trip(
+        pytester,
+        server,
+        [spec],
+        "--competence-batch-max-lines=10",
+        "--competence-batch-max-mb=1",
+        runner="openai",
+        xdist=True,
+    )
+    assert [f.name for f in files[:3]] == [
+        "requests.jsonl",
+        "requests.part10.jsonl",  # sorted by name: part10 before part2
+        "requests.part2.jsonl",
+    ]
+    counts = [len(check_input_file(f, runner="openai", max_lines=10)) for f in files]
+    assert sum(counts) == 96 and len(files) == 10 and set(counts) == {10, 6}
+    ids = [json.loads(line)["custom_id"] for f in files for line in f.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 96
+    assert "stored 48 answers in the response cache" in imported.stdout
+    assert "waiting" not in imported.stdout  # every candidate's line came in
+
+
+def test_a_line_over_the_byte_cap_is_refused_before_anything_is_written(tmp_path: Path):
+    from pytest_competence._batch_files import Target
+    from pytest_competence._cache import CachedModel, ResponseCache
+    from pytest_competence.batch import BatchError, export_requests
+    from pytest_competence.models.http import OpenAIModel
+    from pytest_competence.strategies import Ordering
+
+    prompts = [p for item in Ordering().design(levels=[4], pairs=4, seed=1) for p in item.prompts]
+    model = CachedModel(
+        OpenAIModel("m", "m", ["http://127.0.0.1:9/v1"], key_env="NO_KEY"),
+        ResponseCache(tmp_path / "c.sqlite"),
+    )
+    target = Target(tmp_path / "r.jsonl", max_bytes=100)
+    with pytest.raises(
+        BatchError, match="a request line of .* bytes does not fit in a file of 100"
+    ):
+        export_requests(model, prompts, target)
+    assert (tmp_path / "r.jsonl").read_text() == ""
 
 
 @pytest.mark.slow
 def test_failed_batch_lines_are_not_answers(pytester: pytest.Pytester, server):
     pytester.makepyfile(test_suite=SUITE)
     spec = f"--competence-model=openai:ideal@{server.url}"
-    pytester.runpytest("-p", "no:cacheprovider", spec, "--competence-batch-export=requests.jsonl")
-    run_batch(pytester.path / "requests.jsonl", pytester.path / "results.jsonl", fail=3)
-    imported = competence(
-        "batch", "import", "results.jsonl", "--cache", ".competence/cache.sqlite", cwd=pytester.path
-    )
-    assert imported.stdout.splitlines()[:2] == [
+    pytester.runpytest(*NO_CACHEPROVIDER, spec, "--competence-batch-export=requests.jsonl")
+    requests = pytester.path / "requests.jsonl"
+    failing = {json.loads(line)["custom_id"] for line in requests.read_text().splitlines()[:3]}
+    run_batch([requests], pytester.path / "results.jsonl", _response, fail=failing.__contains__)
+    imported = competence("batch", "import", "results.jsonl", cwd=pytester.path)
+    assert imported.stdout.splitlines()[1:] == [
         "stored 45 answers in the response cache",
-        "failed 3 lines (not stored; asked again next run)",
+        "failed 3 lines (not stored; asked again next run):",
+        '  3 × error: {"error": {"message": "CUDA out of memory", "type": '
+        '"InternalServerError", "param": null, "code": 500}}',
+        "matched no exported request: 0 lines",
     ]
-    assert "  3 × status 500" in imported.stdout
-    # Exporting again writes only the three requests still unanswered.
-    again = pytester.runpytest(
-        "-p", "no:cacheprovider", spec, "--competence-batch-export=requests.jsonl", "-rs"
+    # Offline, the three are not in the cache: said with the count and the fix; nothing sent.
+    offline = pytester.runpytest(*NO_CACHEPROVIDER, spec, "--competence-cache=read")
+    offline.assert_outcomes(passed=1, errors=1)
+    offline.stdout.fnmatch_lines(
+        [
+            f"*3 of 32 prompts of model 'openai:ideal@{server.url}' are not in the response "
+            f"cache, and --competence-cache=read asks the cache only (nothing was sent): export "
+            f"them with the same pytest command and --competence-batch-export=requests.jsonl*"
+        ]
     )
+    assert "start the server" not in offline.stdout.str()
+    assert server.log() == []
+    # Exporting again writes only the three requests still unanswered.
+    again = pytester.runpytest(*NO_CACHEPROVIDER, spec, "--competence-batch-export=requests.jsonl")
     again.assert_outcomes(skipped=2)
-    assert len((pytester.path / "requests.jsonl").read_text("utf-8").splitlines()) == 3
+    assert len(requests.read_text("utf-8").splitlines()) == 3
     # Without the flag, the run asks the server for exactly those three.
     server.reset()
-    pytester.runpytest("-p", "no:cacheprovider", spec).assert_outcomes(passed=2)
+    pytester.runpytest(*NO_CACHEPROVIDER, spec).assert_outcomes(passed=2)
     assert len(server.log()) == 3
 
 
-def test_the_batch_path_refuses_what_it_cannot_carry(pytester: pytest.Pytester):
+@pytest.mark.slow
+def test_offline_minimisation_asks_the_cache_only(pytester: pytest.Pytester, server):
+    """A failing model answered from an imported batch: the offline run fails with the design's
+    failing case, and minimisation asks the cache alone — it says the cache cannot answer its
+    next step, and no request reaches the server."""
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--competence-model=ref:ideal",
-        "--competence-batch-export=requests.jsonl",
+    spec = f"--competence-model=openai:ideal@{server.url}"
+    pytester.runpytest(*NO_CACHEPROVIDER, spec, "--competence-batch-export=requests.jsonl")
+    run_batch([pytester.path / "requests.jsonl"], pytester.path / "r.jsonl", _wrong_on_half)
+    assert competence("batch", "import", "r.jsonl", cwd=pytester.path).returncode == 0
+    offline = pytester.runpytest(*NO_CACHEPROVIDER, spec, "--competence-cache=read")
+    offline.assert_outcomes(failed=2)
+    output = offline.stdout.str()
+    assert output.count("minimisation stopped by an error: NotInCacheError: ") == 2, output
+    assert "are not in the response cache, and --competence-cache=read asks the cache only" in (
+        output
     )
-    result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(
-        [
-            "*--competence-batch-export needs the response cache and a model "
-            "with a cache identity (an openai: model); 'ref:ideal' has none*"
-        ]
-    )
-    result = pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--competence-model=ref:ideal",
-        "--competence-batch-export=no/such/dir/requests.jsonl",
-    )
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(
-        [
-            "ERROR: --competence-batch-export: cannot write "
-            "'no/such/dir/requests.jsonl' (No such file or directory)*"
-        ]
-    )
+    assert server.log() == []
 
 
 def test_batch_import_errors_are_one_line(tmp_path: Path):
     missing = competence("batch", "import", "results.jsonl", cwd=tmp_path)
     assert missing.returncode == 2
-    assert "no response cache at '.competence/cache.sqlite'" in missing.stderr
+    assert (
+        f"no response cache at '{tmp_path / '.competence' / 'cache.sqlite'}' "
+        f"(competence_cache_path; no ini file)"
+    ) in missing.stderr
     from pytest_competence._cache import ResponseCache
 
     cache = ResponseCache(tmp_path / "c.sqlite")
@@ -211,6 +383,143 @@ def test_batch_import_errors_are_one_line(tmp_path: Path):
     assert bad.returncode == 2
     assert "results.jsonl:1: not an OpenAI Batch output line" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_batch_import_reads_the_ini_as_pytest_does(tmp_path: Path):
+    """``competence_cache_path`` from the ini file pytest finds (here one folder up), relative to
+    its rootdir; failure reasons each on a line of their own, under the failed count."""
+    from pytest_competence._cache import ResponseCache
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\ncompetence_cache_path = "answers/c.sqlite"\n', "utf-8"
+    )
+    (tmp_path / "answers").mkdir()
+    (tmp_path / "suites").mkdir()
+    cache = ResponseCache(tmp_path / "answers" / "c.sqlite")
+    cache.mark_exported(["a", "b", "c", "d"], "m")
+    cache.close()
+    lines = [
+        output_line("a", body={"choices": [{"index": 0, "message": {"content": "yes"}}]}),
+        output_line("b", status=400, error="URL /v1/completions was used."),
+        output_line("c", status=400, error="URL /v1/completions was used."),
+        output_line("d", body={"choices": [{"message": {"content": None}}]}),
+        output_line("stray", body={"choices": [{"message": {"content": "no"}}]}),
+    ]
+    (tmp_path / "suites" / "r.jsonl").write_text("".join(lines), "utf-8")
+    done = competence("batch", "import", "r.jsonl", cwd=tmp_path / "suites")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"response cache: {tmp_path / 'answers' / 'c.sqlite'} (competence_cache_path; the ini "
+        f"file {tmp_path / 'pyproject.toml'})",
+        "stored 1 answers in the response cache",
+        "failed 3 lines (not stored; asked again next run):",
+        '  2 × error: "URL /v1/completions was used."',
+        "  1 × no answer text (finish_reason=None)",
+        "matched no exported request: 1 lines",
+    ]
+
+
+def test_output_lines_are_byte_for_byte_what_pydantic_writes():
+    """The runner's lines — a success, an engine ErrorResponse, a request vLLM refused — are
+    exactly ``BatchRequestOutput.model_dump_json()`` of the mirrored models; chat input lines
+    validate as vLLM's ``BatchRequestInput``, completions lines do not."""
+    pytest.importorskip("pydantic")
+    BatchRequestInput, BatchRequestOutput = pydantic_models()
+    error = {
+        "error": {
+            "message": "The model `x` does not exist.",
+            "type": "NotFoundError",
+            "param": "model",
+            "code": 404,
+        }
+    }
+    body = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "ja ö"},
+                "logprobs": {"content": [{"token": "ja", "logprob": -0.25, "top_logprobs": []}]},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    for line in (
+        output_line("k1", body=body),
+        output_line("k2", status=404, error=error),
+        output_line("k3", status=400, error="URL /v1/completions was used."),
+    ):
+        assert BatchRequestOutput.model_validate_json(line).model_dump_json() + "\n" == line
+        assert '"error":null' in line or '"body":null' in line
+    chat = {
+        "custom_id": "a",
+        "method": "POST",
+        "url": "/v1/chat/completions",
+        "body": {
+            "model": "m",
+            "messages": [{"role": "user", "content": "hi"}],
+            "max_completion_tokens": 4,
+            "seed": 3,
+        },
+    }
+    BatchRequestInput.model_validate_json(json.dumps(chat))
+    for wrong in (
+        {**chat, "url": "/v1/completions"},
+        {**chat, "body": {**chat["body"], "max_new_tokens": 4}},
+    ):
+        with pytest.raises(ValueError):
+            BatchRequestInput.model_validate_json(json.dumps(wrong))
+
+
+def test_exported_lines_validate_as_vllm_batch_inputs(tmp_path: Path):
+    """Every line an export writes for a chat model — generated, scored, with
+    max_completion_tokens — is a valid vLLM BatchRequestInput."""
+    pytest.importorskip("pydantic")
+    from pytest_competence._cache import CachedModel, ResponseCache
+    from pytest_competence.batch import export_requests
+    from pytest_competence.models import resolve_model
+    from pytest_competence.strategies import Ordering
+
+    BatchRequestInput, _ = pydantic_models()
+    prompts = [p for item in Ordering().design(levels=[4], pairs=4, seed=1) for p in item.prompts]
+    for k, query in enumerate(
+        ["max_tokens=8&seed=3&stop=x", "max_completion_tokens=8&temperature=1", "readout=score"]
+    ):
+        backend = resolve_model(f"openai:m@http://127.0.0.1:9/v1?{query}")
+        path = tmp_path / f"r{k}.jsonl"
+        export_requests(CachedModel(backend, ResponseCache(tmp_path / "c.sqlite")), prompts, path)
+        lines = check_input_file(path, runner="vllm")
+        for line in path.read_text().splitlines():
+            BatchRequestInput.model_validate_json(line)
+        if "max_completion_tokens" in query:
+            assert {b["body"]["max_completion_tokens"] for b in lines} == {8}
+            assert not any("max_tokens" in b["body"] for b in lines)
+
+
+def test_prompts_scored_by_their_own_readout_export_scoring_requests(tmp_path: Path):
+    """The model's readout is generate, but a prompt's own readout is score (as the intervention
+    family's score cells are): that prompt exports a scoring request; the cap goes under
+    max_completion_tokens when the spec sends that field."""
+    from dataclasses import replace
+
+    from pytest_competence._cache import CachedModel, ResponseCache
+    from pytest_competence.batch import export_requests
+    from pytest_competence.models import resolve_model
+    from pytest_competence.strategies import Ordering
+
+    prompts = [p for item in Ordering().design(levels=[4], pairs=4, seed=1) for p in item.prompts]
+    mixed = [replace(p, readout="score") if k % 2 else p for k, p in enumerate(prompts)]
+    backend = resolve_model("openai:m@http://127.0.0.1:9/v1?max_completion_tokens=8")
+    path = tmp_path / "r.jsonl"
+    export_requests(CachedModel(backend, ResponseCache(tmp_path / "c.sqlite")), mixed, path)
+    bodies = [b["body"] for b in check_input_file(path, runner="vllm")]
+    assert [b.get("logprobs", False) for b in bodies] == [bool(k % 2) for k in range(len(mixed))]
+    assert [b["max_completion_tokens"] for b in bodies] == [
+        1 if k % 2 else 8 for k in range(len(mixed))
+    ]
 
 
 def test_an_export_writes_each_prompt_once_per_file_without_rereading_it(tmp_path: Path):
@@ -252,3 +561,31 @@ def test_an_export_writes_each_prompt_once_per_file_without_rereading_it(tmp_pat
     assert export(prompts, first, "other.sqlite") == len(prompts) - 4
     assert export(prompts, first, "other.sqlite") == 0
     assert sorted(ids(first)) == sorted(set(ids(first)))
+
+
+def test_the_batch_path_refuses_what_it_cannot_carry(pytester: pytest.Pytester):
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest(
+        *NO_CACHEPROVIDER,
+        "--competence-model=ref:ideal",
+        "--competence-batch-export=requests.jsonl",
+    )
+    result.assert_outcomes(errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*--competence-batch-export needs the response cache and a model "
+            "with a cache identity (an openai: model); 'ref:ideal' has none*"
+        ]
+    )
+    result = pytester.runpytest(
+        *NO_CACHEPROVIDER,
+        "--competence-model=ref:ideal",
+        "--competence-batch-export=no/such/dir/requests.jsonl",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: --competence-batch-export: cannot write "
+            "'no/such/dir/requests.jsonl' (No such file or directory)*"
+        ]
+    )

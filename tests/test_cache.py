@@ -18,7 +18,14 @@ from pathlib import Path
 import pytest
 
 from plugin_helpers import read_archive
-from pytest_competence._cache import CachedModel, ResponseCache, cache_key, count_rows
+from pytest_competence._cache import (
+    NOT_IN_CACHE,
+    CachedModel,
+    NotInCache,
+    ResponseCache,
+    cache_key,
+    count_rows,
+)
 from pytest_competence.strategies import Ordering
 from server_fixtures import fake_server_process, server  # noqa: F401
 
@@ -89,8 +96,16 @@ def test_answers_are_reused_and_errors_asked_again(tmp_path, prompts):
 def test_modes(tmp_path, prompts):
     path = tmp_path / "c.sqlite"
     reader = Counting()
-    CachedModel(reader, ResponseCache(path), "read").generate(prompts)
-    assert count_rows(path) == 0 and len(reader.asked) == len(prompts)
+    offline = CachedModel(reader, ResponseCache(path), "read").generate(prompts)
+    # read: the cache alone answers; what it lacks is never sent, and never an answer
+    assert count_rows(path) == 0 and reader.asked == []
+    assert all(isinstance(a, NotInCache) and str(a) == NOT_IN_CACHE for a in offline)
+    CachedModel(Counting(), ResponseCache(path), "rw").generate(prompts[:5])
+    assert count_rows(path) == 5
+    partly = CachedModel(reader, ResponseCache(path), "read").generate(prompts)
+    assert reader.asked == [] and [isinstance(a, str) for a in partly] == [True] * 5 + [False] * (
+        len(prompts) - 5
+    )
     CachedModel(Counting(), ResponseCache(path), "rw").generate(prompts)
     assert count_rows(path) == len(prompts)
     writer = Counting()
@@ -226,15 +241,111 @@ def test_xdist_workers_share_the_cache(pytester, server):
 
 
 @pytest.mark.slow
-def test_cache_off_and_read_only_send_everything(pytester, server):
+def test_cache_off_sends_everything_and_read_only_sends_nothing(pytester, server):
     pytester.makepyfile(test_suite=SUITE.format(pairs=8, name="suite", seed=1))  # 32 prompts
     spec = f"openai:ideal@{server.url}"
-    for mode in ("off", "read", "read"):
-        result = run(pytester, "--competence-model", spec, f"--competence-cache={mode}")
-        assert result.returncode == 0, result.stdout + result.stderr
-    assert len(server.log()) == 3 * 32
+    result = run(pytester, "--competence-model", spec, "--competence-cache=off")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert len(server.log()) == 32
     cache = pytester.path / ".competence" / "cache.sqlite"
+    assert not cache.exists()
+    # read: the cache alone answers; an empty one answers nothing, and nothing is sent.
+    result = run(pytester, "--competence-model", spec, "--competence-cache=read")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert len(server.log()) == 32
+    assert (
+        f"32 of 32 prompts of model 'openai:ideal@{server.url}' are not in the response cache, "
+        f"and --competence-cache=read asks the cache only (nothing was sent): export them with "
+        f"the same pytest command and --competence-batch-export=requests.jsonl"
+    ) in result.stdout
+    assert "start the server" not in result.stdout
     assert count_rows(cache) == 0
     pytester.makeini("[pytest]\ncompetence_cache_path = elsewhere/answers.sqlite\n")
     assert run(pytester, "--competence-model", spec).returncode == 0
     assert count_rows(pytester.path / "elsewhere" / "answers.sqlite") == 32
+
+
+CACHED_MODELS = """
+    import os
+
+
+    def _log(name, prompts):
+        with open(os.environ["COMPETENCE_TEST_CALLS"], "a") as out:
+            out.write(f"{name} {len(prompts)}\\n")
+
+
+    class Ideal:
+        cache_identity = "ideal/1"
+
+        def generate(self, prompts):
+            _log("ideal", prompts)
+            return [_ideal(p.text) for p in prompts]
+
+
+    class Wrong:
+        cache_identity = "wrong/1"
+
+        def generate(self, prompts):
+            _log("wrong", prompts)
+            return [{"yes": "no", "no": "yes"}[_ideal(p.text)] for p in prompts]
+"""
+
+
+def test_offline_minimisation_and_replay_ask_the_cache_only(pytester, monkeypatch):
+    """Under --competence-cache=read the model behind the cache is never called: minimisation
+    replays from the cache what an earlier run asked, and a replay it cannot ask offline is a
+    warning, not an error."""
+    from plugin_helpers import ideal_py
+
+    calls = pytester.path / "calls.log"
+    monkeypatch.setenv("COMPETENCE_TEST_CALLS", str(calls))
+    pytester.makepyfile(
+        models=ideal_py(CACHED_MODELS), test_suite=SUITE.format(pairs=8, name="x", seed=1)
+    )
+
+    def run_(model: str, *args: str):
+        return pytester.runpytest(
+            "-p", "no:cacheprovider", f"--competence-model=py:models:{model}", *args
+        )
+
+    def called() -> list[str]:
+        return calls.read_text().split() if calls.exists() else []
+
+    run_("Ideal").assert_outcomes(passed=1)  # its design's answers are cached
+    first = run_("Wrong")  # fails, minimises, saves the minimal case for the test
+    first.assert_outcomes(failed=1)
+    assert "minimal failing case" in first.stdout.str()
+    before = called()
+
+    # The same minimisation again (no saved case to start from): every step from the cache.
+    again = run_("Wrong", "--competence-cache=read", "-o", "competence_database=none")
+    again.assert_outcomes(failed=1)
+    assert called() == before  # the model behind the cache was never called
+    assert "not in the response cache" not in again.stdout.str()
+    assert _minimal(again.stdout.str()) == _minimal(first.stdout.str())
+    # Starting from the saved case asks prompts no run asked: the cache cannot answer, and says so.
+    saved = run_("Wrong", "--competence-cache=read")
+    saved.assert_outcomes(failed=1)
+    saved.stdout.fnmatch_lines(
+        [
+            "*minimisation stopped by an error: NotInCacheError: * of * prompts of model "
+            "'py:models:Wrong' are not in the response cache, and --competence-cache=read asks "
+            "the cache only (nothing was sent)*"
+        ]
+    )
+    assert called() == before
+
+    replay = run_("Ideal", "--competence-cache=read", "-W", "always")
+    replay.assert_outcomes(passed=1)  # passed: the replay could not be asked offline
+    replay.stdout.fnmatch_lines(
+        [
+            "*CompetenceNotReplayed: saved cases not replayed: * of * prompts of model "
+            "'py:models:Ideal' are not in the response cache*"
+        ]
+    )
+    assert called() == before
+
+
+def _minimal(output: str) -> str:
+    """The minimal failing case's line of a failure message."""
+    return next(line for line in output.splitlines() if "minimal failing case:" in line)

@@ -10,12 +10,16 @@ nothing crashes, and a server that cannot score says so.
 What ``transformers serve`` does (transformers 5.x): it serves ``/v1/chat/completions`` and
 ``/v1/completions``; pinned to one checkpoint, it answers only requests naming that checkpoint's
 path as the model (others get HTTP 400); it ignores ``logprobs``, ``top_logprobs`` and ``echo``,
-so candidate scoring is impossible against it in either mode.
+so candidate scoring is impossible against it in either mode; and it samples only when the
+checkpoint's generation config says ``do_sample`` (a request's ``temperature`` alone decodes
+greedily), which the greedy-server warning names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -108,14 +112,17 @@ def _wait_until_healthy(served: Served) -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """The tiny checkpoint served on a free local port for this module; always stopped after."""
+@contextlib.contextmanager
+def _serving(tmp_path_factory, *, sampling: bool = False):
+    """The tiny checkpoint (its generation config sampling or not) served on a free local port;
+    always stopped after."""
     command = _serve_command()
     family = Ordering(vocabulary="front_behind")
     items = family.design(levels=[4, 8], pairs=8, seed=1, presentations=["original", "equivalent"])
     folder = tmp_path_factory.mktemp("served")
-    checkpoint = build(folder / "tiny-llama", [p for i in items for p in i.prompts], TEMPLATE)
+    checkpoint = build(
+        folder / "tiny-llama", [p for i in items for p in i.prompts], TEMPLATE, sampling=sampling
+    )
     port, log = _free_port(), folder / "server.log"
     # Offline: the checkpoint is a local folder, and nothing may reach out (update checks).
     env = dict(
@@ -157,9 +164,16 @@ def served(tmp_path_factory):
             proc.wait(timeout=15)
 
 
-def _run(pytester: pytest.Pytester, served: Served, query: str):
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """The tiny checkpoint served for this module; its generation config does not sample."""
+    with _serving(tmp_path_factory) as server:
+        yield server
+
+
+def _run(pytester: pytest.Pytester, served: Served, query: str, suite: str = SUITE):
     """The suite through the plugin in a fresh process; its result, output and server log."""
-    pytester.makepyfile(test_suite=SUITE)
+    pytester.makepyfile(test_suite=suite)
     seen = len(served.log())
     result = pytester.runpytest_subprocess(
         "-p",
@@ -209,3 +223,54 @@ def test_score_readout_says_the_server_returned_no_logprobs(pytester, served, mo
     assert "the server returned no logprobs, so readout=score cannot rank" in output
     assert how in output and "not retried" in output and "gave up after" not in output
     assert '"POST /v1/' in log and " 200 OK" in log
+
+
+SAMPLED = """
+    import pytest
+
+    @pytest.mark.competence(levels=[4, 8], pairs=4, attempts=3)
+    def test_ordering(competence):
+        pass
+"""
+TEMPERATURE = "temperature=1&seed=7"
+
+
+def _warnings(pytester: pytest.Pytester, output: str) -> tuple[list[str], list[dict], dict]:
+    """The run's warning lines, the document's warnings and the result's sampling record."""
+    document = json.loads((pytester.path / "out.json").read_text("utf-8"))
+    lines = [line for line in output.splitlines() if line.startswith("WARNING: model ")]
+    return lines, document["warnings"], document["results"][0]["sampling"]
+
+
+def test_a_server_that_ignores_the_temperature_is_named_and_hf_sampling_is_not(
+    pytester, served, tmp_path_factory
+):
+    """``transformers serve`` samples only when the checkpoint's generation config says
+    ``do_sample``: at temperature 1 with attempts=3 every prompt's three answers are the same, and
+    the run says so once. ``hf:`` at the same temperature samples, and nothing is said; nor after
+    the advice is followed, serving a checkpoint whose generation config samples."""
+    result, output, _ = _run(pytester, served, f"{TEMPERATURE}&max_tokens=4", SAMPLED)
+    assert "errors" not in result.parseoutcomes(), output[-5000:]
+    lines, found, sampling = _warnings(pytester, output)
+    assert sampling == {"temperature": 1.0, "attempts": 3, "compared": 16, "varied": 0}
+    assert len(lines) == 1 and "the server seems to decode greedily" in lines[0], output[-3000:]
+    assert '"do_sample": true' in lines[0]
+    assert [w["kind"] for w in found] == ["greedy_server"]
+
+    pytester.makepyfile(test_suite=SAMPLED)
+    hf = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        f"--competence-model=hf:{served.checkpoint}?{TEMPERATURE}&max_new_tokens=4&device=cpu",
+        "--competence-json=out.json",
+        timeout=RUN_TIMEOUT,
+    )
+    lines, found, sampling = _warnings(pytester, hf.stdout.str())
+    assert sampling["compared"] == 16 and sampling["varied"] > 0, sampling
+    assert lines == [] and found == []
+
+    with _serving(tmp_path_factory, sampling=True) as sampling_server:
+        result, output, _ = _run(pytester, sampling_server, f"{TEMPERATURE}&max_tokens=4", SAMPLED)
+    lines, found, sampling = _warnings(pytester, output)
+    assert sampling["compared"] == 16 and sampling["varied"] > 0, sampling
+    assert lines == [] and found == []

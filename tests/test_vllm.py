@@ -42,6 +42,8 @@ class _Output:
 
 
 class _Tokenizer:
+    """Word lengths as ids; BOS (id 1) added unless told not to, as real tokenizers do."""
+
     chat_template = None
 
     def __call__(self, text, add_special_tokens=True):
@@ -51,19 +53,27 @@ class _Tokenizer:
 class LLM:
     def __init__(self, **settings):
         ENGINES.append(settings)
+        self.model = settings["model"]
 
     def get_tokenizer(self):
+        import os
+
+        if os.path.exists(os.path.join(self.model, "tokenizer.json")):  # a real checkpoint
+            from transformers import AutoTokenizer
+
+            return AutoTokenizer.from_pretrained(self.model, local_files_only=True)
         return _Tokenizer()
 
     def generate(self, prompts, params, use_tqdm=True):
         CALLS.append((list(prompts), params))
         if FAIL:
             raise RuntimeError(FAIL[0])
-        if isinstance(prompts[0], dict):  # token ids: score every token by its id
+        scoring = isinstance(params, SamplingParams) and "prompt_logprobs" in params.settings
+        if scoring:  # score every token by its id
             return [_Output("", p["prompt_token_ids"],
                             [None] + [{t: _Logprob(-0.1 * t)} for t in p["prompt_token_ids"][1:]])
                     for p in prompts]
-        return [_Output(f"answer {len(p)}") for p in prompts]
+        return [_Output(f"answer {sum(p['prompt_token_ids'])}") for p in prompts]
 '''
 
 
@@ -89,6 +99,11 @@ def fake_vllm(tmp_path, monkeypatch):
 
 def rendered(p):
     return f"{p.system}\n\n{p.text}"
+
+
+def ids(text):
+    """What the stand-in's tokenizer gives a plain prompt: BOS, then the word lengths."""
+    return [1] + [len(w) for w in text.split()]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vLLM is installed")
@@ -118,7 +133,7 @@ def test_prompts_go_sorted_in_chunks_with_prefix_caching(fake_vllm, prompts):
     tries = [replace(p, attempt=k) for p in prompts for k in range(2)]
     model = resolve_model(f"vllm:{fake_vllm}?chunk=5&seed=7&max_tokens=4")
     answers = model.generate(tries)
-    assert answers == [f"answer {len(rendered(p))}" for p in tries]
+    assert answers == [f"answer {sum(ids(rendered(p)))}" for p in tries]
     assert vllm.ENGINES == [
         {
             "model": str(fake_vllm),
@@ -129,14 +144,17 @@ def test_prompts_go_sorted_in_chunks_with_prefix_caching(fake_vllm, prompts):
             "seed": 7,
         }
     ]
-    sent = [text for texts, _ in vllm.CALLS for text in texts]
-    assert all(len(texts) <= 5 for texts, _ in vllm.CALLS)
-    assert sent == sorted(rendered(p) for p in tries)  # shared beginnings side by side
-    by_text = {}
-    for texts, params in vllm.CALLS:
-        for text, sampling in zip(texts, params):
-            by_text.setdefault(text, []).append(sampling.settings["seed"])
-    assert all(sorted(seeds) == [7, 8] for seeds in by_text.values())  # seed + attempt
+    sent = [p["prompt_token_ids"] for batch, _ in vllm.CALLS for p in batch]
+    assert all(len(batch) <= 5 for batch, _ in vllm.CALLS)
+    # Token ids, in the order of the rendered texts: shared beginnings side by side.
+    assert sent == [ids(t) for t in sorted(rendered(p) for p in tries)]
+    seeds = {}
+    for batch, params in vllm.CALLS:
+        for prompt, sampling in zip(batch, params):
+            seeds.setdefault(tuple(prompt["prompt_token_ids"]), []).append(
+                sampling.settings["seed"]
+            )
+    assert all(sorted(s) == [7, 8] for s in seeds.values())  # seed + attempt
     model.generate(prompts[:2])
     assert len(vllm.ENGINES) == 1  # started once
 
@@ -165,3 +183,50 @@ def test_cache_identity_names_checkpoint_and_decoding(fake_vllm):
     assert a.cache_identity == resolve_model(f"vllm:{fake_vllm}?chunk=9").cache_identity
     assert a.cache_identity != resolve_model(f"vllm:{fake_vllm}?temperature=0.5").cache_identity
     assert textwrap.dedent(repr(a)) == f"VLLMModel('vllm:{fake_vllm}')"
+
+
+def test_hf_and_vllm_send_the_same_token_ids_with_a_template_that_writes_bos(
+    fake_vllm, prompts, tmp_path
+):
+    """A tokenizer that adds BOS and a chat template that writes one (as Llama 3's does): both
+    backends send one BOS, and the same ids for the same prompt, in generation and in scoring."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import vllm
+
+    from tiny_llama import TEMPLATE, build
+
+    checkpoint = build(tmp_path / "bos", prompts, "{{ bos_token }}" + TEMPLATE, bos=True)
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(checkpoint)
+    bos = tok.bos_token_id
+    assert tok("left")["input_ids"][0] == bos  # the tokenizer adds BOS to text
+    text = tok.apply_chat_template(
+        [{"role": "user", "content": "left"}], add_generation_prompt=True, tokenize=False
+    )
+    assert tok(text)["input_ids"][:2] == [bos, bos]  # what vLLM's own tokenisation would send
+
+    hf = resolve_model(f"hf:{checkpoint}?device=cpu&max_new_tokens=1")
+    vl = resolve_model(f"vllm:{checkpoint}")
+    seen = []  # hf's unpadded sequences, as they go to the model
+    runner = hf.runner
+    padded = runner._padded
+    runner._padded = lambda seqs: seen.extend(list(s) for s in seqs) or padded(seqs)
+    asked = prompts[:4]
+
+    hf.generate(asked)
+    vl.generate(asked)
+    generated = [p["prompt_token_ids"] for batch, _ in vllm.CALLS for p in batch]
+    assert sorted(seen) == sorted(generated)
+    assert all(s[0] == bos and s[1] != bos for s in generated)
+
+    seen.clear()
+    vllm.CALLS.clear()
+    candidates = ["yes please", "no thanks"]  # several tokens each: one row per candidate
+    hf.score(asked, candidates)
+    vl.score(asked, candidates)
+    scored = [p["prompt_token_ids"] for batch, _ in vllm.CALLS for p in batch]
+    assert len(scored) == len(asked) * len(candidates)
+    assert sorted(seen) == sorted(scored)
+    assert all(s[0] == bos and s[1] != bos for s in scored)

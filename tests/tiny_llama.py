@@ -28,9 +28,12 @@ def build(
     hidden: int = 32,
     heads: int = 2,
     intermediate: int = 64,
+    bos: bool = False,
+    sampling: bool = False,
 ) -> Path:
     """A word-level tokenizer trained on ``prompts`` and a random Llama (2 layers of width 32
-    unless told otherwise), saved."""
+    unless told otherwise), saved. ``bos``: the tokenizer adds ``[BOS]`` to the text it encodes
+    (as Llama's do); ``sampling``: the saved generation config samples (``do_sample``)."""
     import torch
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -40,6 +43,12 @@ def build(
     words.pre_tokenizer = pre_tokenizers.Whitespace()
     specials = ["[PAD]", "[UNK]", "[BOS]", "[EOS]", "<|system|>", "<|user|>", "<|assistant|>"]
     words.train_from_iterator(texts, trainers.WordLevelTrainer(special_tokens=specials))
+    if bos:
+        from tokenizers import processors
+
+        words.post_processor = processors.TemplateProcessing(
+            single="[BOS] $A", special_tokens=[("[BOS]", words.token_to_id("[BOS]"))]
+        )
     tok = PreTrainedTokenizerFast(
         tokenizer_object=words,
         unk_token="[UNK]",
@@ -62,6 +71,9 @@ def build(
         bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
     )
-    LlamaForCausalLM(config).save_pretrained(folder)
+    model = LlamaForCausalLM(config)
+    if sampling:
+        model.generation_config.do_sample = True
+    model.save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder

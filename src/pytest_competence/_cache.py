@@ -9,6 +9,10 @@ answer it already has. Only text answers are stored, whole (reports may shorten 
 never does), and exactly: one that UTF-8 cannot hold (a lone surrogate) is kept as a blob of
 its ``surrogatepass`` bytes. An error is asked again next time.
 
+``--competence-cache=read`` asks the cache only: a prompt it holds no answer for is never sent,
+whoever asks (the design's evaluation, minimisation, the replay of saved cases) — its answer is
+:class:`NotInCache`, an infrastructure error whose reason is :data:`NOT_IN_CACHE`.
+
 The database is in WAL mode and every answer is its own transaction, so a run killed with
 ``kill -9`` keeps everything answered before the kill, and several xdist workers can write at
 once (they wait for each other's short transactions). Rows hold the key, the answer, the model's
@@ -20,20 +24,41 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_competence._redaction import redact
-from pytest_competence.models import Model, ModelWrapper, as_they_come
+from pytest_competence.models import Model, ModelCallError, ModelWrapper, as_they_come
 
 if TYPE_CHECKING:
     from pytest_competence.protocol import Prompt
 
-__all__ = ["MODES", "CachedModel", "ResponseCache", "cache_key", "count_rows"]
+__all__ = [
+    "MODES",
+    "NOT_IN_CACHE",
+    "CachedModel",
+    "NotInCache",
+    "ResponseCache",
+    "cache_key",
+    "count_rows",
+]
 
-#: ``--competence-cache`` values: read and write, read only, write only (refresh), no cache.
+#: ``--competence-cache`` values: read and write, read only (the cache alone answers), write
+#: only (refresh), no cache.
 MODES = ("rw", "read", "write", "off")
+
+#: The reason of a prompt that ``--competence-cache=read`` finds no answer for.
+NOT_IN_CACHE = "not in the response cache (--competence-cache=read asks the cache only)"
+
+
+class NotInCache(ModelCallError):
+    """The answer of a prompt the cache does not hold, under ``--competence-cache=read``: an
+    infrastructure error (never an answer, never sent to the model)."""
+
+    def __init__(self) -> None:
+        super().__init__(NOT_IN_CACHE)
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -58,6 +83,26 @@ CREATE TABLE IF NOT EXISTS exported_to (
     file TEXT NOT NULL,
     key TEXT NOT NULL,
     PRIMARY KEY (file, key)
+) WITHOUT ROWID
+"""
+
+# How the response to an exported line that is not a generated answer becomes one (a scoring
+# request): the key its answer is stored under, and what reading it takes (JSON, see
+# models.http.read_scores). Candidate scores that arrive one line each wait in batch_scores
+# until the prompt has them all.
+_EXPORTED_READS = """
+CREATE TABLE IF NOT EXISTS exported_reads (
+    line TEXT PRIMARY KEY,
+    answer TEXT NOT NULL,
+    how TEXT NOT NULL
+) WITHOUT ROWID
+"""
+_BATCH_SCORES = """
+CREATE TABLE IF NOT EXISTS batch_scores (
+    answer TEXT NOT NULL,
+    candidate INTEGER NOT NULL,
+    score REAL NOT NULL,
+    PRIMARY KEY (answer, candidate)
 ) WITHOUT ROWID
 """
 
@@ -120,6 +165,8 @@ class ResponseCache:
             db.execute(_SCHEMA)
             db.execute(_EXPORTED)
             db.execute(_EXPORTED_TO)
+            db.execute(_EXPORTED_READS)
+            db.execute(_BATCH_SCORES)
             self._db = db
         return self._db
 
@@ -145,9 +192,16 @@ class ResponseCache:
             (key, _storable(answer), model, time.time()),
         )
 
-    def mark_exported(self, keys: Sequence[str], model: str, file: str | None = None) -> None:
+    def mark_exported(
+        self,
+        keys: Sequence[str],
+        model: str,
+        file: str | None = None,
+        reads: Mapping[str, tuple[str, str]] | None = None,
+    ) -> None:
         """Remember ``keys`` as exported for ``model`` (to the batch file named ``file``: see
-        :meth:`exported_to`), in one transaction."""
+        :meth:`exported_to`), in one transaction; ``reads`` maps a key whose response is not
+        the answer text to the answer's key and how to read it (:meth:`reading`)."""
         db, now = self._connect(), time.time()
         db.execute("BEGIN")
         db.executemany(
@@ -159,7 +213,39 @@ class ResponseCache:
                 "INSERT OR IGNORE INTO exported_to (file, key) VALUES (?, ?)",
                 [(file, key) for key in keys],
             )
+        if reads:
+            db.executemany(
+                "INSERT OR REPLACE INTO exported_reads (line, answer, how) VALUES (?, ?, ?)",
+                [(key, answer, how) for key, (answer, how) in reads.items()],
+            )
         db.execute("COMMIT")
+
+    def count_exported_to(self, file: str) -> int:
+        """How many keys were written to ``file``."""
+        row = self._connect().execute("SELECT COUNT(*) FROM exported_to WHERE file = ?", (file,))
+        return int(row.fetchone()[0])
+
+    def reading(self, key: str) -> tuple[str, str] | None:
+        """The answer's key and how to read the response of the exported line ``key``, when it
+        is not the answer text (a scoring request); ``None`` when it is."""
+        row = (
+            self._connect()
+            .execute("SELECT answer, how FROM exported_reads WHERE line = ?", (key,))
+            .fetchone()
+        )
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def add_score(self, answer: str, candidate: int, score: float) -> dict[int, float]:
+        """Keep one candidate's score of the answer ``answer``; every score it has so far."""
+        db = self._connect()
+        db.execute(
+            "INSERT OR REPLACE INTO batch_scores (answer, candidate, score) VALUES (?, ?, ?)",
+            (answer, candidate, score),
+        )
+        rows = db.execute(
+            "SELECT candidate, score FROM batch_scores WHERE answer = ?", (answer,)
+        ).fetchall()
+        return {int(c): float(v) for c, v in rows}
 
     def exported_to(self, file: str, keys: Sequence[str] | None = None) -> set[str]:
         """The keys among ``keys`` (any, when ``None``: at most one) already written to
@@ -201,8 +287,9 @@ class ResponseCache:
 class CachedModel(ModelWrapper):
     """``model`` behind the cache: stored answers come back at once, new ones are stored.
 
-    ``mode`` is ``"rw"`` (read and write), ``"read"`` (never store) or ``"write"`` (never reuse:
-    ask everything again and store the new answers). ``secrets`` (API keys) are replaced by
+    ``mode`` is ``"rw"`` (read and write), ``"read"`` (the cache alone answers: a prompt it
+    lacks is never sent, its answer is :class:`NotInCache`) or ``"write"`` (never reuse: ask
+    everything again and store the new answers). ``secrets`` (API keys) are replaced by
     ``[redacted]`` in every new answer, stored or not. Other attributes are the wrapped model's.
     """
 
@@ -254,13 +341,16 @@ class CachedModel(ModelWrapper):
                 missing.append(i)
         if not missing:
             return
+        if self.mode == "read":  # offline: nothing is sent, whoever asks
+            for i in missing:
+                yield i, NotInCache()
+            return
         for j, answer in ask(self.model, [prompts[i] for i in missing]):
             i = missing[j]
             if isinstance(answer, str):
                 # The same text now and from the cache later: redacted in both.
                 answer = redact(answer, self.secrets)
-                if self.mode != "read":
-                    self.cache.put(keys[i], answer, self.model.name)
+                self.cache.put(keys[i], answer, self.model.name)
             yield i, answer
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:

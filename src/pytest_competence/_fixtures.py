@@ -21,6 +21,7 @@ from pytest_competence._run import RUN
 from pytest_competence._session import NO_MODEL, NOT_APPLICABLE, RESULT, STATE
 
 if TYPE_CHECKING:
+    from pytest_competence._batch_files import Target
     from pytest_competence._run import CompetenceRun
     from pytest_competence.models import Model
     from pytest_competence.spec import CompetenceSpec
@@ -146,7 +147,8 @@ def competence(
     request.node.stash[RUN] = run
     export = session.settings.batch_export
     if export:
-        _export(run, export)
+        spec_name = request.node.callspec.getparam("competence_model")
+        _export(run, session.batch_targets.get(spec_name) or export)
     _ask(request.node, run)
     yield run
     if run.replay_error is not None:  # the design passed; its saved cases could not be asked
@@ -186,7 +188,7 @@ def _ask(item: pytest.Item, run: CompetenceRun) -> None:
     pytest.fail(run.session.redact(message), pytrace=False)  # a model may put the key in it
 
 
-def _export(run: CompetenceRun, path: str) -> None:
+def _export(run: CompetenceRun, path: str | Target) -> None:
     """Write the test's uncached requests as OpenAI Batch lines and skip it (see .batch)."""
     from pytest_competence.batch import BatchError, export_design
 

@@ -84,6 +84,7 @@ class Reduced:
     attempts: int
     binary: bool
     source: RowSource | None
+    sampled: tuple[int, int] = (0, 0)  # prompts sent more than once: compared, and varied
 
 
 def design_rows(chunks: Callable[[], Iterable[Sequence[Item]]]) -> RowSource:

@@ -22,11 +22,16 @@ if TYPE_CHECKING:
     from pytest_competence.result import Result
     from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["RUN", "CompetenceRun", "CompetenceTrainingOverlap"]
+__all__ = ["RUN", "CompetenceNotReplayed", "CompetenceRun", "CompetenceTrainingOverlap"]
 
 
 class CompetenceTrainingOverlap(UserWarning):
     """A competence test evaluates a design that a declared training split covers."""
+
+
+class CompetenceNotReplayed(UserWarning):
+    """A passing test's saved cases were not replayed: ``--competence-cache=read`` asks the
+    response cache only, and it holds no answers for them."""
 
 
 class CompetenceRun:
@@ -221,6 +226,12 @@ class CompetenceRun:
                 "fingerprint": self.fingerprint(),
             },
             "failing_case": failing_case(self.condition, self.evaluation, self.profiles),
+            "sampling": {  # what the greedy-server warning reads (report._warnings)
+                "temperature": _temperature(self.model),
+                "attempts": self.spec.attempts,
+                "compared": self.evaluation.attempts_compared,
+                "varied": self.evaluation.attempts_varied,
+            },
             # Prompt-level records (written while the model answered) only when a JSON report
             # will hold them.
             "records_file": self.session.records_file(self.spec, self.model),
@@ -247,6 +258,13 @@ class CompetenceRun:
         plain = json.loads(json.dumps({k: v for k, v in result.items() if k != "instances"}))
         plain["instances"] = result["instances"]
         return cast("Result", redact_all({k: plain[k] for k in order}, self.session.secrets()))
+
+
+def _temperature(model: Model) -> float | None:
+    """The sampling temperature a backend was given (``decoding``); ``None`` when it has none."""
+    decoding = getattr(model, "decoding", None)
+    value = decoding.get("temperature") if isinstance(decoding, dict) else None
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 #: The run of a competence test, on its item (the fixture puts it there, the verdict reads it).

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_competence._batch_files import Target
     from pytest_competence.evaluation import Evaluation
     from pytest_competence.models import Model
     from pytest_competence.result import Result
@@ -63,6 +64,7 @@ class CompetenceSession:
         self.evaluations: dict[tuple, Evaluation] = {}
         self.skipped_no_model = 0  # competence tests skipped because no model was named
         self.awaiting = 0  # competence tests whose requests went to a batch file
+        self.batch_targets: dict[str, Target] = {}  # the batch file set of each exporting spec
         self.errored: list[str] = []  # one line per test × model that ended in an error
         worker = getattr(config, "workerinput", None)
         self.is_worker = worker is not None
@@ -312,14 +314,10 @@ class CompetenceSession:
                 yellow=True,
             )
         if self.awaiting:
-            export = self.settings.batch_export
-            terminalreporter.write_line(
-                f"competence: {self.awaiting} competence test(s) awaiting batch results: run "
-                f"{export} (e.g. vllm run-batch -i {export} -o results.jsonl --model MODEL), then "
-                f"'competence batch import results.jsonl' and run again without "
-                f"--competence-batch-export",
-                yellow=True,
-            )
+            from pytest_competence._batch_files import summary_lines as batch_lines
+
+            for line in batch_lines(self.batch_targets.values(), self.awaiting):
+                terminalreporter.write_line(line, yellow=True)
         if self.errored:
             terminalreporter.section("competence errors (infrastructure, not the model's answers)")
             for line in self.errored:
@@ -385,16 +383,10 @@ def start_session(config: pytest.Config) -> CompetenceSession:
             except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
                 raise pytest.UsageError(f"--competence-model: {exc}") from None
     state.check_settings()
-    export = state.settings.batch_export
-    if export and not state.is_worker:
-        try:  # a fresh file per run: the lines of an earlier export may be answered by now
-            open(export, "w").close()
-        except OSError as exc:
-            raise pytest.UsageError(
-                f"--competence-batch-export: cannot write {export!r} "
-                f"({exc.strerror}); give a path in an existing, writable "
-                f"directory"
-            ) from None
+    from pytest_competence._batch_files import start as start_exports
+
+    # Every process plans the same file sets; the controller empties them (a fresh set a run).
+    state.batch_targets = start_exports(config, state.models, worker=state.is_worker)
     return state
 
 

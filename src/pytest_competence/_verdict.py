@@ -55,11 +55,19 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
 
                 message = minimise_failure(pyfuncitem, run, message)
         if message is None and not run.session.settings.report_only:
-            from pytest_competence.evaluation import InfrastructureError
+            from pytest_competence.evaluation import InfrastructureError, NotInCacheError
             from pytest_competence.minimise import replay_saved
 
             try:
                 message = replay_saved(pyfuncitem, run)
+            except NotInCacheError as exc:  # offline, as asked: said, not an error
+                import warnings
+
+                from pytest_competence._run import CompetenceNotReplayed
+
+                warnings.warn(
+                    CompetenceNotReplayed(f"saved cases not replayed: {exc}"), stacklevel=1
+                )
             except InfrastructureError as exc:
                 run.replay_error = str(exc)  # the fixture's teardown reports it as an error
     if run.evaluated:

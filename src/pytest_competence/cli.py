@@ -57,9 +57,8 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     imp.add_argument("results", nargs="+", help="Batch output files (JSON Lines)")
     imp.add_argument(
         "--cache",
-        default=".competence/cache.sqlite",
-        help="The response cache file (default: .competence/cache.sqlite, as the "
-        "competence_cache_path ini option)",
+        help="The response cache file (default: the competence_cache_path ini option, read "
+        "as pytest run here reads it: the same ini file and rootdir)",
     )
     plan = sub.add_parser(
         "plan", help="Interval half-widths and detectable differences for a design"
@@ -169,21 +168,49 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ini_cache() -> tuple[Path, str]:
+    """The response cache a pytest run in this directory uses, and where that was read: pytest
+    itself finds the rootdir and the ini file (and reads ``PYTEST_ADDOPTS``), then stops before
+    configuring or collecting anything."""
+    import pytest
+
+    found: dict[str, tuple[Path, str]] = {}
+
+    class _Read:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_cmdline_main(self, config: pytest.Config) -> int:
+            from pytest_competence._wiring import cache_path
+
+            ini = f"the ini file {config.inipath}" if config.inipath else "no ini file"
+            found["cache"] = (cache_path(config), f"competence_cache_path; {ini}")
+            return 0
+
+    code = pytest.main(["-p", "no:cacheprovider"], plugins=[_Read()])
+    if "cache" not in found:
+        raise ValueError(
+            f"pytest could not read its configuration here (exit {int(code)}: its message is "
+            f"above); fix it, or pass --cache PATH"
+        )
+    return found["cache"]
+
+
 def batch_import(args: argparse.Namespace) -> int:
     """``competence batch import``: store a batch run's answers in the response cache."""
     from pytest_competence._cache import ResponseCache
     from pytest_competence.batch import import_results
 
-    if not Path(args.cache).is_file():
+    path, source = (Path(args.cache), "--cache") if args.cache else _ini_cache()
+    if not path.is_file():
         raise ValueError(
-            f"no response cache at {args.cache!r}: export the requests first with "
+            f"no response cache at {str(path)!r} ({source}): export the requests first with "
             f"pytest --competence-batch-export, or pass --cache PATH"
         )
-    cache = ResponseCache(args.cache)
+    cache = ResponseCache(path)
     try:
         done = import_results(args.results, cache)
     finally:
         cache.close()
+    print(f"response cache: {path} ({source})")
     for line in done.lines():
         print(line)
     return 0

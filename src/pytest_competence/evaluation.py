@@ -28,7 +28,7 @@ import numpy as np
 from pytest_competence._reduced import NONE, Interned, Reduced, RowSource
 from pytest_competence.protocol import FamilyLike, Item, Observation, Parsed
 
-__all__ = ["Evaluation", "InfrastructureError", "Reduction"]
+__all__ = ["Evaluation", "InfrastructureError", "NotInCacheError", "Reduction"]
 
 _RAW_LIMIT = 4096  # distinct raw answers (and reasons) interned before they are dropped
 _RAW_LENGTH = 512  # longer raw answers are never interned
@@ -51,11 +51,38 @@ class InfrastructureError(RuntimeError):
     @classmethod
     def of(cls, model: str, errors: Sequence[Observation], total: int) -> InfrastructureError:
         """The error of the errored observations ``errors`` (of ``total`` prompts)."""
-        return cls(
+        return cls.counted(
             model,
             Counter(o.error for o in errors if o.error is not None),
             total,
             next((o.error for o in errors if o.error is not None), "none"),
+        )
+
+    @classmethod
+    def counted(
+        cls, model: str, reasons: Counter[str], total: int, first: str
+    ) -> InfrastructureError:
+        """The error of ``reasons``: a :class:`NotInCacheError` when the response cache alone
+        was asked and lacked every one of them."""
+        from pytest_competence._cache import NOT_IN_CACHE
+
+        kind = NotInCacheError if set(reasons) == {NOT_IN_CACHE} else InfrastructureError
+        return kind(model, reasons, total, first)
+
+
+class NotInCacheError(InfrastructureError):
+    """Prompts the response cache holds no answer for, under ``--competence-cache=read``, which
+    asks the cache only: nothing was sent. The message gives the count and how to fill the
+    cache."""
+
+    def __init__(self, model: str, reasons: Counter[str], total: int, first: str) -> None:
+        super().__init__(model, reasons, total, first)
+        self.args = (
+            f"{self.count} of {total} prompts of model {model!r} are not in the response cache, "
+            f"and --competence-cache=read asks the cache only (nothing was sent): export them "
+            f"with the same pytest command and --competence-batch-export=requests.jsonl, run "
+            f"the batch and 'competence batch import' its results, or run with "
+            f"--competence-cache=rw to ask the model",
         )
 
 
@@ -91,6 +118,9 @@ class Reduction:
         self._failing_levels: set[int] = set()
         self._tried = 0  # the most attempts any observation recorded
         self.binary = True  # the first prompt's answer space has two answers (κ is defined)
+        # Prompts sent more than once that came back every time (compared), and of those, the
+        # ones whose raw answers differ between sends (varied): a sampling model varies.
+        self.compared = self.varied = 0
         self._parts: dict[str, list[np.ndarray]] = {k: [] for k in _ARRAYS}
 
     def add(self, items: Sequence[Item], rows: Sequence[Sequence[Observation]]) -> None:
@@ -132,6 +162,10 @@ class Reduction:
         )
         self.ids.extend(item.id for item in items)
         for o in flat:
+            raws = {raw for raw, _ in o.attempts}
+            if len(o.attempts) > 1 and None not in raws:
+                self.compared += 1
+                self.varied += len(raws) > 1
             if o.error is not None:
                 self.errors[o.error] += 1
                 if self.first_error is None:
@@ -193,6 +227,7 @@ class Reduction:
             self._tried,
             self.binary,
             source,
+            (self.compared, self.varied),
         )
 
 
@@ -249,6 +284,9 @@ class Evaluation:
         self.kept: dict[int, tuple[Observation, ...]] = reduced.kept
         #: The most attempts any observation recorded (0: single sends).
         self.attempts_recorded = reduced.attempts
+        #: Prompts sent more than once that came back every time, and how many of those got
+        #: raw answers that differ between sends (a greedy server's never do).
+        self.attempts_compared, self.attempts_varied = reduced.sampled
 
     # -- the arrays ----------------------------------------------------------------------------
 
@@ -305,7 +343,7 @@ class Evaluation:
         """The infrastructure errors of this evaluation as one exception; ``None`` without any."""
         if not self.error_reasons:
             return None
-        return InfrastructureError(
+        return InfrastructureError.counted(
             self.model, self.error_reasons, self.prompt_total, self.first_error or "none"
         )
 

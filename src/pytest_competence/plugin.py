@@ -83,13 +83,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="Evaluate and report every condition and gate, but do not fail tests",
     )
-    group.addoption(
-        "--competence-batch-export",
-        metavar="PATH",
-        help="Write the requests not yet in the response cache as OpenAI Batch input "
-        "lines to PATH and skip the competence tests (then run them, e.g. with vllm "
-        "run-batch, and 'competence batch import' the results)",
-    )
+    from pytest_competence._batch_files import add_options
+
+    add_options(group)  # --competence-batch-export and its caps
     group.addoption(
         "--competence-audit",
         action="store_true",
@@ -195,7 +191,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="rw",
         dest="competence_cache",
         help="Response cache for HTTP, transformers and vLLM models: read and write "
-        "(default), read only, write only (refresh) or off",
+        "(default), read only (the cache alone answers: nothing is sent), write only "
+        "(refresh) or off",
     )
     parser.addini(
         "competence_cache_path",

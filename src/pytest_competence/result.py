@@ -51,12 +51,14 @@ class Result(_Verdict, total=False):
     """One test × model: the figures, the condition and its verdict, the gate and the design.
 
     ``errors`` is there when infrastructure errors ended the test, ``diagnosis`` with
-    ``--competence-diagnose``; ``nodeid`` and ``outcome`` are set when the report reaches the
+    ``--competence-diagnose``; ``sampling`` (the model's temperature, the attempts, the prompts
+    sent more than once and those whose answers varied) in results of this version; ``nodeid`` and ``outcome`` are set when the report reaches the
     controller, ``records`` when the results document is written.
     """
 
     errors: dict[str, Any]
     diagnosis: dict[str, Any]
+    sampling: dict[str, Any]
     nodeid: str
     outcome: str
     records: dict[str, Any]

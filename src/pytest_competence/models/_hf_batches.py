@@ -19,6 +19,7 @@ from typing import Any
 from pytest_competence.protocol import Prompt
 
 from ._base import NoAnswer
+from ._tokens import continuation, encode, has_template, render
 
 __all__ = ["Runner", "Weights"]
 
@@ -103,7 +104,7 @@ class Runner:
         self.device, self.dtype = weights.device, weights.dtype
         self.dtype_name = str(self.dtype).removeprefix("torch.")
         self.batch_size = batch_size
-        self.template = use_template and bool(getattr(self.tok, "chat_template", None))
+        self.template = has_template(self.tok, use_template)
         config = self.model.config
         self.context = getattr(config, "max_position_embeddings", None) or getattr(
             config, "n_positions", None
@@ -112,17 +113,11 @@ class Runner:
     # -- prompts → token ids ---------------------------------------------------------------------
 
     def render(self, p: Prompt) -> str:
-        if self.template:
-            messages = [{"role": "system", "content": p.system}] if p.system else []
-            messages.append({"role": "user", "content": p.text})
-            return str(
-                self.tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            )
-        return f"{p.system}\n\n{p.text}" if p.system else p.text
+        return render(self.tok, p, self.template)
 
     def encode(self, text: str) -> list[int]:
         # A chat template writes its own special tokens; a plain prompt gets the tokenizer's.
-        return list(self.tok(text, add_special_tokens=not self.template)["input_ids"])
+        return encode(self.tok, text, self.template)
 
     def _padded(self, seqs: Sequence[Sequence[int]]) -> tuple[Any, Any, Any]:
         torch, width = self.torch, max(len(s) for s in seqs)
@@ -299,8 +294,7 @@ class Runner:
         return [self._continuation(text, c) for c in candidates]
 
     def _continuation(self, text: str, candidate: str) -> list[int]:
-        joined = candidate if self.template or not text or text[-1].isspace() else f" {candidate}"
-        return list(self.tok(joined, add_special_tokens=False)["input_ids"])
+        return continuation(self.tok, text, candidate, self.template)
 
     def _last_logprobs(self, seqs: Sequence[Sequence[int]], keep: int) -> Any:
         """Log-softmax over the vocabulary at the last ``keep`` positions (float32, on the CPU)."""

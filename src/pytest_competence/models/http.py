@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-__all__ = ["PARAMS", "OpenAIModel", "openai_model"]
+__all__ = ["PARAMS", "OpenAIModel", "openai_model", "read_scores"]
 
 #: What a spec may set; decoding parameters go into the cache key, the rest do not.
 PARAMS = (
@@ -64,6 +64,11 @@ PARAMS = (
     Param("temperature", number(0, 2), "sampling temperature", 0.0),
     Param("top_p", number(0, 1, above=True), "nucleus sampling mass"),
     Param("max_tokens", whole(1), "longest answer in tokens"),
+    Param(
+        "max_completion_tokens",
+        whole(1),
+        "longest answer in tokens, sent as max_completion_tokens (chat mode), not max_tokens",
+    ),
     Param("seed", whole(0), "sampling seed; attempt k sends seed + k"),
     Param("stop", text, "stop sequence (repeatable)", many=True),
     Param("reasoning_effort", text, "passed through to reasoning models"),
@@ -82,7 +87,6 @@ PARAMS = (
     ),
     Param("key_env", text, "environment variable holding the API key"),
 )
-_DECODING = ("temperature", "top_p", "max_tokens", "stop", "reasoning_effort")
 
 
 def _base_urls(urls: str, spec: str) -> list[str]:
@@ -120,6 +124,17 @@ def openai_model(rest: str, spec: str, settings: Mapping[str, str] | None = None
             f"'openai:{model.strip()}@https://api.openai.com/v1' for OpenAI's API"
         )
     params = parse_params(query, PARAMS, spec)
+    if "max_completion_tokens" in params:
+        if "max_tokens" in params:
+            raise ModelSpecError(
+                f"{spec!r}: max_tokens and max_completion_tokens name the same limit; keep one "
+                f"(max_completion_tokens, which vLLM and OpenAI prefer, in chat mode)"
+            )
+        if params["mode"] == "completions":
+            raise ModelSpecError(
+                f"{spec!r}: max_completion_tokens is a chat-mode field; /completions takes "
+                f"max_tokens"
+            )
     key_env = params.pop("key_env", None) or (settings or {}).get("api_key_env") or "OPENAI_API_KEY"
     ini = (settings or {}).get("max_response_mib", "").strip()
     if "max_response_mib" not in params and ini:
@@ -201,11 +216,62 @@ class OpenAIModel:
         body.update(override)
         return body
 
-    def batch_request(self, p: Prompt) -> dict[str, Any]:
-        """The OpenAI Batch input line of ``p`` (without its ``custom_id``): the exact body
-        :meth:`generate` would send (see :mod:`pytest_competence.batch`)."""
-        path = "/chat/completions" if self.mode == "chat" else "/completions"
-        return {"method": "POST", "url": f"/v1{path}", "body": self._body(p)}
+    @property
+    def path(self) -> str:
+        """The endpoint under the base URL: ``/chat/completions`` or ``/completions``."""
+        return "/chat/completions" if self.mode == "chat" else "/completions"
+
+    def scores(self, p: Prompt) -> bool:
+        """Whether ``p`` is answered by candidate scoring: the spec's ``readout=score``, or a
+        prompt whose own readout is ``score``."""
+        return self.readout == "score" or p.readout == "score"
+
+    def _score_requests(
+        self, p: Prompt, candidates: Sequence[str]
+    ) -> list[tuple[dict[str, Any], tuple[int, int] | None]]:
+        """The bodies that score ``p``'s candidates, each with the characters of its candidate
+        in the echoed text (completions mode), or ``None`` (chat mode: one body for all).
+
+        Chat: one token at temperature 0 with ``logprobs`` and ``top_logprobs`` (the first answer
+        token's alternatives). Completions: per candidate, the prompt and the candidate echoed
+        with ``logprobs`` (exact: the sum over the candidate's tokens). The one-token cap goes
+        under ``max_completion_tokens`` when the spec sends that field, else ``max_tokens``.
+        """
+        cap = "max_completion_tokens" if "max_completion_tokens" in self.decoding else "max_tokens"
+        if self.mode == "chat":
+            body = self._body(
+                p, temperature=0.0, logprobs=True, top_logprobs=self.top_logprobs, **{cap: 1}
+            )
+            return [(body, None)]
+        t = self._prompt_text(p)
+        out: list[tuple[dict[str, Any], tuple[int, int] | None]] = []
+        for c in candidates:
+            joined = c if not t or t[-1].isspace() else f" {c}"
+            body = self._body(
+                p, prompt=t + joined, temperature=0.0, echo=True, logprobs=1, **{cap: 1}
+            )
+            out.append((body, (len(t), len(t) + len(joined))))
+        return out
+
+    def batch_lines(self, p: Prompt) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        """The OpenAI Batch input lines of ``p`` (without their ``custom_id``), each with how
+        its response becomes the answer (``None``: the answer text; else what
+        :func:`read_scores` needs). The exact bodies :meth:`generate` would send (see
+        :mod:`pytest_competence.batch`): one line for a generated answer or a chat-mode score,
+        one per candidate for a completions-mode score."""
+        url = f"/v1{self.path}"
+        if not self.scores(p):
+            return [({"method": "POST", "url": url, "body": self._body(p)}, None)]
+        candidates = list(p.answer_space)
+        return [
+            (
+                {"method": "POST", "url": url, "body": body},
+                {"candidates": candidates}
+                if span is None
+                else {"candidates": candidates, "candidate": j, "span": list(span)},
+            )
+            for j, (body, span) in enumerate(self._score_requests(p, candidates))
+        ]
 
     def _send(
         self, calls: Sequence[Call], parse: Callable[[Any], T]
@@ -251,8 +317,7 @@ class OpenAIModel:
             return
         from ._transport import Call
 
-        path = "/chat/completions" if self.mode == "chat" else "/completions"
-        yield from self._send([Call(path, self._body(p)) for p in prompts], self._answer_text)
+        yield from self._send([Call(self.path, self._body(p)) for p in prompts], self._answer_text)
 
     def generate(self, prompts: Sequence[Prompt]) -> list[Answer]:
         return in_order(self.stream(prompts), len(prompts), self.name)
@@ -271,48 +336,17 @@ class OpenAIModel:
         from ._transport import Call
 
         if self.mode == "chat":
-            calls = [
-                Call(
-                    "/chat/completions",
-                    self._body(
-                        p,
-                        max_tokens=1,
-                        temperature=0.0,
-                        logprobs=True,
-                        top_logprobs=self.top_logprobs,
-                    ),
-                )
-                for p in prompts
-            ]
+            calls = [Call(self.path, self._score_requests(p, candidates)[0][0]) for p in prompts]
             for i, got in self._send(calls, _first_token_logprobs):
-                if isinstance(got, BaseException):
-                    yield i, got
-                else:
-                    yield (
-                        i,
-                        {c: logsumexp(lp for tok, lp in got if _same(tok, c)) for c in candidates},
-                    )
+                yield i, got if isinstance(got, BaseException) else _top_scores(got, candidates)
             return
         # Completions: the server echoes prompt + candidate with the logprob of every token.
         calls, spans = [], []
         for p in prompts:
-            t = self._prompt_text(p)
-            for c in candidates:
-                joined = c if not t or t[-1].isspace() else f" {c}"
-                calls.append(
-                    Call(
-                        "/completions",
-                        self._body(
-                            p,
-                            prompt=t + joined,
-                            max_tokens=1,
-                            temperature=0.0,
-                            echo=True,
-                            logprobs=1,
-                        ),
-                    )
-                )
-                spans.append((len(t), len(t) + len(joined)))
+            for body, span in self._score_requests(p, candidates):
+                assert span is not None  # completions mode: every body has its candidate's span
+                calls.append(Call(self.path, body))
+                spans.append(span)
         pending: dict[int, dict[str, float]] = {}
         failed: dict[int, BaseException] = {}
         left = dict.fromkeys(range(len(prompts)), len(candidates))
@@ -326,6 +360,31 @@ class OpenAIModel:
             left[i] -= 1
             if not left[i]:
                 yield i, failed.get(i) or {c: pending[i][c] for c in candidates}
+
+
+def read_scores(how: Mapping[str, Any], data: Any) -> Scores | float:
+    """What one scoring response says (``how`` from :meth:`OpenAIModel.batch_lines`): every
+    candidate's score (chat mode), or the one candidate's summed logprob (completions mode).
+    Raises ``ValueError`` saying why the response cannot be read as scores."""
+    try:
+        if "span" not in how:
+            return _top_scores(_first_token_logprobs(data), how["candidates"])
+        start, end = how["span"]
+        value = _span_logprob(_echoed_tokens(data), (int(start), int(end)))
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ValueError(
+            f"a scoring response whose logprobs cannot be read ({type(exc).__name__}: {exc})"
+        ) from None
+    except ValueError as exc:  # no logprobs at all (the server cannot score), or a bad shape
+        raise ValueError(str(exc)) from None
+    if isinstance(value, BaseException):
+        raise ValueError(str(value))
+    return value
+
+
+def _top_scores(tops: Sequence[tuple[str, float]], candidates: Sequence[str]) -> Scores:
+    """Each candidate's score from the first answer token's alternatives."""
+    return {c: logsumexp(lp for tok, lp in tops if _same(tok, c)) for c in candidates}
 
 
 def _same(token: str, candidate: str) -> bool:

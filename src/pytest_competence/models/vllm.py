@@ -4,8 +4,10 @@ The checkpoint is found as for ``hf:`` (a local directory, or a hub id already i
 nothing is downloaded). The engine starts on first use with automatic prefix caching on, and the
 prompts of a batch go to it sorted by their rendered text, so prompts that share a beginning (the
 system prompt, the task's instructions, the same context under several questions) run next to
-each other and reuse its cached prefix. Answers are handed on chunk by chunk (``chunk`` prompts),
-so the response cache commits them while the rest still run.
+each other and reuse its cached prefix. Prompts go as token ids, rendered and encoded exactly as
+``hf:`` does (:mod:`._tokens`): a chat template that writes BOS gets one BOS, not two. Answers are
+handed on chunk by chunk (``chunk`` prompts), so the response cache commits them while the rest
+still run.
 
 Parameters: ``max_tokens`` (default 16), ``temperature`` (default 0: greedy), ``top_p``, ``seed``
 (default 0; attempt ``k`` samples with ``seed + k``), ``dtype`` (default ``auto``),
@@ -25,6 +27,7 @@ from pytest_competence.policy import ModelSpecError
 from pytest_competence.protocol import Prompt
 
 from ._params import Param, choice, number, parse_params, whole
+from ._tokens import continuation, encode, has_template, render
 from .readout import Answer, Scores, in_order, scored_stream
 
 __all__ = ["PARAMS", "VLLMModel", "vllm_model"]
@@ -122,6 +125,9 @@ class VLLMModel:
                 "decoding": self.decoding,
                 "readout": self.readout,
                 "chat_template": self.use_template,
+                # Prompts sent as ids encoded as hf: encodes them (answers of the engine's own
+                # text tokenisation, which doubled a template's BOS, are not these).
+                "tokens": "rendered, no special tokens after a template",
             },
             sort_keys=True,
         )
@@ -135,16 +141,16 @@ class VLLMModel:
             self._engine = LLM(model=str(self.path), enable_prefix_caching=True, **self.engine_args)
         return self._engine
 
-    def render(self, p: Prompt) -> str:
-        """The prompt as the checkpoint's chat template renders it."""
+    @property
+    def _tokenizer(self) -> tuple[Any, bool]:
+        """The engine's tokenizer, and whether prompts are rendered by its chat template."""
         tokenizer = self.engine.get_tokenizer()
-        if self.use_template == "auto" and getattr(tokenizer, "chat_template", None):
-            messages = [{"role": "system", "content": p.system}] if p.system else []
-            messages.append({"role": "user", "content": p.text})
-            return str(
-                tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-            )
-        return f"{p.system}\n\n{p.text}" if p.system else p.text
+        return tokenizer, has_template(tokenizer, self.use_template == "auto")
+
+    def render(self, p: Prompt) -> str:
+        """The prompt as the checkpoint's chat template renders it (see :mod:`._tokens`)."""
+        tokenizer, template = self._tokenizer
+        return render(tokenizer, p, template)
 
     def _sampling(self, attempt: int, **override: Any) -> Any:
         from vllm import SamplingParams
@@ -164,11 +170,14 @@ class VLLMModel:
         if self.readout == "score":
             yield from scored_stream(self, prompts)
             return
-        texts = [self.render(p) for p in prompts]
+        tokenizer, template = self._tokenizer
+        texts = [render(tokenizer, p, template) for p in prompts]
+        ids = [encode(tokenizer, t, template) for t in texts]
         for part in self._chunks(texts):
             params = [self._sampling(prompts[i].attempt) for i in part]
+            sent = [{"prompt_token_ids": ids[i]} for i in part]
             try:
-                outputs = self.engine.generate([texts[i] for i in part], params, use_tqdm=False)
+                outputs = self.engine.generate(sent, params, use_tqdm=False)
             except Exception as exc:  # the engine failed this chunk: each prompt records why
                 for i in part:
                     yield i, RuntimeError(f"vLLM failed: {type(exc).__name__}: {exc}")
@@ -184,15 +193,14 @@ class VLLMModel:
         self, prompts: Sequence[Prompt], candidates: Sequence[str]
     ) -> list[Scores | BaseException]:
         """Per prompt, the summed prompt-logprob of each candidate's tokens after the prompt."""
-        tokenizer = self.engine.get_tokenizer()
-        texts = [self.render(p) for p in prompts]
+        tokenizer, template = self._tokenizer
+        texts = [render(tokenizer, p, template) for p in prompts]
         requests: list[dict[str, list[int]]] = []
         spans: list[tuple[int, int]] = []
         for t in texts:
-            context = list(tokenizer(t)["input_ids"])
+            context = encode(tokenizer, t, template)
             for c in candidates:
-                joined = c if not t or t[-1].isspace() else f" {c}"
-                tail = list(tokenizer(joined, add_special_tokens=False)["input_ids"])
+                tail = continuation(tokenizer, t, c, template)
                 requests.append({"prompt_token_ids": context + tail})
                 spans.append((len(context), len(context) + len(tail)))
         results: list[Any] = [dict() for _ in prompts]

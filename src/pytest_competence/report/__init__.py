@@ -46,6 +46,7 @@ def build_document(
     skipped because the model does not read the test's family. The records are not in it:
     :func:`write_outputs` writes them to the records file the document points to."""
     from pytest_competence.report._compare import compare_models
+    from pytest_competence.report._warnings import document_warnings
 
     ordered = [
         {k: v for k, v in r.items() if k != "records_file"}  # a part file's name
@@ -58,6 +59,7 @@ def build_document(
         "results": ordered,
         "not_applicable": sorted(not_applicable, key=lambda r: r["nodeid"]),
         "comparisons": compare_models(ordered, models, bootstrap=bootstrap),
+        "warnings": document_warnings(ordered),
     }
 
 

@@ -25,6 +25,7 @@ from pytest_competence.report._html_result import (
 )
 from pytest_competence.report._matrix import family_matrices
 from pytest_competence.report._terminal import verdict
+from pytest_competence.report._warnings import warnings_html
 
 __all__ = ["render_html"]
 
@@ -60,6 +61,7 @@ td.l,th.l{text-align:left}.wide{overflow-x:auto}table.kv td{text-align:left}
 table.kv td:first-child{color:#57606a}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px;font-weight:600;margin-right:6px}.passed{background:#2c7a4b}
 .failed{background:#c0392b}.other{background:#6a737d}.muted{color:#57606a}
+section.warnings{border-color:#d4a72c;background:#fff8c5}
 .plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:12px 20px}
 figure{margin:0}figcaption{font-weight:600;font-size:13px;margin:0 0 2px}
 figcaption span{font-weight:400;color:#57606a}svg.chart{width:100%;height:auto}
@@ -176,6 +178,7 @@ def render_html(document: Mapping[str, Any]) -> str:
         "style-src 'unsafe-inline'\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>pytest-competence report</title><style>{CSS}</style></head><body>"
-        f"{_header(document)}{_matrix(document)}{body}{_comparisons(document.get('comparisons') or [])}"
+        f"{_header(document)}{warnings_html(document)}{_matrix(document)}{body}"
+        f"{_comparisons(document.get('comparisons') or [])}"
         "</body></html>\n"
     )

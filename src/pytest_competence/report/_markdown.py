@@ -66,7 +66,9 @@ def _fenced(lines: list[str]) -> list[str]:
 def render_markdown(document: Mapping[str, Any]) -> str:
     """The matrix of which suite catches which model, one section per test × model with its
     verdict and per-level profile, then comparisons."""
-    out = ["## Competence profiles", ""]
+    from pytest_competence.report._warnings import warnings_markdown
+
+    out = ["## Competence profiles", "", *warnings_markdown(document)]
     matrices = family_matrices(document)
     if matrices:
         out += [

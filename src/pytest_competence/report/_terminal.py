@@ -163,8 +163,10 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
     also each model compared with the first (McNemar, bootstrap Δ accuracy), which the HTML and
     JSON reports always hold.
     """
+    from pytest_competence.report._warnings import warning_lines
+
     matrix = _matrix(document)
-    lines: list[str] = []
+    lines: list[str] = warning_lines(document)
     for r in document["results"]:
         if r.get("outcome") == "error":  # no figures to show: the model was not really asked
             lines.append(f"{r['nodeid']}  ERROR  {r['errors']['message']}")
