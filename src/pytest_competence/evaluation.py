@@ -5,7 +5,9 @@ A design of a million prompts cannot keep a million
 prompt, up to 9 KB of text). :class:`Reduction` takes the observations chunk by chunk and keeps,
 per instance, its level and id and, per instance × presentation, the bits the figures need
 (correct, valid, infrastructure error) and the parsed answer, the gold answer, the raw answer
-and the invalidity reason as small integer codes into interned tables of strings. The raw
+and the invalidity reason as small integer codes into interned tables of strings — and, when
+answers come from candidate scoring, every candidate's score as float32 (instance ×
+presentation × answer), which the output decomposition reads. The raw
 answers and reasons are interned only while their tables are small (an instant or a constrained
 model answers with a handful of strings; a chatty model with a new string per prompt, which the
 records file keeps whole): past that, a code says "not kept".
@@ -25,7 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from pytest_competence._reduced import NONE, Interned, Reduced, RowSource
+from pytest_competence._reduced import NONE, Interned, Reduced, RowSource, ScoreTable, cell_scores
 from pytest_competence.protocol import FamilyLike, Item, Observation, Parsed
 
 __all__ = ["Evaluation", "InfrastructureError", "Reduction"]
@@ -92,6 +94,7 @@ class Reduction:
         self._tried = 0  # the most attempts any observation recorded
         self.binary = True  # the first prompt's answer space has two answers (κ is defined)
         self._parts: dict[str, list[np.ndarray]] = {k: [] for k in _ARRAYS}
+        self.scores = ScoreTable()
 
     def add(self, items: Sequence[Item], rows: Sequence[Sequence[Observation]]) -> None:
         """Reduce one chunk: ``rows[i]`` are the observations of ``items[i]``, one per column."""
@@ -100,6 +103,7 @@ class Reduction:
         width = len(rows[0])
         if not self.ids:
             self.binary = len(items[0].prompts[0].answer_space) == 2
+            self.scores.answers = tuple(items[0].prompts[0].answer_space)
         if not self.presentations:
             self.presentations = tuple(o.prompt.presentation for o in rows[0])
         flat = [o for row in rows for o in row]
@@ -130,6 +134,7 @@ class Reduction:
         parts["tries_reason"].append(
             self.reasons.codes(p.reason for a in full for _, p in a).reshape(tries)
         )
+        self.scores.add(flat, shape)
         self.ids.extend(item.id for item in items)
         for o in flat:
             if o.error is not None:
@@ -180,6 +185,9 @@ class Reduction:
                 )
             )
         self._parts = {k: [] for k in _ARRAYS}
+        scores = self.scores.array()
+        if scores is not None:
+            arrays["scores"] = scores
         return Reduced(
             self.presentations,
             self.ids,
@@ -193,6 +201,7 @@ class Reduction:
             self._tried,
             self.binary,
             source,
+            self.scores.answers if scores is not None else (),
         )
 
 
@@ -249,6 +258,8 @@ class Evaluation:
         self.kept: dict[int, tuple[Observation, ...]] = reduced.kept
         #: The most attempts any observation recorded (0: single sends).
         self.attempts_recorded = reduced.attempts
+        #: The answers whose scores :attr:`scores` holds, in its last axis' order (empty: none).
+        self.score_answers: tuple[str, ...] = reduced.score_answers
 
     # -- the arrays ----------------------------------------------------------------------------
 
@@ -260,6 +271,14 @@ class Evaluation:
     def level(self) -> np.ndarray:
         """Per instance, its level θ (the ``n`` parameter)."""
         return self.reduced.arrays["level"]
+
+    @property
+    def scores(self) -> np.ndarray | None:
+        """Instance × presentation × answer, float32: each candidate's log-probability under
+        the candidate-scoring readout (:attr:`score_answers` in order; NaN where a prompt got
+        no scores, ``-inf`` for a candidate the model scored none); ``None`` when no answer of
+        the evaluation came from scoring."""
+        return self.reduced.arrays.get("scores")
 
     def array(self, name: str) -> np.ndarray:
         """The instance × presentation array ``name``: ``correct``, ``valid``, ``errored`` (bits),
@@ -335,9 +354,11 @@ class Evaluation:
                 for t in range(int(a["ntries"][index, k]))
             )
             error = reason if a["errored"][index, k] else None
-            out.append(
-                Observation(prompt, raws.text(int(a["raw"][index, k])), parsed, attempts, error)
-            )
+            raw = raws.text(int(a["raw"][index, k]))
+            scores = None
+            if self.scores is not None:
+                scores = cell_scores(self.scores[index, k], self.score_answers, prompt)
+            out.append(Observation(prompt, raw, parsed, attempts, error, scores))
         return tuple(out)
 
     def observed(self, index: int) -> tuple[Observation, ...]:
@@ -367,6 +388,23 @@ class Evaluation:
             yield index, item, recorded if recorded is not None else self.row(index, item)
             if wanted is not None and not wanted:
                 return
+
+    def chunks(self, prompts: int = 1024) -> Iterator[list[Item]]:
+        """The design's items, regenerated in chunks of about ``prompts`` prompts, in design
+        order: a second pass over exactly the prompts evaluated (the probes read them so)."""
+        if self.reduced.source is None:
+            raise TypeError(
+                f"the evaluation of {self.family!r} keeps no design to rebuild rows from"
+            )
+        size = max(1, prompts // max(1, len(self.presentations)))
+        chunk: list[Item] = []
+        for item, _ in self.reduced.source():
+            chunk.append(item)
+            if len(chunk) >= size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
 
     @property
     def items(self) -> tuple[Item, ...]:
