@@ -117,6 +117,10 @@ def test_a_probed_run_reports_the_design_it_evaluated(pytester, tiny):
     html = (pytester.path / "r.html").read_text()
     assert html.count('id="result-0-probes"') == 1 and "Gold probe AUROC by layer, n = 4" in html
     assert html.count("<svg") >= 4 + 3  # the profile's four, then one per level and pooled
+    charts = html[html.index('id="result-0-probes"') :]
+    # Each chart draws a grey null band per presentation (original, equivalent), under its line.
+    assert charts.count('fill="#8c8c8c" opacity="0.22"') == 2 * 3
+    assert "grey: 95% shuffled-label null" in charts and "residual layer" in charts
     markdown = (pytester.path / "r.md").read_text()
     assert "Output decomposition" in markdown and "| presentation | n | instances |" in markdown
 

@@ -1,9 +1,10 @@
 """The probes in a pytest run: ``--competence-probe`` and ``@pytest.mark.competence_probe``.
 
 Registered with the plugin (:func:`pytest_competence.plugin.pytest_addhooks`, before the
-command line is parsed) and importing only pytest, like it. The option probes every competence test; the marker probes its test, with its
-settings (:func:`pytest_competence.probe.probe_settings`, checked at collection: a bad one is
-the test's collection error, before any model runs). A probed test reads, after its verdict,
+command line is parsed) and importing only pytest, like it. The option probes every competence
+test; the marker probes its test, with its settings
+(:func:`pytest_competence.probe.probe_settings`, checked at collection: a bad one is the test's
+collection error, before any model runs). A probed test reads, after its verdict,
 the answer-position layers of its ``hf:`` model on exactly the design it evaluated
 (:meth:`~pytest_competence._run.CompetenceRun.probe_block`); its result gets a ``probes`` block
 in every report, "n/a" with the reason for a model without internals. CBE paper,

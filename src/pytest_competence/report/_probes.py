@@ -298,9 +298,10 @@ def probes_html(index: int, r: Mapping[str, Any]) -> str:
     if block is not None:
         out.append(f"<p><b>{esc(_headline(block))}.</b></p>")
         if block.get("status") == "ok":
+            confidence = block["settings"]["confidence"]
             figures = "".join(
-                f"<figure><figcaption>{esc(title)} <span>grey: 95% shuffled-label null"
-                f"</span></figcaption>{svg}</figure>"
+                f"<figure><figcaption>{esc(title)} <span>grey: {confidence:.0%} "
+                f"shuffled-label null</span></figcaption>{svg}</figure>"
                 for title, svg in _curve_charts(block)
             )
             out.append(f'<div class="plots">{figures}</div>')
