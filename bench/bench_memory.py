@@ -2,13 +2,15 @@
 
 One competence test on ordering at the paper's base grid (n ∈ {4, 8, …, 1024}, original +
 equivalent), the pairs per level set for about 10k, 100k and (with ``--million``) 1M prompts, run
-as a real ``python -m pytest`` process against a ``py:`` model that answers "yes" instantly. For
-each size it prints the child's peak RSS and CPU seconds, with no report file and with
-``--competence-json`` (and ``--competence-html`` with ``--html``), then the 100k / 10k ratios
-(the issue's targets: RSS ≤ 1.5, CPU ≤ 11). Asserts nothing:
+as a real ``python -m pytest`` process against a ``py:`` model that answers "yes" instantly
+(with ``--scored``, through candidate scoring: each answer carries its candidates' scores, which
+the evaluation keeps as a float32 array and decomposes into δ and s). For each size it prints
+the child's peak RSS and CPU seconds, with no report file and with ``--competence-json`` (and
+``--competence-html`` with ``--html``), then the 100k / 10k ratios (the issue's targets: RSS ≤
+1.5, CPU ≤ 11). Asserts nothing:
 
-    python bench/bench_memory.py [--million] [--html] [--levels 4,8,16,32,64] [--sizes N,M]
-                                 [--no-report-only]
+    python bench/bench_memory.py [--million] [--html] [--scored] [--levels 4,8,16,32,64]
+                                 [--sizes N,M] [--no-report-only]
 """
 
 from __future__ import annotations
@@ -29,6 +31,20 @@ class Instant:
 
     def generate(self, prompts):
         return ["yes"] * len(prompts)
+"""
+
+#: The same instant model answering through candidate scoring: the scores vary with the prompt.
+SCORED_MODEL = """
+from pytest_competence.models.readout import best_candidate
+
+
+class Instant:
+    name = "instant"
+
+    def generate(self, prompts):
+        return [
+            best_candidate({"yes": -(len(p.text) % 7) / 10, "no": -0.35}) for p in prompts
+        ]
 """
 
 SUITE = """
@@ -54,9 +70,12 @@ def pairs_for(prompts: int, levels: int, presentations: int = 2) -> int:
     return max(4, round(prompts / (levels * presentations) / 4) * 4)
 
 
-def measure(folder: Path, levels: tuple[int, ...], pairs: int, *args: str) -> tuple[float, float]:
-    """Peak RSS (MB) and CPU seconds of ``python -m pytest`` over one sweep test in ``folder``."""
-    (folder / "instant.py").write_text(MODEL)
+def measure(
+    folder: Path, levels: tuple[int, ...], pairs: int, *args: str, scored: bool = False
+) -> tuple[float, float]:
+    """Peak RSS (MB) and CPU seconds of ``python -m pytest`` over one sweep test in ``folder``
+    (``scored``: the model answers through candidate scoring)."""
+    (folder / "instant.py").write_text(SCORED_MODEL if scored else MODEL)
     (folder / "test_sweep.py").write_text(SUITE.format(levels=list(levels), pairs=pairs))
     command = [
         sys.executable,
@@ -101,6 +120,9 @@ def main() -> None:
     parser.add_argument(
         "--no-report-only", action="store_true", help="Skip the runs that write a JSON report"
     )
+    parser.add_argument(
+        "--scored", action="store_true", help="Answer through candidate scoring (score arrays)"
+    )
     args = parser.parse_args()
     levels = tuple(int(n) for n in args.levels.split(","))
     print(describe())
@@ -109,7 +131,8 @@ def main() -> None:
         ["--competence-html", "out.html"] if args.html else []
     )
     rows: dict[tuple[str, int], tuple[float, float]] = {}
-    print(f"ordering, levels {list(levels)}, original + equivalent, instant py: model")
+    how = "scoring (readout=score)" if args.scored else "generating"
+    print(f"ordering, levels {list(levels)}, original + equivalent, instant py: model, {how}")
     print(f"{'prompts':>10} {'reports':>14} {'peak RSS MB':>12} {'CPU s':>8}")
     for size in sizes:
         pairs = pairs_for(size, len(levels))
@@ -119,7 +142,7 @@ def main() -> None:
         )
         for label, extra in runs:
             with tempfile.TemporaryDirectory() as tmp:
-                rss, cpu = measure(Path(tmp), levels, pairs, *extra)
+                rss, cpu = measure(Path(tmp), levels, pairs, *extra, scored=args.scored)
             rows[label, size] = (rss, cpu)
             print(f"{prompts:>10,} {label:>14} {rss:12.0f} {cpu:8.1f}", flush=True)
     for label in dict.fromkeys(k for k, _ in rows):

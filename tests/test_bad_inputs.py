@@ -35,6 +35,7 @@ class Row:
     marker: str = "levels=[4, 8], pairs=8"
     ini: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
+    probe: str | None = None  # the arguments of a @pytest.mark.competence_probe line
 
 
 PYTEST_ROWS = [
@@ -355,6 +356,82 @@ PYTEST_ROWS = [
             "&max_completion_tokens=4",
         ),
     ),
+    # -- the probes (issue #27): the marker's settings at collection, the option itself
+    Row(
+        "probe-positional",
+        "@pytest.mark.competence_probe: takes keywords only",
+        INTERRUPTED,
+        probe="[0, 2]",
+    ),
+    Row(
+        "probe-unknown",
+        "@pytest.mark.competence_probe: unknown argument(s) permutation; it takes layers",
+        INTERRUPTED,
+        probe="permutation=3",
+    ),
+    Row(
+        "probe-permutations",
+        "permutations must be an integer ≥ 0, got permutations=-1; e.g. permutations=100",
+        INTERRUPTED,
+        probe="permutations=-1",
+    ),
+    Row("probe-folds", "folds must be an integer ≥ 2, got folds=1", INTERRUPTED, probe="folds=1"),
+    Row(
+        "probe-threshold",
+        "threshold must be an AUROC in [0.5, 1], got threshold=0.3",
+        INTERRUPTED,
+        probe="threshold=0.3",
+    ),
+    Row(
+        "probe-confidence",
+        "confidence must be in (0, 1), got confidence=1.5",
+        INTERRUPTED,
+        probe="confidence=1.5",
+    ),
+    Row(
+        "probe-l2",
+        "l2 must be a positive number (the ridge penalty λ; scikit-learn's C = 1/λ), got l2=-1.0",
+        INTERRUPTED,
+        probe="l2=-1.0",
+    ),
+    Row(
+        "probe-precision",
+        "precision must be one of float32, float16, got precision='bfloat16'",
+        INTERRUPTED,
+        probe="precision='bfloat16'",
+    ),
+    Row(
+        "probe-layers",
+        "layers must be distinct residual indices ≥ 0 (0: the embeddings, L: the last "
+        "block's output), or None for all, got layers=[1, 1]",
+        INTERRUPTED,
+        probe="layers=[1, 1]",
+    ),
+    Row(
+        "probe-patch-layers",
+        "patch_layers must be distinct residual indices ≥ 0",
+        INTERRUPTED,
+        probe="patch_layers=[-1]",
+    ),
+    Row(
+        "probe-patch",
+        "patch must name the presentation the original is patched into, or be None, got patch=3",
+        INTERRUPTED,
+        probe="patch=3",
+    ),
+    Row(
+        "probe-max-mib",
+        "max_mib must be a positive number of MiB, got max_mib=0",
+        INTERRUPTED,
+        probe="max_mib=0",
+    ),
+    Row("probe-defaults-ref", "", 0, probe="", args=("--competence-model=ref:ideal",)),
+    Row("probe-option-ref", "", 0, args=("--competence-model=ref:ideal", "--competence-probe")),
+    Row(
+        "probe-option-takes-no-value",
+        "argument --competence-probe: ignored explicit argument 'yes'",
+        args=("--competence-model=ref:ideal", "--competence-probe=yes"),
+    ),
 ]
 
 
@@ -365,6 +442,7 @@ def test_pytest_input(pytester: pytest.Pytester, row: Row):
         import pytest
 
         @pytest.mark.competence({row.marker})
+        {"" if row.probe is None else f"@pytest.mark.competence_probe({row.probe})"}
         def test_x(competence):
             pass
     """

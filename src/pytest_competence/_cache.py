@@ -7,7 +7,9 @@ callables do not, since their code can change under the same name) — is wrappe
 prompt text and the attempt index, so sampled repeats are distinct and a rerun reuses every
 answer it already has. Only text answers are stored, whole (reports may shorten them; the cache
 never does), and exactly: one that UTF-8 cannot hold (a lone surrogate) is kept as a blob of
-its ``surrogatepass`` bytes. An error is asked again next time.
+its ``surrogatepass`` bytes. An error is asked again next time. A candidate-scoring answer
+keeps its candidates' scores beside it (table ``scores``, JSON), stored in the same transaction,
+so the output decomposition of a rerun reads the same margins.
 
 ``--competence-cache=read`` asks the cache only: a prompt it holds no answer for is never sent,
 whoever asks (the design's evaluation, minimisation, the replay of saved cases) — its answer is
@@ -22,6 +24,7 @@ name and a timestamp: never a key, a header or a URL's credentials.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_competence._redaction import redact
 from pytest_competence.models import Model, ModelCallError, ModelWrapper, as_they_come
+from pytest_competence.models.readout import Scored
 
 if TYPE_CHECKING:
     from pytest_competence.protocol import Prompt
@@ -66,6 +70,13 @@ CREATE TABLE IF NOT EXISTS responses (
     answer TEXT NOT NULL,
     model TEXT NOT NULL,
     created REAL NOT NULL
+) WITHOUT ROWID
+"""
+# The candidate scores behind a scored answer (readout=score): JSON, candidate → log-probability.
+_SCORES = """
+CREATE TABLE IF NOT EXISTS scores (
+    key TEXT PRIMARY KEY,
+    scores TEXT NOT NULL
 ) WITHOUT ROWID
 """
 # Keys written to an OpenAI Batch input file (pytest_competence.batch), awaiting their answers.
@@ -163,6 +174,7 @@ class ResponseCache:
             # power cut can take the last few, which the next run then asks for again.
             db.execute("PRAGMA synchronous = NORMAL")
             db.execute(_SCHEMA)
+            db.execute(_SCORES)
             db.execute(_EXPORTED)
             db.execute(_EXPORTED_TO)
             db.execute(_EXPORTED_READS)
@@ -185,12 +197,33 @@ class ResponseCache:
         rows = self._select("SELECT key, answer FROM responses WHERE key IN ({marks})", keys)
         return {key: _text(answer) for key, answer in rows}
 
-    def put(self, key: str, answer: str, model: str) -> None:
-        """Store one answer now (its own committed transaction)."""
-        self._connect().execute(
-            "INSERT OR REPLACE INTO responses (key, answer, model, created) VALUES (?, ?, ?, ?)",
-            (key, _storable(answer), model, time.time()),
-        )
+    def scores_of(self, keys: Sequence[str]) -> dict[str, dict[str, float]]:
+        """The stored candidate scores among ``keys`` (scored answers only)."""
+        rows = self._select("SELECT key, scores FROM scores WHERE key IN ({marks})", keys)
+        return {key: json.loads(scores) for key, scores in rows}
+
+    def put(
+        self, key: str, answer: str, model: str, scores: Mapping[str, float] | None = None
+    ) -> None:
+        """Store one answer (and the candidate scores behind it) now, in one committed
+        transaction."""
+        db = self._connect()
+        db.execute("BEGIN")
+        try:
+            db.execute(
+                "INSERT OR REPLACE INTO responses (key, answer, model, created) "
+                "VALUES (?, ?, ?, ?)",
+                (key, _storable(answer), model, time.time()),
+            )
+            if scores is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO scores (key, scores) VALUES (?, ?)",
+                    (key, json.dumps(dict(scores))),
+                )
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def mark_exported(
         self,
@@ -331,12 +364,14 @@ class CachedModel(ModelWrapper):
         identity = self.model.cache_identity  # type: ignore[attr-defined]
         keys = [cache_key(identity, p) for p in prompts]
         stored = self.cache.get_many(keys) if self.mode != "write" else {}
+        scored = self.cache.scores_of(list(stored)) if stored else {}
         self.hits = 0
         missing: list[int] = []
         for i, key in enumerate(keys):
             if key in stored:
                 self.hits += 1
-                yield i, stored[key]
+                text = stored[key]
+                yield i, Scored(text, scored[key]) if key in scored else text
             else:
                 missing.append(i)
         if not missing:
@@ -349,8 +384,10 @@ class CachedModel(ModelWrapper):
             i = missing[j]
             if isinstance(answer, str):
                 # The same text now and from the cache later: redacted in both.
-                answer = redact(answer, self.secrets)
-                self.cache.put(keys[i], answer, self.model.name)
+                scores = answer.scores if isinstance(answer, Scored) else None
+                text = redact(answer, self.secrets)
+                answer = text if scores is None else Scored(text, scores)
+                self.cache.put(keys[i], text, self.model.name, scores)
             yield i, answer
 
     def generate(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:

@@ -142,8 +142,11 @@ def competence(
             "reason": reason,
         }
         pytest.skip(reason)
+    from pytest_competence._probing import probe_settings_of
+
     session = request.config.stash[STATE]
-    run = CompetenceRun(spec, competence_model, session, model_free_id(request.node))
+    probe = probe_settings_of(request.node)
+    run = CompetenceRun(spec, competence_model, session, model_free_id(request.node), probe)
     request.node.stash[RUN] = run
     export = session.settings.batch_export
     if export:

@@ -2,7 +2,9 @@
 
 A record holds everything needed to recompute every figure without a model call (seeds/000
 App. B.2: figures are "recomputed from archived answers"): the prompt and its hash, the raw and
-parsed answers, validity and its reason, the gold answer, the presentation, the instance and θ.
+parsed answers, validity and its reason, the gold answer, the presentation, the instance and θ —
+and, for an answer from candidate scoring, each candidate's score (``scores``: candidate →
+log-probability, ``null`` for one the model gave none), which the output decomposition reads.
 Records keep the answers whole (they go to the records file, :mod:`.report._records_file`); what
 a person reads — failing cases, the reports, failure messages — cuts them with :func:`shown`.
 """
@@ -10,6 +12,7 @@ a person reads — failing cases, the reports, failure messages — cuts them wi
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -51,7 +54,7 @@ def prompt_sha256(prompt: Prompt) -> str:
 
 def _record(o: Observation) -> dict[str, Any]:
     p = o.prompt
-    return {
+    record: dict[str, Any] = {
         "instance_id": p.instance_id,
         "params": dict(p.params),
         "presentation": p.presentation,
@@ -73,6 +76,11 @@ def _record(o: Observation) -> dict[str, Any]:
             for raw, parsed in o.attempts
         ],
     }
+    if o.scores is not None:  # strict JSON: a candidate with no score is null
+        record["scores"] = {
+            a: v if math.isfinite(v) else None for a, v in zip(p.answer_space, o.scores)
+        }
+    return record
 
 
 def records(evaluation: Evaluation) -> list[dict[str, Any]]:
@@ -210,9 +218,22 @@ def _instances(
             yield Item(None, tuple(o.prompt for o in current)), tuple(current)
             current = []
         attempts = tuple((a["raw"], Parsed(a["parsed"], a["reason"])) for a in r["attempts"])
+        scored = r.get("scores")
+        scores = (
+            None
+            if not isinstance(scored, dict)
+            else tuple(
+                -math.inf if scored.get(a) is None else float(scored[a]) for a in answer_space
+            )
+        )
         current.append(
             Observation(
-                prompt, r["raw"], Parsed(r["parsed"], r["reason"]), attempts, r.get("error")
+                prompt,
+                r["raw"],
+                Parsed(r["parsed"], r["reason"]),
+                attempts,
+                r.get("error"),
+                scores,
             )
         )
     if current:

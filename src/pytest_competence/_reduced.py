@@ -5,19 +5,30 @@ table's limit is :data:`NOT_KEPT`); :class:`Reduced` holds the per-instance and
 per-instance × presentation arrays a :class:`~pytest_competence.evaluation.Reduction` made of
 its chunks, with the tables their codes index and the rows it kept whole; a
 :data:`RowSource` regenerates the design's rows beside them (:func:`design_rows`).
+:class:`ScoreTable` keeps the candidate-scoring readout's scores as one float32 array.
 """
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from pytest_competence.protocol import Item, Observation
+from pytest_competence.protocol import Item, Observation, Prompt
 
-__all__ = ["NONE", "NOT_KEPT", "Interned", "Reduced", "RowSource", "design_rows"]
+__all__ = [
+    "NONE",
+    "NOT_KEPT",
+    "Interned",
+    "Reduced",
+    "RowSource",
+    "ScoreTable",
+    "cell_scores",
+    "design_rows",
+]
 
 NONE = -1  # the code of None: an invalid answer, a missing raw answer
 NOT_KEPT = -2  # a string past its table's limit: the records file has it, the arrays do not
@@ -85,6 +96,7 @@ class Reduced:
     binary: bool
     source: RowSource | None
     sampled: tuple[int, int] = (0, 0)  # prompts sent more than once: compared, and varied
+    score_answers: tuple[str, ...] = ()  # the last axis of arrays["scores"], when there is one
 
 
 def design_rows(chunks: Callable[[], Iterable[Sequence[Item]]]) -> RowSource:
@@ -96,3 +108,61 @@ def design_rows(chunks: Callable[[], Iterable[Sequence[Item]]]) -> RowSource:
                 yield item, None
 
     return rows
+
+
+class ScoreTable:
+    """The observations' candidate scores (:attr:`~pytest_competence.protocol.Observation.scores`)
+    chunk by chunk, as one float32 array (instances, presentations, answers) at the end.
+
+    ``answers`` name the last axis (the first prompt's answer space); a prompt whose answer space
+    is the same answers in another order is reordered, one of other answers (or without scores)
+    is a NaN row. A chunk without any scores costs nothing until one with scores arrives, and
+    an evaluation without any gets no array.
+    """
+
+    def __init__(self) -> None:
+        self.answers: tuple[str, ...] = ()
+        self._parts: list[tuple[tuple[int, int], np.ndarray | None]] = []
+
+    def add(self, flat: Sequence[Observation], shape: tuple[int, int]) -> None:
+        """One chunk's observations, row-major over ``shape`` (instances, presentations)."""
+        if all(o.scores is None for o in flat):
+            self._parts.append((shape, None))
+            return
+        columns = self.answers
+        missing = (math.nan,) * len(columns)
+        rows = []
+        for o in flat:
+            space = tuple(o.prompt.answer_space)
+            if o.scores is None or len(o.scores) != len(space) or set(space) != set(columns):
+                rows.append(missing)
+            elif space == columns:
+                rows.append(o.scores)
+            else:
+                by = dict(zip(space, o.scores))
+                rows.append(tuple(by[a] for a in columns))
+        self._parts.append((shape, np.array(rows, np.float32).reshape(*shape, len(columns))))
+
+    def array(self) -> np.ndarray | None:
+        """Every chunk's scores (the chunks are dropped); ``None`` when none had any."""
+        parts, self._parts = self._parts, []
+        if all(scores is None for _, scores in parts):
+            return None
+        K = len(self.answers)
+        return np.concatenate(
+            [
+                np.full((*shape, K), np.nan, np.float32) if scores is None else scores
+                for shape, scores in parts
+            ]
+        )
+
+
+def cell_scores(
+    values: np.ndarray, answers: Sequence[str], prompt: Prompt
+) -> tuple[float, ...] | None:
+    """One cell's scores (``values`` over ``answers``) in ``prompt``'s answer-space order;
+    ``None`` when the cell has none."""
+    if np.isnan(values).all() or set(prompt.answer_space) != set(answers):
+        return None
+    by = dict(zip(answers, values.tolist()))
+    return tuple(by[a] for a in prompt.answer_space)

@@ -3,7 +3,8 @@
 The ``competence`` fixture returns a :class:`CompetenceRun`; its :attr:`~CompetenceRun.evaluation`
 and :attr:`~CompetenceRun.profiles` are the test body's to read. The plugin asks the model at
 setup (:meth:`CompetenceRun.prepare`), checks the condition and the regression gate after the body
-(:meth:`CompetenceRun.check`) and sends :meth:`CompetenceRun.result` to the reports.
+(:meth:`CompetenceRun.check`) and sends :meth:`CompetenceRun.result` to the reports — with the
+probes of a probed test (:attr:`CompetenceRun.probes`), read after the verdict, failing or not.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from pytest_competence._session import CompetenceSession
     from pytest_competence.evaluation import Evaluation
     from pytest_competence.models import Model
+    from pytest_competence.probe import ProbeReport, ProbeSettings
     from pytest_competence.profile import LevelProfile
     from pytest_competence.result import Result
     from pytest_competence.spec import CompetenceSpec
@@ -43,7 +45,12 @@ class CompetenceRun:
     """
 
     def __init__(
-        self, spec: CompetenceSpec, model: Model, session: CompetenceSession, test: str = ""
+        self,
+        spec: CompetenceSpec,
+        model: Model,
+        session: CompetenceSession,
+        test: str = "",
+        probe: ProbeSettings | None = None,
     ) -> None:
         self.spec = spec
         self.model = model
@@ -65,6 +72,9 @@ class CompetenceRun:
         self.checked = False
         self.condition_met: bool | None = None
         self.replay_error: str | None = None
+        #: How this test's model is probed after the verdict (``None``: it is not).
+        self.probe = probe
+        self._probes: ProbeReport | None = None
 
     @property
     def evaluation(self) -> Evaluation:
@@ -198,8 +208,54 @@ class CompetenceRun:
         if messages and not self.session.settings.report_only:
             raise CompetenceFailure(self.session.redact("\n\n".join(messages)))
 
-    def result(self, nodeid: str, test: str) -> Result:
-        """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`)."""
+    @property
+    def probes(self) -> ProbeReport:
+        """The answer-position readings of this model on exactly the design it evaluated
+        (:func:`pytest_competence.probe.probe_evaluation`), computed on first use with the
+        test's probe settings (the defaults when it has none). Raises
+        :class:`~pytest_competence.probe.ProbeUnavailable` for a model without in-process
+        internals, and ``ValueError`` for settings the model or design cannot take."""
+        if self._probes is None:
+            from pytest_competence.probe import probe_evaluation, probe_settings
+
+            settings = self.probe or probe_settings()
+            patch = settings.patch
+            if not settings.patch_declared and patch not in self.spec.presentations:
+                patch = None  # the default presentation is not in this design: no patching
+            self._probes = probe_evaluation(
+                self.evaluation,
+                self.model,
+                patch=patch,
+                B=self.session.settings.bootstrap,
+                **settings.options(),
+            )
+        return self._probes
+
+    def probe_block(self) -> dict[str, Any]:
+        """The ``probes`` entry of the result: the readings (``status`` ``"ok"``), ``"n/a"``
+        with the reason for a model without internals, or ``"error"`` with the setting the
+        model or the design cannot take (the verdict then fails the test with it)."""
+        from pytest_competence.probe import ProbeUnavailable, probe_settings
+
+        settings = (self.probe or probe_settings()).to_dict()
+        try:
+            report = self.probes
+        except ProbeUnavailable as exc:
+            return {"status": "n/a", "reason": str(exc), "settings": settings}
+        except ValueError as exc:
+            return {"status": "error", "reason": str(exc), "settings": settings}
+        block: dict[str, Any] = {"status": "ok", "settings": settings, **report.to_dict()}
+        if report.patch is None and report.patching is None:
+            block["patch_reason"] = (
+                "patching is off (patch=None)"
+                if self.probe is not None and self.probe.patch_declared
+                else f"the design has no {settings['patch']!r} presentation to patch into"
+            )
+        return block
+
+    def result(self, nodeid: str, test: str, *, probes: bool = False) -> Result:
+        """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`); with
+        ``probes``, a probed test's ``probes`` block too (:meth:`probe_block`)."""
         from pytest_competence._failure import failing_case
         from pytest_competence.analysis import analyze
 
@@ -236,6 +292,8 @@ class CompetenceRun:
             # will hold them.
             "records_file": self.session.records_file(self.spec, self.model),
         }
+        if probes and self.probe is not None:
+            result["probes"] = self.probe_block()
         failed = self.evaluation.infrastructure_error()
         if failed is not None:
             result["errors"] = {

@@ -5,8 +5,9 @@ Registered by :func:`pytest_competence.plugin.pytest_configure` as a plugin of i
 (:meth:`~pytest_competence._run.CompetenceRun.check`); a failure is minimised
 (:func:`~pytest_competence.minimise.minimise_failure`), a pass replays the cases saved by
 earlier runs (:func:`~pytest_competence.minimise.replay_saved`). The result, with the minimal
-case, goes on the item for the reports and as JUnit properties, and travels on the test report
-to the xdist controller.
+case and a probed test's probes (read now, after the verdict, so a failing test gets them too),
+goes on the item for the reports and as JUnit properties, and travels on the test report to
+the xdist controller.
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
             except InfrastructureError as exc:
                 run.replay_error = str(exc)  # the fixture's teardown reports it as an error
     if run.evaluated:
-        data = run.result(pyfuncitem.nodeid, run.test)
+        data = run.result(pyfuncitem.nodeid, run.test, probes=True)
+        probed = data.get("probes") or {}
+        if probed.get("status") == "error" and message is None:
+            message = f"@pytest.mark.competence_probe: {probed['reason']}"
         if message is not None:
             from pytest_competence.minimise import attach_minimal
 

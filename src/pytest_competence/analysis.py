@@ -25,6 +25,7 @@ __all__ = [
     "FAMILY_ANALYSES",
     "SCHEMA",
     "analyze",
+    "decomposition",
     "family_metrics",
     "instance_table",
 ]
@@ -152,6 +153,26 @@ def _bootstrap(
     return out
 
 
+def decomposition(evaluation: Evaluation, bootstrap: int, seed: int) -> dict[str, Any]:
+    """The output decomposition of the evaluation's own candidate scores (CBE paper,
+    arXiv:2610.22894, App. E.3, Table 11): δ, s, accuracy and yes-rate per presentation ×
+    level, bootstrapped by instance (:func:`pytest_competence.probe.decompose_evaluation`)."""
+    from pytest_competence.probe import decompose_evaluation
+
+    cells = decompose_evaluation(evaluation, B=bootstrap, seed=seed) or []
+    scores = evaluation.scores
+    scored = 0 if scores is None else int(np.isfinite(scores).all(axis=-1).sum())
+    return {
+        "source": "scores",
+        "answers": list(evaluation.score_answers),
+        "prompts": evaluation.prompt_total,
+        "scored": scored,
+        "B": bootstrap,
+        "seed": seed,
+        "cells": [c.to_dict() for c in cells],
+    }
+
+
 def analyze(
     evaluation: Evaluation,
     *,
@@ -219,6 +240,8 @@ def analyze(
             "stratified_by": "n",
             **_bootstrap(t, presentations, bootstrap, seed),
         }
+    if evaluation.scores is not None and len(t["level"]):
+        summary["decomposition"] = decomposition(evaluation, bootstrap, seed)
     extra = family_metrics(getattr(evaluation.family, "name", ""))
     if len(t["level"]):
         # An analysis that declares bootstrap= / seed= resamples as the rest of the summary does.

@@ -147,10 +147,14 @@ def level_chart(
     rules: Sequence[tuple[float, str, str]] = (),
     note: str | None = None,
     height: int = 300,
+    x_name: str = "n",
+    log_x: bool = True,
 ) -> str:
     """Series against n on a log₂ x-axis, with shaded bands and dotted horizontal ``rules``.
 
     A rule is ``(value, label, side)``, its label at the ``"left"`` or ``"right"`` end.
+    ``log_x`` false draws a linear axis of whole numbers instead (layers, say); ``x_name``
+    names the axis and the points' tooltips.
     """
     legend, top = _legend([(s.label, s.color, "dash" if s.dash else "line") for s in series])
     top += 6
@@ -162,6 +166,8 @@ def level_chart(
     zero = math.log2(min([n for n in shown if n > 0] or [1])) - 1
 
     def log2(n: float) -> float:
+        if not log_x:
+            return n
         return math.log2(n) if n > 0 else zero
 
     lo, hi = log2(shown[0]) - pad, log2(shown[-1]) + pad
@@ -181,7 +187,11 @@ def level_chart(
         )
         out.append(f'<text x="{_LEFT - 6}" y="{_c(y(t) + 4)}" text-anchor="end">{t:g}</text>')
     bottom = top + plot_h
-    for n in _log2_ticks(shown):
+    if log_x:
+        ticks = _log2_ticks(shown)
+    else:  # every whole number, thinned to about a dozen labels
+        ticks = list(range(shown[0], shown[-1] + 1, max(1, math.ceil(len(shown) / 12))))
+    for n in ticks:
         out.append(
             f'<line x1="{_c(x(n))}" y1="{top}" x2="{_c(x(n))}" y2="{_c(bottom + 5)}" '
             f'stroke="{_GRID}"/>'
@@ -196,7 +206,7 @@ def level_chart(
     )
     out.append(
         f'<text x="{_LEFT + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle" '
-        f'class="axis">n (log₂ scale)</text>'
+        f'class="axis">{esc(x_name)}{" (log₂ scale)" if log_x else ""}</text>'
     )
     out.append(
         f'<text transform="translate(13 {top + plot_h / 2:.1f}) rotate(-90)" '
@@ -217,7 +227,7 @@ def level_chart(
         if s.band is not None:
             out += _band(s.band, x, y)
     for s in sorted(series, key=lambda s: -s.width):  # thin lines stay visible over thick ones
-        out += _line(s, x, y)
+        out += _line(s, x, y, x_name)
     if note:
         out.append(
             f'<text x="{_LEFT + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
@@ -255,7 +265,7 @@ def _band(band: Band, x: _Scale, y: _Scale) -> list[str]:
     return out
 
 
-def _line(s: Series, x: _Scale, y: _Scale) -> list[str]:
+def _line(s: Series, x: _Scale, y: _Scale, x_name: str = "n") -> list[str]:
     out = []
     dash = f' stroke-dasharray="{s.dash}"' if s.dash else ""
     for run in _runs(s.points):
@@ -268,7 +278,7 @@ def _line(s: Series, x: _Scale, y: _Scale) -> list[str]:
         for n, v in run:
             out.append(
                 f'<circle cx="{_c(x(n))}" cy="{_c(y(v))}" r="3" fill="{s.color}">'
-                f"<title>{esc(s.label)}: n={esc(n)}, {_num(v)}</title></circle>"
+                f"<title>{esc(s.label)}: {esc(x_name)}={esc(n)}, {_num(v)}</title></circle>"
             )
     return out
 

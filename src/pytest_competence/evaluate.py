@@ -15,6 +15,7 @@ Nothing is dropped.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -31,11 +32,22 @@ class CannotScore(NoAnswer):
     """A "score" prompt sent to a model without ``score()``: an invalid cell, never dropped."""
 
 
+def _scores(prompt: Prompt, answer: object) -> tuple[float, ...] | None:
+    """The candidate scores an answer carries (:class:`~.models.readout.Scored`, a tie's
+    :class:`~.models.readout.ReadoutError`), in the prompt's answer-space order."""
+    scores = getattr(answer, "scores", None)
+    if not isinstance(scores, Mapping):
+        return None
+    return tuple(float(scores.get(a, -math.inf)) for a in prompt.answer_space)
+
+
 def _observe(family: FamilyLike, prompt: Prompt, answer: object) -> Observation:
     if isinstance(answer, NoAnswer):
-        return Observation(prompt, None, Parsed(None, str(answer)))
+        return Observation(prompt, None, Parsed(None, str(answer)), scores=_scores(prompt, answer))
     if isinstance(answer, str):
-        return Observation(prompt, answer, family.parse(answer))
+        scores = _scores(prompt, answer)
+        raw = str(answer)  # the text alone (a plain str); the scores go on the observation
+        return Observation(prompt, raw, family.parse(raw), scores=scores)
     if isinstance(answer, ModelCallError):  # the message says it all
         reason = str(answer)
     elif isinstance(answer, BaseException):
@@ -99,8 +111,8 @@ def _score(model: Model, prompts: Sequence[Prompt]) -> list[object]:
 def majority(prompt: Prompt, tries: Sequence[Observation]) -> Observation:
     """One observation from N attempts: the strict-majority answer (seeds/002 §3.6), else invalid.
 
-    Every attempt is kept on the observation; ``raw`` is the first attempt that gave the
-    winning answer (or the first attempt, when none won).
+    Every attempt is kept on the observation; ``raw`` (and ``scores``) are the first attempt's
+    that gave the winning answer (or the first attempt's, when none won).
     """
     from pytest_competence.stats import majority_vote
 
@@ -113,9 +125,9 @@ def majority(prompt: Prompt, tries: Sequence[Observation]) -> Observation:
     if winner is None:
         shown = ", ".join("invalid" if a is None else a for a in answers)
         parsed = Parsed(None, f"no majority over {len(tries)} attempts ({shown})")
-        return Observation(prompt, tries[0].raw, parsed, attempts)
-    raw = next(o.raw for o in tries if o.parsed.answer == winner)
-    return Observation(prompt, raw, Parsed(winner), attempts)
+        return Observation(prompt, tries[0].raw, parsed, attempts, scores=tries[0].scores)
+    first = next(o for o in tries if o.parsed.answer == winner)
+    return Observation(prompt, first.raw, Parsed(winner), attempts, scores=first.scores)
 
 
 def sent_prompts(items: Sequence[Item], attempts: int = 1) -> list[Prompt]:

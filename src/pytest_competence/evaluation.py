@@ -5,7 +5,9 @@ A design of a million prompts cannot keep a million
 prompt, up to 9 KB of text). :class:`Reduction` takes the observations chunk by chunk and keeps,
 per instance, its level and id and, per instance × presentation, the bits the figures need
 (correct, valid, infrastructure error) and the parsed answer, the gold answer, the raw answer
-and the invalidity reason as small integer codes into interned tables of strings. The raw
+and the invalidity reason as small integer codes into interned tables of strings — and, when
+answers come from candidate scoring, every candidate's score as float32 (instance ×
+presentation × answer), which the output decomposition reads. The raw
 answers and reasons are interned only while their tables are small (an instant or a constrained
 model answers with a handful of strings; a chatty model with a new string per prompt, which the
 records file keeps whole): past that, a code says "not kept".
@@ -25,7 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from pytest_competence._reduced import NONE, Interned, Reduced, RowSource
+from pytest_competence._reduced import NONE, Interned, Reduced, RowSource, ScoreTable, cell_scores
 from pytest_competence.protocol import FamilyLike, Item, Observation, Parsed
 
 __all__ = ["Evaluation", "InfrastructureError", "NotInCacheError", "Reduction"]
@@ -122,6 +124,7 @@ class Reduction:
         # ones whose raw answers differ between sends (varied): a sampling model varies.
         self.compared = self.varied = 0
         self._parts: dict[str, list[np.ndarray]] = {k: [] for k in _ARRAYS}
+        self.scores = ScoreTable()
 
     def add(self, items: Sequence[Item], rows: Sequence[Sequence[Observation]]) -> None:
         """Reduce one chunk: ``rows[i]`` are the observations of ``items[i]``, one per column."""
@@ -130,6 +133,7 @@ class Reduction:
         width = len(rows[0])
         if not self.ids:
             self.binary = len(items[0].prompts[0].answer_space) == 2
+            self.scores.answers = tuple(items[0].prompts[0].answer_space)
         if not self.presentations:
             self.presentations = tuple(o.prompt.presentation for o in rows[0])
         flat = [o for row in rows for o in row]
@@ -160,6 +164,7 @@ class Reduction:
         parts["tries_reason"].append(
             self.reasons.codes(p.reason for a in full for _, p in a).reshape(tries)
         )
+        self.scores.add(flat, shape)
         self.ids.extend(item.id for item in items)
         for o in flat:
             raws = {raw for raw, _ in o.attempts}
@@ -214,6 +219,9 @@ class Reduction:
                 )
             )
         self._parts = {k: [] for k in _ARRAYS}
+        scores = self.scores.array()
+        if scores is not None:
+            arrays["scores"] = scores
         return Reduced(
             self.presentations,
             self.ids,
@@ -228,6 +236,7 @@ class Reduction:
             self.binary,
             source,
             (self.compared, self.varied),
+            self.scores.answers if scores is not None else (),
         )
 
 
@@ -287,6 +296,8 @@ class Evaluation:
         #: Prompts sent more than once that came back every time, and how many of those got
         #: raw answers that differ between sends (a greedy server's never do).
         self.attempts_compared, self.attempts_varied = reduced.sampled
+        #: The answers whose scores :attr:`scores` holds, in its last axis' order (empty: none).
+        self.score_answers: tuple[str, ...] = reduced.score_answers
 
     # -- the arrays ----------------------------------------------------------------------------
 
@@ -298,6 +309,14 @@ class Evaluation:
     def level(self) -> np.ndarray:
         """Per instance, its level θ (the ``n`` parameter)."""
         return self.reduced.arrays["level"]
+
+    @property
+    def scores(self) -> np.ndarray | None:
+        """Instance × presentation × answer, float32: each candidate's log-probability under
+        the candidate-scoring readout (:attr:`score_answers` in order; NaN where a prompt got
+        no scores, ``-inf`` for a candidate the model scored none); ``None`` when no answer of
+        the evaluation came from scoring."""
+        return self.reduced.arrays.get("scores")
 
     def array(self, name: str) -> np.ndarray:
         """The instance × presentation array ``name``: ``correct``, ``valid``, ``errored`` (bits),
@@ -373,9 +392,11 @@ class Evaluation:
                 for t in range(int(a["ntries"][index, k]))
             )
             error = reason if a["errored"][index, k] else None
-            out.append(
-                Observation(prompt, raws.text(int(a["raw"][index, k])), parsed, attempts, error)
-            )
+            raw = raws.text(int(a["raw"][index, k]))
+            scores = None
+            if self.scores is not None:
+                scores = cell_scores(self.scores[index, k], self.score_answers, prompt)
+            out.append(Observation(prompt, raw, parsed, attempts, error, scores))
         return tuple(out)
 
     def observed(self, index: int) -> tuple[Observation, ...]:
@@ -405,6 +426,23 @@ class Evaluation:
             yield index, item, recorded if recorded is not None else self.row(index, item)
             if wanted is not None and not wanted:
                 return
+
+    def chunks(self, prompts: int = 1024) -> Iterator[list[Item]]:
+        """The design's items, regenerated in chunks of about ``prompts`` prompts, in design
+        order: a second pass over exactly the prompts evaluated (the probes read them so)."""
+        if self.reduced.source is None:
+            raise TypeError(
+                f"the evaluation of {self.family!r} keeps no design to rebuild rows from"
+            )
+        size = max(1, prompts // max(1, len(self.presentations)))
+        chunk: list[Item] = []
+        for item, _ in self.reduced.source():
+            chunk.append(item)
+            if len(chunk) >= size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
 
     @property
     def items(self) -> tuple[Item, ...]:

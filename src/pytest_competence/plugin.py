@@ -30,10 +30,11 @@ MARKER_HELP = (
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    """Add the plugin's hook specifications (:mod:`pytest_competence.hookspecs`)."""
-    from pytest_competence import hookspecs
+    """Add the plugin's hook specifications (:mod:`.hookspecs`); register :mod:`._probing`."""
+    from pytest_competence import _probing, hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
+    pluginmanager.register(_probing, "competence-probe")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -4,6 +4,11 @@ The *candidate scoring* readout asks a model for the log-probability of each ans
 prompt's answer space (``yes``/``no``, ``A``/``B``/``C``) and answers with the most likely one —
 no sampling, no parsing of free text. The yes/no *margin* is ``log p(yes) − log p(no)``; for
 single-token candidates that is exactly the difference of their logits.
+
+The answer keeps every candidate's score: :func:`best_candidate` returns a :class:`Scored`
+text (a ``str``, so it travels wherever an answer does) or a :class:`ReadoutError` carrying
+them, and the evaluation keeps them as a compact array (the output decomposition of
+:mod:`pytest_competence.probe` reads it: CBE paper, arXiv:2610.22894, App. E.3).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Answer",
     "ReadoutError",
+    "Scored",
     "Scores",
     "best_candidate",
     "group_by_space",
@@ -41,7 +47,25 @@ T = TypeVar("T")
 
 
 class ReadoutError(NoAnswer):
-    """Scores that name no single best candidate (all unknown, or a tie): an invalid answer."""
+    """Scores that name no single best candidate (all unknown, or a tie): an invalid answer.
+
+    ``scores`` are the candidates' scores that tied (``None`` when there were none)."""
+
+    def __init__(self, message: str, scores: Mapping[str, float] | None = None) -> None:
+        super().__init__(message)
+        self.scores = None if scores is None else dict(scores)
+
+
+class Scored(str):
+    """The candidate-scoring readout's answer: the best candidate's text, with ``scores``, every
+    candidate's log-probability (candidate → score) that chose it."""
+
+    scores: dict[str, float]
+
+    def __new__(cls, text: str, scores: Mapping[str, float]) -> Scored:
+        self = super().__new__(cls, text)
+        self.scores = dict(scores)
+        return self
 
 
 def logsumexp(values: Iterable[float]) -> float:
@@ -53,16 +77,19 @@ def logsumexp(values: Iterable[float]) -> float:
     return top + math.log(sum(math.exp(v - top) for v in values))
 
 
-def best_candidate(scores: Mapping[str, float]) -> str | ReadoutError:
-    """The candidate with the highest score, or an error saying why there is none."""
+def best_candidate(scores: Mapping[str, float]) -> Scored | ReadoutError:
+    """The candidate with the highest score (with every score), or an error saying why there
+    is none."""
     finite = {c: s for c, s in scores.items() if s > -math.inf}
     if not finite:
-        return ReadoutError(f"no candidate has a score ({', '.join(scores)} all unseen)")
+        return ReadoutError(f"no candidate has a score ({', '.join(scores)} all unseen)", scores)
     top = max(finite.values())
     best = [c for c, s in finite.items() if s == top]
     if len(best) > 1:
-        return ReadoutError(f"candidates {', '.join(best)} tie at log-probability {top:.4f}")
-    return best[0]
+        return ReadoutError(
+            f"candidates {', '.join(best)} tie at log-probability {top:.4f}", scores
+        )
+    return Scored(best[0], scores)
 
 
 def in_order(pairs: Iterable[tuple[int, T]], count: int, name: str) -> list[T]:

@@ -2,15 +2,17 @@
 
 CBE paper, arXiv:2610.22894, App. E.3 (Table 11) and App. I (Figure 5):
 
-* **output decomposition** (:func:`decompose`): per presentation × level, the yes − no margin
-  at the answer position split into a default toward "yes" (δ) and an instance signal (s), with
-  accuracy, yes-rate and bootstrap intervals by instance — for any backend that scores;
+* **output decomposition** (:func:`decompose`, :func:`decompose_evaluation`): per
+  presentation × level, the yes − no margin at the answer position split into a default toward
+  "yes" (δ) and an instance signal (s), with accuracy, yes-rate and bootstrap intervals by
+  instance — for any backend that scores, from the scores the evaluation kept as it answered;
 * **gold probes by layer** (:func:`probe_cells`, :func:`probe_layers`): cross-validated ridge
   logistic probes of the gold on the residual stream at the answer position, folds by instance,
   AUROC per layer with a shuffled-label null band, the first layer reaching AUROC 0.9;
 * **logit lens** (:attr:`AnswerStates.lens`, :func:`lens_decomposition`);
 * **activation patching** original → equivalent (:func:`patch_pairs`);
-* all four at once for an ``hf:`` model: :func:`probe_model`.
+* all four at once for an ``hf:`` model: :func:`probe_model` (a design in memory),
+  :func:`probe_evaluation` (the design an evaluation asked), :func:`probe_design` (chunks).
 
 The statistics need numpy and scipy only; reading a model needs torch and transformers (the
 ``hf`` extra), imported when a model is read. A model without in-process internals raises
@@ -24,24 +26,22 @@ from ._decomposition import (
     DecompositionCell,
     answer_of,
     decompose,
+    decompose_evaluation,
     lens_decomposition,
     score_matrix,
 )
-from ._internals import (
-    AnswerStates,
-    PatchResult,
-    ProbeUnavailable,
-    StateReader,
-    patch_pairs,
-    read_answer_states,
-)
+from ._internals import ProbeUnavailable
 from ._layers import DEFAULTS, ProbeCell, ProbeCurve, probe_cells, probe_layers
 from ._linear import auroc, instance_folds, ridge_logistic
-from ._rows import Cell, PromptRows
-from ._run import ProbeReport, probe_model
+from ._patching import PatchResult, patch_pairs
+from ._reading import AnswerStates, StateReader, read_answer_states, state_bytes
+from ._rows import Cell, PromptRows, evaluation_rows
+from ._run import ProbeReport, probe_design, probe_evaluation, probe_model
+from ._settings import DEFAULT_MAX_MIB, ProbeSettings, probe_settings
 
 __all__ = [
     "DEFAULTS",
+    "DEFAULT_MAX_MIB",
     "AnswerStates",
     "Cell",
     "DecompositionCell",
@@ -49,19 +49,26 @@ __all__ = [
     "ProbeCell",
     "ProbeCurve",
     "ProbeReport",
+    "ProbeSettings",
     "ProbeUnavailable",
     "PromptRows",
     "StateReader",
     "answer_of",
     "auroc",
     "decompose",
+    "decompose_evaluation",
+    "evaluation_rows",
     "instance_folds",
     "lens_decomposition",
     "patch_pairs",
     "probe_cells",
+    "probe_design",
+    "probe_evaluation",
     "probe_layers",
     "probe_model",
+    "probe_settings",
     "read_answer_states",
     "ridge_logistic",
     "score_matrix",
+    "state_bytes",
 ]

@@ -36,16 +36,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from pytest_competence.stats.bootstrap import BootstrapInterval, paired_bootstrap
 
-from ._rows import PromptRows, plain_floats
+from ._rows import PromptRows, evaluation_rows, plain_floats
 
-__all__ = ["DecompositionCell", "answer_of", "decompose", "lens_decomposition", "score_matrix"]
+if TYPE_CHECKING:
+    from pytest_competence.evaluation import Evaluation
+
+__all__ = [
+    "DecompositionCell",
+    "answer_of",
+    "decompose",
+    "decompose_evaluation",
+    "lens_decomposition",
+    "score_matrix",
+]
 
 
 @dataclass(frozen=True)
@@ -146,6 +156,21 @@ def decompose(
         )
         for c in rows.cells(per_level=per_level, pooled=pooled)
     ]
+
+
+def decompose_evaluation(
+    evaluation: Evaluation, *, B: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> list[DecompositionCell] | None:
+    """:func:`decompose` of an evaluation's own scores — the candidate-scoring readout's, kept
+    as it answered (:attr:`~pytest_competence.evaluation.Evaluation.scores`): no second model
+    pass. ``None`` when no answer of the evaluation came from scoring (generated answers carry
+    no margins; for an ``hf:`` model the probes read them: :func:`~.run.probe_evaluation`)."""
+    scores = evaluation.scores
+    if scores is None:
+        return None
+    rows, kept = evaluation_rows(evaluation, evaluation.score_answers)
+    flat = scores.reshape(-1, scores.shape[-1])[kept]
+    return decompose(flat, rows, B=B, seed=seed, confidence=confidence)
 
 
 def lens_decomposition(lens: ArrayLike, rows: PromptRows) -> list[dict[str, Any]]:

@@ -17,9 +17,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 if TYPE_CHECKING:
+    from pytest_competence.evaluation import Evaluation
     from pytest_competence.strategies import Prompt
 
-__all__ = ["Cell", "PromptRows", "plain_floats"]
+__all__ = ["Cell", "PromptRows", "evaluation_rows", "plain_floats"]
 
 
 def plain_floats(values: ArrayLike) -> list[float | None]:
@@ -136,3 +137,28 @@ class PromptRows:
                         yield Cell(name, int(level), index)
             if pooled and (len(np.unique(self.level[mine])) > 1 or not per_level):
                 yield Cell(name, None, np.flatnonzero(mine))
+
+
+def evaluation_rows(
+    evaluation: Evaluation, answers: Sequence[str]
+) -> tuple[PromptRows, np.ndarray]:
+    """The rows of an evaluation's prompts (instance × presentation, flattened row-major, as
+    its arrays are) over the answer space ``answers``, and the (N·P,) mask of the prompts kept:
+    those whose gold is one of ``answers`` (a prompt of another answer space is left out)."""
+    P = len(evaluation.presentations)
+    codes = evaluation.array("gold").reshape(-1)
+    gold = np.full(len(codes), -1, dtype=np.int64)
+    for k, answer in enumerate(answers):
+        code = evaluation.answer_code(answer)
+        if code >= 0:
+            gold[codes == code] = k
+    kept = gold >= 0
+    ids = np.array(evaluation.ids, dtype=object)
+    rows = PromptRows(
+        tuple(answers),
+        gold[kept],
+        np.repeat(evaluation.level, P)[kept],
+        np.tile(np.array(evaluation.presentations, dtype=object), len(ids))[kept],
+        np.repeat(ids, P)[kept],
+    )
+    return rows, kept

@@ -200,7 +200,10 @@ class Observation:
     """One prompt, the model's raw answer (``None`` when the call for it failed), and its parse.
 
     ``error`` is the reason of an infrastructure error (see :mod:`pytest_competence.evaluate`), ``None`` for an
-    answer; an errored observation is also invalid, with the same reason.
+    answer; an errored observation is also invalid, with the same reason. ``scores`` are the
+    candidate-scoring readout's log-probabilities, one per answer of ``prompt.answer_space`` in
+    its order (``-inf`` for a candidate the model gave none), when the answer came from scoring;
+    ``None`` for a generated answer.
     """
 
     prompt: Prompt
@@ -208,6 +211,7 @@ class Observation:
     parsed: Parsed
     attempts: tuple[tuple[str | None, Parsed], ...] = ()  # every attempt, when N > 1
     error: str | None = None
+    scores: tuple[float, ...] | None = None
 
     @property
     def valid(self) -> bool:

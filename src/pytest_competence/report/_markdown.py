@@ -9,6 +9,7 @@ from typing import Any
 from pytest_competence.report._cells import markdown_table, tables_markdown
 from pytest_competence.report._diagnosis import diagnosis_markdown
 from pytest_competence.report._matrix import family_matrices
+from pytest_competence.report._probes import probes_markdown
 
 __all__ = ["render_markdown"]
 
@@ -122,6 +123,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             )
         out += tables_markdown(r)
         out += diagnosis_markdown(r)
+        out += probes_markdown(r)
         case = r.get("failing_case")
         out += [
             "",

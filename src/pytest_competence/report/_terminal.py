@@ -12,6 +12,7 @@ from pytest_competence.drawing import SHOWN_PRESENTATIONS
 from pytest_competence.report._cells import aligned, tables_lines
 from pytest_competence.report._diagnosis import diagnosis_lines
 from pytest_competence.report._matrix import family_matrices
+from pytest_competence.report._probes import probes_lines
 
 __all__ = ["summary_lines", "verdict"]
 
@@ -159,9 +160,10 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
     """Lines for ``pytest_terminal_summary`` from a results document.
 
     ``-q`` (verbosity < 0): the per-family matrices when two or more models ran, else one line
-    per test × model. Default: every test × model's profile table, then the matrices. ``-v``:
-    also each model compared with the first (McNemar, bootstrap Δ accuracy), which the HTML and
-    JSON reports always hold.
+    per test × model. Default: every test × model's profile table (and a probed test's
+    probes), then the matrices. ``-v``: also the output decomposition, the probes per level
+    and the logit lens, and each model compared with the first (McNemar, bootstrap Δ
+    accuracy), which the HTML and JSON reports always hold.
     """
     from pytest_competence.report._warnings import warning_lines
 
@@ -181,6 +183,7 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
         lines.extend(_table(r))
         lines.extend(tables_lines(r))
         lines.extend(diagnosis_lines(r))
+        lines.extend(probes_lines(r, verbosity))
         lines.extend(_gate(r))
         lines.extend(_minimal(r))
     lines.extend(matrix)
