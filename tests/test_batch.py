@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -238,6 +240,15 @@ def test_a_score_readout_round_trip_exports_scoring_requests(
         )
         assert {b["prompt"].rsplit(" ", 1)[1] for b in bodies} == {"yes", "no"}
     assert all(b["temperature"] == 0 for b in bodies)
+    # The candidates' scores are kept beside each imported answer, as a direct run keeps them
+    # (the output decomposition reads them).
+    assert _scores(pytester.path / "batch.sqlite") == _scores(pytester.path / "direct.sqlite")
+    assert len(_scores(pytester.path / "batch.sqlite")) == 48
+
+
+def _scores(path: Path) -> dict[str, dict[str, float]]:
+    with closing(sqlite3.connect(path)) as db:
+        return {key: json.loads(scores) for key, scores in db.execute("SELECT * FROM scores")}
 
 
 @pytest.mark.slow

@@ -275,8 +275,9 @@ def _answer(body: Any) -> str:
 
 def _scored(
     body: Any, answer: str, how: dict[str, Any], cache: ResponseCache, waiting: set[str]
-) -> str | None:
-    """The best candidate a scoring response (with those before it) names; ``None`` while the
+) -> tuple[str, dict[str, float]] | None:
+    """The best candidate a scoring response (with those before it) names, and every
+    candidate's score (kept beside the answer, as a direct run keeps them); ``None`` while the
     prompt waits for other candidates' lines; ``ValueError`` when there is none."""
     from pytest_competence.models.http import read_scores
     from pytest_competence.models.readout import best_candidate
@@ -295,7 +296,7 @@ def _scored(
     best = best_candidate(scores)
     if isinstance(best, BaseException):
         raise ValueError(str(best))
-    return best
+    return best, dict(scores)
 
 
 def import_results(files: Iterable[str | Path], cache: ResponseCache) -> Imported:
@@ -321,18 +322,20 @@ def import_results(files: Iterable[str | Path], cache: ResponseCache) -> Importe
                     done.unmatched += 1
                     continue
                 reading = cache.reading(key)
+                scores: dict[str, float] | None = None
                 try:
                     body = _body(line)
                     if reading is None:
                         answer: str | None = _answer(body)
                     else:
                         key, how = reading
-                        answer = _scored(body, key, json.loads(how), cache, waiting)
+                        got = _scored(body, key, json.loads(how), cache, waiting)
+                        answer, scores = (None, None) if got is None else got
                 except ValueError as exc:
                     done.failed[str(exc)] += 1
                     continue
                 if answer is not None:
-                    cache.put(key, answer, model)
+                    cache.put(key, answer, model, scores)
                     done.stored += 1
     done.waiting = len(waiting)
     return done
