@@ -51,12 +51,15 @@ class Result(_Verdict, total=False):
     """One test × model: the figures, the condition and its verdict, the gate and the design.
 
     ``errors`` is there when infrastructure errors ended the test, ``diagnosis`` with
-    ``--competence-diagnose``; ``nodeid`` and ``outcome`` are set when the report reaches the
+    ``--competence-diagnose``; ``bounds`` (the bounds behind the verdict,
+    :meth:`~pytest_competence.conditions.Condition.bounds`) in results written since it was
+    added; ``nodeid`` and ``outcome`` are set when the report reaches the
     controller, ``records`` when the results document is written.
     """
 
     errors: dict[str, Any]
     diagnosis: dict[str, Any]
+    bounds: dict[str, Any]
     nodeid: str
     outcome: str
     records: dict[str, Any]
