@@ -275,6 +275,45 @@ def test_the_ini_chooses_the_gate_and_the_marker_wins(pytester: pytest.Pytester)
     assert gates["test_suite.py::test_own[*]"]["margin"] == 0
 
 
+def test_the_gate_and_its_power_are_the_same_under_xdist(pytester: pytest.Pytester):
+    """Under ``-n 2`` the workers gate, the controller reports: the same gates, figure for
+    figure, as one process, and an underpowered gate is still the ERROR the ini asks for."""
+    pytester.makeini("[pytest]\ncompetence_underpowered = error\n")
+    pytester.makepyfile(
+        test_suite="""
+        import pytest
+
+        @pytest.mark.competence(levels=[8, 16], pairs=8, require="coverage >= 0.99",
+                                regression_margin=0.05)
+        def test_small(competence):
+            pass
+
+        @pytest.mark.competence(levels=[8, 16], pairs=600, require="coverage >= 0.99",
+                                regression_margin=0.05)
+        def test_sized(competence):
+            pass
+
+        @pytest.mark.competence(levels=[8, 16], pairs=200, require="coverage >= 0.99",
+                                gate="non-inferiority", regression_margin=0.1)
+        def test_noninferior(competence):
+            pass
+    """
+    )
+    args = ("--competence-model", TWIN, "--competence-baseline", GOOD, "--competence-json=r.json")
+    gates = []
+    for extra in ((), ("-n", "2")):
+        result = pytester.runpytest("-p", "no:cacheprovider", *args, *extra)
+        result.assert_outcomes(passed=2, errors=1)
+        result.stdout.fnmatch_lines(["*ERROR at setup of test_small*"])
+        document = json.loads((pytester.path / "r.json").read_text("utf-8"))
+        gates.append({r["test"]: r["gate"] for r in document["results"] if r.get("gate")})
+    alone, spread = gates
+    assert set(alone) >= {"test_suite.py::test_sized[*]", "test_suite.py::test_noninferior[*]"}
+    assert spread == alone
+    assert alone["test_suite.py::test_sized[*]"]["power"]["underpowered"] is False
+    assert alone["test_suite.py::test_noninferior[*]"]["passed"] is True
+
+
 # -- the bound behind every pass -------------------------------------------------------------
 
 
