@@ -15,7 +15,7 @@ from html import escape
 from typing import Any
 
 from pytest_competence.drawing import SHOWN_PRESENTATIONS
-from pytest_competence.report._cells import aligned, html_table, markdown_table
+from pytest_competence.report._cells import aligned, html_table, markdown_table, p_text
 
 __all__ = [
     "bound_lines",
@@ -32,10 +32,6 @@ __all__ = [
 ]
 
 _NO_BASELINE = "no baseline (the archive has no result for this test; not gated)"
-
-
-def _p(value: float) -> str:
-    return f"{value:.2g}" if value >= 1e-3 else f"{value:.1e}"
 
 
 def _ni(gate: Mapping[str, Any]) -> bool:
@@ -121,10 +117,10 @@ def gate_rows(gate: Mapping[str, Any], *, limit: int | None = None) -> list[list
             f"{r['delta']:+.3f}",
         ]
         if ni:
-            row += [f"{r['lower_holm']:+.3f}", _p(r["p_holm"])]
+            row += [f"{r['lower_holm']:+.3f}", p_text(r["p_holm"])]
             verdict = "non-inferior" if r["noninferior"] else "NOT SHOWN"
         else:
-            row.append(_p(r["p_holm"]))
+            row.append(p_text(r["p_holm"]))
             verdict = "REGRESSION" if r["regression"] else "—"
         if gate.get("power"):
             row.append(f"{r['detectable_drop']:.3f}")

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_competence._version import __version__
+from pytest_competence.report._cells import aligned, markdown_table, p_text
 
 __all__ = ["SCHEMA", "TrendError", "trend_document", "trend_lines", "trend_markdown"]
 
@@ -184,10 +185,6 @@ def _comparisons(block: Mapping[str, Any]) -> list[tuple[str, str, str, list[Map
     return [(*key, rows) for key, rows in out.items()]
 
 
-def _p(value: float) -> str:
-    return f"{value:.2g}" if value >= 1e-3 else f"{value:.1e}"
-
-
 def _table(rows: Sequence[Mapping[str, Any]], confidence: float) -> list[list[str]]:
     head = ["n", "presentation", "pairs", "accuracy", "reference", "Δ", f"{confidence:.0%} CI"]
     head += ["b", "c", "p (Holm)", "detectable drop", "verdict"]
@@ -204,7 +201,7 @@ def _table(rows: Sequence[Mapping[str, Any]], confidence: float) -> list[list[st
                 f"[{r['low']:+.3f}, {r['high']:+.3f}]",
                 str(r["b"]),
                 str(r["c"]),
-                _p(r["p_holm"]),
+                p_text(r["p_holm"]),
                 f"{r['detectable_drop']:.3f}",
                 "REGRESSION" if r["regression"] else "—",
             ]
@@ -223,8 +220,6 @@ def _verdict(rows: Sequence[Mapping[str, Any]], margin: float) -> str:
 
 def trend_lines(document: Mapping[str, Any]) -> list[str]:
     """The terminal's table: per test, per comparison, the cells and the verdict."""
-    from pytest_competence.report._cells import aligned
-
     lines = [
         f"competence trend: {len(document['archives'])} checkpoints, "
         f"{len(document['tests'])} test(s); McNemar with Holm per comparison at α "
@@ -246,7 +241,6 @@ def trend_lines(document: Mapping[str, Any]) -> list[str]:
 
 def trend_markdown(document: Mapping[str, Any]) -> str:
     """The Markdown summary: per test, per comparison, the verdict and its table."""
-    from pytest_competence.report._cells import markdown_table
 
     def cell(text: object) -> str:
         return str(text).replace("|", "\\|").replace("\n", " ")
