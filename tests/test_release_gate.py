@@ -57,8 +57,13 @@ def _properties(junit: Path) -> dict[str, dict[str, str]]:
     }
 
 
-def _run_with_reports(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
-    result = pytester.runpytest(
+def _run_with_reports(
+    pytester: pytest.Pytester, *args: str, fresh: bool = False
+) -> tuple[pytest.RunResult, dict]:
+    """One run with every report; ``fresh``: in its own process, as each checkpoint of a CI
+    job is (nothing of an earlier run survives but its files)."""
+    run = pytester.runpytest_subprocess if fresh else pytester.runpytest
+    result = run(
         "-p",
         "no:cacheprovider",
         "--competence-json=r.json",
@@ -427,7 +432,9 @@ ONLY_NINE = """
 """
 
 
-def test_minimisation_and_replay_calls_never_enter_the_gated_sample(pytester: pytest.Pytester):
+def test_minimisation_and_replay_calls_never_enter_the_gated_sample(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+):
     """The gate compares the design's matched instances only: the calls minimisation and the
     replay of saved cases make (other instances, other sizes) are not in its cells."""
     pytester.makepyfile(
@@ -440,17 +447,28 @@ def test_minimisation_and_replay_calls_never_enter_the_gated_sample(pytester: py
     """
     )
     pytester.makepyfile(only_nine=ONLY_NINE)
-    pytester.syspathinsert()
-    # A failing checkpoint: minimised (many calls at other sizes), and its case saved.
+    monkeypatch.setenv("PYTHONPATH", str(pytester.path))
+    # A failing checkpoint: minimised (many calls at other sizes), and its case saved. Each
+    # checkpoint runs in its own process, so only the example database carries the case over.
     result, document = _run_with_reports(
-        pytester, "--competence-model", "ref:threshold?n=8", "--competence-baseline", "ref:ideal"
+        pytester,
+        "--competence-model",
+        "ref:threshold?n=8",
+        "--competence-baseline",
+        "ref:ideal",
+        fresh=True,
     )
     result.assert_outcomes(failed=1)
     minimised = document["results"][0]
     assert minimised["failing_case"]["minimal"]["calls"]["total"] > 1
     # A checkpoint that passes the design but fails the saved case (n = 9) when it is replayed.
     result, document = _run_with_reports(
-        pytester, "--competence-model", "py:only_nine:answer", "--competence-baseline", "ref:ideal"
+        pytester,
+        "--competence-model",
+        "py:only_nine:answer",
+        "--competence-baseline",
+        "ref:ideal",
+        fresh=True,
     )
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*a case saved in the example database by an earlier run fails*"])
