@@ -536,7 +536,12 @@ def test_trend_compares_each_checkpoint_with_the_previous_and_the_first(
     done = _trend(
         pytester.path, "a.json", "b.json", "c.json", "--json", "t.json", "--markdown", "t.md"
     )
-    assert done.returncode == 0, done.stderr
+    # The worse checkpoint regressed: the tables are written, and the exit status says so.
+    assert done.returncode == 1, done.stderr
+    assert (
+        "competence trend: significant regression, test_suite.py::test_gate[*]: c.json "
+        "against a.json" in done.stderr
+    )
     document = json.loads((pytester.path / "t.json").read_text("utf-8"))
     rows = document["tests"][0]["rows"]
     pairs = {(r["checkpoint"], r["reference"], r["against"]) for r in rows}
@@ -576,6 +581,8 @@ def test_trend_compares_each_checkpoint_with_the_previous_and_the_first(
     regressed = {(r["checkpoint"], r["reference"]) for r in rows if r["regression"]}
     assert ("c.json", "b.json") in regressed and ("c.json", "a.json") in regressed
     assert not any(r["regression"] for r in rows if r["checkpoint"] == "b.json")
+    # Without the worse checkpoint, nothing regressed: exit 0.
+    assert _trend(pytester.path, "a.json", "b.json").returncode == 0
     assert "paired bits: results[].instances" in done.stdout
     assert "c.json against a.json (first): " in done.stdout
     assert "| n | presentation | pairs |" in (pytester.path / "t.md").read_text("utf-8")

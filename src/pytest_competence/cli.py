@@ -195,7 +195,8 @@ def report(args: argparse.Namespace) -> int:
 
 
 def trend(args: argparse.Namespace) -> int:
-    """``competence trend``: print the series, write it as Markdown and JSON if asked."""
+    """``competence trend``: print the series, write it as Markdown and JSON if asked; exit 1
+    when any comparison shows a significant regression (so a CI step can gate on it)."""
     from pytest_competence._files import write_json_atomic, write_text_atomic
     from pytest_competence.report._trend import trend_document, trend_lines, trend_markdown
 
@@ -224,7 +225,17 @@ def trend(args: argparse.Namespace) -> int:
         print(f"competence JSON: {args.json}")
     for note in notes:
         print(f"competence trend: {note}", file=sys.stderr)
-    return 0
+    regressed = sorted(
+        {
+            f"{block['test']}: {r['checkpoint']} against {r['reference']}"
+            for block in document["tests"]
+            for r in block["rows"]
+            if r["regression"]
+        }
+    )
+    for where in regressed:
+        print(f"competence trend: significant regression, {where}", file=sys.stderr)
+    return 1 if regressed else 0
 
 
 def batch_import(args: argparse.Namespace) -> int:
