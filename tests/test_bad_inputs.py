@@ -190,6 +190,84 @@ PYTEST_ROWS = [
         ini=("competence_max_error_rate = 1",),
     ),
     Row("alias-line", "competence_models", ini=("competence_models = =",)),
+    # -- the release gate (issue #26)
+    Row(
+        "gate-unknown",
+        "ini option competence_gate = superiority: expected 'regression' or 'non-inferiority'",
+        ini=("competence_gate = superiority",),
+    ),
+    Row(
+        "gate-non-inferiority-margin-0",
+        "ini option competence_gate = non-inferiority: expected competence_regression_margin "
+        "above 0 beside it, but it is 0; at margin 0 only a candidate significantly better",
+        ini=("competence_gate = non-inferiority",),
+    ),
+    Row(
+        "gate-non-inferiority-with-margin",
+        "",
+        0,
+        ini=("competence_gate = non-inferiority", "competence_regression_margin = 0.05"),
+    ),
+    Row(
+        "underpowered-choice",
+        "ini option competence_underpowered = loud: expected 'note' or 'error'",
+        ini=("competence_underpowered = loud",),
+    ),
+    Row(
+        "underpowered-error",
+        "is underpowered: it detects drops of 0.",
+        pytest.ExitCode.TESTS_FAILED,
+        ini=("competence_underpowered = error", "competence_regression_margin = 0.05"),
+        args=("--competence-model=ref:ideal", "--competence-baseline=ref:noisy?p=0.1&seed=1"),
+    ),
+    Row(
+        "marker-gate-unknown",
+        "Expected gate to be 'regression' or 'non-inferiority', but got gate='nope'",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, gate='nope'",
+    ),
+    Row(
+        "marker-gate-non-inferiority-margin-0",
+        "gate='non-inferiority' needs a margin above 0",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, gate='non-inferiority'",
+    ),
+    Row(
+        "marker-require-confidence-no-percent",
+        "Cannot read the confidence in require='robust_correct >= 0.95 at 95'; write it as a "
+        "percentage",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, require='robust_correct >= 0.95 at 95'",
+    ),
+    Row(
+        "marker-require-confidence-kappa",
+        "kappa is not a proportion of counted instances, so it has no confidence bound",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, require='kappa >= 0.5 at 95%'",
+    ),
+    Row(
+        "marker-require-confidence-range",
+        "the confidence must lie between 50% and 100% (one-sided), got 40%",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, require='accuracy >= 0.9 at 40%'",
+    ),
+    Row(
+        "marker-require-confidence-equal",
+        "a bound can show a figure above or below a value, never equal to it",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, require='accuracy == 0.9 at 95%'",
+    ),
+    Row(
+        "require-confidence-ini",
+        "competence_require: Cannot read the confidence in require='accuracy >= 0.9 at high'",
+        ini=("competence_require = accuracy >= 0.9 at high",),
+    ),
+    Row(
+        "require-confidence-ini-good",
+        "",
+        0,
+        ini=("competence_require = robust_correct >= 0.9 at 95% for n <= 8",),
+    ),
     Row(
         "trained-on-unknown",
         "competence_trained_on: Unknown split 'ordering:nope'",
@@ -643,6 +721,57 @@ CLI_ROWS = [
         file="v2",
         usage=True,
     ),
+    # -- competence trend (issue #26): {file:NAME} is the prepared file NAME
+    CliRow("trend-one-archive", ("trend", "{file}"), "give at least two archives", file="good"),
+    CliRow(
+        "trend-missing-file",
+        ("trend", "{file}", "nothing.json"),
+        "competence trend: nothing.json: no such file",
+        file="good",
+    ),
+    CliRow(
+        "trend-not-results",
+        ("trend", "{file:good}", "{file:jsonl}"),
+        "not a results document: ",
+    ),
+    CliRow(
+        "trend-share-nothing",
+        ("trend", "{file:good}", "{file:other-test}"),
+        "the archives share no test (",
+    ),
+    CliRow(
+        "trend-other-design",
+        ("trend", "{file:good}", "{file:other-seed}"),
+        "was archived from another design than in ",
+    ),
+    CliRow(
+        "trend-two-models",
+        ("trend", "{file:two-models}", "{file:good}"),
+        "holds 2 models for test_hostile.py::test_x[*] (py:other, py:scripted); choose one "
+        "with --model NAME",
+    ),
+    CliRow(
+        "trend-model-count",
+        ("trend", "{file:good}", "{file:good}", "{file:good}", "--model", "a", "--model", "b"),
+        "--model given 2 times for 3 archives",
+    ),
+    CliRow(
+        "trend-bad-alpha",
+        ("trend", "{file:good}", "{file:good}", "--alpha", "2"),
+        "competence trend: --alpha 2: expected a number in (0, 1), e.g. 0.05",
+    ),
+    CliRow(
+        "trend-markdown-missing-dir",
+        ("trend", "{file:good}", "{file:good}", "--markdown", "missing/t.md"),
+        "--markdown missing/t.md: the directory missing does not exist",
+        usage=True,
+    ),
+    CliRow(
+        "trend-good",
+        ("trend", "{file:good}", "{file:two-models}", "--model", "py:scripted"),
+        "",
+        exit=0,
+    ),
     CliRow(
         "report-records-missing-dir",
         ("report", "{file}", "--json", "r.json", "--records", "missing/r.jsonl"),
@@ -707,6 +836,17 @@ def prepared(tmp_path_factory):
         (folder / "records-rehashed.records.jsonl").read_bytes()
     ).hexdigest()
     paths["records-rehashed"].write_text(json.dumps(rehashed), "utf-8")
+    for name, how in (("other-test", "test"), ("other-seed", "seed"), ("two-models", "models")):
+        doc = copy.deepcopy(document)
+        result = doc["results"][0]
+        if how == "test":
+            result["test"] = result["test"].replace("test_x", "test_y")
+        elif how == "seed":
+            result["design"]["seed"] = 7
+        else:
+            doc["results"].append(dict(result, model="py:other", nodeid="other"))
+        paths[name] = folder / f"{name}.json"
+        paths[name].write_text(json.dumps(doc), "utf-8")
     paths["jsonl"] = folder / "data.jsonl"
     paths["jsonl"].write_text('{"schema": "pytest-competence/dataset/1"}\n{"prompt": "p"}\n')
     return folder, paths
@@ -715,7 +855,12 @@ def prepared(tmp_path_factory):
 @pytest.mark.parametrize("row", CLI_ROWS, ids=[r.id for r in CLI_ROWS])
 def test_cli_input(prepared, row: CliRow):
     folder, paths = prepared
-    args = [a.replace("{file}", str(paths.get(row.file, ""))) for a in row.args]
+    args = [
+        str(paths[a[len("{file:") : -1]])
+        if a.startswith("{file:")
+        else a.replace("{file}", str(paths.get(row.file, "")))
+        for a in row.args
+    ]
     done = subprocess.run(
         [sys.executable, "-m", "pytest_competence.cli", *args],
         cwd=folder,
@@ -727,5 +872,5 @@ def test_cli_input(prepared, row: CliRow):
     assert done.returncode == row.exit, output
     assert "Traceback" not in output, output
     assert row.expected in done.stderr, done.stderr
-    if row.exit == 2 and row.id.startswith("report") and not row.usage:
+    if row.exit == 2 and row.id.startswith(("report", "trend")) and not row.usage:
         assert len(done.stderr.splitlines()) == 1, done.stderr  # one line, no usage banner

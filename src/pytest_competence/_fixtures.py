@@ -46,7 +46,9 @@ def _spec(
 
     try:
         spec = spec_from_marker(marker.args, marker.kwargs, overrides)
-        spec.check_size(item.config.stash[STATE].settings.max_prompts)
+        settings = item.config.stash[STATE].settings
+        spec.check_size(settings.max_prompts)
+        spec.release_gate(settings.gate, settings.margin)
         return spec
     except InvalidArgument as exc:
         message = f"{item.nodeid}: @pytest.mark.competence: {exc}"

@@ -24,7 +24,13 @@ if TYPE_CHECKING:
     from pytest_competence.result import Result
     from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["RUN", "CompetenceNotReplayed", "CompetenceRun", "CompetenceTrainingOverlap"]
+__all__ = [
+    "RUN",
+    "CompetenceNotReplayed",
+    "CompetenceRun",
+    "CompetenceTrainingOverlap",
+    "CompetenceUnderpoweredGate",
+]
 
 
 class CompetenceTrainingOverlap(UserWarning):
@@ -34,6 +40,10 @@ class CompetenceTrainingOverlap(UserWarning):
 class CompetenceNotReplayed(UserWarning):
     """A passing test's saved cases were not replayed: ``--competence-cache=read`` asks the
     response cache only, and it holds no answers for them."""
+
+
+class CompetenceUnderpoweredGate(UserWarning):
+    """A test's release gate cannot detect a drop as small as its declared margin."""
 
 
 class CompetenceRun:
@@ -125,6 +135,25 @@ class CompetenceRun:
             failed = evaluation.infrastructure_error()
             if failed is not None and failed.count > session.settings.max_error_rate * failed.total:
                 raise failed
+        self._check_power()
+
+    def _check_power(self) -> None:
+        """Compute the gate now; an underpowered one warns, or with ``competence_underpowered
+        = error`` (outside ``--competence-report-only``) is the test's error."""
+        gate = self.gate
+        power = (gate or {}).get("power")
+        if not gate or not power or not power["underpowered"]:
+            return
+        from pytest_competence._gate import UnderpoweredGate, underpowered_message
+
+        settings = self.session.settings
+        text = f"{self.test}: {underpowered_message(gate)}"
+        if settings.underpowered == "error" and not settings.report_only:
+            raise UnderpoweredGate(
+                f"{text}. Declare more pairs= or a larger regression_margin=, or set "
+                f"competence_underpowered = note to gate anyway"
+            )
+        warnings.warn(CompetenceUnderpoweredGate(text), stacklevel=1)
 
     def fingerprint(self) -> dict[str, Any]:
         """What makes this test's design: compared with an archived baseline's before gating."""
@@ -140,7 +169,7 @@ class CompetenceRun:
 
     @property
     def gate(self) -> dict[str, Any] | None:
-        """The regression gate against ``--competence-baseline``; ``None`` without one."""
+        """The release gate against ``--competence-baseline``; ``None`` without one."""
         if self._gate is False:
             self._gate = self._compare_with_baseline()
         return self._gate  # type: ignore[return-value]
@@ -173,28 +202,29 @@ class CompetenceRun:
             base = instance_table(self.session.evaluate(self.spec, model, self.test))
             name = model.name
             correct = {p: base["correct"][:, k] for k, p in enumerate(presentations)}
+        settings = self.session.settings
+        test, margin = self.spec.release_gate(settings.gate, settings.margin)
         return compare_with_baseline(
             table["correct"],
             table["level"],
             presentations,
             correct,
             name=name,
-            alpha=self.session.settings.alpha,
-            margin=self.spec.regression_margin
-            if self.spec.regression_margin is not None
-            else self.session.settings.margin,
-            bootstrap=self.session.settings.bootstrap,
+            alpha=settings.alpha,
+            margin=margin,
+            bootstrap=settings.bootstrap,
             seed=self.spec.seed,
+            test=test,
         )
 
     def check(self) -> None:
-        """Assert the declared condition and the regression gate; raise ``CompetenceFailure``.
+        """Assert the declared condition and the release gate; raise ``CompetenceFailure``.
 
         With ``--competence-report-only`` the verdict is recorded for the reports instead.
         """
         __tracebackhide__ = True
         from pytest_competence._failure import failure_message
-        from pytest_competence._gate import regression_message
+        from pytest_competence._gate import gate_message, gate_passed
         from pytest_competence.conditions import CompetenceFailure
 
         self.checked = True
@@ -202,8 +232,8 @@ class CompetenceRun:
         if self.condition.violations(self.profiles):
             messages.append(failure_message(self.condition, self.evaluation, self.profiles))
         gate = self.gate
-        if gate and gate["regressions"]:
-            messages.append(regression_message(gate))
+        if gate and not gate_passed(gate):
+            messages.append(gate_message(gate))
         self.condition_met = not messages
         if messages and not self.session.settings.report_only:
             raise CompetenceFailure(self.session.redact("\n\n".join(messages)))
@@ -288,6 +318,7 @@ class CompetenceRun:
                 "compared": self.evaluation.attempts_compared,
                 "varied": self.evaluation.attempts_varied,
             },
+            "bounds": self.condition.bounds(self.profiles),
             # Prompt-level records (written while the model answered) only when a JSON report
             # will hold them.
             "records_file": self.session.records_file(self.spec, self.model),

@@ -20,7 +20,10 @@ import pytest
 
 __all__ = [
     "DEFAULT_MAX_PROMPTS",
+    "GATES",
+    "UNDERPOWERED",
     "Settings",
+    "add_gate_options",
     "check_prompt_count",
     "output_path_problem",
     "read_settings",
@@ -35,6 +38,11 @@ DEFAULT_DATABASE = ".hypothesis/examples"
 DEFAULT_CACHE = ".competence/cache.sqlite"
 
 T = TypeVar("T", int, float)
+
+#: The release gates ``competence_gate`` and the marker's ``gate=`` name (see :mod:`._gate`).
+GATES = ("regression", "non-inferiority")
+#: What ``competence_underpowered`` makes of a gate that cannot detect its margin.
+UNDERPOWERED = ("note", "error")
 
 
 @dataclass(frozen=True)
@@ -56,6 +64,37 @@ class Settings:
     baseline: str | None = None  # --competence-baseline: a spec, an alias or an archive
     batch_export: str | None = None
     trained_on: tuple[str, ...] = ()  # competence_trained_on, one split a line (parsed later)
+    gate: str = "regression"  # competence_gate: the release gate of a --competence-baseline
+    underpowered: str = "note"  # competence_underpowered: note, or a test error
+
+
+def add_gate_options(parser: pytest.Parser) -> None:
+    """The release gate's ini options (read by :func:`read_settings`)."""
+    parser.addini(
+        "competence_gate",
+        default="regression",
+        help="The gate of --competence-baseline: 'regression' (fail on a significant "
+        "drop over the margin) or 'non-inferiority' (pass only on evidence that no "
+        "level lost more than the margin); the marker's gate= wins (default: regression)",
+    )
+    parser.addini(
+        "competence_alpha",
+        default="0.05",
+        help="Significance level of the gate, after Holm: two-sided for the regression "
+        "gate, one-sided for non-inferiority (default: 0.05)",
+    )
+    parser.addini(
+        "competence_regression_margin",
+        default="0",
+        help="Accuracy drop the gate tolerates; the non-inferiority margin (default: 0, "
+        "no margin declared)",
+    )
+    parser.addini(
+        "competence_underpowered",
+        default="note",
+        help="A gate whose detectable drop (80% power) exceeds its margin: 'note' "
+        "reports it, 'error' makes the test an error (default: note)",
+    )
 
 
 def _usage(option: str, value: object, expected: str, fix: str) -> pytest.UsageError:
@@ -106,6 +145,15 @@ def read_settings(config: pytest.Config) -> Settings:
         "an accuracy difference in [0, 1)",
         "e.g. competence_regression_margin = 0.02",
     )
+    gate = _choice(config, "competence_gate", GATES)
+    if gate == "non-inferiority" and margin == 0:
+        raise _usage(
+            "competence_gate",
+            gate,
+            "competence_regression_margin above 0 beside it, but it is 0",
+            "at margin 0 only a candidate significantly better than the baseline passes; "
+            "declare the loss a release may have, e.g. competence_regression_margin = 0.02",
+        )
     max_prompts = _number(
         config,
         "competence_max_prompts",
@@ -164,7 +212,18 @@ def read_settings(config: pytest.Config) -> Settings:
         baseline=config.getoption("competence_baseline"),
         batch_export=config.getoption("competence_batch_export"),
         trained_on=tuple(t for t in config.getini("competence_trained_on") if t.strip()),
+        gate=gate,
+        underpowered=_choice(config, "competence_underpowered", UNDERPOWERED),
     )
+
+
+def _choice(config: pytest.Config, option: str, choices: tuple[str, ...]) -> str:
+    raw = str(config.getini(option)).strip()
+    if raw not in choices:
+        raise _usage(
+            option, raw, " or ".join(repr(c) for c in choices), f"e.g. {option} = {choices[0]}"
+        )
+    return raw
 
 
 def check_prompt_count(count: int, limit: int, breakdown: str, raise_with: str) -> None:

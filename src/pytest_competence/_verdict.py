@@ -105,13 +105,13 @@ def junit_properties(result: Result) -> list[tuple[str, object]]:
     props.append(("competence_first_failing_n", failing[0] if failing else None))
     gate = result.get("gate")
     if gate:
-        props.append(
-            (
-                "competence_gate",
-                gate.get("status")
-                or ("regression" if gate["regressions"] else "no significant regression"),
-            )
-        )
+        from pytest_competence.report._gate import gate_properties
+
+        props.extend(gate_properties(gate))
+    bounds = result.get("bounds") or {}
+    strict = bounds.get("strict")
+    if strict and strict["failures"] == 0:
+        props.append(("competence_failure_rate_bound", strict["upper"]))
     if result.get("errors"):
         props.append(("competence_errors", result["errors"]["message"]))
     return props

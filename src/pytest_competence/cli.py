@@ -2,7 +2,8 @@
 
 ``competence generate FAMILY …`` writes a family's design as JSON Lines
 (:mod:`pytest_competence.dataset`); ``competence report`` recomputes and re-renders an archived
-``--competence-json`` document; ``competence plan`` prints a design's interval widths;
+``--competence-json`` document; ``competence trend`` compares a series of archived checkpoints
+(:mod:`pytest_competence.report._trend`); ``competence plan`` prints a design's interval widths;
 ``competence batch import`` stores OpenAI Batch results in the response cache; ``competence
 audit`` audits the suites of a folder (:mod:`pytest_competence.audit`).
 """
@@ -20,7 +21,7 @@ from pytest_competence._settings import (
 )
 from pytest_competence.protocol import InvalidArgument
 
-__all__ = ["batch_import", "main", "plan", "report"]
+__all__ = ["batch_import", "main", "plan", "report", "trend"]
 
 
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -47,6 +48,30 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         default=None,
         help="Bootstrap resamples (default: as recorded in the file)",
     )
+    trend = sub.add_parser(
+        "trend", help="Each checkpoint against the previous and the first, from archives"
+    )
+    trend.add_argument(
+        "archives", nargs="+", help="Results documents (--competence-json), oldest first"
+    )
+    trend.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        help="The model to read in archives that hold several: once for every archive, or "
+        "once per archive in order",
+    )
+    trend.add_argument(
+        "--alpha", type=float, default=0.05, help="McNemar's level, after Holm (default 0.05)"
+    )
+    trend.add_argument(
+        "--margin", type=float, default=0.0, help="Accuracy drop tolerated (default 0)"
+    )
+    trend.add_argument(
+        "--confidence", type=float, default=0.95, help="The intervals' level (default 0.95)"
+    )
+    trend.add_argument("--markdown", help="Write the table as Markdown here")
+    trend.add_argument("--json", help="Write the series as JSON here")
     batch = sub.add_parser("batch", help="The OpenAI Batch path: import a batch run's answers")
     batch_sub = batch.add_subparsers(dest="batch_command", required=True)
     imp = batch_sub.add_parser(
@@ -194,6 +219,50 @@ def _ini_cache() -> tuple[Path, str]:
     return found["cache"]
 
 
+def trend(args: argparse.Namespace) -> int:
+    """``competence trend``: print the series, write it as Markdown and JSON if asked; exit 1
+    when any comparison shows a significant regression (so a CI step can gate on it)."""
+    from pytest_competence._files import write_json_atomic, write_text_atomic
+    from pytest_competence.report._trend import trend_document, trend_lines, trend_markdown
+
+    for option, value, low_closed, example in (
+        ("--alpha", args.alpha, False, "0.05"),
+        ("--margin", args.margin, True, "0.02"),
+        ("--confidence", args.confidence, False, "0.95"),
+    ):
+        if not (0 <= value < 1 if low_closed else 0 < value < 1):
+            kind = "[0, 1)" if low_closed else "(0, 1)"
+            raise ValueError(f"{option} {value:g}: expected a number in {kind}, e.g. {example}")
+    document, notes = trend_document(
+        args.archives,
+        models=args.model,
+        alpha=args.alpha,
+        margin=args.margin,
+        confidence=args.confidence,
+    )
+    for line in trend_lines(document):
+        print(line)
+    if args.markdown:
+        write_text_atomic(args.markdown, trend_markdown(document))
+        print(f"competence Markdown: {args.markdown}")
+    if args.json:
+        write_json_atomic(args.json, document, indent=1)
+        print(f"competence JSON: {args.json}")
+    for note in notes:
+        print(f"competence trend: {note}", file=sys.stderr)
+    regressed = sorted(
+        {
+            f"{block['test']}: {r['checkpoint']} against {r['reference']}"
+            for block in document["tests"]
+            for r in block["rows"]
+            if r["regression"]
+        }
+    )
+    for where in regressed:
+        print(f"competence trend: significant regression, {where}", file=sys.stderr)
+    return 1 if regressed else 0
+
+
 def batch_import(args: argparse.Namespace) -> int:
     """``competence batch import``: store a batch run's answers in the response cache."""
     from pytest_competence._cache import ResponseCache
@@ -231,6 +300,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_competence.audit._command import run as run_audit
 
         return run_audit(args)
+    if args.command == "trend":
+        for option in ("markdown", "json"):
+            problem = getattr(args, option) and output_path_problem(
+                f"--{option}", getattr(args, option)
+            )
+            if problem:
+                parser.error(f"trend: {problem}")
+        try:
+            return trend(args)
+        except ValueError as exc:  # TrendError, and the statistics' own argument checks
+            print(f"competence trend: {exc}", file=sys.stderr)
+            return 2
     if args.command == "plan":
         try:
             return plan(args)

@@ -24,7 +24,7 @@ __all__ = ["MARKER_HELP", "pytest_addhooks", "pytest_addoption", "pytest_configu
 MARKER_HELP = (
     "competence(family='{family}', *, levels, pairs=200, seed=1, "
     "presentations=<the family's default>, require='strict', attempts=<the family's default>, "
-    "regression_margin=None, **family_options): "
+    "regression_margin=None, gate=None, **family_options): "
     "evaluate the test's models on a competence design and assert the condition"
 )
 
@@ -114,16 +114,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(FAMILY:NAME, e.g. ordering:paper-heldin): a test whose design overlaps one "
         "warns",
     )
-    parser.addini(
-        "competence_alpha",
-        default="0.05",
-        help="Significance level of the regression gate, after Holm (default: 0.05)",
-    )
-    parser.addini(
-        "competence_regression_margin",
-        default="0",
-        help="Accuracy drop the regression gate tolerates (default: 0)",
-    )
+    from pytest_competence._settings import add_gate_options
+
+    add_gate_options(parser)  # competence_gate, _alpha, _regression_margin, _underpowered
     parser.addini(
         "competence_bootstrap",
         default="2000",

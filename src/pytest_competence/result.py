@@ -53,15 +53,17 @@ class Result(_Verdict, total=False):
     ``errors`` is there when infrastructure errors ended the test, ``diagnosis`` with
     ``--competence-diagnose``, ``probes`` for a probed test (``--competence-probe``,
     ``@pytest.mark.competence_probe``); ``sampling`` (the model's temperature, the attempts,
-    the prompts sent more than once and those whose answers varied) in results of this
-    version; ``nodeid`` and ``outcome`` are set when the report reaches the controller,
-    ``records`` when the results document is written.
+    the prompts sent more than once and those whose answers varied) and ``bounds`` (the
+    bounds behind the verdict, :meth:`~pytest_competence.conditions.Condition.bounds`) in
+    results of this version; ``nodeid`` and ``outcome`` are set when the report reaches the
+    controller, ``records`` when the results document is written.
     """
 
     errors: dict[str, Any]
     diagnosis: dict[str, Any]
     sampling: dict[str, Any]
     probes: dict[str, Any]
+    bounds: dict[str, Any]
     nodeid: str
     outcome: str
     records: dict[str, Any]

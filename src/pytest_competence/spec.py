@@ -39,6 +39,7 @@ DESIGN_KEYS = (
     "require",
     "attempts",
     "regression_margin",
+    "gate",
 )
 
 #: Prompts per chunk of a design: asked in one batch, reduced, and dropped before the next.
@@ -56,6 +57,7 @@ _DEFAULTS: dict[str, Any] = {
     "require": "strict",
     "attempts": None,  # the family's default_attempts, else 1
     "regression_margin": None,
+    "gate": None,
 }
 
 
@@ -82,6 +84,7 @@ class CompetenceSpec:
     attempts: int = 1  # sends per prompt; the observation is their majority (seeds/002 §3.6)
     regression_margin: float | None = None  # the gate's margin; None: the ini default
     require_declared: bool = False  # require= on the marker; else competence_require applies
+    gate: str | None = None  # the release gate (regression, non-inferiority); None: the ini's
 
     @property
     def prompt_count(self) -> int:
@@ -101,6 +104,21 @@ class CompetenceSpec:
             ),
             "competence_max_prompts in the ini file",
         )
+
+    def release_gate(self, gate: str, margin: float) -> tuple[str, float]:
+        """The gate and margin this test is gated with, given the ini's ``competence_gate`` and
+        ``competence_regression_margin``: the marker's ``gate=`` and ``regression_margin=``
+        win. Raises :class:`InvalidArgument` for a non-inferiority gate left at margin 0."""
+        chosen = self.gate or gate
+        used = self.regression_margin if self.regression_margin is not None else margin
+        if chosen == "non-inferiority" and used == 0:
+            raise InvalidArgument(
+                "gate='non-inferiority' needs a margin above 0 (the accuracy loss a release "
+                "may have), but regression_margin= and competence_regression_margin leave it "
+                "at 0; at 0 only a candidate significantly better than the baseline passes. "
+                "Declare one, e.g. regression_margin=0.02"
+            )
+        return chosen, used
 
     def design(self) -> list[Item]:
         """The whole design, in memory (a run asks it chunk by chunk: :meth:`chunks`)."""
@@ -233,6 +251,11 @@ def spec_from_marker(
             f"Expected regression_margin to be an accuracy difference in [0, 1), e.g. 0.02, "
             f"but got regression_margin={margin!r}"
         )
+    gate = design["gate"]
+    if gate is not None and gate not in ("regression", "non-inferiority"):
+        raise InvalidArgument(
+            f"Expected gate to be 'regression' or 'non-inferiority', but got gate={gate!r}"
+        )
     condition = parse_condition(design["require"])
     levels = tuple(design["levels"])
     presentations = tuple(presentations)
@@ -249,4 +272,5 @@ def spec_from_marker(
         attempts,
         margin,
         require_declared,
+        gate,
     )

@@ -128,7 +128,9 @@ def recompute(
                 r["design"].get("gates", [])
             )
             minimal = (r.get("failing_case") or {}).get("minimal")
-            r["failing_case"] = failing_case(condition, evaluation, profile(evaluation))
+            profiles = profile(evaluation)
+            r["failing_case"] = failing_case(condition, evaluation, profiles)
+            r["bounds"] = condition.bounds(profiles)
             if minimal and r["failing_case"]:
                 # Minimisation asked the model; its record cannot be recomputed, only kept.
                 r["failing_case"]["minimal"] = minimal

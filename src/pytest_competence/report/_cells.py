@@ -22,6 +22,7 @@ __all__ = [
     "figures_html",
     "html_table",
     "markdown_table",
+    "p_text",
     "tables_html",
     "tables_lines",
     "tables_markdown",
@@ -40,6 +41,11 @@ def aligned(rows: Rows, indent: str) -> list[str]:
         )
         for row in rows
     ]
+
+
+def p_text(value: float) -> str:
+    """A p-value as the tables show it: two significant digits, scientific below 0.001."""
+    return f"{value:.2g}" if value >= 1e-3 else f"{value:.1e}"
 
 
 def markdown_table(rows: Rows) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_competence.drawing import SHOWN_PRESENTATIONS, esc
 from pytest_competence.report._cells import family_html
 from pytest_competence.report._diagnosis import diagnosis_html
+from pytest_competence.report._gate import gate_html
 from pytest_competence.report._probes import probes_html
 from pytest_competence.report._svg import result_plots
 from pytest_competence.report._terminal import verdict
@@ -370,6 +371,6 @@ def result_section(index: int, r: Mapping[str, Any]) -> str:
         f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"
         # A family's own figures and tables (Family.figures, Family.tables) lead.
         f"{family_html(r)}{diagnosis_html(r)}{probes_html(index, r)}<h3>Per level</h3>"
-        f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}"
+        f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}{gate_html(r)}"
         f"{_failing_case(r.get('failing_case'))}</section>"
     )

@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_competence.report._cells import markdown_table, tables_markdown
 from pytest_competence.report._diagnosis import diagnosis_markdown
+from pytest_competence.report._gate import bound_markdown, gate_markdown
 from pytest_competence.report._matrix import family_matrices
 from pytest_competence.report._probes import probes_markdown
 
@@ -134,29 +135,9 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 else "✅ holds at every level"
             ),
         ]
+        out += bound_markdown(r, _cell)
         out += _minimal((case or {}).get("minimal"))
-        gate = r.get("gate")
-        if gate and gate.get("status") == "no baseline":
-            out.append(
-                f"- Regression gate against `{_cell(gate['baseline'])}`: ⚪ no baseline "
-                f"(the archive has no result for this test; not gated)"
-            )
-        elif gate:
-            found = gate["regressions"]
-            out.append(
-                f"- Regression gate against `{_cell(gate['baseline'])}` (Holm α {gate['alpha']:g}, "
-                f"margin {gate['margin']:g}): "
-                + (
-                    "✅ no significant regression"
-                    if not found
-                    else "❌ "
-                    + "; ".join(
-                        f"n={g['n']} accuracy[{g['presentation']}] {g['candidate']:.3f} vs "
-                        f"{g['baseline']:.3f} (p_holm {g['p_holm']:.3g})"
-                        for g in found
-                    )
-                )
-            )
+        out += gate_markdown(r, _cell)
         out.append("")
     for block in document.get("comparisons", []):
         out += [

@@ -11,6 +11,7 @@ from typing import Any
 from pytest_competence.drawing import SHOWN_PRESENTATIONS
 from pytest_competence.report._cells import aligned, tables_lines
 from pytest_competence.report._diagnosis import diagnosis_lines
+from pytest_competence.report._gate import bound_lines, gate_lines
 from pytest_competence.report._matrix import family_matrices
 from pytest_competence.report._probes import probes_lines
 
@@ -59,29 +60,6 @@ def _matrix(document: Mapping[str, Any]) -> list[str]:
             )
         )
         lines.extend(aligned(m.rows, "    "))
-    return lines
-
-
-def _gate(r: Mapping[str, Any]) -> list[str]:
-    gate = r.get("gate")
-    if not gate:
-        return []
-    if gate.get("status") == "no baseline":
-        return [
-            f"    against baseline {gate['baseline']}: no baseline (the archive has no result "
-            f"for this test; not gated)"
-        ]
-    found = gate["regressions"]
-    verdict = f"{len(found)} significant regression(s)" if found else "no significant regression"
-    lines = [
-        f"    against baseline {gate['baseline']}: {verdict} "
-        f"(Holm α {gate['alpha']:g}, margin {gate['margin']:g})"
-    ]
-    for g in found:
-        lines.append(
-            f"      n={g['n']} accuracy[{g['presentation']}] {g['candidate']:.3f} vs "
-            f"{g['baseline']:.3f}, Δ {g['delta']:+.3f}, p_holm={_p(g['p_holm'])}"
-        )
     return lines
 
 
@@ -184,7 +162,8 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
         lines.extend(tables_lines(r))
         lines.extend(diagnosis_lines(r))
         lines.extend(probes_lines(r, verbosity))
-        lines.extend(_gate(r))
+        lines.extend(bound_lines(r))
+        lines.extend(gate_lines(r))
         lines.extend(_minimal(r))
     lines.extend(matrix)
     comparisons = document.get("comparisons", [])
