@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_competence._lookahead import Lookahead
     from pytest_competence.evaluation import Evaluation
     from pytest_competence.models import Model
     from pytest_competence.result import Result
@@ -64,6 +65,7 @@ class CompetenceSession:
         self.skipped_no_model = 0  # competence tests skipped because no model was named
         self.awaiting = 0  # competence tests whose requests went to a batch file
         self.errored: list[str] = []  # one line per test × model that ended in an error
+        self.lookahead: Lookahead | None = None  # asks designs ahead (set by start_session)
         worker = getattr(config, "workerinput", None)
         self.is_worker = worker is not None
         self.parts: Path | None = None
@@ -164,10 +166,19 @@ class CompetenceSession:
             if part is not None:
                 part.append(rows)
 
+        lookahead = self.lookahead
         try:
             with expecting(model, spec.prompt_count):
+                # Asked ahead where the model's answers come from a server (._lookahead).
+                asked = lookahead.pipeline(spec, model, key) if lookahead is not None else None
                 evaluation = evaluate_chunks(
-                    spec.family, spec.chunks, model, spec.attempts, each=each, bounded=True
+                    spec.family,
+                    spec.chunks,
+                    model,
+                    spec.attempts,
+                    each=each,
+                    bounded=True,
+                    asked=asked,
                 )
         except BaseException:
             if part is not None:
@@ -385,6 +396,9 @@ def start_session(config: pytest.Config) -> CompetenceSession:
             except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
                 raise pytest.UsageError(f"--competence-model: {exc}") from None
     state.check_settings()
+    from pytest_competence._lookahead import Lookahead
+
+    state.lookahead = Lookahead.install(config, state)
     export = state.settings.batch_export
     if export and not state.is_worker:
         try:  # a fresh file per run: the lines of an earlier export may be answered by now
