@@ -50,6 +50,9 @@ __all__ = ["Ahead", "Pipe", "asking_ahead"]
 
 T = TypeVar("T")
 
+#: Seconds answers wait, at most, to go to their caller's thread together.
+HAND_OVER = 0.01
+
 
 class Ahead:
     """Batches asked ahead by one caller, which it may drop at once (:meth:`cancel`)."""
@@ -238,12 +241,17 @@ class Pipe:
         return None
 
     def _done(self, batch: _Batch[Any], item: tuple[int, Any]) -> None:
-        # Answers that arrive in one turn of the loop go to the caller's thread together: each
-        # hand-over wakes that thread and passes the GIL, which costs more than parsing one.
-        if not batch.arrived:
-            assert self._loop is not None
-            self._loop.call_soon(self._hand_over, batch)
+        # Answers go to the caller's thread together, every HAND_OVER seconds and when the
+        # batch is complete: each hand-over wakes that thread, which then takes the GIL from
+        # this loop, and a wake-up per answer cost more than parsing the answer.
         batch.arrived.append(item)
+        batch.left -= 1
+        if not batch.left:
+            self._batches.discard(batch)
+            self._hand_over(batch)
+        elif len(batch.arrived) == 1:
+            assert self._loop is not None
+            self._loop.call_later(HAND_OVER, self._hand_over, batch)
 
     @staticmethod
     def _hand_over(batch: _Batch[Any]) -> None:
@@ -295,8 +303,5 @@ class Pipe:
                         batch.inflight.discard(task)
                     if not batch.cancelled:
                         self._done(batch, (i, result))
-                        batch.left -= 1
-                        if not batch.left:
-                            self._batches.discard(batch)
 
         await asyncio.gather(*(worker() for _ in range(self.concurrency)))
