@@ -100,9 +100,14 @@ def sent_before_setup(log: Path, owner: dict[str, str]) -> dict[str, set[str]]:
 
 
 def run(
-    tmp: Path, url: str, *args: str, lookahead: int = 32, env: dict[str, str] | None = None
+    tmp: Path,
+    url: str,
+    *args: str,
+    lookahead: int = 32,
+    env: dict[str, str] | None = None,
+    tests: str = TESTS,
 ) -> subprocess.CompletedProcess[str]:
-    (tmp / "test_suite.py").write_text(TESTS)
+    (tmp / "test_suite.py").write_text(tests)
     (tmp / "conftest.py").write_text(CONFTEST)
     (tmp / "pytest.ini").write_text(f"[pytest]\ncompetence_lookahead = {lookahead}\n")
     (tmp / "sends.jsonl").unlink(missing_ok=True)
@@ -163,6 +168,21 @@ def test_every_figure_and_record_is_the_same_without_it(tmp_path, slow_server):
         )
     assert outputs["on"] == outputs["off"]
     assert outputs["xdist"] == outputs["off"]
+
+
+def test_a_design_two_tests_share_is_asked_once(tmp_path, slow_server):
+    """The second test of one design and model reuses the first one's evaluation: nothing of it
+    is asked ahead while the first is answered, so every prompt is sent exactly once."""
+    shared = TESTS.replace(
+        "def test_a(competence):",
+        "@pytest.mark.parametrize('x', [1, 2])\ndef test_a(competence, x):",
+    )
+    done = run(tmp_path, slow_server.url, "--competence-report-only", tests=shared)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "4 passed" in done.stdout, done.stdout[-2000:]
+    sent = [json.loads(line) for line in (tmp_path / "sends.jsonl").read_text().splitlines()]
+    keys = [key for kind, _, key in sent if kind == "send"]
+    assert len(keys) == len(set(keys)) == len(bodies(slow_server.url))
 
 
 def test_a_rerun_from_the_cache_asks_nothing_ahead_or_now(tmp_path, slow_server):

@@ -23,7 +23,10 @@ baselines ask *now*, ahead of anything asked ahead (:func:`~.models._pipe.asking
 
 Bounds: per model, at most ``competence_lookahead`` prompts (default :data:`DEFAULT_WINDOW`; 0
 turns all this off) and twice :data:`~.spec.CHUNK_CHARACTERS` of prompt text are asked and not
-yet reduced, whichever tests they belong to; only one test ahead is started; a pipeline started
+yet reduced, whichever tests they belong to, plus at most one chunk: the test being evaluated
+always gets its next chunk once it has none outstanding, so it never waits on prompts asked
+ahead of it (which get room only within the window); only one test ahead is started, and none
+for a design and model already evaluated or under way (a later test reuses that evaluation); a pipeline started
 ahead for a test that then does not ask it (skipped, deselected, the run stopped) is dropped
 when that test ends, its requests cancelled. At an outage — the model's
 :class:`~.models._transport.Breaker` open — nothing more is asked ahead.
@@ -84,14 +87,20 @@ class Window:
         self._used = [0, 0]
         self._changed = threading.Condition()
 
-    def acquire(self, prompts: int, characters: int, stop: threading.Event) -> bool:
-        """Wait for room for a chunk (one is always let through when nothing is outstanding);
-        ``False`` if ``stop`` was set meanwhile."""
+    def acquire(
+        self, prompts: int, characters: int, stop: threading.Event, pipeline: Pipeline
+    ) -> bool:
+        """Wait for room for one of ``pipeline``'s chunks; ``False`` if ``stop`` was set
+        meanwhile. A pipeline its test is reducing always gets a chunk when it has none
+        outstanding, whatever the others hold (so a test never waits on one asked ahead of it:
+        at most one chunk beyond the window); one asked ahead gets room only within it."""
         with self._changed:
             while not stop.is_set():
                 used_p, used_c = self._used
-                if not used_p or (
-                    used_p + prompts <= self.prompts and used_c + characters <= self.characters
+                if (
+                    not used_p
+                    or (pipeline.claimed.is_set() and not pipeline.held[0])
+                    or (used_p + prompts <= self.prompts and used_c + characters <= self.characters)
                 ):
                     self._used = [used_p + prompts, used_c + characters]
                     return True
@@ -146,6 +155,11 @@ class Pipeline:
         if claimed:
             self.claimed.set()
         self.done = threading.Event()  # every chunk asked (or the pipeline stopped)
+        # Room this pipeline holds in the window; all of it given back at close(), whatever
+        # thread or queue its chunks were in then.
+        self.held = [0, 0]
+        self._holding = threading.Lock()
+        self._closed = False
         self._chunks: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
         from concurrent.futures import ThreadPoolExecutor  # not at import: start-up time
@@ -168,7 +182,6 @@ class Pipeline:
                 try:
                     asked = self._asking.submit(self._ask, prompts)
                 except RuntimeError:  # the pipeline was closed meanwhile
-                    self.window.release(*cost)
                     break
                 self._chunks.put((items, asked, cost))
         except BaseException as exc:  # a family that cannot generate: the test's error, in order
@@ -186,12 +199,30 @@ class Pipeline:
             if not self.claimed.is_set() and _outage(self.model):
                 self.claimed.wait(0.2)
                 continue
-            if not self.window.acquire(*cost, self.stop):
+            if not self.window.acquire(*cost, self.stop, self):
+                return False
+            if not self._hold(cost):
                 return False
             if self.claimed.is_set() or not _outage(self.model):
                 return True
-            self.window.release(*cost)  # the outage began while this chunk waited for room
+            self._give_back(cost)  # the outage began while this chunk waited for room
         return False
+
+    def _hold(self, cost: tuple[int, int]) -> bool:
+        """Count room just taken as this pipeline's; give it back at once if it is closed."""
+        with self._holding:
+            if not self._closed:
+                self.held = [self.held[0] + cost[0], self.held[1] + cost[1]]
+                return True
+        self.window.release(*cost)
+        return False
+
+    def _give_back(self, cost: tuple[int, int]) -> None:
+        with self._holding:
+            if self._closed:  # close() gave back all it held
+                return
+            self.held = [self.held[0] - cost[0], self.held[1] - cost[1]]
+        self.window.release(*cost)
 
     def _ask(self, prompts: Sequence[Prompt]) -> list[object]:
         from pytest_competence.evaluate import ask_model
@@ -220,7 +251,7 @@ class Pipeline:
                         except TimeoutError:
                             shown = self._show(shown)
                 finally:
-                    self.window.release(*cost)
+                    self._give_back(cost)
                 shown = self._show(shown)
                 yield items, answers
         finally:
@@ -239,13 +270,15 @@ class Pipeline:
         self.window.wake()
         self._asking.shutdown(wait=False, cancel_futures=True)
         self.token.cancel()
-        while True:
-            try:
-                got = self._chunks.get_nowait()
-            except queue.Empty:
-                break
-            if isinstance(got, tuple):
-                self.window.release(*got[2])
+        with self._holding:
+            self._closed, held, self.held = True, self.held, [0, 0]
+        if held[0]:
+            self.window.release(*held)
+
+    def claim(self) -> None:
+        """Its test takes it over: from now on it asks as if asked by its test."""
+        self.claimed.set()
+        self.window.wake()
 
 
 class _Counted:
@@ -257,11 +290,11 @@ class _Counted:
     def __getattr__(self, attr: str) -> Any:
         return getattr(self.model, attr)
 
-    def generate(self, prompts: Sequence[Prompt]) -> list[object]:
+    def generate(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:
         from pytest_competence.models import as_they_come
         from pytest_competence.models.readout import in_order
 
-        def counted() -> Iterator[tuple[int, object]]:
+        def counted() -> Iterator[tuple[int, str | BaseException]]:
             for pair in as_they_come(self.model, prompts):
                 self.pipeline.answered += 1
                 yield pair
@@ -278,6 +311,9 @@ class Lookahead:
         self.session, self.size, self.characters = session, size, 2 * CHUNK_CHARACTERS
         self.windows: dict[str, Window] = {}
         self.ahead: dict[tuple, Pipeline] = {}  # started for a later test, not yet taken
+        # Evaluations under way or done: a later test of the same design and model reuses the
+        # evaluation (CompetenceSession.evaluations), so asking it ahead would ask it twice.
+        self.taken: set[tuple] = set()
         self._next: tuple[CompetenceSpec, Model, tuple] | None = None
         self._owed = False  # a pipeline finished asking before the next test was known
         self._lock = threading.Lock()
@@ -302,9 +338,10 @@ class Lookahead:
             return None
         with self._lock:
             started = self.ahead.pop(key, None)
+            self.taken.add(key)
         if started is None:
             return self._start(spec, model, claimed=True)
-        started.claimed.set()
+        started.claim()
         return started
 
     def _start(self, spec: CompetenceSpec, model: Model, *, claimed: bool = False) -> Pipeline:
@@ -321,7 +358,7 @@ class Lookahead:
                 return
             self._owed = False
             spec, model, key = planned
-            if key in self.ahead or key in self.session.evaluations or _outage(model):
+            if key in self.ahead or key in self.taken or _outage(model):
                 return
             self.ahead[key] = self._start(spec, model)
 
@@ -365,7 +402,7 @@ class Lookahead:
         except Exception:  # the test's own setup reports it
             return None
         key = (spec.key, spec.attempts, model.name)
-        if not reads_family(model, spec.family.name) or key in self.session.evaluations:
+        if not reads_family(model, spec.family.name) or key in self.taken:
             return None
         return spec, model, key
 
