@@ -7,16 +7,10 @@ from __future__ import annotations
 
 import os
 
-import numpy.fft  # noqa: F401
-import numpy.linalg  # noqa: F401
-import scipy.stats  # noqa: F401
 from hypothesis import HealthCheck, settings
 
-# pytester restores sys.modules after each in-process run, so a module first imported inside one
-# is imported afresh by the next test — and numpy's C extensions refuse a second load ("cannot
-# load module more than once per process": numpy.fft through scipy.stats, datasets, trl), as
-# does torch's operator registry (torch.distributed, through transformers' Llama, see
-# pytest_collection_modifyitems). They are imported here, once, before any test.
+# transformers' Llama loads torch's operator registry, which refuses a second load inside a
+# pytester run: imported once at collection for sessions holding a test that needs it.
 TORCH_TESTS = {
     "test_hf.py",
     "test_learned.py",
@@ -26,33 +20,9 @@ TORCH_TESTS = {
     "test_trl.py",
 }
 
-
-def _load_the_http_stack() -> None:
-    """httpx maps httpcore's exceptions through a table built on first use: if httpcore's modules
-    were imported afresh inside a pytester run while httpx's stayed, a refused connection would
-    surface as an unmapped httpcore error. One refused request loads every module the async
-    client needs, here, before any test."""
-    import asyncio
-    import socket
-
-    import httpx
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-
-    async def refused() -> None:
-        async with httpx.AsyncClient() as client:
-            try:
-                await client.post(f"http://127.0.0.1:{port}/", json={}, timeout=2)
-            except httpx.HTTPError:
-                pass
-
-    asyncio.run(refused())
-
-
-_load_the_http_stack()
-
+# Nothing heavy at collection: this file is loaded by every run in the repository, the README's
+# `pytest examples …` included. The test suite's own preloads (numpy's and scipy's C extensions,
+# the HTTP stack) are in tests/conftest.py, made when a test first uses pytester.
 settings.register_profile(
     "ci",
     max_examples=60,

@@ -21,7 +21,8 @@ deterministic, correct answerer — and report logprobs on request. Control endp
 - ``GET /log`` returns the request log: per request, time, port, path, body hash ``key``, the send
   number ``n`` of that body, what was done (``ok`` or the fault) and the SHA-256 of the
   ``Authorization`` header (never the header itself), the requests in flight on arrival
-  (``inflight``), the client's port (one per connection) and the body's ``seed``.
+  (``inflight``), the client's port (one per connection), the body's ``seed`` and, once it was
+  answered, when (``end``).
 """
 
 from __future__ import annotations
@@ -92,6 +93,7 @@ class _Handler(BaseHTTPRequestHandler):
         if getattr(self, "_counted", False):
             self._counted = False
             with self.state.lock:
+                self._entry["end"] = time.time()
                 if self._epoch == self.state.epoch:
                     self.state.inflight -= 1
 
@@ -144,20 +146,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.state.inflight += 1
             self._counted, self._epoch = True, self.state.epoch
             kind = str(fault["kind"]) if fault else "ok"
-            self.state.log.append(
-                {
-                    "t": time.time(),
-                    "port": self.server.server_address[1],
-                    "path": self.path,
-                    "key": key,
-                    "n": n,
-                    "did": kind,
-                    "inflight": self.state.inflight,
-                    "client_port": self.client_address[1],
-                    "seed": body.get("seed"),
-                    "auth_sha256": hashlib.sha256(auth.encode()).hexdigest() if auth else None,
-                }
-            )
+            self._entry = {
+                "t": time.time(),
+                "port": self.server.server_address[1],
+                "path": self.path,
+                "key": key,
+                "n": n,
+                "did": kind,
+                "inflight": self.state.inflight,
+                "client_port": self.client_address[1],
+                "seed": body.get("seed"),
+                "auth_sha256": hashlib.sha256(auth.encode()).hexdigest() if auth else None,
+            }
+            self.state.log.append(self._entry)
         try:
             self._reply(kind, fault, body, latency)
         finally:

@@ -355,6 +355,18 @@ PYTEST_ROWS = [
         args=("--competence-model=openai:m@http://127.0.0.1:9/v1",),
     ),
     Row(
+        "lookahead-not-a-number",
+        "competence_lookahead: expected a whole number of prompts (0 turns asking ahead off), "
+        "but got '2k'",
+        ini=("competence_lookahead = 2k",),
+    ),
+    Row(
+        "lookahead-negative",
+        "competence_lookahead: expected a whole number of prompts",
+        ini=("competence_lookahead = -1",),
+    ),
+    Row("lookahead-off", "", 0, ini=("competence_lookahead = 0",)),
+    Row(
         "baseline-missing",
         "--competence-baseline: no such file 'missing.json'",
         args=("--competence-model=ref:ideal", "--competence-baseline=missing.json"),

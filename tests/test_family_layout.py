@@ -36,7 +36,7 @@ BOTTOM = {
     f"{PACKAGE}._lazy": set(),
     f"{PACKAGE}.protocol": set(),
     f"{PACKAGE}.drawing": set(),
-    f"{PACKAGE}.stats": set(),
+    f"{PACKAGE}.stats": {f"{PACKAGE}._lazy"},  # its face hands names on lazily
     f"{PACKAGE}.registry": {f"{PACKAGE}.protocol"},
     f"{PACKAGE}.policy": {f"{PACKAGE}.protocol", f"{PACKAGE}.registry"},
 }

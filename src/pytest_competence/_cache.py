@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -156,8 +157,17 @@ class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._db: sqlite3.Connection | None = None
+        # Batches asked ahead (._lookahead) use the cache from several threads: one connection
+        # (SQLite's serialized mode), opened once.
+        self._opening = threading.Lock()
 
     def _connect(self) -> sqlite3.Connection:
+        if self._db is not None:
+            return self._db
+        with self._opening:
+            return self._open()
+
+    def _open(self) -> sqlite3.Connection:
         if self._db is None:
             folder = self.path.parent
             folder.mkdir(parents=True, exist_ok=True)

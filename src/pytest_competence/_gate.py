@@ -117,7 +117,8 @@ class DesignDigest:
             for p in item.prompts:
                 for part in (item.id, p.presentation, p.system, p.text, p.gold, p.readout):
                     data = str(part).encode("utf-8", "surrogatepass")
-                    digest.update(len(data).to_bytes(8, "big") + data)
+                    digest.update(len(data).to_bytes(8, "big"))  # the same bytes, not copied
+                    digest.update(data)
 
     def fingerprint(self, spec: Any) -> dict[str, Any]:
         return {

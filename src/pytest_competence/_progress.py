@@ -164,6 +164,12 @@ class ProgressModel(ModelWrapper):
             self._span.close()
             self._span = None
 
+    def advance(self, count: int) -> None:
+        """Count ``count`` answers on the line of the evaluation under way (asked elsewhere:
+        :class:`~pytest_competence._lookahead.Pipeline` asks the model beneath this one)."""
+        if self._span is not None:
+            self._span.advance(count)
+
     def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, str | BaseException]]:
         if self._span is None and not progress_enabled(self.config):
             yield from as_they_come(self.model, prompts)

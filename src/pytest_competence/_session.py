@@ -24,6 +24,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_competence._batch_files import Target
+    from pytest_competence._lookahead import Lookahead
     from pytest_competence.evaluation import Evaluation
     from pytest_competence.models import Model
     from pytest_competence.result import Result
@@ -66,6 +67,7 @@ class CompetenceSession:
         self.awaiting = 0  # competence tests whose requests went to a batch file
         self.batch_targets: dict[str, Target] = {}  # the batch file set of each exporting spec
         self.errored: list[str] = []  # one line per test × model that ended in an error
+        self.lookahead: Lookahead | None = None  # asks designs ahead (set by start_session)
         worker = getattr(config, "workerinput", None)
         self.is_worker = worker is not None
         self.parts: Path | None = None
@@ -166,10 +168,19 @@ class CompetenceSession:
             if part is not None:
                 part.append(rows)
 
+        lookahead = self.lookahead
         try:
             with expecting(model, spec.prompt_count):
+                # Asked ahead where the model's answers come from a server (._lookahead).
+                asked = lookahead.pipeline(spec, model, key) if lookahead is not None else None
                 evaluation = evaluate_chunks(
-                    spec.family, spec.chunks, model, spec.attempts, each=each, bounded=True
+                    spec.family,
+                    spec.chunks,
+                    model,
+                    spec.attempts,
+                    each=each,
+                    bounded=True,
+                    asked=asked,
                 )
         except BaseException:
             if part is not None:
@@ -387,6 +398,9 @@ def start_session(config: pytest.Config) -> CompetenceSession:
 
     # Every process plans the same file sets; the controller empties them (a fresh set a run).
     state.batch_targets = start_exports(config, state.models, worker=state.is_worker)
+    from pytest_competence._lookahead import Lookahead
+
+    state.lookahead = Lookahead.install(config, state)
     return state
 
 

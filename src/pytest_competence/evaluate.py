@@ -141,10 +141,16 @@ def sent_prompts(items: Sequence[Item], attempts: int = 1) -> list[Prompt]:
 
 
 def _observe_chunk(
-    family: FamilyLike, items: Sequence[Item], model: Model, attempts: int
+    family: FamilyLike,
+    items: Sequence[Item],
+    model: Model,
+    attempts: int,
+    answers: Sequence[object] | None = None,
 ) -> list[tuple[Observation, ...]]:
-    """Ask every prompt of ``items`` in one batch; one row of observations per item."""
-    answers = ask_model(model, sent_prompts(items, attempts))
+    """Ask every prompt of ``items`` in one batch (unless its ``answers`` came already); one
+    row of observations per item."""
+    if answers is None:
+        answers = ask_model(model, sent_prompts(items, attempts))
     observations = []
     it = iter(answers)
     for item in items:
@@ -192,19 +198,23 @@ def evaluate_chunks(
     *,
     each: Callable[[Sequence[Item], list[tuple[Observation, ...]]], None] | None = None,
     bounded: bool = False,
+    asked: Iterable[tuple[Sequence[Item], Sequence[object]]] | None = None,
 ) -> Evaluation:
     """:func:`evaluate` over a design that comes in chunks: one batch per chunk (the next chunk
     generated meanwhile, in a thread), each chunk's observations reduced into the evaluation's
     arrays at once, then handed to ``each`` (e.g. to append their records) and dropped. ``chunks()`` must give the same chunks every time it
     is called: the evaluation regenerates its rows from it (:meth:`Evaluation.rows`).
     ``bounded``: keep only a bounded table of raw answers (:class:`~.evaluation.Reduction`).
+    ``asked``: the chunks with their answers (every prompt of :func:`sent_prompts`, in order),
+    asked elsewhere (:class:`~pytest_competence._lookahead.Pipeline`), instead of asking here.
     """
     reduction = Reduction(model.name, family, (), attempts, bounded=bounded)
     seconds = 0.0
     calls = 0
-    for items in _ahead(chunks()):
+    given = asked if asked is not None else ((items, None) for items in _ahead(chunks()))
+    for items, answers in given:
         start = time.perf_counter()
-        rows = _observe_chunk(family, items, model, attempts)
+        rows = _observe_chunk(family, items, model, attempts, answers)
         seconds += time.perf_counter() - start
         calls += 1
         reduction.add(items, rows)

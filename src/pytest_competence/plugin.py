@@ -1,13 +1,12 @@
 """The pytest plugin: its options, the configuration of a run, and the plugins it registers.
 
 Loaded in every pytest session once installed, so it imports only pytest at module level; the
-engine (numpy, the families, the models) is imported when a competence test first needs it.
-At configure time the run's settings are read and checked once
-(:class:`~pytest_competence._session.CompetenceSession`), cheap model specs are resolved (a bad
-one is a usage error before anything runs), and the plugins that do the work are registered:
-the tests the ``competence`` marker makes and their fixtures (:mod:`._fixtures`), the verdict
-after each test body (:mod:`._verdict`), minimisation's marker and options
-(:mod:`.minimise`), the audit (:mod:`.audit.plugin`) and the xdist hand-over.
+engine (numpy, the families, the models) is imported when a competence test first needs it. At
+configure time the settings are read and checked once (:class:`~._session.CompetenceSession`),
+cheap model specs are resolved (a bad one is a usage error before anything runs), and the plugins
+that do the work are registered: the marker's tests and fixtures (:mod:`._fixtures`), the verdict
+after each body (:mod:`._verdict`), minimisation (:mod:`.minimise`), the audit
+(:mod:`.audit.plugin`), the lookahead (:mod:`._lookahead`) and the xdist hand-over.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_competence._lookahead import add_ini as add_lookahead_ini
 from pytest_competence._session import STATE, CompetenceSession, start_session
 
 __all__ = ["MARKER_HELP", "pytest_addhooks", "pytest_addoption", "pytest_configure"]
@@ -205,6 +205,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Largest response body of openai: models in MiB, on the wire and after "
         "decompression, unless the spec sets max_response_mib= (default: 16)",
     )
+    add_lookahead_ini(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
@@ -52,6 +53,7 @@ from ._params import Param, choice, number, parse_params, text, whole
 from .readout import Answer, Scores, best_candidate, group_by_space, in_order, logsumexp
 
 if TYPE_CHECKING:
+    from ._pipe import Pipe
     from ._transport import Call, ModelCallError
 
 T = TypeVar("T")
@@ -181,6 +183,9 @@ class OpenAIModel:
         self.policy = RetryPolicy(attempts=attempts, budget=budget, backoff=backoff)
         self.breaker = Breaker(len(self.base_urls))  # across batches: a dead server stays dead
         self.max_body = max_response_mib * MIB
+        #: Answers come from a server: batches may be asked from several threads at once, and
+        #: share the model's connections and its ``concurrency`` (see :mod:`._pipe`).
+        self.concurrent_calls = True
         #: Everything that decides the answers, and nothing else (no key, no tuning knobs).
         self.cache_identity = json.dumps(
             {
@@ -276,22 +281,38 @@ class OpenAIModel:
     def _send(
         self, calls: Sequence[Call], parse: Callable[[Any], T]
     ) -> Iterator[tuple[int, T | ModelCallError]]:
-        from ._transport import post_all
-
         key = os.environ.get(self.key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return post_all(
-            calls,
-            parse,
-            urls=self.base_urls,
-            headers=headers,
+        return self._pipe(headers).stream(calls, parse, secrets=[key] if key else [])
+
+    def _pipe(self, headers: dict[str, str]) -> Pipe:
+        """The model's request stream (:mod:`._pipe`), kept across batches: one per API key
+        (read at request time, so a key changed between batches is the one sent)."""
+        pipe = self.__dict__.get("_requests")
+        if pipe is not None and pipe.headers == headers:
+            return pipe
+        from ._pipe import Pipe
+
+        if pipe is not None:
+            pipe.close()
+        pipe = self._requests = Pipe(
+            self.base_urls,
+            headers,
             concurrency=self.concurrency,
             timeout=self.timeout,
             policy=self.policy,
-            secrets=[key] if key else [],
             breaker=self.breaker,
             max_body=self.max_body,
         )
+        weakref.finalize(self, pipe.close)  # a model dropped without close() stops its thread
+        return pipe
+
+    def close(self) -> None:
+        """Stop the model's request stream and close its connections (a later call opens
+        them again)."""
+        pipe = self.__dict__.pop("_requests", None)
+        if pipe is not None:
+            pipe.close()
 
     def _answer_text(self, data: Any) -> str | BaseException:
         first = data["choices"][0]

@@ -9,79 +9,154 @@ here imports pytest.
 
 from __future__ import annotations
 
-from pytest_competence.stats.agreement import (
-    VarianceDecomposition,
-    chance_agreement,
-    family_consistency,
-    kappa,
-    kappa_bar,
-    majority_vote,
-    per_transformation_consistency,
-    repeat_agreement,
-    systematicity,
-    variance_decomposition,
-)
-from pytest_competence.stats.bootstrap import (
-    CHUNK,
-    ROWS_PER_DISTINCT_ROW,
-    AdditiveFigure,
-    BootstrapInterval,
-    Statistic,
-    accuracy_figure,
-    bootstrap_sums,
-    difference_figure,
-    invariance_figure,
-    kappa_bar_figure,
-    paired_bootstrap,
-    robust_correct_figure,
-)
-from pytest_competence.stats.boundary import (
-    COIN_FLIP_BELOW,
-    BoundaryReproducibility,
-    boundary_reproducibility,
-    crossing_level,
-)
-from pytest_competence.stats.bounds import failure_rate_upper_bound, wilson_lower_bound
-from pytest_competence.stats.detectable import (
-    CellPower,
-    GatePower,
-    GateTest,
-    detectable_drop,
-    gate_power,
-    noninferiority_power,
-    pairs_needed,
-    regression_power,
-)
-from pytest_competence.stats.intervals import (
-    check_count,
-    check_open_unit,
-    check_probability,
-    two_sided_z,
-    wilson_interval,
-)
-from pytest_competence.stats.noninferiority import (
-    EXACT_UP_TO_PAIRS,
-    NUISANCE_GRID,
-    NonInferiority,
-    NonInferiorityCell,
-    NonInferiorityMethod,
-    check_margin,
-    check_table,
-    noninferiority_decision,
-    noninferiority_p_value,
-    paired_difference_interval,
-    paired_lower_bound,
-    tango_statistic,
-)
-from pytest_competence.stats.paired import (
-    EXACT_UP_TO_DISCORDANT,
-    McNemar,
-    holm,
-    mcnemar,
-    mcnemar_paired,
-)
-from pytest_competence.stats.planner import half_width, minimum_detectable_difference
-from pytest_competence.stats.trend import Checkpoint, TrendRow, checkpoint_series
+from typing import TYPE_CHECKING
+
+from pytest_competence._lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from pytest_competence.stats.agreement import (
+        VarianceDecomposition,
+        chance_agreement,
+        family_consistency,
+        kappa,
+        kappa_bar,
+        majority_vote,
+        per_transformation_consistency,
+        repeat_agreement,
+        systematicity,
+        variance_decomposition,
+    )
+    from pytest_competence.stats.bootstrap import (
+        CHUNK,
+        ROWS_PER_DISTINCT_ROW,
+        AdditiveFigure,
+        BootstrapInterval,
+        Statistic,
+        accuracy_figure,
+        bootstrap_sums,
+        difference_figure,
+        invariance_figure,
+        kappa_bar_figure,
+        paired_bootstrap,
+        robust_correct_figure,
+    )
+    from pytest_competence.stats.boundary import (
+        COIN_FLIP_BELOW,
+        BoundaryReproducibility,
+        boundary_reproducibility,
+        crossing_level,
+    )
+    from pytest_competence.stats.bounds import failure_rate_upper_bound, wilson_lower_bound
+    from pytest_competence.stats.detectable import (
+        CellPower,
+        GatePower,
+        GateTest,
+        detectable_drop,
+        gate_power,
+        noninferiority_power,
+        pairs_needed,
+        regression_power,
+    )
+    from pytest_competence.stats.intervals import (
+        check_count,
+        check_open_unit,
+        check_probability,
+        two_sided_z,
+        wilson_interval,
+    )
+    from pytest_competence.stats.noninferiority import (
+        EXACT_UP_TO_PAIRS,
+        NUISANCE_GRID,
+        NonInferiority,
+        NonInferiorityCell,
+        NonInferiorityMethod,
+        check_margin,
+        check_table,
+        noninferiority_decision,
+        noninferiority_p_value,
+        paired_difference_interval,
+        paired_lower_bound,
+        tango_statistic,
+    )
+    from pytest_competence.stats.paired import (
+        EXACT_UP_TO_DISCORDANT,
+        McNemar,
+        holm,
+        mcnemar,
+        mcnemar_paired,
+    )
+    from pytest_competence.stats.planner import half_width, minimum_detectable_difference
+    from pytest_competence.stats.trend import Checkpoint, TrendRow, checkpoint_series
+
+# Each name comes from its module when first asked for: the regression gate's statistics
+# (scipy.optimize) are not imported by a run that never gates.
+_LAZY = {
+    "AdditiveFigure": "pytest_competence.stats.bootstrap",
+    "BootstrapInterval": "pytest_competence.stats.bootstrap",
+    "BoundaryReproducibility": "pytest_competence.stats.boundary",
+    "CHUNK": "pytest_competence.stats.bootstrap",
+    "COIN_FLIP_BELOW": "pytest_competence.stats.boundary",
+    "CellPower": "pytest_competence.stats.detectable",
+    "Checkpoint": "pytest_competence.stats.trend",
+    "EXACT_UP_TO_DISCORDANT": "pytest_competence.stats.paired",
+    "EXACT_UP_TO_PAIRS": "pytest_competence.stats.noninferiority",
+    "GatePower": "pytest_competence.stats.detectable",
+    "GateTest": "pytest_competence.stats.detectable",
+    "McNemar": "pytest_competence.stats.paired",
+    "NUISANCE_GRID": "pytest_competence.stats.noninferiority",
+    "NonInferiority": "pytest_competence.stats.noninferiority",
+    "NonInferiorityCell": "pytest_competence.stats.noninferiority",
+    "NonInferiorityMethod": "pytest_competence.stats.noninferiority",
+    "ROWS_PER_DISTINCT_ROW": "pytest_competence.stats.bootstrap",
+    "Statistic": "pytest_competence.stats.bootstrap",
+    "TrendRow": "pytest_competence.stats.trend",
+    "VarianceDecomposition": "pytest_competence.stats.agreement",
+    "accuracy_figure": "pytest_competence.stats.bootstrap",
+    "bootstrap_sums": "pytest_competence.stats.bootstrap",
+    "boundary_reproducibility": "pytest_competence.stats.boundary",
+    "chance_agreement": "pytest_competence.stats.agreement",
+    "check_count": "pytest_competence.stats.intervals",
+    "check_margin": "pytest_competence.stats.noninferiority",
+    "check_open_unit": "pytest_competence.stats.intervals",
+    "check_probability": "pytest_competence.stats.intervals",
+    "check_table": "pytest_competence.stats.noninferiority",
+    "checkpoint_series": "pytest_competence.stats.trend",
+    "crossing_level": "pytest_competence.stats.boundary",
+    "detectable_drop": "pytest_competence.stats.detectable",
+    "difference_figure": "pytest_competence.stats.bootstrap",
+    "failure_rate_upper_bound": "pytest_competence.stats.bounds",
+    "family_consistency": "pytest_competence.stats.agreement",
+    "gate_power": "pytest_competence.stats.detectable",
+    "half_width": "pytest_competence.stats.planner",
+    "holm": "pytest_competence.stats.paired",
+    "invariance_figure": "pytest_competence.stats.bootstrap",
+    "kappa": "pytest_competence.stats.agreement",
+    "kappa_bar": "pytest_competence.stats.agreement",
+    "kappa_bar_figure": "pytest_competence.stats.bootstrap",
+    "majority_vote": "pytest_competence.stats.agreement",
+    "mcnemar": "pytest_competence.stats.paired",
+    "mcnemar_paired": "pytest_competence.stats.paired",
+    "minimum_detectable_difference": "pytest_competence.stats.planner",
+    "noninferiority_decision": "pytest_competence.stats.noninferiority",
+    "noninferiority_p_value": "pytest_competence.stats.noninferiority",
+    "noninferiority_power": "pytest_competence.stats.detectable",
+    "paired_bootstrap": "pytest_competence.stats.bootstrap",
+    "paired_difference_interval": "pytest_competence.stats.noninferiority",
+    "paired_lower_bound": "pytest_competence.stats.noninferiority",
+    "pairs_needed": "pytest_competence.stats.detectable",
+    "per_transformation_consistency": "pytest_competence.stats.agreement",
+    "regression_power": "pytest_competence.stats.detectable",
+    "repeat_agreement": "pytest_competence.stats.agreement",
+    "robust_correct_figure": "pytest_competence.stats.bootstrap",
+    "systematicity": "pytest_competence.stats.agreement",
+    "tango_statistic": "pytest_competence.stats.noninferiority",
+    "two_sided_z": "pytest_competence.stats.intervals",
+    "variance_decomposition": "pytest_competence.stats.agreement",
+    "wilson_interval": "pytest_competence.stats.intervals",
+    "wilson_lower_bound": "pytest_competence.stats.bounds",
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
     "CHUNK",
