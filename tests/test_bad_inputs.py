@@ -178,6 +178,13 @@ PYTEST_ROWS = [
         ini=("competence_shrink_seconds = -1",),
     ),
     Row(
+        "shrink-outside",
+        "Expected competence_shrink_outside to be true or false, but got "
+        "competence_shrink_outside='maybe'",
+        ini=("competence_shrink_outside = maybe",),
+    ),
+    Row("shrink-outside-off", "", 0, ini=("competence_shrink_outside = false",)),
+    Row(
         "max-prompts-zero",
         "ini option competence_max_prompts = 0: expected a positive whole number",
         ini=("competence_max_prompts = 0",),

@@ -156,7 +156,8 @@ def test_an_error_rate_below_the_configured_share_counts_errors_as_invalid(
             "raise ValueError('weights not found')",
             "model 'py:broken:answer' raised ValueError: "
             "weights not found (at *broken.py:3) instead of "
-            "answering; an infrastructure error, not an answer",
+            "answering a batch of 32 prompts (the first: ordering/seed=1/n=4/0 [[]original[]] "
+            "?There are 4 people *?); an infrastructure error, not an answer",
         ),
     ],
 )

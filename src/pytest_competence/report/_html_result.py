@@ -337,11 +337,20 @@ def _minimal_case(m: Mapping[str, Any]) -> str:
         if boundary.get("trail")
         else ""
     )
+    outside = m.get("outside") or {}
+    beyond = (
+        f"<h3>Also fails outside this suite</h3><p><b>{esc(outside['summary'])}</b></p>"
+        f"<p class=muted>A case this suite's design cannot draw, found in "
+        f"{esc(outside['calls']['total'])} more model calls: a finding of its own, not the "
+        f"test's failing case.</p>{_observation_table(outside['observations'])}"
+        if outside.get("observations")
+        else ""
+    )
     return (
         f"<h3>{title}</h3><p><b>{esc(m.get('summary'))}</b></p>"
         f"<p>{esc(calls.get('total'))} model calls ({spent}); {esc(m.get('prompts_sent'))} "
         f"prompts.{found}</p>"
-        f"<p>{esc(m.get('verdict'))}</p>{_observation_table(m['observations'])}"
+        f"<p>{esc(m.get('verdict'))}</p>{_observation_table(m['observations'])}{beyond}"
     )
 
 

@@ -99,7 +99,14 @@ def _minimal(r: Mapping[str, Any]) -> list[str]:
     if "summary" not in m:
         return []
     label = _MINIMAL_LABELS.get(m["status"], "failing case")
-    return [f"    {label}: {m['summary']} ({m['calls']['total']} model calls)"]
+    lines = [f"    {label}: {m['summary']} ({m['calls']['total']} model calls)"]
+    outside = m.get("outside") or {}
+    if "summary" in outside:
+        lines.append(
+            f"    also fails outside this suite: {outside['summary']} "
+            f"({outside['calls']['total']} more model calls)"
+        )
+    return lines
 
 
 def _headline(r: Mapping[str, Any]) -> str:
