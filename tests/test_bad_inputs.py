@@ -208,6 +208,11 @@ PYTEST_ROWS = [
         args=("--competence-json", "missing/out.json"),
     ),
     Row(
+        "html-unwritable-dir",
+        "--competence-html /proc/r.html: cannot write in /proc",
+        args=("--competence-html", "/proc/r.html"),
+    ),
+    Row(
         "records-without-json",
         "--competence-records r.jsonl: the records file belongs to a "
         "results document; add --competence-json PATH",
@@ -251,6 +256,38 @@ PYTEST_ROWS = [
         args=("--competence-model", "ref:nosuch"),
     ),
     Row(
+        "py-attribute-typo",
+        "--competence-model: Model spec 'py:json:dunps': module 'json' has no attribute 'dunps' "
+        "(did you mean 'dumps'?); it defines dump, dumps",
+        args=("--competence-model=py:json:dunps",),
+    ),
+    Row(
+        "py-missing-file",
+        "--competence-model: Model spec 'py:missing.py:answer': no such file 'missing.py'",
+        args=("--competence-model=py:missing.py:answer",),
+    ),
+    Row(
+        "py-missing-module",
+        "--competence-model: Model spec 'py:no_such_module:answer': cannot import module",
+        args=("--competence-model=py:no_such_module:answer",),
+    ),
+    Row(
+        "py-not-callable",
+        "--competence-model: Model spec 'py:string:digits': 'digits' is a str, not a callable",
+        args=("--competence-model=py:string:digits",),
+    ),
+    Row(
+        "default-model-bad",
+        "competence_default_model: Unknown reference policy 'nosuch'",
+        ini=("competence_default_model = ref:nosuch",),
+    ),
+    Row(
+        "alias-target-bad",
+        "--competence-model: alias 'q' in competence_models: Unknown reference policy 'nosuch'",
+        ini=("competence_models = q = ref:nosuch",),
+        args=("--competence-model=q",),
+    ),
+    Row(
         "cache-choice",
         "argument --competence-cache: invalid choice: 'bad'",
         args=("--competence-cache=bad",),
@@ -288,13 +325,37 @@ PYTEST_ROWS = [
         args=("--competence-model=ref:ideal", "--competence-baseline=missing.json"),
     ),
     Row(
+        "baseline-not-a-model-or-file",
+        "--competence-baseline: unknown model 'ckpt_a'; it is not an alias (aliases: none are "
+        "configured), a spec such as 'ref:ideal' or 'py:my_models:answer' or an archived "
+        "results document (no such file)",
+        args=("--competence-model=ref:ideal", "--competence-baseline=ckpt_a"),
+    ),
+    Row(
+        "baseline-records-file",
+        "--competence-baseline: 'r.records.jsonl' is a records file (one JSON line per "
+        "prompt), not a results document; pass the --competence-json file it belongs to, e.g. "
+        "r.json",
+        args=("--competence-model=ref:ideal", "--competence-baseline=r.records.jsonl"),
+    ),
+    Row(
+        "baseline-bad-spec",
+        "--competence-baseline: Unknown reference policy 'nosuch'",
+        args=("--competence-model=ref:ideal", "--competence-baseline=ref:nosuch"),
+    ),
+    Row(
+        "baseline-py-typo",
+        "--competence-baseline: Model spec 'py:json:dumpz': module 'json' has no attribute",
+        args=("--competence-model=ref:ideal", "--competence-baseline=py:json:dumpz"),
+    ),
+    Row(
         "baseline-blank",
         "--competence-baseline: got an empty value",
         args=("--competence-model=ref:ideal", "--competence-baseline= "),
     ),
     Row(
         "batch-export-missing-dir",
-        "--competence-batch-export: cannot write 'missing/r.jsonl'",
+        "--competence-batch-export missing/r.jsonl: the directory missing does not exist",
         args=("--competence-model=ref:ideal", "--competence-batch-export=missing/r.jsonl"),
     ),
 ]

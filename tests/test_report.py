@@ -278,3 +278,70 @@ def test_a_markdown_fence_outlasts_any_backticks_in_an_answer():
     assert set(fence) == {"`"} and len(fence) == 7 and lines[-1].strip() == fence
     assert lines[1] == f"  {answer}"
     assert _fenced(["plain"])[0] == "  ```text"
+
+
+# -- issue #24 item 1: report paths that cannot be written --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "option", ["--competence-html", "--competence-json", "--competence-markdown"]
+)
+def test_a_report_folder_this_user_cannot_write_stops_the_run_at_start(
+    pytester: pytest.Pytester, option: str
+):
+    """As a user who cannot write the folder: one line, exit 4, before any test runs."""
+    import os
+
+    folder = pytester.path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        if os.access(folder, os.W_OK):
+            pytest.skip("this user can write any folder (root): the /proc row of test_bad_inputs")
+        pytester.makepyfile(test_suite=SUITE)
+        result = pytester.runpytest("--competence-model=ref:ideal", option, "ro/r.out")
+    finally:
+        folder.chmod(0o700)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {option} ro/r.out: cannot write in ro (*)*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_report_that_cannot_be_written_at_the_end_is_named_after_the_summary(
+    pytester: pytest.Pytester,
+):
+    """The folder was writable at start and is gone at the end (as a full disk would fail a
+    write): every result, failure and profile is still shown, the summary first, then one line
+    per report not written; the others are written, and the exit status says so."""
+    (pytester.path / "out").mkdir()
+    pytester.makepyfile(
+        test_suite="""
+        import shutil
+        import pytest
+
+        @pytest.mark.competence(levels=[4, 8], pairs=8)
+        def test_x(competence):
+            shutil.rmtree("out", ignore_errors=True)
+        """
+    )
+    result = pytester.runpytest(
+        "--competence-model=ref:ideal,ref:threshold?n=4",
+        "--competence-html=out/r.html",
+        "--competence-markdown=out/r.md",
+        "--competence-json=r.json",
+    )
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(
+        [
+            "*FAILURES*",
+            "*Competence condition failed for model 'ref:threshold?n=4'*",
+            "*competence profiles*",
+            "competence JSON: *r.json",
+            "competence: Markdown summary (--competence-markdown) not written: out/r.md: No such "
+            "file or directory",
+            "competence: HTML report (--competence-html) not written: out/r.html: No such file "
+            "or directory",
+        ]
+    )
+    assert json.loads((pytester.path / "r.json").read_text())["results"]
+    assert "Traceback" not in result.stdout.str()

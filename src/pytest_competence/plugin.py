@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from pytest_competence._session import STATE, CompetenceSession, start_session
+from pytest_competence._session import STATE, CompetenceSession
+from pytest_competence._start import start_session
 
 __all__ = ["MARKER_HELP", "pytest_addhooks", "pytest_addoption", "pytest_configure"]
 
