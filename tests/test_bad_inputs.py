@@ -82,9 +82,28 @@ PYTEST_ROWS = [
     ),
     Row(
         "pairs-not-multiple",
-        "but got pairs=10; try pairs=200",
+        "but got pairs=10; try pairs=8 or pairs=12",
         INTERRUPTED,
         marker="levels=[4], pairs=10",
+    ),
+    Row(
+        "pairs-nearest",
+        "but got pairs=30; try pairs=28 or pairs=32",
+        INTERRUPTED,
+        marker="levels=[4], pairs=30",
+    ),
+    Row(
+        "family-option-typo",
+        "family='ordering' has no option 'vocabluary' (did you mean vocabulary=?); its options "
+        "are vocabulary, protocol, names, names_line, distractors, distance",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, vocabluary='front_behind'",
+    ),
+    Row(
+        "design-key-typo",
+        "family='ordering' has no option 'pair' (did you mean pairs=?)",
+        INTERRUPTED,
+        marker="levels=[4], pair=8",
     ),
     Row(
         "unknown-family",
@@ -462,7 +481,7 @@ CLI_ROWS = [
     CliRow(
         "generate-unknown-option",
         ("generate", "horn", "--option", "hint=True"),
-        "family='horn' does not take these options",
+        "family='horn' has no option 'hint'",
     ),
     CliRow(
         "batch-import-no-cache",
@@ -470,7 +489,18 @@ CLI_ROWS = [
         "batch import: no response cache at '.competence/cache.sqlite'",
         file="jsonl",
     ),
-    CliRow("plan-zero-pairs", ("plan", "--pairs", "0"), "--pairs and --levels must be at least 1"),
+    CliRow("plan-zero-pairs", ("plan", "--pairs", "0"), "--per-level must be at least 1"),
+    CliRow("plan-zero-levels", ("plan", "--level-count", "0"), "a design needs at least one level"),
+    CliRow(
+        "plan-levels-and-count",
+        ("plan", "--levels", "4,8", "--level-count", "2"),
+        "argument --level-count: not allowed with argument --levels",
+    ),
+    CliRow(
+        "generate-per-level",
+        ("generate", "ordering", "--levels", "4", "--per-level", "30"),
+        "but got --per-level 30; try --per-level 28 or --per-level 32",
+    ),
     CliRow("report-missing-file", ("report", "nothing.json"), "competence report: "),
     CliRow("report-jsonl", ("report", "{file}"), "not a results document: ", file="jsonl"),
     CliRow(

@@ -283,7 +283,8 @@ MARKER_CASES = [
     ),
     (
         "levels=[4], pairs=6",
-        "Expected pairs per level to be a positive multiple of 4*but got pairs=6; try pairs=200",
+        "Expected pairs per level to be a positive multiple of 4*but got pairs=6; try pairs=4 or "
+        "pairs=8",
     ),
     ("levels=[4], pairs=8, seed='x'", "Expected a non-negative integer seed, but got seed='x'"),
     (
@@ -318,7 +319,7 @@ MARKER_CASES = [
     ),
     (
         "levels=[4], pairs=8, colour='red'",
-        "family='ordering' does not take these options: *'colour'*",
+        "family='ordering' has no option 'colour'; its options are vocabulary, *",
     ),
 ]
 

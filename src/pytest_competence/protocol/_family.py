@@ -282,8 +282,31 @@ class Family(ABC):
         return {}
 
 
-def construct(cls: type[Family], options: Mapping[str, object]) -> Family:
-    """``cls(**options)``; options the family does not take are an :class:`InvalidArgument`."""
+def construct(
+    cls: type[Family], options: Mapping[str, object], *, also: Sequence[str] = ()
+) -> Family:
+    """``cls(**options)``. An option the family does not take is an :class:`InvalidArgument`
+    that names it, suggests the nearest name and lists the family's options; ``also`` are the
+    other keywords valid where the options were written (a marker's ``levels``, ``pairs``…),
+    suggested and listed too."""
+    import difflib
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: the constructor decides
+        parameters = []
+    if parameters and not any(p.kind is p.VAR_KEYWORD for p in parameters):
+        valid = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        unknown = [k for k in options if k not in valid]
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], [*valid, *also], n=1)
+            raise InvalidArgument(
+                f"family={cls.name!r} has no option {unknown[0]!r}"
+                + (f" (did you mean {near[0]}=?)" if near else "")
+                + f"; its options are {', '.join(valid) or 'none'}"
+                + (f" (and {', '.join(also)})" if also else "")
+            )
     try:
         return cls(**options)
     except TypeError as exc:
