@@ -61,6 +61,19 @@ def _matrix(document: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _diagnoses(document: Mapping[str, Any]) -> list[str]:
+    """Under ``-q`` beside a matrix: each diagnosed test × model's verdict, one line each."""
+    found = [(r["nodeid"], diagnosis_lines(r)) for r in document["results"]]
+    found = [(nodeid, lines) for nodeid, lines in found if lines]
+    if not found:
+        return []
+    return [
+        "which reference policy each model answers like (--competence-diagnose; the tables "
+        "without -q):",
+        *(f"  {nodeid}: {lines[0].strip().removeprefix('diagnosis: ')}" for nodeid, lines in found),
+    ]
+
+
 def _gate(r: Mapping[str, Any]) -> list[str]:
     gate = r.get("gate")
     if not gate:
@@ -189,6 +202,8 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
         lines.extend(_gate(r))
         lines.extend(_minimal(r))
     lines.extend(matrix)
+    if matrix and verbosity < 0:  # the matrix stood in for the per-result lines
+        lines.extend(_diagnoses(document))
     comparisons = document.get("comparisons", [])
     if matrix and verbosity < 0:
         lines.append(
