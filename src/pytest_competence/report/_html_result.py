@@ -377,7 +377,7 @@ def result_section(index: int, r: Mapping[str, Any]) -> str:
         f'<section id="result-{index}"><h2>{badge(r)}'
         f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"
         # A family's own figures and tables (Family.figures, Family.tables) lead.
-        f"{family_html(r)}{diagnosis_html(r)}<h3>Per level</h3>"
+        f"{family_html(r, f'result-{index}-')}{diagnosis_html(r)}<h3>Per level</h3>"
         f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}"
         f"{_failing_case(r.get('failing_case'))}</section>"
     )
