@@ -397,3 +397,12 @@ def test_invalid_parametrized_override_fails_at_setup(pytester: pytest.Pytester)
             + "*",
         ]
     )
+
+
+def test_xdist_is_a_core_dependency():
+    """Issue #24 item 11: `-n 2` works after the README's plain install: pytest-xdist is among
+    the installed distribution's unconditional requirements, not an extra's."""
+    from importlib.metadata import requires
+
+    core = [r for r in requires("pytest-competence") or [] if "extra ==" not in r]
+    assert any(r.replace("_", "-").startswith("pytest-xdist") for r in core), core
