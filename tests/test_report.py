@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -283,28 +285,54 @@ def test_a_markdown_fence_outlasts_any_backticks_in_an_answer():
 # -- issue #24 item 1: report paths that cannot be written --------------------------------------
 
 
+#: Root writes any folder; a run as ``nobody`` (util-linux ``setpriv``) is a user who cannot.
+SETPRIV = shutil.which("setpriv")
+
+
 @pytest.mark.parametrize(
     "option", ["--competence-html", "--competence-json", "--competence-markdown"]
 )
-def test_a_report_folder_this_user_cannot_write_stops_the_run_at_start(
-    pytester: pytest.Pytester, option: str
-):
-    """As a user who cannot write the folder: one line, exit 4, before any test runs."""
+def test_a_report_folder_this_user_cannot_write_stops_the_run_at_start(option: str):
+    """As a user who cannot write the folder: one line, exit 4, before any test runs. Run as
+    ``nobody`` where this user is root (who can write anywhere)."""
     import os
+    import subprocess
+    import sys
+    import tempfile
+    import textwrap
 
-    folder = pytester.path / "ro"
-    folder.mkdir()
-    folder.chmod(0o500)
-    try:
-        if os.access(folder, os.W_OK):
-            pytest.skip("this user can write any folder (root): the /proc row of test_bad_inputs")
-        pytester.makepyfile(test_suite=SUITE)
-        result = pytester.runpytest("--competence-model=ref:ideal", option, "ro/r.out")
-    finally:
-        folder.chmod(0o700)
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: {option} ro/r.out: cannot write in ro (*)*"])
-    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    as_other: list[str] = []
+    if os.geteuid() == 0:
+        if SETPRIV is None:
+            pytest.skip("root writes any folder, and there is no setpriv to run as nobody")
+        as_other = [SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    with tempfile.TemporaryDirectory() as scratch:
+        where = Path(scratch)
+        where.chmod(0o777)  # the run's own files (.hypothesis) go here
+        (where / "test_suite.py").write_text(textwrap.dedent(SUITE))
+        (where / "ro").mkdir()
+        (where / "ro").chmod(0o555)
+        done = subprocess.run(
+            [
+                *as_other,
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "--competence-model=ref:ideal",
+                option,
+                "ro/r.out",
+            ],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        (where / "ro").chmod(0o755)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert re.search(rf"^ERROR: {option} ro/r.out: cannot write in ro \(.+\)", done.stderr, re.M)
+    assert "Traceback" not in done.stdout + done.stderr and "passed" not in done.stdout
 
 
 def test_a_report_that_cannot_be_written_at_the_end_is_named_after_the_summary(
