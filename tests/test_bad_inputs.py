@@ -83,9 +83,28 @@ PYTEST_ROWS = [
     ),
     Row(
         "pairs-not-multiple",
-        "but got pairs=10; try pairs=200",
+        "but got pairs=10; try pairs=8 or pairs=12",
         INTERRUPTED,
         marker="levels=[4], pairs=10",
+    ),
+    Row(
+        "pairs-nearest",
+        "but got pairs=30; try pairs=28 or pairs=32",
+        INTERRUPTED,
+        marker="levels=[4], pairs=30",
+    ),
+    Row(
+        "family-option-typo",
+        "family='ordering' has no option 'vocabluary' (did you mean vocabulary=?); its options "
+        "are vocabulary, protocol, names, names_line, distractors, distance",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, vocabluary='front_behind'",
+    ),
+    Row(
+        "design-key-typo",
+        "family='ordering' has no option 'pair' (did you mean pairs=?)",
+        INTERRUPTED,
+        marker="levels=[4], pair=8",
     ),
     Row(
         "unknown-family",
@@ -178,6 +197,13 @@ PYTEST_ROWS = [
         "Expected competence_shrink_seconds to be a positive number",
         ini=("competence_shrink_seconds = -1",),
     ),
+    Row(
+        "shrink-outside",
+        "Expected competence_shrink_outside to be true or false, but got "
+        "competence_shrink_outside='maybe'",
+        ini=("competence_shrink_outside = maybe",),
+    ),
+    Row("shrink-outside-off", "", 0, ini=("competence_shrink_outside = false",)),
     Row(
         "max-prompts-zero",
         "ini option competence_max_prompts = 0: expected a positive whole number",
@@ -280,6 +306,11 @@ PYTEST_ROWS = [
         args=("--competence-json", "missing/out.json"),
     ),
     Row(
+        "html-unwritable-dir",
+        "--competence-html /proc/r.html: cannot write in /proc",
+        args=("--competence-html", "/proc/r.html"),
+    ),
+    Row(
         "records-without-json",
         "--competence-records r.jsonl: the records file belongs to a "
         "results document; add --competence-json PATH",
@@ -321,6 +352,38 @@ PYTEST_ROWS = [
         "unknown-policy",
         "--competence-model: Unknown reference policy 'nosuch'",
         args=("--competence-model", "ref:nosuch"),
+    ),
+    Row(
+        "py-attribute-typo",
+        "--competence-model: Model spec 'py:json:dunps': module 'json' has no attribute 'dunps' "
+        "(did you mean 'dumps'?); it defines dump, dumps",
+        args=("--competence-model=py:json:dunps",),
+    ),
+    Row(
+        "py-missing-file",
+        "--competence-model: Model spec 'py:missing.py:answer': no such file 'missing.py'",
+        args=("--competence-model=py:missing.py:answer",),
+    ),
+    Row(
+        "py-missing-module",
+        "--competence-model: Model spec 'py:no_such_module:answer': cannot import module",
+        args=("--competence-model=py:no_such_module:answer",),
+    ),
+    Row(
+        "py-not-callable",
+        "--competence-model: Model spec 'py:string:digits': 'digits' is a str, not a callable",
+        args=("--competence-model=py:string:digits",),
+    ),
+    Row(
+        "default-model-bad",
+        "competence_default_model: Unknown reference policy 'nosuch'",
+        ini=("competence_default_model = ref:nosuch",),
+    ),
+    Row(
+        "alias-target-bad",
+        "--competence-model: alias 'q' in competence_models: Unknown reference policy 'nosuch'",
+        ini=("competence_models = q = ref:nosuch",),
+        args=("--competence-model=q",),
     ),
     Row(
         "cache-choice",
@@ -372,13 +435,37 @@ PYTEST_ROWS = [
         args=("--competence-model=ref:ideal", "--competence-baseline=missing.json"),
     ),
     Row(
+        "baseline-not-a-model-or-file",
+        "--competence-baseline: unknown model 'ckpt_a'; it is not an alias (aliases: none are "
+        "configured), a spec such as 'ref:ideal' or 'py:my_models:answer' or an archived "
+        "results document (no such file)",
+        args=("--competence-model=ref:ideal", "--competence-baseline=ckpt_a"),
+    ),
+    Row(
+        "baseline-records-file",
+        "--competence-baseline: 'r.records.jsonl' is a records file (one JSON line per "
+        "prompt), not a results document; pass the --competence-json file it belongs to, e.g. "
+        "r.json",
+        args=("--competence-model=ref:ideal", "--competence-baseline=r.records.jsonl"),
+    ),
+    Row(
+        "baseline-bad-spec",
+        "--competence-baseline: Unknown reference policy 'nosuch'",
+        args=("--competence-model=ref:ideal", "--competence-baseline=ref:nosuch"),
+    ),
+    Row(
+        "baseline-py-typo",
+        "--competence-baseline: Model spec 'py:json:dumpz': module 'json' has no attribute",
+        args=("--competence-model=ref:ideal", "--competence-baseline=py:json:dumpz"),
+    ),
+    Row(
         "baseline-blank",
         "--competence-baseline: got an empty value",
         args=("--competence-model=ref:ideal", "--competence-baseline= "),
     ),
     Row(
         "batch-export-missing-dir",
-        "--competence-batch-export: cannot write 'missing/r.jsonl'",
+        "--competence-batch-export missing/r.jsonl: the directory missing does not exist",
         args=("--competence-model=ref:ideal", "--competence-batch-export=missing/r.jsonl"),
     ),
     Row(
@@ -627,7 +714,7 @@ CLI_ROWS = [
     CliRow(
         "generate-unknown-option",
         ("generate", "horn", "--option", "hint=True"),
-        "family='horn' does not take these options",
+        "family='horn' has no option 'hint'",
     ),
     CliRow(
         "batch-import-no-cache",
@@ -642,7 +729,18 @@ CLI_ROWS = [
         "batch import: no response cache at 'nope.sqlite' (--cache)",
         file="jsonl",
     ),
-    CliRow("plan-zero-pairs", ("plan", "--pairs", "0"), "--pairs and --levels must be at least 1"),
+    CliRow("plan-zero-pairs", ("plan", "--pairs", "0"), "--per-level must be at least 1"),
+    CliRow("plan-zero-levels", ("plan", "--level-count", "0"), "a design needs at least one level"),
+    CliRow(
+        "plan-levels-and-count",
+        ("plan", "--levels", "4,8", "--level-count", "2"),
+        "argument --level-count: not allowed with argument --levels",
+    ),
+    CliRow(
+        "generate-per-level",
+        ("generate", "ordering", "--levels", "4", "--per-level", "30"),
+        "but got --per-level 30; try --per-level 28 or --per-level 32",
+    ),
     CliRow("report-missing-file", ("report", "nothing.json"), "competence report: "),
     CliRow("report-jsonl", ("report", "{file}"), "not a results document: ", file="jsonl"),
     CliRow(

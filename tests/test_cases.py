@@ -128,7 +128,7 @@ def test_with_n_keeps_the_latent_seed_and_layouts_and_clamps_the_rewrite_count()
 
 
 def test_describe_and_summary_name_theta_and_layout():
-    space = Ordering(distractors=1.0).strategies.case_space(max_n=64)
+    space = Ordering(distractors=1.0).strategies.case_space(max_n=64, distractors=True)
     case = space.case(9, rewrites=2, distractors=False)
     d = space.describe(case)
     assert d["n"] == 9 and d["vocabulary"] == "front_behind" and d["rewritten"] == 2
@@ -136,6 +136,22 @@ def test_describe_and_summary_name_theta_and_layout():
     text = space.summary(case)
     assert text.startswith("n=9, vocabulary=front_behind, cell=forward/yes, 2 of 8 premises")
     assert "no distractors" in text and "chain order" in text
+
+
+def test_the_suites_space_keeps_its_distractors_and_vocabulary():
+    """Without vocabularies= and distractors= every case is one the configuration's own design
+    could draw (the suite's declared space, issue #24): distractors in every case, the
+    configuration's vocabulary, and no case without them decodes."""
+    family = Ordering(vocabulary="left_right", distractors=1.0)
+    suite = family.strategies.case_space(max_n=16)
+    wider = family.wider_case_space(max_n=16, presentations=("original", "equivalent"))
+    simplest = wider.case(2, vocabulary=CATALOG[0].name, distractors=False)
+    assert suite.from_choices(suite.choices(simplest)) != simplest  # outside the suite
+    inside = suite.from_choices(suite.choices(simplest))
+    assert inside.distractors and inside.vocabulary == "left_right"
+    assert "distractors ρ=1" in suite.summary(inside)
+    assert suite.signature() != wider.signature()  # saved under keys of their own
+    assert Ordering(vocabulary="left_right").wider_case_space(max_n=8, presentations=["original"])
 
 
 @pytest.mark.parametrize(

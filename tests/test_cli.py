@@ -115,7 +115,19 @@ def test_plan_reproduces_the_sample_size_figures_of_the_paper(capsys):
 def test_plan_rejects_empty_designs(capsys):
     with pytest.raises(SystemExit):
         main(["plan", "--pairs", "0"])
-    assert "--pairs and --levels must be at least 1" in capsys.readouterr().err
+    assert "--per-level must be at least 1, got --per-level 0" in capsys.readouterr().err
+
+
+def test_plan_takes_the_grid_as_generate_does(capsys):
+    """--levels is a comma-separated grid, as in competence generate (issue #24); --level-count
+    gives just the number, and --per-level is generate's name for the pairs."""
+    main(["plan", "--levels", "4,8,16", "--per-level", "200"])
+    grid = capsys.readouterr().out
+    main(["plan", "--level-count", "3", "--pairs", "200"])
+    count = capsys.readouterr().out
+    assert grid.startswith("design: 3 levels (4, 8, 16) x 200 pairs = 600 pairs")
+    assert count.startswith("design: 3 levels x 200 pairs = 600 pairs")
+    assert grid.splitlines()[1:] == count.splitlines()[1:]  # only the count matters
 
 
 def test_family_options_reach_the_constructor(tmp_path):
@@ -165,9 +177,9 @@ def test_family_options_reach_the_constructor(tmp_path):
 @pytest.mark.parametrize(
     ("family", "option", "message"),
     [
-        ("programs", "hnt=1", "does not take these options"),
-        ("horn", "hint=True", "family='horn' does not take these options"),
-        ("ordering", "hint=True", "family='ordering' does not take these options"),
+        ("programs", "hnt=1", "has no option 'hnt' (did you mean hint=?)"),
+        ("horn", "hint=True", "family='horn' has no option 'hint'"),
+        ("ordering", "hint=True", "family='ordering' has no option 'hint'"),
         ("grammar", "nonsense", "expected KEY=VALUE"),
     ],
 )
@@ -220,3 +232,32 @@ def test_two_families_may_give_one_flag_each_its_own_meaning(tmp_path, monkeypat
     assert {json.loads(line)["params"]["depth"] for line in horn.read_text().splitlines()} == {3}
     with pytest.raises(SystemExit):  # Horn's --depth takes a number, not the other's word
         main(["generate", "horn", "--depth", "deep"])
+
+
+def test_generate_into_a_reader_that_stops_early_is_quiet(tmp_path):
+    """Issue #24: `competence generate … | head` ends quietly with the SIGPIPE status a shell
+    tool has, no BrokenPipeError traceback."""
+    import subprocess
+    import sys
+
+    generate = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pytest_competence.cli",
+            "generate",
+            "ordering",
+            "--levels",
+            "4,8,16,32,64",
+            "--per-level",
+            "400",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    assert generate.stdout is not None and generate.stdout.readline().startswith(b"{")
+    generate.stdout.close()  # as head does after its lines
+    _, err = generate.communicate(timeout=120)
+    assert generate.returncode == 141, err.decode()
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err, err.decode()

@@ -162,3 +162,26 @@ def test_without_the_option_there_is_no_diagnosis(pytester: pytest.Pytester):
     result.assert_outcomes(passed=1)
     assert "diagnosis:" not in result.stdout.str()
     assert "diagnosis" not in json.loads((pytester.path / "r.json").read_text())["results"][0]
+
+
+def test_two_models_under_q_print_both_diagnoses(pytester: pytest.Pytester):
+    """Issue #24 item 4: under -q the matrix stands in for the per-result lines; each model's
+    diagnosis still gets its line."""
+    pytester.makepyfile(test_suite=SUITE)
+    result = pytester.runpytest(
+        "-q",
+        "--competence-model=ref:endpoint,ref:forward-reader",
+        "--competence-diagnose",
+        "--competence-report-only",
+    )
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "which reference policy each model answers like (--competence-diagnose; the tables "
+            "without -q):",
+            "  test_suite.py::test_endpoints[[]ref:endpoint[]]: indistinguishable on this design "
+            "from ref:ideal, ref:endpoint, ref:threshold?n=8 *",
+            "  test_suite.py::test_endpoints[[]ref:forward-reader[]]: indistinguishable on this "
+            "design from ref:forward-reader *",
+        ]
+    )

@@ -210,3 +210,41 @@ def test_gate_results_are_in_the_json_report(pytester: pytest.Pytester):
         (16, "original"),
         (16, "equivalent"),
     }
+
+
+def test_an_archived_baseline_that_shares_no_test_with_the_run_is_an_error(
+    pytester: pytest.Pytester,
+):
+    """Issue #24 item 5: every test says "no baseline", so the gate compared nothing: almost
+    always the wrong file. The summary comes first, then one line naming the archive's tests
+    and the run's, and the exit status is a usage error."""
+    pytester.makepyfile(
+        test_other="""
+        import pytest
+
+        @pytest.mark.competence(levels=[8], pairs=8)
+        def test_other(competence):
+            pass
+        """
+    )
+    archive = pytester.path / "other.json"
+    pytester.runpytest("--competence-model", GOOD, "--competence-json", str(archive))
+    (pytester.path / "test_other.py").unlink()
+    _suite(pytester)
+    result = pytester.runpytest("--competence-model", WORSE, "--competence-baseline", str(archive))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*competence profiles*",
+            f"--competence-baseline {archive}: the archive shares no test with this run, so "
+            "nothing was gated. It holds 1 result(s) of 'test_other.py::test_other[[]*[]]' for "
+            f"'{GOOD}'; this run's competence tests are 'test_suite.py::test_gate[[]*[]]'. Pass the "
+            "--competence-json archive of this suite, or drop --competence-baseline",
+        ]
+    )
+    assert out.index("competence profiles") < out.index("the archive shares no test")
+    # The archive of this very suite gates it: no such line, and the status is the gate's.
+    pytester.runpytest("--competence-model", GOOD, "--competence-json", str(archive))
+    result = pytester.runpytest("--competence-model", GOOD, "--competence-baseline", str(archive))
+    assert result.ret == pytest.ExitCode.OK and "shares no test" not in result.stdout.str()

@@ -123,7 +123,11 @@ def test_html_and_markdown_have_the_matrix():
     page = render_html(_document())
     matrix = page.split("<h2>Which suite catches which model</h2>")[1].split("</section>")[0]
     assert "<h3>horn</h3>" in matrix and "<h3>ordering</h3>" in matrix
-    assert "<td>n/a</td>" in matrix and "<td>FAIL</td>" in matrix and "<td>ERROR</td>" in matrix
+    # Each verdict coloured by its class (issue #24): caught, held, n/a, any other outcome.
+    for cell in ('"absent">n/a', '"caught">FAIL', '"held">pass', '"broke">ERROR'):
+        assert f"<td class={cell}</td>" in matrix, cell
+    # The matrix comes first, right under the headline counts; the index of results after it.
+    assert page.index("<section id=matrix>") < page.index("<section id=results>")
     assert "n/a (they do not read horn prompts): <code>ref:endpoint</code>" in matrix
     assert "; 2 test × model pairs n/a</p>" in page.split("<section id=matrix>")[0]
     text = render_markdown(_document())

@@ -156,7 +156,8 @@ def test_an_error_rate_below_the_configured_share_counts_errors_as_invalid(
             "raise ValueError('weights not found')",
             "model 'py:broken:answer' raised ValueError: "
             "weights not found (at *broken.py:3) instead of "
-            "answering; an infrastructure error, not an answer",
+            "answering a batch of 32 prompts (the first: ordering/seed=1/n=4/0 [[]original[]] "
+            "?There are 4 people *?); an infrastructure error, not an answer",
         ),
     ],
 )
@@ -223,34 +224,43 @@ def test_a_model_that_interrupts_stops_the_run_cleanly(pytester: pytest.Pytester
 
 
 @pytest.mark.parametrize(
-    ("source", "message"),
+    ("source", "message", "at_start"),
     [
         (
             "def answer(prompts)\n    return []\n",
             "*Model spec 'py:bad:answer': *bad.py:1: SyntaxError: *; fix the module",
+            True,
         ),
         (
-            "raise RuntimeError('no GPU here')\n",
+            "raise RuntimeError('no GPU here')\n\n\ndef answer(prompts):\n    return []\n",
             "*Model spec 'py:bad:answer': importing 'bad' raised "
             "RuntimeError: no GPU here (at *bad.py:1)",
+            False,  # only running the module shows it
         ),
         (
             "class answer:\n    def __init__(self, path):\n        pass\n    def generate(self, p):\n"
             "        return []\n",
             "*Model spec 'py:bad:answer': class 'answer' cannot be built without "
             "arguments (*); point the spec at an instance or a function*",
+            True,
         ),
     ],
 )
 def test_a_py_spec_that_cannot_load_is_a_one_line_error(
-    pytester: pytest.Pytester, source: str, message: str
+    pytester: pytest.Pytester, source: str, message: str, at_start: bool
 ):
+    """What the module's source shows is a usage error when the run starts (issue #24); an
+    exception raised while it is imported fails each test of the model with its message."""
     pytester.syspathinsert()
     pytester.makepyfile(bad=source, test_x=SUITE)
     result = pytester.runpytest("--competence-model", "py:bad:answer")
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines([message])
-    assert "Traceback" not in result.stdout.str()
+    if at_start:
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["ERROR: --competence-model: " + message.lstrip("*")])
+    else:
+        result.assert_outcomes(errors=1)
+        result.stdout.fnmatch_lines([message])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
 # -- py: specs resolve against the rootdir -------------------------------------------------------

@@ -45,12 +45,33 @@ def test_a_saved_case_fails_a_checkpoint_whose_design_passes(pytester: pytest.Py
     second.assert_outcomes(failed=1)
     second.stdout.fnmatch_lines(
         [
-            "*every instance of the design passed, but a case saved in the example database by an "
-            "earlier run fails*",
+            "*every instance of the design passed, but a case in the example database (saved on "
+            "* for ref:threshold?n=8) fails*",
         ]
     )
     # The ideal solver passes the design and the saved case alike.
     pytester.runpytest("--competence-model", "ref:ideal").assert_outcomes(passed=1)
+
+
+def test_a_case_saved_earlier_in_the_same_run_says_so(pytester: pytest.Pytester):
+    """Issue #24: the second model of one run replays what the first saved minutes ago; it
+    reads "saved earlier in this run for …", not "by an earlier run"."""
+    pytester.makepyfile(test_suite=SUITE)
+    pytester.makepyfile(only_nine=ONLY_NINE)
+    pytester.syspathinsert()
+    result = pytester.runpytest("--competence-model", "ref:threshold?n=8,py:only_nine:answer")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*every instance of the design passed, but a case in the example database (saved "
+            "earlier in this run for ref:threshold?n=8) fails*",
+        ]
+    )
+    assert "earlier run" not in result.stdout.str()
+    # The next run tells it apart: by then the second model had saved it for itself.
+    again = pytester.runpytest("--competence-model", "py:only_nine:answer")
+    again.stdout.fnmatch_lines(["*(saved as minimal on * UTC for this exact model) fails*"])
+    assert "earlier in this run" not in again.stdout.str()
 
 
 # -- the same name, another model ----------------------------------------------------------------

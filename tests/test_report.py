@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -278,3 +280,96 @@ def test_a_markdown_fence_outlasts_any_backticks_in_an_answer():
     assert set(fence) == {"`"} and len(fence) == 7 and lines[-1].strip() == fence
     assert lines[1] == f"  {answer}"
     assert _fenced(["plain"])[0] == "  ```text"
+
+
+# -- issue #24 item 1: report paths that cannot be written --------------------------------------
+
+
+#: Root writes any folder; a run as ``nobody`` (util-linux ``setpriv``) is a user who cannot.
+SETPRIV = shutil.which("setpriv")
+
+
+@pytest.mark.parametrize(
+    "option", ["--competence-html", "--competence-json", "--competence-markdown"]
+)
+def test_a_report_folder_this_user_cannot_write_stops_the_run_at_start(option: str):
+    """As a user who cannot write the folder: one line, exit 4, before any test runs. Run as
+    ``nobody`` where this user is root (who can write anywhere)."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import textwrap
+
+    as_other: list[str] = []
+    if os.geteuid() == 0:
+        if SETPRIV is None:
+            pytest.skip("root writes any folder, and there is no setpriv to run as nobody")
+        as_other = [SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    with tempfile.TemporaryDirectory() as scratch:
+        where = Path(scratch)
+        where.chmod(0o777)  # the run's own files (.hypothesis) go here
+        (where / "test_suite.py").write_text(textwrap.dedent(SUITE))
+        (where / "ro").mkdir()
+        (where / "ro").chmod(0o555)
+        done = subprocess.run(
+            [
+                *as_other,
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "no:cacheprovider",
+                "--competence-model=ref:ideal",
+                option,
+                "ro/r.out",
+            ],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        (where / "ro").chmod(0o755)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout + done.stderr
+    assert re.search(rf"^ERROR: {option} ro/r.out: cannot write in ro \(.+\)", done.stderr, re.M)
+    assert "Traceback" not in done.stdout + done.stderr and "passed" not in done.stdout
+
+
+def test_a_report_that_cannot_be_written_at_the_end_is_named_after_the_summary(
+    pytester: pytest.Pytester,
+):
+    """The folder was writable at start and is gone at the end (as a full disk would fail a
+    write): every result, failure and profile is still shown, the summary first, then one line
+    per report not written; the others are written, and the exit status says so."""
+    (pytester.path / "out").mkdir()
+    pytester.makepyfile(
+        test_suite="""
+        import shutil
+        import pytest
+
+        @pytest.mark.competence(levels=[4, 8], pairs=8)
+        def test_x(competence):
+            shutil.rmtree("out", ignore_errors=True)
+        """
+    )
+    result = pytester.runpytest(
+        "--competence-model=ref:ideal,ref:threshold?n=4",
+        "--competence-html=out/r.html",
+        "--competence-markdown=out/r.md",
+        "--competence-json=r.json",
+    )
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(
+        [
+            "*FAILURES*",
+            "*Competence condition failed for model 'ref:threshold?n=4'*",
+            "*competence profiles*",
+            "competence JSON: *r.json",
+            "competence: Markdown summary (--competence-markdown) not written: out/r.md: No such "
+            "file or directory",
+            "competence: HTML report (--competence-html) not written: out/r.html: No such file "
+            "or directory",
+        ]
+    )
+    assert json.loads((pytester.path / "r.json").read_text())["results"]
+    assert "Traceback" not in result.stdout.str()

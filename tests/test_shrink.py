@@ -51,12 +51,16 @@ def run(
     attempts: int = 1,
     min_n: int | None = None,
     vocabularies: bool = True,
+    distractors: bool = True,
     **options,
 ):
-    """Evaluate a small design, then minimise its smallest failing instance, as the plugin does."""
+    """Evaluate a small design, then minimise its smallest failing instance, as the plugin does
+    (by default in the family's wider space: every vocabulary, distractors on or off)."""
     family = family or Ordering()
     model = Recording(resolve_model(spec))
-    space = family.strategies.case_space(min_n=min_n, max_n=max(levels), vocabularies=vocabularies)
+    space = family.strategies.case_space(
+        min_n=min_n, max_n=max(levels), vocabularies=vocabularies, distractors=distractors
+    )
     items = family.design(levels=list(levels), pairs=8, seed=1)
     design = evaluate(family, items, model, attempts)
     failing = sorted(
@@ -135,6 +139,17 @@ def test_distractors_shrink_to_none_when_they_do_not_matter():
     found, _, space = run("ref:forward-reader", Ordering(distractors=0.5), levels=(4, 8))
     assert found.case.distractors is False and found.case.n == 2
     assert "no distractors" in space.summary(found.case)
+
+
+def test_in_the_suites_space_the_distractors_and_vocabulary_stay():
+    """The suite's declared space (issue #24): the case keeps the distractors and the
+    vocabulary the suite declares, however much simpler a case without them would be."""
+    family = Ordering(vocabulary="left_right", distractors=0.5)
+    found, _, space = run(
+        "ref:forward-reader", family, levels=(4, 8), vocabularies=False, distractors=False
+    )
+    assert found.case.distractors is True and found.case.vocabulary == "left_right"
+    assert found.case.n == 2 and "distractors ρ=0.5" in space.summary(found.case)
 
 
 # -- the cost in calls ----------------------------------------------------------------------------

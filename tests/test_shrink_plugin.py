@@ -188,9 +188,14 @@ def test_minimisation_settings_from_ini(pytester: pytest.Pytester):
         ("competence_shrink(attempts=0)", "Expected attempts to be an integer >= 1"),
         (
             "competence_shrink(vocab=False)",
-            "unknown arguments ['vocab']; expected some of calls, seconds, attempts, vocabulary",
+            "unknown arguments ['vocab']; expected some of calls, seconds, attempts, outside",
         ),
         ("competence_shrink(60)", "takes keyword arguments only"),
+        ("competence_shrink(outside='no')", "Expected outside=True or False, but got outside='no'"),
+        (
+            "competence_shrink(vocabulary=False)",
+            "vocabulary= is gone: the minimal case keeps the suite's vocabulary",
+        ),
     ],
 )
 def test_bad_shrink_marker_arguments_are_collection_errors(
@@ -342,3 +347,114 @@ def test_a_shared_read_only_database_is_replayed_and_left_alone(pytester: pytest
         sorted(p.relative_to(pytester.path) for p in (pytester.path / "main-db").rglob("*"))
         == shared
     )
+
+
+# -- issue #24: the suite's declared design space; a model that raises while minimising --------
+
+OUTSIDE_MODEL = """
+from pytest_competence.models import resolve_model
+
+THRESHOLD = resolve_model("ref:threshold?n=12")
+FLIP = {"yes": "no", "no": "yes"}
+
+
+class FrontOnly:
+    # As ref:threshold?n=12 on front_behind; always wrong on any other vocabulary.
+    name = "py:models:front_only"
+
+    def generate(self, prompts):
+        out = THRESHOLD.generate(prompts)
+        return [
+            a if p.params.get("vocabulary") == "front_behind" else FLIP.get(a, a)
+            for p, a in zip(prompts, out)
+        ]
+
+
+class Crashes:
+    # As ref:threshold?n=12, but it raises on the small cases only minimisation asks.
+    name = "py:models:crashes"
+
+    def generate(self, prompts):
+        if any(p.params.get("n", 4) < 4 for p in prompts):
+            match = None
+            return match.groups()
+        return THRESHOLD.generate(prompts)
+
+
+front_only = FrontOnly()
+crashes = Crashes()
+"""
+
+FRONT_BEHIND = """
+    import pytest
+
+    @pytest.mark.competence(levels=[4, 8, 16], pairs=16, vocabulary="front_behind")
+    def test_front_behind(competence):
+        pass
+"""
+
+
+def test_the_minimal_case_stays_in_the_suites_design_and_a_wider_one_is_a_finding_of_its_own(
+    pytester: pytest.Pytester,
+):
+    """Issue #24 item 2: the suite declares front_behind and the model is right up to n=12 on
+    it; the test's minimal case is the suite's (n=13, front_behind). The simpler case in a
+    vocabulary the suite never tests is reported apart, saved under its own key, never
+    replayed as the test's case; competence_shrink_outside = false turns that search off."""
+    pytester.makepyfile(models=OUTSIDE_MODEL, test_x=FRONT_BEHIND)
+    pytester.syspathinsert()
+    args = ("--competence-model=py:models:front_only", "--competence-json", "out.json")
+    result = pytester.runpytest(*args)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  minimal failing case: n=13, vocabulary=front_behind, *",
+            "  also fails outside this suite: n=*, vocabulary=ahead_behind, *",
+            "    a case this suite's design cannot draw, found in * more call*; not the test's "
+            "failing case, and saved to .hypothesis/examples under a key of its own*",
+        ]
+    )
+    minimal = json.loads((pytester.path / "out.json").read_text())["results"][0]["failing_case"][
+        "minimal"
+    ]
+    assert minimal["params"]["n"] == 13 and minimal["params"]["vocabulary"] == "front_behind"
+    outside = minimal["outside"]
+    assert outside["params"]["vocabulary"] != "front_behind" and outside["saved"]
+    assert outside["params"]["n"] < 13
+    # The next run replays the suite's own case, not the one outside it.
+    again = pytester.runpytest(*args)
+    again.assert_outcomes(failed=1)
+    again.stdout.fnmatch_lines(["  minimal failing case: n=13, vocabulary=front_behind, *"])
+    replayed = json.loads((pytester.path / "out.json").read_text())["results"][0]
+    assert replayed["failing_case"]["minimal"]["replay"]["case"]["n"] == 13
+    off = pytester.runpytest(*args, "-o", "competence_shrink_outside=false", "-p", "no:randomly")
+    off.assert_outcomes(failed=1)
+    assert "also fails outside this suite" not in off.stdout.str()
+    assert (
+        "outside"
+        not in json.loads((pytester.path / "out.json").read_text())["results"][0]["failing_case"][
+            "minimal"
+        ]
+    )
+
+
+def test_a_model_that_raises_while_minimising_is_named_with_where_and_on_what(
+    pytester: pytest.Pytester,
+):
+    """Issue #24 item 3: an exception of the model during minimisation is attributed as in the
+    main evaluation: the model, the exception, file:line and the prompt it was asked."""
+    pytester.makepyfile(models=OUTSIDE_MODEL, test_x=FRONT_BEHIND)
+    pytester.syspathinsert()
+    result = pytester.runpytest(
+        "--competence-model=py:models:crashes", "-o", "competence_shrink_outside=false"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "  first failing level: n=16: *",
+            "  minimisation stopped: model 'py:models:crashes' raised AttributeError: 'NoneType' "
+            "object has no attribute 'groups' (at *models.py:*) instead of answering * (the "
+            "first: ordering/* [[]original[]] ?There are * people *)",
+        ]
+    )
+    assert "minimisation stopped by an error" not in result.stdout.str()

@@ -166,7 +166,7 @@ def _ask(item: pytest.Item, run: CompetenceRun) -> None:
     from pytest_competence._gate import BaselineError
     from pytest_competence._verdict import junit_properties
     from pytest_competence.evaluation import InfrastructureError
-    from pytest_competence.models import ModelProtocolError, where_raised
+    from pytest_competence.models import ModelProtocolError, ModelRaised, where_raised
 
     try:
         run.prepare()
@@ -184,7 +184,9 @@ def _ask(item: pytest.Item, run: CompetenceRun) -> None:
             f"{': ' + str(exc) if str(exc) else ''}; stopping the run",
             returncode=2,
         )
-    except Exception as exc:  # the model object raised instead of answering
+    except ModelRaised as exc:  # the model object raised instead of answering
+        message = f"{exc}; an infrastructure error, not an answer"
+    except Exception as exc:  # raised elsewhere on the model's behalf
         message = (
             f"model {run.model.name!r} raised {type(exc).__name__}: {exc} "
             f"(at {where_raised(exc)}) instead of answering; an infrastructure error, not an "

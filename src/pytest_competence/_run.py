@@ -128,7 +128,7 @@ class CompetenceRun:
         evaluations = [self.evaluation]
         baseline = session.settings.baseline
         if baseline and session.baseline_document is None:
-            model = session.model(baseline)
+            model = session.model(baseline, "--competence-baseline")
             if model.name != self.model.name:
                 evaluations.append(session.evaluate(self.spec, model, self.test))
         for evaluation in evaluations:
@@ -196,7 +196,7 @@ class CompetenceRun:
                 }
             name, correct = found
         else:
-            model = self.session.model(baseline)
+            model = self.session.model(baseline, "--competence-baseline")
             if model.name == self.model.name:
                 return None  # the baseline itself
             base = instance_table(self.session.evaluate(self.spec, model, self.test))

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -37,7 +38,6 @@ __all__ = [
     "RESULT",
     "STATE",
     "CompetenceSession",
-    "start_session",
 ]
 
 
@@ -54,6 +54,7 @@ class CompetenceSession:
         self.specs = specs
         self.aliases = aliases
         self.models: dict[str, Model] = {}
+        self.unloadable: dict[str, str] = {}  # spec → why its model could not be loaded
         self.records_files: dict[tuple, str] = {}  # evaluation key → its records part file
         self.fingerprints: dict[tuple, dict[str, Any]] = {}
         self.results: list[Result] = []
@@ -68,10 +69,14 @@ class CompetenceSession:
         self.batch_targets: dict[str, Target] = {}  # the batch file set of each exporting spec
         self.errored: list[str] = []  # one line per test × model that ended in an error
         self.lookahead: Lookahead | None = None  # asks designs ahead (set by start_session)
+        self.problems: list[str] = []  # what the run could not do at its end, one line each
         worker = getattr(config, "workerinput", None)
         self.is_worker = worker is not None
         self.parts: Path | None = None
         self._own_parts = False
+        #: This run's id, one for the controller and its xdist workers: the example
+        #: database tells a case saved by this run from one an earlier run saved.
+        self.run_id: str = (worker or {}).get("competence_run") or uuid.uuid4().hex
         if worker is not None:
             parts = worker.get("competence_parts")
             self.parts = Path(parts) if parts else None
@@ -81,9 +86,9 @@ class CompetenceSession:
 
     def check_settings(self) -> None:
         """The settings that would otherwise fail per test, after the models ran, checked now:
-        the conditions of ``competence_require``, the splits of ``competence_trained_on`` and
-        an archived ``--competence-baseline`` (loaded here). ``pytest.UsageError`` on the first
-        bad one."""
+        the conditions of ``competence_require`` and the splits of ``competence_trained_on``
+        (the models and the baseline: :mod:`._start`). ``pytest.UsageError`` on the first bad
+        one."""
         settings = self.settings
         if settings.gates:
             from pytest_competence.conditions import parse_condition
@@ -101,19 +106,6 @@ class CompetenceSession:
                 self.trained_on = [split(line.strip()) for line in settings.trained_on]
             except InvalidArgument as exc:
                 raise pytest.UsageError(f"competence_trained_on: {exc}") from None
-        baseline = settings.baseline
-        if baseline is not None and not baseline.strip():
-            raise pytest.UsageError(
-                "--competence-baseline: got an empty value; pass a model "
-                "spec, an alias or an archived --competence-json file"
-            )
-        if baseline and baseline.endswith(".json"):
-            from pytest_competence._gate import BaselineError, load_baseline
-
-            try:
-                self.baseline_document = load_baseline(Path(baseline))
-            except BaselineError as exc:
-                raise pytest.UsageError(str(exc)) from None
 
     # -- models and designs ------------------------------------------------------------------
 
@@ -124,16 +116,21 @@ class CompetenceSession:
         model = resolve_model(spec, self.aliases, settings=backend_settings(self.config))
         return wire(self.config, model)  # the response cache and the progress line
 
-    def model(self, spec: str) -> Model:
+    def model(self, spec: str, option: str = "--competence-model") -> Model:
+        """The model of ``spec``, resolved on first use (a ``py:`` module is imported now: its
+        spec was checked at configure). A module that fails to import fails each test that
+        needs it, with the same message, naming ``option``; it is imported once."""
         if spec not in self.models:
-            from pytest_competence.models import ModelSpecError
+            message = self.unloadable.get(spec)
+            if message is None:
+                from pytest_competence.models import ModelSpecError
 
-            try:
-                self.models[spec] = self.resolve(spec)
-            except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
-                message = f"--competence-model: {exc}"
-            else:
-                return self.models[spec]
+                try:
+                    self.models[spec] = self.resolve(spec)
+                except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
+                    message = self.unloadable[spec] = f"{option}: {exc}"
+                else:
+                    return self.models[spec]
             # From a fixture a UsageError is an ordinary setup error with the plugin's frames;
             # fail with the message alone (outside the except: no chained repeat).
             pytest.fail(message, pytrace=False)
@@ -244,7 +241,9 @@ class CompetenceSession:
     # -- results -----------------------------------------------------------------------------
 
     def configure_node(self, node: Any) -> None:
-        """Called through the plugin's xdist hook: workers write their records here too."""
+        """Called through the plugin's xdist hook: workers share the run's id, and write their
+        records here too."""
+        node.workerinput["competence_run"] = self.run_id
         if self.parts is not None:
             node.workerinput["competence_parts"] = str(self.parts)
 
@@ -272,17 +271,51 @@ class CompetenceSession:
         self.results.append(result)
         self.config.hook.pytest_competence_profile(config=self.config, result=result)
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Write the reports; a run that could not write one, or whose baseline archive
+        compared nothing, gets one line per problem after the summary and an exit status that
+        says so (:data:`UNWRITTEN`, :data:`NOTHING_GATED`)."""
         if self.is_worker:
             return
+        failed: list[tuple[str, str, str]] = []
         try:
             if self.results:
-                self._write_reports()
+                self._write_reports(failed)
         finally:
             if self._own_parts and self.parts is not None:
                 shutil.rmtree(self.parts, ignore_errors=True)
+        problems = [
+            (UNWRITTEN, f"competence: {_FILES.get(what, what)} not written: {path}: {why}")
+            for what, path, why in failed
+        ]
+        nothing = self._nothing_gated()
+        if nothing:
+            problems.append((NOTHING_GATED, nothing))
+        self.problems = [line for _, line in problems]
+        if problems and session.exitstatus in _OVERRIDABLE:
+            session.exitstatus = max(code for code, _ in problems)
 
-    def _write_reports(self) -> None:
+    def _nothing_gated(self) -> str | None:
+        """Why an archived ``--competence-baseline`` gated no test of this run (it shares no
+        test with it: almost always the wrong file), or ``None``."""
+        document = self.baseline_document
+        gated = [(r, gate) for r in self.results if (gate := r.get("gate"))]
+        if document is None or not gated:
+            return None
+        if any(gate.get("status") != "no baseline" for _, gate in gated):
+            return None
+        tests = list(dict.fromkeys(r["test"] for r in document["results"]))
+        models = list(dict.fromkeys(r["model"] for r in document["results"]))
+        ours = list(dict.fromkeys(r["test"] for r, _ in gated))
+        return (
+            f"--competence-baseline {self.settings.baseline}: the archive shares no test "
+            f"with this run, so nothing was gated. It holds {len(document['results'])} "
+            f"result(s) of {_listed(tests)} for {_listed(models)}; this run's competence "
+            f"tests are {_listed(ours)}. Pass the --competence-json archive of this suite, "
+            f"or drop --competence-baseline"
+        )
+
+    def _write_reports(self, failed: list[tuple[str, str, str]]) -> None:
         from pytest_competence._redaction import redact_all
         from pytest_competence.report import build_document, write_outputs
 
@@ -304,6 +337,7 @@ class CompetenceSession:
             markdown_path=self.settings.markdown_path,
             records=self._records(document, parts),
             records_path=self.settings.records_path,
+            failed=failed,
         )
 
     def _records(
@@ -334,6 +368,8 @@ class CompetenceSession:
             for line in self.errored:
                 terminalreporter.write_line(line, red=True)
         if self.document is None:
+            for line in self.problems:
+                terminalreporter.write_line(line, red=True, bold=True)
             return
         from pytest_competence.report._terminal import summary_lines
 
@@ -342,66 +378,33 @@ class CompetenceSession:
             terminalreporter.write_line(line)
         for what, path in self.written:
             terminalreporter.write_line(f"competence {what}: {path}")
+        for line in self.problems:
+            terminalreporter.write_line(line, red=True, bold=True)
 
 
-def start_session(config: pytest.Config) -> CompetenceSession:
-    """The run's session: the models named on the command line (or the default one) and the
-    aliases checked, the settings read, and every model that costs nothing to resolve resolved —
-    a bad spec, alias or value is a ``pytest.UsageError`` now, before any test runs."""
-    from pytest_competence.models import split_specs
+#: The exit status of a run that could not write a report it was asked for: pytest's own
+#: when its ``--junitxml`` file cannot be written (INTERNAL_ERROR).
+UNWRITTEN = pytest.ExitCode.INTERNAL_ERROR
+#: The exit status of a run whose archived baseline shares no test with it: the wrong file
+#: was named on the command line (USAGE_ERROR).
+NOTHING_GATED = pytest.ExitCode.USAGE_ERROR
+#: The statuses those replace; an interrupted run, or one that already failed to start, stays.
+_OVERRIDABLE = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
-    given = config.getoption("competence_models")
-    for chunk in given:
-        if not split_specs(chunk):
-            raise pytest.UsageError(
-                f"--competence-model: got {chunk!r}, which names no model (an unset variable in "
-                f"a CI workflow?); pass a spec such as 'openai:MODEL@http://HOST:PORT/v1' or an "
-                f"alias from competence_models"
-            )
-    raw = given or [str(config.getini("competence_default_model"))]
-    specs = [s for chunk in raw for s in split_specs(chunk)]
-    if not specs and config.getini("competence_require_model"):
-        raise pytest.UsageError(
-            "competence_require_model is set, but no model was named: pass --competence-model=SPEC "
-            "(or set competence_default_model)"
-        )
-    aliases: dict[str, str] = {}
-    lines = config.getini("competence_models")
-    if lines:
-        from pytest_competence.models import ModelSpecError, parse_aliases
 
-        try:
-            aliases = parse_aliases(lines)
-        except ModelSpecError as exc:
-            raise pytest.UsageError(str(exc)) from None
-    for spec in specs:
-        if spec not in aliases and ":" not in spec:
-            known = ", ".join(sorted(aliases)) or "none are configured"
-            raise pytest.UsageError(
-                f"--competence-model: unknown model {spec!r}; it is not an alias (aliases: "
-                f"{known}) nor a spec such as 'ref:ideal' or 'py:my_models:answer'. Add "
-                f"'{spec} = SPEC' to the competence_models ini option"
-            )
-    state = CompetenceSession(config, list(dict.fromkeys(specs)), aliases)
-    for spec in state.specs:
-        # Reference policies and unknown schemes cost nothing to resolve: reject a bad one now,
-        # as a usage error. py: models stay lazy, since importing a user's model may be slow.
-        if not aliases.get(spec, spec).startswith("py:"):
-            from pytest_competence.models import ModelSpecError
+_FILES = {
+    "JSON": "JSON report (--competence-json)",
+    "records": "records file (--competence-records)",
+    "Markdown": "Markdown summary (--competence-markdown)",
+    "HTML": "HTML report (--competence-html)",
+    "GITHUB_STEP_SUMMARY": "step summary ($GITHUB_STEP_SUMMARY)",
+}
 
-            try:
-                state.models[spec] = state.resolve(spec)
-            except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
-                raise pytest.UsageError(f"--competence-model: {exc}") from None
-    state.check_settings()
-    from pytest_competence._batch_files import start as start_exports
 
-    # Every process plans the same file sets; the controller empties them (a fresh set a run).
-    state.batch_targets = start_exports(config, state.models, worker=state.is_worker)
-    from pytest_competence._lookahead import Lookahead
-
-    state.lookahead = Lookahead.install(config, state)
-    return state
+def _listed(names: list[str], shown: int = 3) -> str:
+    """``'a', 'b', 'c' and 2 more``."""
+    head = ", ".join(repr(n) for n in names[:shown])
+    return head + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 NO_MODEL = "no competence model: pass --competence-model=SPEC (or set competence_default_model)"

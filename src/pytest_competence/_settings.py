@@ -238,16 +238,30 @@ def check_prompt_count(count: int, limit: int, breakdown: str, raise_with: str) 
         )
 
 
-def output_path_problem(option: str, path: str | os.PathLike[str]) -> str | None:
-    """Why no file can be written at ``path`` (a directory, or in a missing folder), as one
-    line naming ``option``; ``None`` when it can."""
+def output_path_problem(
+    option: str, path: str | os.PathLike[str], *, append: bool = False
+) -> str | None:
+    """Why no file can be written at ``path`` — a directory, a missing folder, a folder this
+    user cannot write in (checked by writing a file there, :func:`_writable_dir`, as the
+    database and cache folders are) — as one line naming ``option`` and the fix; ``None``
+    when it can. Reports are written to a temporary file that then replaces ``path``, so only
+    the folder must be writable; an ``append`` target (``$GITHUB_STEP_SUMMARY``) must be too."""
     target = Path(path)
     if target.is_dir():
         return f"{option} {path}: is a directory; give a file name, e.g. {target / 'results'}"
-    if not target.parent.is_dir():
+    folder = target.parent
+    if not folder.is_dir():
         return (
-            f"{option} {path}: the directory {target.parent} does not exist; create it "
+            f"{option} {path}: the directory {folder} does not exist; create it "
             f"first or write elsewhere"
+        )
+    why = _writable_dir(folder, create=False)
+    if why is None and append and target.exists() and not os.access(target, os.W_OK):
+        why = "the file is read-only"
+    if why:
+        return (
+            f"{option} {path}: cannot write in {folder} ({why}); give a path in a "
+            f"folder you can write, or make {folder} writable"
         )
     return None
 
@@ -279,10 +293,13 @@ def records_name(json_path: str) -> str:
     )
 
 
-def _writable_dir(folder: Path) -> str | None:
-    """Why files cannot be written in ``folder`` (created if missing), or ``None``."""
+def _writable_dir(folder: Path, *, create: bool = True) -> str | None:
+    """Why files cannot be written in ``folder`` (created if missing, with ``create``), or
+    ``None``: a file is made there and removed, so permissions, ACLs and read-only mounts all
+    count, for root as for anyone."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        if create:
+            folder.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as exc:

@@ -21,7 +21,7 @@ from pytest_competence._settings import (
 )
 from pytest_competence.protocol import InvalidArgument
 
-__all__ = ["batch_import", "main", "plan", "report", "trend"]
+__all__ = ["BROKEN_PIPE", "batch_import", "main", "plan", "report", "trend"]
 
 
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -88,8 +88,28 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     plan = sub.add_parser(
         "plan", help="Interval half-widths and detectable differences for a design"
     )
-    plan.add_argument("--pairs", type=int, default=200, help="Instances per level (default 200)")
-    plan.add_argument("--levels", type=int, default=9, help="Number of levels (default 9)")
+    plan.add_argument(
+        "--per-level",
+        "--pairs",
+        type=int,
+        default=200,
+        dest="pairs",
+        help="Instances per level, as competence generate's --per-level (default 200)",
+    )
+    grid = plan.add_mutually_exclusive_group()
+    grid.add_argument(
+        "--levels",
+        type=_integers,
+        default=None,
+        help="The grid of sizes, comma-separated, as competence generate's --levels (e.g. "
+        "4,8,16,32); only their number matters",
+    )
+    grid.add_argument(
+        "--level-count",
+        type=int,
+        default=None,
+        help="The number of levels instead of the grid (default 9, ordering's 4 to 1024)",
+    )
     plan.add_argument(
         "--rates",
         type=_floats,
@@ -110,6 +130,12 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _integers(text: str) -> list[int]:
+    from pytest_competence.dataset import _ints
+
+    return _ints(text)
+
+
 def _floats(text: str) -> list[float]:
     try:
         return [float(x) for x in text.split(",") if x.strip()]
@@ -123,16 +149,20 @@ def plan(args: argparse.Namespace) -> int:
     """Print the seeds/000 App. A "Sample sizes" figures for this design."""
     from pytest_competence.stats import half_width, minimum_detectable_difference
 
-    if args.pairs < 1 or args.levels < 1:
-        raise ValueError(
-            f"--pairs and --levels must be at least 1, got --pairs={args.pairs} "
-            f"--levels={args.levels}"
-        )
-    total = args.pairs * args.levels
+    levels = len(args.levels) if args.levels is not None else args.level_count
+    levels = 9 if levels is None else levels
+    if args.pairs < 1:
+        raise ValueError(f"--per-level must be at least 1, got --per-level {args.pairs}")
+    if levels < 1:
+        given = "--levels names none" if args.levels is not None else f"got {levels}"
+        raise ValueError(f"a design needs at least one level: {given}; e.g. --levels 4,8,16")
+    total = args.pairs * levels
     cell = args.pairs // 4
+    grid = f" ({', '.join(map(str, args.levels))})" if args.levels else ""
     print(
-        f"design: {args.levels} levels x {args.pairs} pairs = {total} pairs; "
-        f"{cell} per query cell; {args.confidence:.0%} intervals (normal approximation)"
+        f"design: {levels} level{'' if levels == 1 else 's'}{grid} x {args.pairs} pairs = "
+        f"{total} pairs; {cell} per query cell; {args.confidence:.0%} intervals (normal "
+        f"approximation)"
     )
     for p in args.rates:
         print(
@@ -285,8 +315,27 @@ def batch_import(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The exit status of a command whose reader went away (``competence generate … | head``):
+#: what a shell shows for a process ended by SIGPIPE, as ``yes | head`` gives.
+BROKEN_PIPE = 128 + 13
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """The ``competence`` command; its exit status."""
+    """The ``competence`` command; its exit status. A reader that stops early (``| head``)
+    ends it quietly with :data:`BROKEN_PIPE`, as a shell tool killed by SIGPIPE would."""
+    import os
+
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # a pipe closed under the last lines shows here
+        return status
+    except BrokenPipeError:
+        # Python flushes stdout again at exit: point it at devnull so that flush is quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser(argv)
     args = parser.parse_args(argv)
     if args.command == "batch":

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from pytest_competence._settings import DEFAULT_MAX_PROMPTS
-from pytest_competence.protocol import Item, design_chunks
+from pytest_competence.protocol import InvalidArgument, Item, design_chunks
 from pytest_competence.registry import ENTRY_POINT_GROUP
 
 __all__ = ["SCHEMA", "add_parser", "checked_chunks", "generate", "prompt_records"]
@@ -195,7 +196,10 @@ def checked_chunks(
 
     check = getattr(family, "check_design", None)
     if check is not None:  # a bad argument is named before the size is counted from it
-        check(levels=levels, pairs=pairs, seed=args.seed, presentations=presentations)
+        try:
+            check(levels=levels, pairs=pairs, seed=args.seed, presentations=presentations)
+        except InvalidArgument as exc:  # in the command's words: --per-level is pairs=
+            raise InvalidArgument(re.sub(r"\bpairs=(-?\d+)", r"--per-level \1", str(exc))) from None
     count = len(levels) * pairs * len(presentations)
     check_prompt_count(
         written + count,

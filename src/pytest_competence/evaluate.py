@@ -21,8 +21,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 
 from pytest_competence._reduced import design_rows
-from pytest_competence.evaluation import Evaluation, Reduction
-from pytest_competence.models import Model, ModelCallError, ModelProtocolError, NoAnswer
+from pytest_competence.evaluation import Evaluation, InfrastructureError, Reduction
+from pytest_competence.models import (
+    Model,
+    ModelCallError,
+    ModelProtocolError,
+    ModelRaised,
+    NoAnswer,
+)
 from pytest_competence.protocol import FamilyLike, Item, Observation, Parsed, Prompt
 
 __all__ = ["CannotScore", "ask_model", "evaluate", "evaluate_chunks", "majority", "sent_prompts"]
@@ -60,8 +66,13 @@ def _observe(family: FamilyLike, prompt: Prompt, answer: object) -> Observation:
     return Observation(prompt, None, Parsed(None, reason), error=reason)
 
 
+#: Errors that already say which model failed and how: passed on as they are.
+_NAMED = (ModelProtocolError, ModelCallError, ModelRaised, InfrastructureError)
+
+
 def ask_model(model: Model, prompts: Sequence[Prompt]) -> list[object]:
-    """One answer per prompt, in order: one batched call per readout.
+    """One answer per prompt, in order: one batched call per readout. A model that raises
+    instead of answering is a :class:`~pytest_competence.models.ModelRaised`.
 
     ``generate`` prompts go to ``model.generate``; ``score`` prompts to the candidate-scoring
     readout (:func:`~pytest_competence.models.readout.scored_stream`: the answer-space candidate
@@ -72,7 +83,13 @@ def ask_model(model: Model, prompts: Sequence[Prompt]) -> list[object]:
     generated = [i for i, p in enumerate(prompts) if p.readout != "score"]
     scored = [i for i, p in enumerate(prompts) if p.readout == "score"]
     if generated:
-        batch = model.generate([prompts[i] for i in generated])
+        sent = [prompts[i] for i in generated]
+        try:
+            batch = model.generate(sent)
+        except _NAMED:
+            raise
+        except Exception as exc:  # the model object failed: named with where and on what
+            raise ModelRaised(model.name, exc, sent) from exc
         if isinstance(batch, (str, bytes, Mapping)) or not isinstance(batch, Iterable):
             raise ModelProtocolError(
                 f"model {model.name!r}: generate() returned a {type(batch).__name__}; it must "
@@ -87,7 +104,14 @@ def ask_model(model: Model, prompts: Sequence[Prompt]) -> list[object]:
         for i, answer in zip(generated, got):
             answers[i] = answer
     if scored:
-        for i, score_answer in zip(scored, _score(model, [prompts[i] for i in scored])):
+        sent = [prompts[i] for i in scored]
+        try:
+            scores = _score(model, sent)
+        except _NAMED:
+            raise
+        except Exception as exc:
+            raise ModelRaised(model.name, exc, sent) from exc
+        for i, score_answer in zip(scored, scores):
             answers[i] = score_answer
     return answers
 

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from pytest_competence._lookahead import add_ini as add_lookahead_ini
-from pytest_competence._session import STATE, CompetenceSession, start_session
+from pytest_competence._session import STATE, CompetenceSession
+from pytest_competence._start import start_session
 
 __all__ = ["MARKER_HELP", "pytest_addhooks", "pytest_addoption", "pytest_configure"]
 
@@ -129,17 +130,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "pairs x presentations x attempts); larger ones are refused before any is "
         "generated (default: 2000000)",
     )
-    parser.addini(
-        "competence_shrink_calls",
-        default="100",
-        help="Model calls a failing competence test may spend minimising its failing "
-        "case; 0 turns minimisation off (default: 100)",
-    )
-    parser.addini(
-        "competence_shrink_seconds",
-        default="300",
-        help="Seconds a failing competence test may spend minimising (default: 300)",
-    )
+    from pytest_competence.minimise._hooks import add_ini_options
+
+    add_ini_options(parser)
     parser.addini(
         "competence_database",
         default=".hypothesis/examples",

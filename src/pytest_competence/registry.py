@@ -33,6 +33,7 @@ __all__ = [
     "FamilyRegistry",
     "check_family_class",
     "family",
+    "family_class",
 ]
 
 #: The entry-point group through which other packages register families.
@@ -257,15 +258,23 @@ class FamilyRegistry(MutableMapping[str, "type[Family]"]):
 FAMILIES = FamilyRegistry(BUILTIN)
 
 
-def family(name: str, **options: object) -> Family:
-    """Construct the family called ``name`` with ``options``; unknown names list what exists."""
-    from pytest_competence.protocol import InvalidArgument, construct
+def family_class(name: str) -> type[Family]:
+    """The class of the family called ``name``; an unknown name is an :class:`InvalidArgument`
+    that lists the families there are."""
+    from pytest_competence.protocol import InvalidArgument
 
     try:
-        cls = FAMILIES[name]
+        return FAMILIES[name]
     except (KeyError, TypeError):
         raise InvalidArgument(
             f"Unknown family={name!r}. Expected one of: {', '.join(FAMILIES)} (or a family "
             f"registered in the {ENTRY_POINT_GROUP!r} entry-point group)"
         ) from None
-    return construct(cls, options)
+
+
+def family(name: str, **options: object) -> Family:
+    """Construct the family called ``name`` with ``options``; unknown names list what exists,
+    unknown options the family's own (:func:`~pytest_competence.protocol.construct`)."""
+    from pytest_competence.protocol import construct
+
+    return construct(family_class(name), options)

@@ -15,10 +15,11 @@ from pytest_competence.protocol import (
     FamilyLike,
     InvalidArgument,
     Item,
+    construct,
     default_presentations,
     design_chunks,
 )
-from pytest_competence.registry import DEFAULT_FAMILY, FAMILIES, family
+from pytest_competence.registry import DEFAULT_FAMILY, FAMILIES, family_class
 
 __all__ = [
     "CHUNK_CHARACTERS",
@@ -200,7 +201,7 @@ def spec_from_marker(
         )
     instance: FamilyLike
     if isinstance(fam, str):
-        instance = family(fam, **kwargs)
+        instance = construct(family_class(fam), kwargs, also=DESIGN_KEYS)
         key_family: Any = (fam, _hashable(kwargs))
     elif isinstance(fam, FamilyLike) and not isinstance(fam, type):
         if kwargs:

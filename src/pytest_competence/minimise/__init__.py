@@ -7,8 +7,9 @@
 - :mod:`._casedb` keeps minimal cases in Hypothesis example databases, local and shared
   (:class:`CaseStore`);
 - :mod:`._falsify` is the plugin's side: a failed test's case minimised into its failure
-  message and its report (:func:`minimise_failure`), saved cases replayed after a pass
-  (:func:`replay_saved`);
+  message and its report (:func:`minimise_failure`) — in the suite's declared space first, then
+  beyond it for a finding of its own — and saved cases replayed after a pass
+  (:func:`replay_saved`); :mod:`._record` is how a minimal case reads, as data and as text;
 - :mod:`._hooks` checks the ``competence_shrink`` marker and ini options (:class:`ShrinkHooks`).
 
 This face hands each name on from its module when first asked for: the plugin loads the hooks
@@ -31,14 +32,7 @@ if TYPE_CHECKING:
         github_location,
         open_databases,
     )
-    from ._falsify import (
-        MINIMAL,
-        attach_minimal,
-        minimal_record,
-        minimal_text,
-        minimise_failure,
-        replay_saved,
-    )
+    from ._falsify import MINIMAL, attach_minimal, minimise_failure, replay_saved
     from ._hooks import (
         SHRINK_MARKER_HELP,
         ShrinkHooks,
@@ -46,6 +40,7 @@ if TYPE_CHECKING:
         settings_for,
         shrink_settings,
     )
+    from ._record import minimal_record, minimal_text
     from ._shrink import (
         Boundary,
         CaseSpace,
@@ -67,14 +62,8 @@ _MODULES = {
         "github_location",
         "open_databases",
     ),
-    "._falsify": (
-        "MINIMAL",
-        "attach_minimal",
-        "minimal_record",
-        "minimal_text",
-        "minimise_failure",
-        "replay_saved",
-    ),
+    "._falsify": ("MINIMAL", "attach_minimal", "minimise_failure", "replay_saved"),
+    "._record": ("minimal_record", "minimal_text"),
     "._hooks": (
         "SHRINK_MARKER_HELP",
         "ShrinkHooks",

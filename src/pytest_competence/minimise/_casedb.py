@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -38,6 +38,7 @@ __all__ = [
 
 _PREFIX = b"pytest-competence/cases/1/"
 REPLAY_LIMIT = 64  # the smallest cases replayed per test; all of them go in one call
+_ORIGIN = ("model", "saved_at", "run")
 
 
 def _digest(*parts: str) -> str:
@@ -123,6 +124,10 @@ class SavedCase:
     identity: str | None = None  # the identity of the model it was saved for, when recorded
     saved_at: str | None = None  # when, in UTC, when recorded
     recorded: bool = False  # saved under this model's name (by a run that recorded it)
+    #: who saved it last, whichever model: ``{"model", "saved_at", "run"}``; ``None`` for a
+    #: case saved before this was recorded
+    origin: dict[str, Any] | None = None
+    this_run: bool = False  # saved by this very run (another model of the test, or earlier)
 
     def saved_for(self, identity: str | None) -> str:
         """For which model the case was saved, seen from a model of ``identity``:
@@ -138,22 +143,38 @@ class CaseStore:
     """One test's cases for one model: load them for replay, save a minimised one.
 
     ``identity`` is the model's :func:`~.models.identity.model_identity`, recorded with every
-    case saved (``None``: not known).
+    case saved (``None``: not known); ``run`` tells this run's saves from earlier ones (one id
+    per pytest session, shared by its xdist workers). Every case also records who saved it
+    last — model name, time and run — under a key of the test's, read by every model. ``keep``
+    says which cases may be saved at all (the search outside a suite saves only cases outside
+    it); by default every case.
     """
 
     def __init__(
-        self, databases: CaseDatabases, key: bytes, model: str, identity: str | None = None
+        self,
+        databases: CaseDatabases,
+        key: bytes,
+        model: str,
+        identity: str | None = None,
+        run: str | None = None,
+        *,
+        keep: Callable[[Any], bool] | None = None,
     ) -> None:
         self.databases = databases
+        self.keep = keep
         self.key = key
+        self.model = model
         self.identity = identity
+        self.run = run
         self.minimal_key = key + b"/minimal/" + _digest(model).encode()
         self.saved_key = key + b"/saved/" + _digest(model).encode()
+        self.origin_key = key + b"/origin"
 
-    def _records(self) -> dict[bytes, tuple[dict[str, Any], bytes]]:
-        """Per saved value, what this model's name recorded when saving it, and the entry."""
+    def _records(self, key: bytes | None = None) -> dict[bytes, tuple[dict[str, Any], bytes]]:
+        """Per saved value, what was recorded when saving it under ``key`` (by default this
+        model's name), and the entry."""
         found: dict[bytes, tuple[dict[str, Any], bytes]] = {}
-        for entry in self.databases.fetch(self.saved_key):
+        for entry in self.databases.fetch(self.saved_key if key is None else key):
             try:
                 record = json.loads(entry)
                 found[bytes.fromhex(record["case"])] = (record, entry)
@@ -170,6 +191,7 @@ class CaseStore:
 
         proven = set(self.databases.fetch(self.minimal_key))
         records = self._records()
+        origins = self._records(self.origin_key)
         cases = []
         for value in self.databases.fetch(self.key):
             choices = choices_from_bytes(value)
@@ -179,6 +201,7 @@ class CaseStore:
                     self.databases.local.delete(self.key, value)
                 continue
             record = records[value][0] if value in records else {}
+            origin = origins[value][0] if value in origins else None
             cases.append(
                 (
                     space.sort_key(case),
@@ -188,6 +211,8 @@ class CaseStore:
                         record.get("identity"),
                         record.get("saved_at"),
                         value in records,
+                        None if origin is None else {k: origin.get(k) for k in _ORIGIN},
+                        origin is not None and self.run is not None and origin["run"] == self.run,
                     ),
                 )
             )
@@ -202,7 +227,7 @@ class CaseStore:
         from hypothesis.database import choices_to_bytes
 
         db = self.databases.local
-        if db is None:
+        if db is None or self.keep is not None and not self.keep(case):
             return False
         value = choices_to_bytes(space.choices(case))
         records = self._records()
@@ -212,22 +237,22 @@ class CaseStore:
                 db.delete(key, old)
             if old in records:
                 db.delete(self.saved_key, records[old][1])
+            origins = self._records(self.origin_key)
+            if old in origins:
+                db.delete(self.origin_key, origins[old][1])
         db.save(self.key, value)
         if proven:
             db.save(self.minimal_key, value)
         else:
             db.delete(self.minimal_key, value)
-        if value in records:
-            db.delete(self.saved_key, records[value][1])
-        db.save(
-            self.saved_key,
-            json.dumps(
-                {
-                    "case": value.hex(),
-                    "identity": self.identity,
-                    "saved_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                },
-                sort_keys=True,
-            ).encode(),
-        )
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        for key, record in (
+            (self.saved_key, {"identity": self.identity}),
+            (self.origin_key, {"model": self.model, "run": self.run}),
+        ):
+            earlier = records if key == self.saved_key else self._records(key)
+            if value in earlier:
+                db.delete(key, earlier[value][1])
+            entry = dict(record, case=value.hex(), saved_at=now)
+            db.save(key, json.dumps(entry, sort_keys=True).encode())
         return True

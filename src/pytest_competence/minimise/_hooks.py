@@ -14,11 +14,19 @@ from typing import Any
 
 import pytest
 
-__all__ = ["SHRINK_MARKER_HELP", "ShrinkHooks", "ShrinkSettings", "settings_for", "shrink_settings"]
+__all__ = [
+    "SHRINK_MARKER_HELP",
+    "ShrinkHooks",
+    "ShrinkSettings",
+    "add_ini_options",
+    "settings_for",
+    "shrink_settings",
+]
 
 SHRINK_MARKER_HELP = (
-    "competence_shrink(*, calls=100, seconds=300, attempts=None, vocabulary=True): how a failing "
-    "competence test minimises its failing case (calls=0 turns minimisation off)"
+    "competence_shrink(*, calls=100, seconds=300, attempts=None, outside=True): how a failing "
+    "competence test minimises its failing case (calls=0 turns minimisation off; outside=False "
+    "keeps it inside the suite's declared design space)"
 )
 
 
@@ -27,14 +35,38 @@ class ShrinkSettings:
     """How a failing competence test minimises its case.
 
     ``calls`` and ``seconds`` bound the minimisation (``calls=0`` skips it); ``attempts`` sends
-    per prompt while minimising (default: the test's own ``attempts``), majority-voted;
-    ``vocabulary`` lets the vocabulary move toward the first in catalog order.
+    per prompt while minimising (default: the test's own ``attempts``), majority-voted. The
+    test's minimal case is always searched in the suite's declared design space; ``outside``
+    also searches beyond it, with what is left of the budget, for a failure of its own (other
+    vocabularies, no distractors).
     """
 
     calls: int = 100
     seconds: float = 300.0
     attempts: int | None = None
-    vocabulary: bool = True
+    outside: bool = True
+
+
+def add_ini_options(parser: pytest.Parser) -> None:
+    """Minimisation's ini options (called from the plugin's ``pytest_addoption``)."""
+    parser.addini(
+        "competence_shrink_calls",
+        default="100",
+        help="Model calls a failing competence test may spend minimising its failing "
+        "case; 0 turns minimisation off (default: 100)",
+    )
+    parser.addini(
+        "competence_shrink_seconds",
+        default="300",
+        help="Seconds a failing competence test may spend minimising (default: 300)",
+    )
+    parser.addini(
+        "competence_shrink_outside",
+        default="true",
+        help="After the minimal case inside the suite's declared design space, also search "
+        "beyond it (other vocabularies, no distractors) for a failure reported on its own "
+        "(default: true)",
+    )
 
 
 def _count(name: str, value: object, *, least: int) -> int:
@@ -57,8 +89,19 @@ def _seconds(name: str, value: object) -> float:
     return x
 
 
+def _flag(name: str, value: object) -> bool:
+    text = str(value).strip().lower() if isinstance(value, str) else None
+    if isinstance(value, bool):
+        return value
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    raise ValueError(f"Expected {name} to be true or false, but got {name}={value!r}")
+
+
 def shrink_settings(
-    marker: Mapping[str, Any] | None, ini_calls: str, ini_seconds: str
+    marker: Mapping[str, Any] | None, ini_calls: str, ini_seconds: str, ini_outside: object = True
 ) -> ShrinkSettings:
     """Settings from the ini options, overridden by ``@pytest.mark.competence_shrink(...)``.
 
@@ -67,10 +110,17 @@ def shrink_settings(
     base = ShrinkSettings(
         _count("competence_shrink_calls", ini_calls, least=0),
         _seconds("competence_shrink_seconds", ini_seconds),
+        outside=_flag("competence_shrink_outside", ini_outside),
     )
     if not marker:
         return base
-    known = ("calls", "seconds", "attempts", "vocabulary")
+    if "vocabulary" in marker:
+        raise ValueError(
+            "vocabulary= is gone: the minimal case keeps the suite's vocabulary, and other "
+            "vocabularies are searched only as a finding of their own; outside=False turns "
+            "that search off"
+        )
+    known = ("calls", "seconds", "attempts", "outside")
     unknown = sorted(set(marker) - set(known))
     if unknown:
         raise ValueError(
@@ -78,25 +128,29 @@ def shrink_settings(
             f"e.g. competence_shrink(calls=60, seconds=120)"
         )
     attempts = marker.get("attempts")
-    vocabulary = marker.get("vocabulary", base.vocabulary)
-    if not isinstance(vocabulary, bool):
-        raise ValueError(f"Expected vocabulary=True or False, but got vocabulary={vocabulary!r}")
+    outside = marker.get("outside", base.outside)
+    if not isinstance(outside, bool):
+        raise ValueError(f"Expected outside=True or False, but got outside={outside!r}")
     return ShrinkSettings(
         _count("calls", marker.get("calls", base.calls), least=0),
         _seconds("seconds", marker.get("seconds", base.seconds)),
         None if attempts is None else _count("attempts", attempts, least=1),
-        vocabulary,
+        outside,
+    )
+
+
+def _ini(config: pytest.Config) -> tuple[str, str, object]:
+    return (
+        config.getini("competence_shrink_calls"),
+        config.getini("competence_shrink_seconds"),
+        config.getini("competence_shrink_outside"),
     )
 
 
 def settings_for(item: pytest.Item) -> ShrinkSettings:
     """The minimisation settings of one test (already validated at collection)."""
     marker = item.get_closest_marker("competence_shrink")
-    return shrink_settings(
-        marker.kwargs if marker else None,
-        item.config.getini("competence_shrink_calls"),
-        item.config.getini("competence_shrink_seconds"),
-    )
+    return shrink_settings(marker.kwargs if marker else None, *_ini(item.config))
 
 
 class ShrinkHooks:
@@ -104,11 +158,7 @@ class ShrinkHooks:
 
     def __init__(self, config: pytest.Config) -> None:
         try:
-            shrink_settings(
-                None,
-                config.getini("competence_shrink_calls"),
-                config.getini("competence_shrink_seconds"),
-            )
+            shrink_settings(None, *_ini(config))
         except ValueError as exc:
             raise pytest.UsageError(f"ini option {exc}") from None
 

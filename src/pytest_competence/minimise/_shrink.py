@@ -267,6 +267,7 @@ def minimise(
     boundary: bool = True,
     vocabularies: bool = True,
     hypothesis: bool = True,
+    confirmed: bool = False,
 ) -> Minimal | None:
     """Minimise the first of ``starts`` that fails (see the module docstring for the phases).
 
@@ -279,6 +280,8 @@ def minimise(
         store: a :class:`~._casedb.CaseStore`: saved cases are replayed first, the result saved.
         asker: reuse one (and its remembered answers, e.g. the design's); else a new one.
         boundary, vocabularies, hypothesis: switch a phase off (for measuring them apart).
+        confirmed: the starts already failed again when asked afresh (the result of another
+            minimisation): the first failing one is not asked again.
 
     Returns ``None`` when no start fails (or the budget allows none to be asked).
     """
@@ -333,7 +336,7 @@ def minimise(
             **kw,
         )
 
-    first_again = again(start)
+    first_again = () if confirmed and saved_start is None else again(start)
     if not same(start_obs, first_again):
         return result(start, start_obs, first_again, complete=False)
     search = _Search(space, asker, start, start_obs)

@@ -19,6 +19,7 @@ __all__ = [
     "Model",
     "ModelCallError",
     "ModelProtocolError",
+    "ModelRaised",
     "ModelWrapper",
     "NoAnswer",
     "ScoringModel",
@@ -73,6 +74,27 @@ class ModelCallError(RuntimeError):
 
 class ModelProtocolError(RuntimeError):
     """The model broke the batch contract: not one answer per prompt, in order, as text."""
+
+
+class ModelRaised(RuntimeError):
+    """The model object raised instead of answering a batch: an infrastructure error, never a
+    wrong answer. Its message — the same in the main evaluation, in minimisation and in a
+    Hypothesis test — names the model, the exception, where it was raised (``file:line``) and
+    the batch's first prompt; ``exception`` is the model's own (also the ``__cause__``)."""
+
+    def __init__(self, model: str, exception: Exception, prompts: Sequence[Prompt]) -> None:
+        self.model, self.exception, self.prompts = model, exception, len(prompts)
+        first = prompts[0] if prompts else None
+        shown = ""
+        if first is not None:
+            text = first.text if len(first.text) <= 80 else first.text[:79] + "…"
+            batch = "1 prompt" if len(prompts) == 1 else f"a batch of {len(prompts)} prompts"
+            shown = f" {batch} (the first: {first.instance_id} [{first.presentation}] {text!r})"
+        detail = f": {exception}" if str(exception) else ""
+        super().__init__(
+            f"model {model!r} raised {type(exception).__name__}{detail} (at "
+            f"{where_raised(exception)}) instead of answering{shown}"
+        )
 
 
 def where_raised(exc: BaseException) -> str:

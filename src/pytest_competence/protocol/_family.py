@@ -37,6 +37,7 @@ __all__ = [
     "FamilyLike",
     "PolicyFactory",
     "REQUIRED",
+    "case_spaces",
     "construct",
     "default_presentations",
     "design_chunks",
@@ -113,8 +114,10 @@ class Family(ABC):
       ``item(n, index, seed, presentations)`` method that draws one instance alone, so that
       :func:`design_chunks` streams the design instance by instance;
     - :attr:`strategies` — Hypothesis strategies; ``strategies.case_space(max_n=,
-      presentations=, vocabularies=)`` (e.g. a ``DesignSpace``) whose ``strategy()`` is
-      ``cases()``: what minimisation shrinks a failing case in;
+      presentations=)`` (e.g. a ``DesignSpace``) whose ``strategy()`` is ``cases()``;
+      :meth:`case_space` (by default that one) is the suite's declared space, where
+      minimisation shrinks a failing case, and :meth:`wider_case_space` (none by default) what
+      lies beyond the suite, searched next for a finding of its own;
     - :meth:`audit_components` — the supports an audit may add to a suite;
     - :meth:`shortcut_policies`, :attr:`shortcuts`, :meth:`ideal_answer` — the known ways to fake
       competence on the family (``ref:NAME`` policies) and the competent reading;
@@ -158,6 +161,22 @@ class Family(ABC):
     def strategies(self) -> Any:
         """The family's Hypothesis strategies (``None``: minimisation only replays and confirms
         a failing case, it cannot shrink one)."""
+        return None
+
+    def case_space(self, *, max_n: int, presentations: Sequence[str]) -> Any:
+        """The suite's declared design space, where minimisation shrinks a failing case: the
+        cases this configuration's own design could draw (its vocabulary, its options), with
+        these presentations, up to size ``max_n``. By default ``strategies.case_space(max_n=,
+        presentations=)``; ``None`` without strategies."""
+        return _strategies_space(self, max_n=max_n, presentations=presentations)
+
+    def wider_case_space(self, *, max_n: int, presentations: Sequence[str]) -> Any:
+        """A space holding :meth:`case_space` and cases beyond the suite's declaration that
+        the family can draw (the ordering family: every catalog vocabulary, with and without
+        its distractors): after the suite's minimal case is found, minimisation goes on in it,
+        and a case it finds outside the suite is a finding of its own ("also fails outside
+        this suite"), never the test's minimal case. ``None`` (the default): the family has
+        nothing beyond the suite's space."""
         return None
 
     def check_design(
@@ -263,8 +282,31 @@ class Family(ABC):
         return {}
 
 
-def construct(cls: type[Family], options: Mapping[str, object]) -> Family:
-    """``cls(**options)``; options the family does not take are an :class:`InvalidArgument`."""
+def construct(
+    cls: type[Family], options: Mapping[str, object], *, also: Sequence[str] = ()
+) -> Family:
+    """``cls(**options)``. An option the family does not take is an :class:`InvalidArgument`
+    that names it, suggests the nearest name and lists the family's options; ``also`` are the
+    other keywords valid where the options were written (a marker's ``levels``, ``pairs``…),
+    suggested and listed too."""
+    import difflib
+    import inspect
+
+    try:
+        parameters = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):  # no signature to read: the constructor decides
+        parameters = []
+    if parameters and not any(p.kind is p.VAR_KEYWORD for p in parameters):
+        valid = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        unknown = [k for k in options if k not in valid]
+        if unknown:
+            near = difflib.get_close_matches(unknown[0], [*valid, *also], n=1)
+            raise InvalidArgument(
+                f"family={cls.name!r} has no option {unknown[0]!r}"
+                + (f" (did you mean {near[0]}=?)" if near else "")
+                + f"; its options are {', '.join(valid) or 'none'}"
+                + (f" (and {', '.join(also)})" if also else "")
+            )
     try:
         return cls(**options)
     except TypeError as exc:
@@ -274,6 +316,26 @@ def construct(cls: type[Family], options: Mapping[str, object]) -> Family:
             f"family={cls.name!r} does not take these options: {exc} "
             f"(given: {', '.join(map(repr, sorted(options)))})"
         ) from None
+
+
+def _strategies_space(family: object, *, max_n: int, presentations: Sequence[str]) -> Any:
+    make = getattr(getattr(family, "strategies", None), "case_space", None)
+    return None if make is None else make(max_n=max_n, presentations=presentations)
+
+
+def case_spaces(family: object, *, max_n: int, presentations: Sequence[str]) -> tuple[Any, Any]:
+    """The suite's case space of ``family`` and the wider one (:meth:`Family.case_space`,
+    :meth:`Family.wider_case_space`), either ``None``. Looked up by name, as the protocol's
+    other parts are: a family object that does not subclass :class:`Family` gets the
+    defaults (its strategies' space, nothing wider)."""
+    suite = getattr(family, "case_space", None)
+    wider = getattr(family, "wider_case_space", None)
+    return (
+        suite(max_n=max_n, presentations=presentations)
+        if callable(suite)
+        else _strategies_space(family, max_n=max_n, presentations=presentations),
+        wider(max_n=max_n, presentations=presentations) if callable(wider) else None,
+    )
 
 
 def default_presentations(family: object) -> tuple[str, ...]:

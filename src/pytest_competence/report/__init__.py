@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,39 +153,64 @@ def write_outputs(
     markdown_path: str | None = None,
     records: Iterable[RecordSource] = (),
     records_path: str | None = None,
+    failed: list[tuple[str, str, str]] | None = None,
 ) -> list[tuple[str, str]]:
     """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set.
+    Returns ``(what, path)`` of each file written.
 
     With ``json_path``, ``records`` (each result's record lines, in document order) go to the
     records file, ``records_path`` or by default next to the JSON
     (:func:`~pytest_competence._settings.records_name`), first: the JSON then points to it,
-    holding its sha256.
+    holding its sha256. Without ``failed`` the first file that cannot be written raises its
+    ``OSError``; with a list, each such file is added to it as ``(what, path, reason)`` and the
+    others are still written (a JSON whose records file failed is written without pointing to
+    one).
     """
     from pytest_competence._files import write_json_atomic, write_text_atomic
 
-    written = []
+    written: list[tuple[str, str]] = []
+
+    def attempt(what: str, path: str, write: Callable[[], object]) -> bool:
+        try:
+            write()
+        except OSError as exc:
+            if failed is None:
+                raise
+            failed.append((what, path, exc.strerror or str(exc)))
+            return False
+        written.append((what, path))
+        return True
+
     if json_path:
         from pytest_competence._settings import records_name
         from pytest_competence.report._records_file import pointers, write_records_file
 
         path = records_path or records_name(json_path)
-        sha256, counts = write_records_file(path, records)
-        write_json_atomic(json_path, pointers(document, json_path, path, sha256, counts), indent=1)
-        written += [("JSON", json_path), ("records", path)]
+        made: list[tuple[str, dict[str, int]]] = []
+        archived = document
+        if attempt("records", path, lambda: made.append(write_records_file(path, records))):
+            written.pop()  # listed after the JSON that points to it
+            archived = pointers(document, json_path, path, *made[0])
+        attempt("JSON", json_path, lambda: write_json_atomic(json_path, archived, indent=1))
+        written += [("records", path)] if made else []
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if markdown_path or summary:
         from pytest_competence.report._markdown import render_markdown
 
         text = render_markdown(document)
         if markdown_path:
-            write_text_atomic(markdown_path, text)
-            written.append(("Markdown", markdown_path))
+            attempt("Markdown", markdown_path, lambda: write_text_atomic(markdown_path, text))
         if summary:
-            with open(summary, "a", encoding="utf-8", errors="backslashreplace") as out:
-                out.write(text)
+
+            def append() -> None:
+                with open(summary, "a", encoding="utf-8", errors="backslashreplace") as out:
+                    out.write(text)
+
+            attempt("GITHUB_STEP_SUMMARY", summary, append)
+            if written and written[-1][0] == "GITHUB_STEP_SUMMARY":
+                written.pop()  # appended to, not a report of this run's own
     if html_path:
         from pytest_competence.report._html import render_html
 
-        write_text_atomic(html_path, render_html(document))
-        written.append(("HTML", html_path))
+        attempt("HTML", html_path, lambda: write_text_atomic(html_path, render_html(document)))
     return written

@@ -55,14 +55,18 @@ def markdown_table(rows: Rows) -> list[str]:
     ]
 
 
-def html_table(rows: Rows) -> str:
-    """An HTML table in a horizontally scrolling block; the first column is a label."""
+def html_table(rows: Rows, classes: Mapping[str, str] | None = None) -> str:
+    """An HTML table in a horizontally scrolling block; the first column is a label.
+    ``classes`` gives a cell whose whole text is a key that class (a matrix's ``FAIL``)."""
+    classes = classes or {}
+
+    def cell(i: int, c: str) -> str:
+        names = " ".join(n for n in ("l" if i == 0 else "", classes.get(c, "")) if n)
+        return (f'<td class="{names}">' if names else "<td>") + f"{escape(c)}</td>"
+
     head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
     body = "".join(
-        "<tr>"
-        + "".join(f"<td{' class=l' if i == 0 else ''}>{escape(c)}</td>" for i, c in enumerate(row))
-        + "</tr>"
-        for row in rows[1:]
+        "<tr>" + "".join(cell(i, c) for i, c in enumerate(row)) + "</tr>" for row in rows[1:]
     )
     return f'<div class="wide"><table><tr>{head}</tr>{body}</table></div>'
 
@@ -114,10 +118,11 @@ def tables_markdown(r: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def tables_html(r: Mapping[str, Any]) -> str:
-    """HTML sections of the family's tables: a heading, the note, the table."""
+def tables_html(r: Mapping[str, Any], prefix: str = "") -> str:
+    """HTML sections of the family's tables: a heading, the note, the table. A heading's id is
+    ``prefix`` and its title (``result-3-systematicity``): unique on a page of many results."""
     return "".join(
-        f'<h3 id="{_anchor(t)}">{escape(t.title)}</h3>'
+        f'<h3 id="{prefix}{_anchor(t)}">{escape(t.title)}</h3>'
         + (f"<p class=muted>{escape(t.note)}</p>" if t.note else "")
         + html_table(_rows(t))
         for t in family_tables(r)
@@ -147,6 +152,7 @@ def figures_html(r: Mapping[str, Any]) -> str:
     )
 
 
-def family_html(r: Mapping[str, Any]) -> str:
-    """The family's own section of the HTML page: its figures, then its tables."""
-    return figures_html(r) + tables_html(r)
+def family_html(r: Mapping[str, Any], prefix: str = "") -> str:
+    """The family's own section of the HTML page: its figures, then its tables (their ids
+    start with ``prefix``)."""
+    return figures_html(r) + tables_html(r, prefix)

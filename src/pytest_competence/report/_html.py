@@ -70,7 +70,13 @@ svg text.rule,svg text.small{fill:#57606a;font-size:10px}svg text.note{fill:#576
 svg text.onbar{fill:#fff;font-size:10px}.warn{background:#fff4d6;border-left:4px solid #e0a526;
 padding:6px 10px;margin:6px 0}dl.legend{display:grid;grid-template-columns:max-content 1fr;
 gap:2px 12px;margin:8px 0 0}dl.legend dt{font-weight:600}dl.legend dd{margin:0}
+td.caught{background:#d1242f;color:#fff;font-weight:600}td.held{background:#dafbe1;color:#1a7f37}
+td.broke{background:#fff4d6;color:#7a5300;font-weight:600}td.absent{color:#8c959f}
 """
+
+#: The matrix's cells by verdict: caught (red), held (green), n/a or not run (grey); any other
+#: pytest outcome (``ERROR``) amber.
+MATRIX_CLASSES = {"FAIL": "caught", "pass": "held", "n/a": "absent", "—": "absent"}
 
 
 def _comparisons(blocks: Sequence[Mapping[str, Any]]) -> str:
@@ -125,7 +131,8 @@ def _matrix(document: Mapping[str, Any]) -> str:
         "means the model does not read the family's prompts (skipped, never caught).</p>"
     ]
     for m in matrices:
-        out.append(f"<h3>{esc(m.family)}</h3>{html_table(m.rows)}")
+        classes = {c: MATRIX_CLASSES.get(c, "broke") for row in m.rows[1:] for c in row[1:]}
+        out.append(f"<h3>{esc(m.family)}</h3>{html_table(m.rows, classes)}")
         if m.not_applicable:
             out.append(
                 f"<p class=muted>n/a (they do not read {esc(m.family)} prompts): "
@@ -136,10 +143,26 @@ def _matrix(document: Mapping[str, Any]) -> str:
 
 
 def _header(document: Mapping[str, Any]) -> str:
+    """The title and the run's counts: the headline above the matrix."""
     results = document.get("results") or []
-    counts = {k: sum(r.get("outcome") == k for r in results) for k in ("passed", "failed")}
     caught = sum(verdict(r) == "FAIL (report only)" for r in results)
     skipped = len(document.get("not_applicable") or [])
+    counts = {k: sum(r.get("outcome") == k for r in results) for k in ("passed", "failed")}
+    models = ", ".join(f"<code>{esc(m)}</code>" for m in document.get("models") or []) or "—"
+    return (
+        f"<section><h1>pytest-competence report</h1><p class=muted>plugin version "
+        f"{esc(document.get('plugin_version'))} · schema {esc(document.get('schema'))} · "
+        f"models {models} · {len(results)} result{'' if len(results) == 1 else 's'}: "
+        f"{counts['passed']} passed, "
+        f"{counts['failed']} failed"
+        f"{f' ({caught} fail the condition, reported only)' if caught else ''}"
+        f"{f'; {skipped} test × model pairs n/a' if skipped else ''}</p></section>"
+    )
+
+
+def _index(document: Mapping[str, Any]) -> str:
+    """One row per result, linking to its section, and the legend of the figures."""
+    results = document.get("results") or []
     index = table(
         ["", "test × model", "κ̄", "all correct", "first failing n"],
         [
@@ -155,21 +178,14 @@ def _header(document: Mapping[str, Any]) -> str:
         left=2,
     )
     legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in LEGEND)
-    models = ", ".join(f"<code>{esc(m)}</code>" for m in document.get("models") or []) or "—"
-    return (
-        f"<section><h1>pytest-competence report</h1><p class=muted>plugin version "
-        f"{esc(document.get('plugin_version'))} · schema {esc(document.get('schema'))} · "
-        f"models {models} · {len(results)} result{'' if len(results) == 1 else 's'}: "
-        f"{counts['passed']} passed, "
-        f"{counts['failed']} failed"
-        f"{f' ({caught} fail the condition, reported only)' if caught else ''}"
-        f"{f'; {skipped} test × model pairs n/a' if skipped else ''}</p>{index}<dl class=legend>{legend}</dl></section>"
-    )
+    return f"<section id=results><h2>Results</h2>{index}<dl class=legend>{legend}</dl></section>"
 
 
 def render_html(document: Mapping[str, Any]) -> str:
-    """The whole report as one HTML page: header, the matrix of which suite catches which
-    model, one section per result, comparisons."""
+    """The whole report as one HTML page: the headline counts and, first below them, the
+    matrix of which suite catches which model (its cells coloured by verdict); then the index
+    of results with the legend, one section per result, comparisons. Every element id is
+    unique on the page (a result's tables are prefixed with its ``result-N-``)."""
     results = document.get("results") or []
     body = "".join(result_section(i, r) for i, r in enumerate(results))
     return (
@@ -178,7 +194,7 @@ def render_html(document: Mapping[str, Any]) -> str:
         "style-src 'unsafe-inline'\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>pytest-competence report</title><style>{CSS}</style></head><body>"
-        f"{_header(document)}{warnings_html(document)}{_matrix(document)}{body}"
+        f"{_header(document)}{warnings_html(document)}{_matrix(document)}{_index(document)}{body}"
         f"{_comparisons(document.get('comparisons') or [])}"
         "</body></html>\n"
     )

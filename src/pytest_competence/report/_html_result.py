@@ -339,11 +339,20 @@ def _minimal_case(m: Mapping[str, Any]) -> str:
         if boundary.get("trail")
         else ""
     )
+    outside = m.get("outside") or {}
+    beyond = (
+        f"<h3>Also fails outside this suite</h3><p><b>{esc(outside['summary'])}</b></p>"
+        f"<p class=muted>A case this suite's design cannot draw, found in "
+        f"{esc(outside['calls']['total'])} more model calls: a finding of its own, not the "
+        f"test's failing case.</p>{_observation_table(outside['observations'])}"
+        if outside.get("observations")
+        else ""
+    )
     return (
         f"<h3>{title}</h3><p><b>{esc(m.get('summary'))}</b></p>"
         f"<p>{esc(calls.get('total'))} model calls ({spent}); {esc(m.get('prompts_sent'))} "
         f"prompts.{found}</p>"
-        f"<p>{esc(m.get('verdict'))}</p>{_observation_table(m['observations'])}"
+        f"<p>{esc(m.get('verdict'))}</p>{_observation_table(m['observations'])}{beyond}"
     )
 
 
@@ -370,7 +379,7 @@ def result_section(index: int, r: Mapping[str, Any]) -> str:
         f'<section id="result-{index}"><h2>{badge(r)}'
         f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"
         # A family's own figures and tables (Family.figures, Family.tables) lead.
-        f"{family_html(r)}{diagnosis_html(r)}{probes_html(index, r)}<h3>Per level</h3>"
-        f"{_level_table(r)}{_pairs_table(r)}{_summary(r)}{gate_html(r)}"
+        f"{family_html(r, f'result-{index}-')}{diagnosis_html(r)}{probes_html(index, r)}"
+        f"<h3>Per level</h3>{_level_table(r)}{_pairs_table(r)}{_summary(r)}{gate_html(r)}"
         f"{_failing_case(r.get('failing_case'))}</section>"
     )

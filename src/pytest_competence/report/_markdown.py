@@ -44,6 +44,12 @@ def _minimal(m: Mapping[str, Any] | None) -> list[str]:
         "  <details><summary>prompts</summary>",
         "",
     ]
+    outside = m.get("outside") or {}
+    if "summary" in outside:
+        out[2:2] = [
+            f"- Also fails outside this suite ({outside['calls']['total']} more model calls; "
+            f"not the test's failing case): {_cell(outside['summary'])}."
+        ]
     for o in m["observations"]:
         # Fenced, not inline: a raw answer may hold backticks or pipes of its own.
         out += [

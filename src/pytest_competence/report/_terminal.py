@@ -63,6 +63,19 @@ def _matrix(document: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _diagnoses(document: Mapping[str, Any]) -> list[str]:
+    """Under ``-q`` beside a matrix: each diagnosed test × model's verdict, one line each."""
+    found = [(r["nodeid"], diagnosis_lines(r)) for r in document["results"]]
+    found = [(nodeid, lines) for nodeid, lines in found if lines]
+    if not found:
+        return []
+    return [
+        "which reference policy each model answers like (--competence-diagnose; the tables "
+        "without -q):",
+        *(f"  {nodeid}: {lines[0].strip().removeprefix('diagnosis: ')}" for nodeid, lines in found),
+    ]
+
+
 _MINIMAL_LABELS = {
     "minimal": "minimal failing case",
     "replayed": "minimal failing case (replayed)",
@@ -78,7 +91,14 @@ def _minimal(r: Mapping[str, Any]) -> list[str]:
     if "summary" not in m:
         return []
     label = _MINIMAL_LABELS.get(m["status"], "failing case")
-    return [f"    {label}: {m['summary']} ({m['calls']['total']} model calls)"]
+    lines = [f"    {label}: {m['summary']} ({m['calls']['total']} model calls)"]
+    outside = m.get("outside") or {}
+    if "summary" in outside:
+        lines.append(
+            f"    also fails outside this suite: {outside['summary']} "
+            f"({outside['calls']['total']} more model calls)"
+        )
+    return lines
 
 
 def _headline(r: Mapping[str, Any]) -> str:
@@ -166,6 +186,8 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
         lines.extend(gate_lines(r))
         lines.extend(_minimal(r))
     lines.extend(matrix)
+    if matrix and verbosity < 0:  # the matrix stood in for the per-result lines
+        lines.extend(_diagnoses(document))
     comparisons = document.get("comparisons", [])
     if matrix and verbosity < 0:
         lines.append(

@@ -40,16 +40,22 @@ def check_levels(levels: object, check_n: Any, expected: str) -> None:
 
 def check_pairs(pairs: object, multiple: int, expected: str, suggestion: int) -> None:
     """Raise :class:`InvalidArgument` unless ``pairs`` is a positive multiple of ``multiple`` (the
-    family's balanced cells); ``expected`` says so in the family's words, ``suggestion`` is a fix."""
+    family's balanced cells); ``expected`` says so in the family's words. The fix offered is
+    the nearest valid numbers for a whole number (``pairs=30``: 28 or 32), else
+    ``suggestion``."""
     if (
         isinstance(pairs, bool)
         or not isinstance(pairs, int)
         or pairs < multiple
         or (pairs % multiple)
     ):
-        raise InvalidArgument(
-            f"Expected {expected}, but got pairs={pairs!r}; try pairs={suggestion}"
-        )
+        if isinstance(pairs, int) and not isinstance(pairs, bool) and pairs > 0:
+            below = pairs // multiple * multiple
+            nearest = [n for n in (below, below + multiple) if n >= multiple]
+            fix = " or ".join(f"pairs={n}" for n in nearest)
+        else:
+            fix = f"pairs={suggestion}"
+        raise InvalidArgument(f"Expected {expected}, but got pairs={pairs!r}; try {fix}")
 
 
 def check_seed(seed: object) -> None:

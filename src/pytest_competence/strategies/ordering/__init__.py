@@ -68,6 +68,7 @@ from ._instances import (
 from .vocabularies import CATALOG, Vocabulary
 
 if TYPE_CHECKING:
+    from ._cases import CaseSpace
     from ._strategies import OrderingStrategies
 
 __all__ = [
@@ -412,6 +413,15 @@ class Ordering(Family):
         from ._strategies import OrderingStrategies
 
         return OrderingStrategies(self)
+
+    def wider_case_space(self, *, max_n: int, presentations: Sequence[str]) -> CaseSpace | None:
+        """Beyond the suite: every catalog vocabulary and, with distractors, cases without
+        them; ``None`` for a vocabulary outside the catalog (no order to shrink in) without
+        distractors."""
+        space = self.strategies.case_space(
+            max_n=max_n, presentations=presentations, vocabularies=True, distractors=True
+        )
+        return space if space.vary_vocabulary or space.vary_distractors else None
 
     def audit_components(
         self, levels: Sequence[int], presentations: Sequence[str]

@@ -95,6 +95,11 @@ class CaseSpace:
         min_n, max_n: the range of ``n`` (``min_n`` defaults to the smallest the family queries).
         vocabularies: draw the vocabulary from the catalog (shrinking toward the first) instead of
             keeping the family's.
+        distractors: in a configuration with distractors, draw cases without them too
+            (shrinking toward none) instead of keeping them in every case.
+
+    Without ``vocabularies`` and ``distractors`` every case is one the configuration's own
+    design could draw: the suite's declared space, where minimisation looks first.
     """
 
     def __init__(
@@ -105,6 +110,7 @@ class CaseSpace:
         min_n: int | None = None,
         max_n: int = 64,
         vocabularies: bool = False,
+        distractors: bool = False,
     ) -> None:
         if isinstance(presentations, str) or not presentations:
             raise InvalidArgument(
@@ -121,16 +127,19 @@ class CaseSpace:
                 f"Expected min_n <= max_n, but got min_n={self.min_n}, max_n={self.max_n}"
             )
         self.vary_vocabulary = bool(vocabularies) and family.vocabulary in CATALOG
-        self.vary_distractors = family.distractors > 0
+        self.has_distractors = family.distractors > 0
+        self.vary_distractors = bool(distractors) and self.has_distractors
         self.shuffles_names = family.names_line == "shuffled"
         self.reshuffles = any(RESHUFFLE in t for t in transforms)
         self.rewrites = any(REWRITE in t for t in transforms)
         self._families: dict[tuple[str, bool], Ordering] = {}
 
     def __repr__(self) -> str:
+        varied = f", distractors={self.vary_distractors}" if self.has_distractors else ""
         return (
             f"CaseSpace({self.family!r}, presentations={list(self.presentations)!r}, "
-            f"min_n={self.min_n}, max_n={self.max_n}, vocabularies={self.vary_vocabulary})"
+            f"min_n={self.min_n}, max_n={self.max_n}, vocabularies={self.vary_vocabulary}"
+            f"{varied})"
         )
 
     def signature(self) -> str:
@@ -199,7 +208,7 @@ class CaseSpace:
         it = iter(values)
         n = next(it)
         voc = CATALOG[next(it)].name if self.vary_vocabulary else self.family.vocabulary.name
-        keep = bool(next(it)) if self.vary_distractors else False
+        keep = bool(next(it)) if self.vary_distractors else self.has_distractors
         index, seed = next(it), next(it)
         layouts = []
         for _ in range(1 + self.reshuffles):
@@ -218,7 +227,7 @@ class CaseSpace:
 
     def case(self, n: int, **values: Any) -> OrderingCase:
         """A case by hand (e.g. for ``@example``); unspecified fields take their simplest value."""
-        base = OrderingCase(n, self.family.vocabulary.name, self.vary_distractors, 0, 0, space=self)
+        base = OrderingCase(n, self.family.vocabulary.name, self.has_distractors, 0, 0, space=self)
         case = replace(base, **values)
         if self.from_choices(self.choices(case)) != case:
             raise InvalidArgument(f"{case!r} is not a case of {self!r}")
@@ -237,7 +246,7 @@ class CaseSpace:
         case = OrderingCase(
             z.n,
             self.family.vocabulary.name,
-            self.vary_distractors,
+            self.has_distractors,
             z.index,
             z.seed,
             original=layout,
@@ -391,7 +400,7 @@ class CaseSpace:
             if orders == {"chain order"}
             else "names lines and premise orders " + _layouts_in_words(d)
         )
-        if self.vary_distractors:
+        if self.has_distractors:
             parts.append(
                 f"distractors ρ={d['distractors']:g}" if case.distractors else "no distractors"
             )

@@ -1,8 +1,8 @@
 """Hypothesis strategies for the ordering family, built so that shrinking means something.
 
 Each draw touches few choices: the chain length shrinks toward the smallest ``n``, the seed toward
-0, the vocabulary toward the first in catalog order, the rewrite count toward one, and every
-permutation toward the identity (one flag, then one seed — never 1,024 separate swaps).
+0, the vocabulary (when drawn) toward the first in catalog order, the rewrite count toward one, and
+every permutation toward the identity (one flag, then one seed — never 1,024 separate swaps).
 """
 
 from __future__ import annotations
@@ -91,8 +91,11 @@ class OrderingStrategies(BoundStrategies["Ordering"]):
         max_n: int = 64,
         presentations: Sequence[str] = ("original", "equivalent"),
         vocabularies: bool = False,
+        distractors: bool = False,
     ) -> CaseSpace:
-        """The space of whole cases — θ, latent instance, every presentation's layout.
+        """The space of whole cases — θ, latent instance, every presentation's layout — of
+        this configuration; ``vocabularies`` and ``distractors`` widen it beyond (every catalog
+        vocabulary; cases without the configuration's distractors).
 
         See :class:`~._cases.CaseSpace`; :meth:`cases` draws from it.
         """
@@ -102,6 +105,7 @@ class OrderingStrategies(BoundStrategies["Ordering"]):
             min_n=min_n,
             max_n=max_n,
             vocabularies=vocabularies,
+            distractors=distractors,
         )
 
     def cases(
@@ -111,13 +115,19 @@ class OrderingStrategies(BoundStrategies["Ordering"]):
         max_n: int = 64,
         presentations: Sequence[str] = ("original", "equivalent"),
         vocabularies: bool = False,
+        distractors: bool = False,
     ) -> st.SearchStrategy[OrderingCase]:
         """Whole cases: ``n``, the latent instance and each presentation's names line, premise
         order and rewritten premises, each drawn as one choice; ``vocabularies=True`` also draws
-        the vocabulary from the catalog. ``case.prompts()`` renders every presentation.
+        the vocabulary from the catalog, ``distractors=True`` whether a configuration with
+        distractors shows them. ``case.prompts()`` renders every presentation.
         """
         return self.case_space(
-            min_n=min_n, max_n=max_n, presentations=presentations, vocabularies=vocabularies
+            min_n=min_n,
+            max_n=max_n,
+            presentations=presentations,
+            vocabularies=vocabularies,
+            distractors=distractors,
         ).strategy()
 
     def vocabularies(self) -> st.SearchStrategy[Vocabulary]:
