@@ -186,7 +186,10 @@ def test_a_run_killed_mid_way_resends_only_what_is_missing(pytester, server):
     first = ok_keys(server.log())  # logged as they arrive: includes those still in flight
     saved = count_rows(cache)
     assert 50 <= saved < 160 and not (pytester.path / "resumed.json").exists()
-    assert len(first) - saved <= 4  # at most the requests in flight when it died
+    # Lost: at most the requests in flight when it died (concurrency=4) and the answers that
+    # had arrived but waited to be handed over together (models._pipe.HAND_OVER) — a few more
+    # on a loaded machine. What matters is checked below: only the missing ones are resent.
+    assert len(first) - saved <= 2 * 4
 
     server.reset()
     result = run(pytester, "--competence-model", spec, "--competence-json", "resumed.json")
@@ -328,7 +331,7 @@ def test_offline_minimisation_and_replay_ask_the_cache_only(pytester, monkeypatc
     saved.assert_outcomes(failed=1)
     saved.stdout.fnmatch_lines(
         [
-            "*minimisation stopped by an error: NotInCacheError: * of * prompts of model "
+            "*minimisation stopped: * of * prompts of model "
             "'py:models:Wrong' are not in the response cache, and --competence-cache=read asks "
             "the cache only (nothing was sent)*"
         ]

@@ -29,6 +29,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,8 +159,10 @@ class ResponseCache:
         self.path = Path(path)
         self._db: sqlite3.Connection | None = None
         # Batches asked ahead (._lookahead) use the cache from several threads: one connection
-        # (SQLite's serialized mode), opened once.
+        # (SQLite's serialized mode), opened once, and one writer at a time — a transaction
+        # (BEGIN … COMMIT) on the shared connection must not take in another thread's INSERT.
         self._opening = threading.Lock()
+        self._writing = threading.Lock()
 
     def _connect(self) -> sqlite3.Connection:
         if self._db is not None:
@@ -217,9 +220,7 @@ class ResponseCache:
     ) -> None:
         """Store one answer (and the candidate scores behind it) now, in one committed
         transaction."""
-        db = self._connect()
-        db.execute("BEGIN")
-        try:
+        with self._transaction() as db:
             db.execute(
                 "INSERT OR REPLACE INTO responses (key, answer, model, created) "
                 "VALUES (?, ?, ?, ?)",
@@ -230,10 +231,19 @@ class ResponseCache:
                     "INSERT OR REPLACE INTO scores (key, scores) VALUES (?, ?)",
                     (key, json.dumps(dict(scores))),
                 )
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One committed transaction on the shared connection, one writer at a time."""
+        db = self._connect()
+        with self._writing:
+            db.execute("BEGIN")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
 
     def mark_exported(
         self,
@@ -245,23 +255,22 @@ class ResponseCache:
         """Remember ``keys`` as exported for ``model`` (to the batch file named ``file``: see
         :meth:`exported_to`), in one transaction; ``reads`` maps a key whose response is not
         the answer text to the answer's key and how to read it (:meth:`reading`)."""
-        db, now = self._connect(), time.time()
-        db.execute("BEGIN")
-        db.executemany(
-            "INSERT OR REPLACE INTO exported (key, model, created) VALUES (?, ?, ?)",
-            [(key, model, now) for key in keys],
-        )
-        if file is not None:
+        now = time.time()
+        with self._transaction() as db:
             db.executemany(
-                "INSERT OR IGNORE INTO exported_to (file, key) VALUES (?, ?)",
-                [(file, key) for key in keys],
+                "INSERT OR REPLACE INTO exported (key, model, created) VALUES (?, ?, ?)",
+                [(key, model, now) for key in keys],
             )
-        if reads:
-            db.executemany(
-                "INSERT OR REPLACE INTO exported_reads (line, answer, how) VALUES (?, ?, ?)",
-                [(key, answer, how) for key, (answer, how) in reads.items()],
-            )
-        db.execute("COMMIT")
+            if file is not None:
+                db.executemany(
+                    "INSERT OR IGNORE INTO exported_to (file, key) VALUES (?, ?)",
+                    [(file, key) for key in keys],
+                )
+            if reads:
+                db.executemany(
+                    "INSERT OR REPLACE INTO exported_reads (line, answer, how) VALUES (?, ?, ?)",
+                    [(key, answer, how) for key, (answer, how) in reads.items()],
+                )
 
     def count_exported_to(self, file: str) -> int:
         """How many keys were written to ``file``."""
@@ -280,11 +289,11 @@ class ResponseCache:
 
     def add_score(self, answer: str, candidate: int, score: float) -> dict[int, float]:
         """Keep one candidate's score of the answer ``answer``; every score it has so far."""
-        db = self._connect()
-        db.execute(
-            "INSERT OR REPLACE INTO batch_scores (answer, candidate, score) VALUES (?, ?, ?)",
-            (answer, candidate, score),
-        )
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO batch_scores (answer, candidate, score) VALUES (?, ?, ?)",
+                (answer, candidate, score),
+            )
         rows = db.execute(
             "SELECT candidate, score FROM batch_scores WHERE answer = ?", (answer,)
         ).fetchall()
@@ -307,7 +316,8 @@ class ResponseCache:
 
     def forget_file(self, file: str) -> None:
         """Forget what was exported to ``file`` (an empty file at a reused name and inode)."""
-        self._connect().execute("DELETE FROM exported_to WHERE file = ?", (file,))
+        with self._transaction() as db:
+            db.execute("DELETE FROM exported_to WHERE file = ?", (file,))
 
     def exported_model(self, key: str) -> str | None:
         """The model a batch request with this key was exported for; ``None`` if never."""
