@@ -352,3 +352,25 @@ def test_offline_minimisation_and_replay_ask_the_cache_only(pytester, monkeypatc
 def _minimal(output: str) -> str:
     """The minimal failing case's line of a failure message."""
     return next(line for line in output.splitlines() if "minimal failing case:" in line)
+
+
+def test_answers_stored_from_several_threads_at_once_are_all_kept(tmp_path):
+    """Requests asked ahead store their answers from several threads on one connection: each
+    answer and its scores is one transaction, none taken into another's (nor refused)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+
+    def store(k: int) -> None:
+        cache.put(f"key-{k}", f"answer-{k}", "m", {"yes": -0.5 * k, "no": -1.0})
+        cache.mark_exported([f"line-{k}"], "m", "requests.jsonl")
+
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(store, range(400)))
+        keys = [f"key-{k}" for k in range(400)]
+        assert cache.get_many(keys) == {f"key-{k}": f"answer-{k}" for k in range(400)}
+        assert cache.scores_of(keys)["key-7"] == {"yes": -3.5, "no": -1.0}
+        assert cache.count_exported_to("requests.jsonl") == 400
+    finally:
+        cache.close()
