@@ -27,6 +27,7 @@ __all__ = ["Block", "blocks", "commands"]
 _NOT_RUN = re.compile(r"<!--\s*not run\b(?P<why>.*?)-->", re.S)
 _FILE = re.compile(r"<!--\s*file:\s*(?P<name>\S+)\s*-->")
 _EXIT = re.compile(r"<!--\s*exit\s+(?P<status>\d+)\s*-->")
+_TORCH = re.compile(r"\b(torch|transformers|trl|datasets)\b")
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,10 @@ def run_python(pytester, body: str) -> None:  # noqa: ANN001
         assert result.ret == 0, result.stdout.str() + result.stderr.str()
         return
     pytester.makepyfile(test_snippet=body)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--competence-model", "ref:ideal")
+    # pytester's in-process runs drop the modules a run imported, and torch (under trl,
+    # transformers, datasets) cannot be imported a second time in one process: those run apart.
+    run = pytester.runpytest_subprocess if _TORCH.search(body) else pytester.runpytest
+    result = run("-p", "no:cacheprovider", "--competence-model", "ref:ideal")
     outcomes = result.parseoutcomes()
     assert (
         outcomes.get("passed", 0) >= 1 and not outcomes.get("failed") and not outcomes.get("errors")
