@@ -296,7 +296,8 @@ def _action_argument(action: argparse.Action) -> str:
 
 
 class Command(_MarkdownDirective):
-    """The options of ``competence SUBCOMMAND`` (``{competence-command} generate``).
+    """The options of ``competence SUBCOMMAND`` (``{competence-command} generate``), or of every
+    subcommand (``{competence-command} *``).
 
     For ``generate``, the flags every family shares, then each family's own."""
 
@@ -314,12 +315,34 @@ class Command(_MarkdownDirective):
             yield from _fence("option", _action_argument(action), body)
 
     def lines(self) -> Iterator[str]:
+        if self.arguments[0] == "*":
+            yield from self._every_command()
+            return
+        yield from self._command(self.arguments[0])
+
+    def _every_command(self) -> Iterator[str]:
+        """A rubric and the options of each subcommand, in the parser's order, so a new one
+        is documented when it is added."""
+        for prog, parser in command_parsers().items():
+            words = prog.split()[1:]
+            has_subcommands = any(
+                isinstance(a, argparse._SubParsersAction) for a in parser._actions
+            )
+            if words[:1] == ["generate"]:
+                if len(words) > 1:
+                    continue  # one family's generate: under generate
+            elif not words or has_subcommands:
+                continue  # a group of subcommands, documented one by one
+            yield from _fence("rubric", prog, [])
+            yield from self._command(" ".join(words))
+
+    def _command(self, name: str) -> Iterator[str]:
         parsers = command_parsers()
-        prog = f"competence {self.arguments[0]}"
+        prog = f"competence {name}"
         if prog not in parsers:
             raise self.error(f"competence-command: no subcommand {prog!r}")
         parser = parsers[prog]
-        if self.arguments[0] != "generate":
+        if name != "generate":
             if parser.description:
                 yield cite(parser.description)
                 yield ""
