@@ -7,6 +7,7 @@ enough to check that a screenshot is not one flat colour.
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import struct
@@ -15,7 +16,14 @@ import tempfile
 import zlib
 from pathlib import Path
 
-__all__ = ["dump_dom", "find_chromium", "png_pixels", "screenshot"]
+__all__ = [
+    "console_messages",
+    "dump_dom",
+    "find_chromium",
+    "picture_spread",
+    "png_pixels",
+    "screenshot",
+]
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -51,6 +59,14 @@ def _run(binary: str, *args: str, timeout: float = 60) -> subprocess.CompletedPr
 def dump_dom(binary: str, page: Path) -> str:
     """The serialised DOM of ``page`` after it has loaded (and run whatever it would run)."""
     return _run(binary, "--dump-dom", page.resolve().as_uri()).stdout.decode("utf-8")
+
+
+def console_messages(binary: str, page: Path) -> list[str]:
+    """What ``page`` wrote to the browser console while loading (script errors, failed loads,
+    ``console.*`` calls), as Chromium logs them to stderr."""
+    done = _run(binary, "--enable-logging=stderr", "--v=0", "--dump-dom", page.resolve().as_uri())
+    lines = done.stderr.decode("utf-8", "replace").splitlines()
+    return [line for line in lines if ":CONSOLE" in line]
 
 
 def screenshot(
@@ -105,3 +121,15 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
         rows.append(bytes(line))
         previous = line
     return width, height, rows
+
+
+def picture_spread(png: bytes) -> tuple[int, int, float, int]:
+    """Width, height, the standard deviation of luma and the number of distinct colours over a
+    grid of sampled pixels: a blank or one-colour page has a spread near 0 and few colours."""
+    width, height, rows = png_pixels(png)
+    bpp = len(rows[0]) // width
+    pixels = [row[x : x + 3] for row in rows[::7] for x in range(0, len(row), 5 * bpp)]
+    luma = [0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2] for p in pixels]
+    mean = sum(luma) / len(luma)
+    spread = math.sqrt(sum((v - mean) ** 2 for v in luma) / len(luma))
+    return width, height, spread, len(set(pixels))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from browser import dump_dom, find_chromium, png_pixels, screenshot
+from browser import dump_dom, find_chromium, picture_spread, screenshot
 from pytest_competence.report import write_outputs
 from pytest_competence.report._html import render_html
 
@@ -564,14 +564,10 @@ def test_browser_screenshot_is_a_real_picture(chromium: str, tmp_path: Path):
     page.write_text(render_html(make_document()), "utf-8")
     png = screenshot(chromium, page, tmp_path / "report.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 20_000
-    width, height, rows = png_pixels(png)
+    width, height, spread, colours = picture_spread(png)
     assert (width, height) == (1280, 2000)
-    bpp = len(rows[0]) // width
-    pixels = [row[x : x + 3] for row in rows[::7] for x in range(0, len(row), 5 * bpp)]
-    luma = [0.299 * p[0] + 0.587 * p[1] + 0.114 * p[2] for p in pixels]
-    mean = sum(luma) / len(luma)
-    assert math.sqrt(sum((v - mean) ** 2 for v in luma) / len(luma)) > 8  # not one flat colour
-    assert len(set(pixels)) > 50  # text, plot colours and bands, not a blank page
+    assert spread > 8  # not one flat colour
+    assert colours > 50  # text, plot colours and bands, not a blank page
 
 
 def test_many_presentations_fold_their_pairwise_tables():

@@ -55,7 +55,7 @@ class AnswerStates:
     ``errors[i]`` says why the prompt could not be read. ``layers`` names the residual indices
     of the second axis; ``model_layers`` is L. ``single_token`` is false when an answer spans
     several tokens: lens and logits then read each answer's first token. ``lens_gap`` is the
-    largest |lens − logit| difference of centred answer logits at ℓ = L over the rows (0 up to
+    largest ``|lens − logit|`` difference of centred answer logits at ℓ = L over the rows (0 up to
     round-off for a model with no transform after its unembedding).
     """
 

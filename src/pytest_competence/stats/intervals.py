@@ -56,7 +56,7 @@ def check_open_unit(value: object, name: str, example: str) -> float:
 
 
 def two_sided_z(confidence: float) -> float:
-    """The standard normal quantile z with P(|Z| ≤ z) = ``confidence`` (1.95996… at 0.95)."""
+    """The standard normal quantile z with ``P(|Z| ≤ z)`` = ``confidence`` (1.95996… at 0.95)."""
     return float(ndtri(0.5 + confidence / 2.0))
 
 

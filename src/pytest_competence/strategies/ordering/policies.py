@@ -1,6 +1,6 @@
 """The ordering family's reference policies (seeds/000): read an ordering prompt's text alone.
 
-=================  ======================================================================
+================== ======================================================================
 ``endpoint``       the source/sink shortcut: answers from the premises incident to the two
                    queried entities only (a queried source is in front of everything);
                    right on endpoint queries, a guess ("yes") on interior ones.
@@ -15,7 +15,7 @@
                    only in those catalog vocabularies. The smallest failing case is known:
                    ``n + 1`` people (at least ``k + 1``), ``k`` rewritten premises, the first
                    listed vocabulary in catalog order.
-=================  ======================================================================
+================== ======================================================================
 
 The competent reading (``ref:ideal`` on ordering prompts) answers by reachability.
 """
