@@ -129,6 +129,7 @@ def scripted_document(spec, given: list[object]) -> dict:
             "attempts": 1,
         },
         failing_case=failing_case(spec.condition, evaluation, profile(evaluation)),
+        bounds=spec.condition.bounds(profile(evaluation)),  # as the plugin's result has them
         records=records(evaluation),
     )
     document = build_document([json.loads(json.dumps(result))], models=["py:scripted"], bootstrap=0)

@@ -470,7 +470,7 @@ PYTEST_ROWS = [
     ),
     Row(
         "batch-export-template-missing-dir",
-        "--competence-batch-export: cannot write 'missing/{model}.jsonl' (No such file",
+        "--competence-batch-export missing/m.jsonl: the directory missing does not exist",
         args=(
             "--competence-model=openai:m@http://127.0.0.1:9/v1",
             "--competence-batch-export=missing/{model}.jsonl",

@@ -208,7 +208,7 @@ def test_bad_design_arguments_name_the_argument() -> None:
         fam.design(levels=[1], pairs=1, presentations=["shift"])
     with pytest.raises(InvalidArgument, match="kind="):
         fam.vary(fam.task(1, 0, 0), "rotate", np.random.default_rng(0))
-    with pytest.raises(InvalidArgument, match="does not take"):
+    with pytest.raises(InvalidArgument, match="has no option .digits.; its options are"):
         family("programs", digits=5)
 
 

@@ -471,7 +471,7 @@ def test_minimisation_and_replay_calls_never_enter_the_gated_sample(
         fresh=True,
     )
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*a case saved in the example database by an earlier run fails*"])
+    result.stdout.fnmatch_lines(["*a case in the example database (saved on * for *) fails*"])
     for r in (minimised, document["results"][0]):
         gate = r["gate"]
         assert {c["pairs"] for c in gate["comparisons"]} == {8}  # the design's pairs per level

@@ -105,7 +105,9 @@ def test_a_run_reports_systematicity_and_its_archive_recomputes_it(
     table = {line.split()[0]: line.split()[1:] for line in section[surface + 2 : surface + 7]}
     assert table["reorder"][-1] == "0.000" and float(table["relabel"][-1]) > 0
     page = (pytester.path / "report.html").read_text("utf-8")
-    assert page.count('<h3 id="systematicity">') == 2
+    # One table per result, each id unique on the page (its result's prefix).
+    ids = re.findall(r'<h3 id="(result-\d+-systematicity)">', page)
+    assert len(ids) == len(set(ids)) == 2
     assert page.count("Systematicity by isomorphism type") >= 2
 
     document = json.loads((pytester.path / "results.json").read_text("utf-8"))

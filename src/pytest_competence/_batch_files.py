@@ -19,7 +19,6 @@ and pytest: the options are added in every pytest session.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -204,9 +203,15 @@ def start(config: pytest.Config, models: Mapping[str, Any], *, worker: bool) -> 
                     f"OpenAI Batch API or another runner"
                 )
     if not worker:
+        from pytest_competence._settings import output_path_problem
+
+        # The same check, and the same line, as every other file the run writes.
+        paths = [t.path for t in targets.values()] or [Path(template.replace("{model}", "model"))]
+        for path in paths:
+            problem = output_path_problem("--competence-batch-export", path)
+            if problem:
+                raise pytest.UsageError(problem)
         try:
-            if not Path(template.replace("{model}", "model")).parent.is_dir():
-                raise FileNotFoundError(2, os.strerror(2), template)
             for target in dict.fromkeys(targets.values()):
                 template = str(target.path)
                 target.reset()
