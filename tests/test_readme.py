@@ -33,19 +33,8 @@ def _blocks(lang: str) -> list:
     ]
 
 
-@pytest.fixture
-def registry():  # noqa: ANN201
-    """Families a snippet registers in this process are forgotten after it."""
-    from pytest_competence.strategies import FAMILIES
-
-    before = set(FAMILIES)
-    yield FAMILIES
-    for name in set(FAMILIES) - before:
-        del FAMILIES[name]
-
-
 @pytest.mark.parametrize("body", _blocks("python"))
-def test_python_snippets_run(pytester: pytest.Pytester, body: str, registry):
+def test_python_snippets_run(pytester: pytest.Pytester, body: str):
     if needs_hf(body) and not has_hf_extra():
         pytest.skip("a transformers model: needs the [hf] extra (.ci/run installs it)")
     run_python(pytester, body)
