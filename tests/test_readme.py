@@ -27,22 +27,24 @@ from tests.doc_blocks import (
 BLOCKS = blocks(ROOT / "README.md")
 
 
-def _blocks(lang: str) -> list:
+def _blocks(*langs: str) -> list:
     return [
-        pytest.param(b.body, id=f"line{b.line}") for b in BLOCKS if b.lang == lang and not b.skip
+        pytest.param(b.lang, b.body, id=f"line{b.line}")
+        for b in BLOCKS
+        if b.lang in langs and not b.skip
     ]
 
 
-@pytest.mark.parametrize("body", _blocks("python"))
-def test_python_snippets_run(pytester: pytest.Pytester, body: str):
+@pytest.mark.parametrize("lang, body", _blocks("python", "ini"))
+def test_snippets_run(pytester: pytest.Pytester, lang: str, body: str):
+    """A python block runs as a test module, conftest or script; an ini block configures a
+    session (the front door has few of either, so they share one test)."""
+    if lang == "ini":
+        run_ini(pytester, body)
+        return
     if needs_hf(body) and not has_hf_extra():
         pytest.skip("a transformers model: needs the [hf] extra (.ci/run installs it)")
     run_python(pytester, body)
-
-
-@pytest.mark.parametrize("body", _blocks("ini"))
-def test_ini_snippets_configure_a_session(pytester: pytest.Pytester, body: str):
-    run_ini(pytester, body)
 
 
 def _commands() -> list[str]:
