@@ -117,7 +117,20 @@ def needs_hf(text: str) -> bool:
 
 
 def run_python(pytester, body: str) -> None:  # noqa: ANN001
-    """Run a ``python`` block: a conftest with the hook, a test module, or a script."""
+    """Run a ``python`` block: a conftest with the hook, a test module, or a script. Families it
+    registers in this process (and so their reference policies) are forgotten after it, so a
+    later test in the same process (the reference's completeness check) does not see them."""
+    from pytest_competence.strategies import FAMILIES
+
+    before = set(FAMILIES)
+    try:
+        _run_python(pytester, body)
+    finally:
+        for name in set(FAMILIES) - before:
+            del FAMILIES[name]
+
+
+def _run_python(pytester, body: str) -> None:  # noqa: ANN001
     if "def pytest_competence_profile" in body:
         pytester.makeconftest(body)
         pytester.makepyfile(test_suite=SUITE)

@@ -95,6 +95,35 @@ def test_page_commands_run_in_order(page: Path, tmp_path: Path):
                 run_command(command, tmp_path, block.exit)
 
 
+def test_the_py_contract_snippet_is_a_model_the_suite_catches(pytester: pytest.Pytester):
+    """The `py:` how-to's model module runs as ``py:my_model.py:answer`` on the tutorial's first
+    suite, which catches it; and the prompt the page shows is the one it gets first."""
+    page = DOCS / "how-to" / "python-model.md"
+    model = next(b.body for b in blocks(page) if b.body.startswith("# my_model.py"))
+    suite = next(b.body for b in blocks(DOCS / "tutorial.md") if "def test_front_behind" in b.body)
+    shown = page.read_text("utf-8").split("as `answer` receives it", 1)[1].split("```\n", 2)[1]
+    pytester.makepyfile(
+        my_model=model
+        + "\n\nSEEN = []\n\ndef recording(prompts):\n    SEEN.extend(prompts)\n"
+        + "    return answer(prompts)\n",
+        test_suite=suite.replace("pairs=40", "pairs=8"),
+        conftest="import pytest, my_model\n\n@pytest.fixture(autouse=True, scope='session')\n"
+        "def _first():\n    yield\n    if my_model.SEEN:\n"
+        "        open('first.txt', 'w').write(my_model.SEEN[0])\n",
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--competence-model=py:my_model.py:answer"
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Competence condition failed for model 'py:my_model.py:answer'*"])
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--competence-model=py:my_model:recording"
+    )
+    result.assert_outcomes(failed=1)
+    assert (pytester.path / "first.txt").read_text() == shown.strip()
+
+
 # -- the built site --------------------------------------------------------------------------
 
 

@@ -27,33 +27,24 @@ from tests.doc_blocks import (
 BLOCKS = blocks(ROOT / "README.md")
 
 
-def _blocks(lang: str) -> list:
+def _blocks(*langs: str) -> list:
     return [
-        pytest.param(b.body, id=f"line{b.line}") for b in BLOCKS if b.lang == lang and not b.skip
+        pytest.param(b.lang, b.body, id=f"line{b.line}")
+        for b in BLOCKS
+        if b.lang in langs and not b.skip
     ]
 
 
-@pytest.fixture
-def registry():  # noqa: ANN201
-    """Families a snippet registers in this process are forgotten after it."""
-    from pytest_competence.strategies import FAMILIES
-
-    before = set(FAMILIES)
-    yield FAMILIES
-    for name in set(FAMILIES) - before:
-        del FAMILIES[name]
-
-
-@pytest.mark.parametrize("body", _blocks("python"))
-def test_python_snippets_run(pytester: pytest.Pytester, body: str, registry):
+@pytest.mark.parametrize("lang, body", _blocks("python", "ini"))
+def test_snippets_run(pytester: pytest.Pytester, lang: str, body: str):
+    """A python block runs as a test module, conftest or script; an ini block configures a
+    session (the front door has few of either, so they share one test)."""
+    if lang == "ini":
+        run_ini(pytester, body)
+        return
     if needs_hf(body) and not has_hf_extra():
         pytest.skip("a transformers model: needs the [hf] extra (.ci/run installs it)")
     run_python(pytester, body)
-
-
-@pytest.mark.parametrize("body", _blocks("ini"))
-def test_ini_snippets_configure_a_session(pytester: pytest.Pytester, body: str):
-    run_ini(pytester, body)
 
 
 def _commands() -> list[str]:
@@ -76,33 +67,3 @@ def test_readme_commands_run_in_order(tmp_path: Path):
             assert "which suite catches which model" in output and "Δacc" not in output
     assert (tmp_path / "competence-report.html").stat().st_size > 10_000
     assert (tmp_path / "report.html").exists() and (tmp_path / "summary.md").exists()
-
-
-def test_the_py_contract_snippet_is_a_model_the_suite_catches(pytester: pytest.Pytester):
-    """The README's model module (issue #24) runs as ``py:my_model.py:answer`` on the README's
-    first suite, which catches it; and the prompt the README shows is the one it gets first."""
-    python = [b.body for b in BLOCKS if b.lang == "python"]
-    model = next(b for b in python if b.startswith("# my_model.py"))
-    suite = next(b for b in python if "def test_front_behind" in b)
-    readme = (ROOT / "README.md").read_text("utf-8")
-    shown = readme.split("as `answer` receives it", 1)[1].split("```\n", 2)[1].strip()
-    pytester.makepyfile(
-        my_model=model
-        + "\n\nSEEN = []\n\ndef recording(prompts):\n    SEEN.extend(prompts)\n"
-        + "    return answer(prompts)\n",
-        test_suite=suite.replace("pairs=200", "pairs=8"),
-        conftest="import pytest, my_model\n\n@pytest.fixture(autouse=True, scope='session')\n"
-        "def _first():\n    yield\n    if my_model.SEEN:\n"
-        "        open('first.txt', 'w').write(my_model.SEEN[0])\n",
-    )
-    pytester.syspathinsert()
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--competence-model=py:my_model.py:answer"
-    )
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*Competence condition failed for model 'py:my_model.py:answer'*"])
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--competence-model=py:my_model:recording"
-    )
-    result.assert_outcomes(failed=1)
-    assert (pytester.path / "first.txt").read_text() == shown

@@ -88,12 +88,31 @@ class RecordingParser:
         self.ini.append((name, help, type, default))
 
 
+class _RecordingPluginManager:
+    """Stands in for pytest's plugin manager: records the plugins ``pytest_addhooks`` registers."""
+
+    def __init__(self) -> None:
+        self.plugins: list[Any] = []
+
+    def add_hookspecs(self, module: Any) -> None:
+        """Hook specifications register no options."""
+
+    def register(self, plugin: Any, name: str | None = None) -> None:
+        """Record a plugin module, whose own ``pytest_addoption`` adds options too."""
+        self.plugins.append(plugin)
+
+
 def registered_options() -> RecordingParser:
-    """What the plugin registers, in registration order."""
+    """What the plugin registers, in registration order: its own options, then those of the
+    plugins its ``pytest_addhooks`` registers (``--competence-probe``)."""
     from pytest_competence import plugin
 
+    manager = _RecordingPluginManager()
+    plugin.pytest_addhooks(manager)  # type: ignore[arg-type]
     parser = RecordingParser()
-    plugin.pytest_addoption(parser)  # type: ignore[arg-type]
+    for module in (plugin, *manager.plugins):
+        if hasattr(module, "pytest_addoption"):
+            module.pytest_addoption(parser)
     return parser
 
 
