@@ -596,7 +596,7 @@ def test_the_batch_path_refuses_what_it_cannot_carry(pytester: pytest.Pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(
         [
-            "ERROR: --competence-batch-export: cannot write "
-            "'no/such/dir/requests.jsonl' (No such file or directory)*"
+            "ERROR: --competence-batch-export no/such/dir/requests.jsonl: the directory "
+            "no/such/dir does not exist; create it first or write elsewhere"
         ]
     )
