@@ -1,6 +1,6 @@
 """Time the paired bootstrap against scipy.stats.bootstrap on the paper's base grid.
 
-The grid is seeds/000's base design: 9 levels × 200 matched pairs, 1,800 pairs in all. The
+The grid is the CBE paper's (arXiv:2610.22894) base design: 9 levels × 200 matched pairs, 1,800 pairs in all. The
 figure is the difference in accuracy between the two presentations (invalid answers counted
 wrong), B = 10,000 percentile resamples. Ours resamples within levels (stratified, App. B.2) and,
 for a like-for-like row, without strata; scipy.stats.bootstrap gets the same two arrays with

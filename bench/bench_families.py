@@ -1,8 +1,8 @@
 """Generation speed of the families beyond ordering, at the largest size of their default grid.
 
 Instances per second (each with the presentations a suite would send) for the Horn-clause
-family at n = 128 rules (seeds/000 App. C.1) and for each reformulation category at n = 6
-(seeds/004; its largest level), and intervention-world clusters at n = 32 rules (all 36 cells
+family at n = 128 rules (CBE paper, arXiv:2610.22894, App. C.1) and for each reformulation category at n = 6
+(CRTBench paper; its largest level), and intervention-world clusters at n = 32 rules (all 36 cells
 each), in a fresh process after a warm-up. Run on demand,
 not under pytest; it prints figures and asserts nothing about timing:
 
@@ -36,7 +36,7 @@ CASES = {
         128,
         ["original", "equivalent", "reshuffle", "rename", "shuffled_renamed", "negated_query"],
     ),
-    **{  # every reformulation of seeds/004 Table 7 that applies, each label proved by its solver
+    **{  # every reformulation of the CRTBench paper, Table 7 that applies, each label proved by its solver
         f"reformulations/{c}": (
             lambda c=c: Reformulations(category=c),
             6,

@@ -1,8 +1,8 @@
-"""Generation speed of the rule-induction families (seeds/002 §4) at their largest level.
+"""Generation speed of the rule-induction families (systematicity paper, arXiv:2609.13948, §4) at their largest level.
 
 Tasks per second for every rule-induction family registered in ``FAMILIES``, at the largest
 level of its range, each task with every presentation a suite sends: the original and ``K``
-variations of every isomorphism type (``--variations``, default 5, as seeds/002 §5). Each case
+variations of every isomorphism type (``--variations``, default 5, as the systematicity paper, arXiv:2609.13948, §5). Each case
 runs in a fresh process after a warm-up. Run on demand, not under pytest; it prints figures and
 asserts nothing about timing:
 

@@ -1,4 +1,4 @@
-"""Boolean concept learning (seeds/002 §4.4): is a new object *wudsy*?
+"""Boolean concept learning (systematicity paper, arXiv:2609.13948, §4.4): is a new object *wudsy*?
 
 Run against any model: ``pytest examples/test_concepts.py --competence-model=SPEC``. The level
 is the length of the hidden and/or rule (its number of feature tests). Each task is shown as

@@ -1,4 +1,4 @@
-"""Grammar-based instruction learning (seeds/002 §4.1): are a generated language's rules applied
+"""Grammar-based instruction learning (systematicity paper, arXiv:2609.13948, §4.1): are a generated language's rules applied
 systematically?
 
 Run against any model: ``pytest examples/test_grammar.py --competence-model=SPEC``. Each task is a

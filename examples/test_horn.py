@@ -1,4 +1,4 @@
-"""Horn-clause inference (seeds/000 App. C): goal derivability over pseudoword programs.
+"""Horn-clause inference (CBE paper, arXiv:2610.22894, App. C): goal derivability over pseudoword programs.
 
 Run against any model: ``pytest examples/test_horn.py --competence-model=SPEC``. The first suite
 is the paper's adoption example; the others separate what the paper's grid confounds — proof

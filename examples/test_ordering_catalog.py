@@ -1,4 +1,4 @@
-"""Ordering over the whole 31-relation vocabulary catalog (seeds/000 App. B.1, §5.2).
+"""Ordering over the whole 31-relation vocabulary catalog (CBE paper, arXiv:2610.22894, App. B.1, §5.2).
 
 Every vocabulary renders the same latent instances; a parameter named like a family option
 (here ``vocabulary``) overrides the marker, so the catalog is one parametrized test.

@@ -1,4 +1,4 @@
-"""Ordering on front/behind, the paper's base study (seeds/000 §4.1, §5.1).
+"""Ordering on front/behind, the paper's base study (CBE paper, arXiv:2610.22894, §4.1, §5.1).
 
 Run against any model: ``pytest examples/test_ordering_front_behind.py --competence-model=SPEC``.
 """
@@ -25,7 +25,7 @@ def test_interior_queries(competence):
     presentations=["original", "reshuffle", "rewrite", "equivalent", "negated"],
 )
 def test_presentation_components(competence):
-    """Reshuffling and rewriting separately, together, and as negations (seeds/000 App. E.2)."""
+    """Reshuffling and rewriting separately, together, and as negations (CBE paper, arXiv:2610.22894, App. E.2)."""
 
 
 @pytest.mark.competence(

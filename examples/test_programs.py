@@ -1,4 +1,4 @@
-"""Program induction over integer sequences (seeds/002 §4.3): is the rule applied systematically?
+"""Program induction over integer sequences (systematicity paper, arXiv:2609.13948, §4.3): is the rule applied systematically?
 
 Run against any model: ``pytest examples/test_programs.py --competence-model=SPEC``. Each task is
 shown as drawn, with its examples and queries reordered, and under digit substitutions; the

@@ -1,4 +1,4 @@
-"""Symbolic Raven matrices (seeds/002 §4.2): one hidden rule per panel feature, modulo 10.
+"""Symbolic Raven matrices (systematicity paper, arXiv:2609.13948, §4.2): one hidden rule per panel feature, modulo 10.
 
 Run against any model: ``pytest examples/test_raven.py --competence-model=SPEC``. The level is
 ``F``, the number of features per panel: 2 is the paper's default, 3 its harder setting. Every

@@ -1,7 +1,7 @@
-"""Controlled reformulations (seeds/004): the base question and every reformulation correct.
+"""Controlled reformulations (CRTBench paper): the base question and every reformulation correct.
 
 Run against any model: ``pytest examples/test_reformulations.py --competence-model=SPEC``. One
-test per built category, each with every transformation seeds/004 Table 7 applies to it; the
+test per built category, each with every transformation CRTBench paper, Table 7 applies to it; the
 all-correct rate is the paper's family consistency, and the per-pair consistency of the report
 is its per-transformation consistency.
 """
@@ -28,4 +28,4 @@ def test_category(competence, category, presentations):
     presentations=["original", "double_negation", "negation_flip", "triple_negation"],
 )
 def test_nested_negation_chain_of_thought(competence):
-    """Stacked negations under the chain-of-thought system prompt of seeds/004 App. B."""
+    """Stacked negations under the chain-of-thought system prompt of the CRTBench paper, App. B."""

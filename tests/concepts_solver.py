@@ -1,4 +1,4 @@
-"""An independent text-level reader and ideal observer for Boolean concepts (seeds/002 §4.4).
+"""An independent text-level reader and ideal observer for Boolean concepts (systematicity paper, arXiv:2609.13948, §4.4).
 
 It imports nothing from ``pytest_competence``. :func:`parse` reads the rendered prompt — the
 features and values from the grammar the prompt states, then the labelled examples and the new

@@ -1,4 +1,4 @@
-"""An independent, text-level solver for reformulation prompts (seeds/004).
+"""An independent, text-level solver for reformulation prompts (CRTBench paper).
 
 It imports nothing from ``pytest_competence`` and knows no lexicon: a clause is identified by its
 two nouns — "the AGENT <verb> the PATIENT" (active) or "the PATIENT is <participle> by the AGENT"

@@ -1,4 +1,4 @@
-"""An independent, text-level solver for Horn-clause prompts (seeds/000 App. C).
+"""An independent, text-level solver for Horn-clause prompts (CBE paper, arXiv:2610.22894, App. C).
 
 It reads nothing but the rendered prompt and imports nothing from ``pytest_competence``: its own
 regular expressions for the two renderers of App. C.1 ("If a and b, then c." and "c holds

@@ -1,4 +1,4 @@
-"""An independent reader and interpreter for ``programs`` prompts (seeds/002 §4.3).
+"""An independent reader and interpreter for ``programs`` prompts (systematicity paper, arXiv:2609.13948, §4.3).
 
 It shares no code with ``strategies/programs/_ops.py``: it reads the lists from the rendered
 prompt text with its own pattern and runs the hidden program from its plain representation

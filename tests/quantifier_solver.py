@@ -1,4 +1,4 @@
-"""An independent, text-level solver for the quantified reformulation prompts (seeds/004).
+"""An independent, text-level solver for the quantified reformulation prompts (CRTBench paper).
 
 It imports nothing from ``pytest_competence`` and knows no lexicon: a category is a word read
 off the sentence ("All cyclists are painters" → ``cyclist``, ``painter``; the singular is the

@@ -1,4 +1,4 @@
-"""An independent reader and solver of rendered symbolic Raven prompts (seeds/002 §4.2).
+"""An independent reader and solver of rendered symbolic Raven prompts (systematicity paper, arXiv:2609.13948, §4.2).
 
 It reads only the prompt text — ``a b | c d | e f || … || g h | i j | ? ?`` — and shares no code
 with :mod:`pytest_competence.strategies.raven._rules`: the rules are written here again, as

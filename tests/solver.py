@@ -1,4 +1,4 @@
-"""An independent, text-level solver for ordering prompts (seeds/000 §4.1, App. B.1).
+"""An independent, text-level solver for ordering prompts (CBE paper, arXiv:2610.22894, §4.1, App. B.1).
 
 It reads nothing but the rendered prompt string and deliberately imports nothing from
 ``pytest_competence``: the phrase table below is transcribed by hand from the paper's catalog

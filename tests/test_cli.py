@@ -103,7 +103,7 @@ def test_bad_arguments_are_usage_errors(capsys, args, message):
 
 
 def test_plan_reproduces_the_sample_size_figures_of_the_paper(capsys):
-    """seeds/000 App. A "Sample sizes": ±6.9 at 0.5 and ±4.9 at 0.85 per level of 200 pairs,
+    """CBE paper, arXiv:2610.22894, App. A "Sample sizes": ±6.9 at 0.5 and ±4.9 at 0.85 per level of 200 pairs,
     ±2.3 over 1,800 pairs, up to ±14 per 50-instance cell, ≈3.7 points detectable at 80%."""
     assert main(["plan"]) == 0
     out = capsys.readouterr().out

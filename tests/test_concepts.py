@@ -1,4 +1,4 @@
-"""Boolean concept learning (seeds/002 §4.4) checked against an independent text-level reader.
+"""Boolean concept learning (systematicity paper, arXiv:2609.13948, §4.4) checked against an independent text-level reader.
 
 ``tests/concepts_solver.py`` reads only the rendered prompt (and, where the rule itself is needed,
 the rule written in the prompt grammar's notation): it re-derives every support label and gold

@@ -105,7 +105,7 @@ def _evaluation(answer, levels=(4, 8), pairs=8, presentations=("original", "equi
 
 @given(st.data())
 def test_profile_identities_hold_on_random_answers(data):
-    """R + D + U = 1 and mean accuracy = R + U/2 on the jointly parsed support (seeds/000 eq. 2)."""
+    """R + D + U = 1 and mean accuracy = R + U/2 on the jointly parsed support (CBE paper, arXiv:2610.22894 eq. 2)."""
     choices = data.draw(st.lists(st.sampled_from(["yes", "no", "maybe"]), min_size=32, max_size=32))
     answers = iter(choices * 4)
     evaluation = _evaluation(lambda p: next(answers))
@@ -255,7 +255,7 @@ class ByAttempt:
     ],
 )
 def test_attempts_are_majority_voted_and_all_kept(plan, correct, reason):
-    """seeds/002 §3.6: right only when the majority of attempts is right; every attempt kept."""
+    """systematicity paper, arXiv:2609.13948, §3.6: right only when the majority of attempts is right; every attempt kept."""
     family = Ordering()
     items = family.design(levels=[4], pairs=4)
     model = ByAttempt(plan)
@@ -296,7 +296,7 @@ def test_a_marker_without_presentations_asks_for_the_familys_default(name):
 
 
 def test_rule_induction_sends_each_prompt_five_times_unless_told():
-    """seeds/002 §3.6: N = 5 attempts per variation, a pass their strict majority."""
+    """systematicity paper, arXiv:2609.13948, §3.6: N = 5 attempts per variation, a pass their strict majority."""
     from pytest_competence.spec import spec_from_marker
 
     assert spec_from_marker(("programs",), {"levels": [1], "pairs": 2}).attempts == 5

@@ -1,4 +1,4 @@
-"""The grammar family checked by an independent reader and chart parser (seeds/002 §4.1).
+"""The grammar family checked by an independent reader and chart parser (systematicity paper, arXiv:2609.13948, §4.1).
 
 ``tests/grammar_solver.py`` reads the support pairs and the queries from the rendered prompt and
 the hidden rules from ``Language.plain()``; it re-derives every shown output and every gold

@@ -1,4 +1,4 @@
-"""The Horn-clause family checked against an independent text-level solver (seeds/000 App. C).
+"""The Horn-clause family checked against an independent text-level solver (CBE paper, arXiv:2610.22894, App. C).
 
 ``tests/horn_solver.py`` reads only the rendered prompt; every property below — the gold answer,
 the proof depth, the near-miss structure, what each presentation changed — is recovered from the

@@ -1,4 +1,4 @@
-"""Design properties of the ordering generator, read back from the rendered text (seeds/000 App. B.1).
+"""Design properties of the ordering generator, read back from the rendered text (CBE paper, arXiv:2610.22894, App. B.1).
 
 Balanced cells, names lines and premise orders uncorrelated with the chain, Protocols P and L,
 identical latent instances across vocabularies and controls, distractors, determinism across

@@ -1,4 +1,4 @@
-"""The ordering generator checked against an independent text-level solver (seeds/000 §4.1, App. B.1).
+"""The ordering generator checked against an independent text-level solver (CBE paper, arXiv:2610.22894, §4.1, App. B.1).
 
 ``tests/solver.py`` reads only the rendered prompt and has its own phrase table, transcribed from the
 paper's catalog; every property below is recovered from the *text* (names line, premise order,

@@ -1,4 +1,4 @@
-"""The ``programs`` family (seeds/002 §4.3): oracle, length pools, isomorphisms, parser, policy."""
+"""The ``programs`` family (systematicity paper, arXiv:2609.13948, §4.3): oracle, length pools, isomorphisms, parser, policy."""
 
 from __future__ import annotations
 
@@ -231,7 +231,7 @@ def test_copy_nearest_is_caught_by_the_length_pools() -> None:
 
 
 def _analogy(support: list[tuple[list[int], list[int]]], query: list[int]) -> list[int]:
-    """The positional-analogy shortcut seeds/002 §4.3 guards against: learn, from the support
+    """The positional-analogy shortcut systematicity paper, arXiv:2609.13948, §4.3 guards against: learn, from the support
     examples of the query's own length, which input position (or constant) each output position
     copies, and apply that map; with no same-length example, copy the nearest-length output."""
     same = [(x, y) for x, y in support if len(x) == len(query)]

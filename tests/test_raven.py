@@ -1,4 +1,4 @@
-"""The symbolic Raven matrices family (seeds/002 §4.2): oracle, uniqueness, isomorphisms, parser."""
+"""The symbolic Raven matrices family (systematicity paper, arXiv:2609.13948, §4.2): oracle, uniqueness, isomorphisms, parser."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_each_feature_rule_is_identified_by_rows_one_and_two(n: int) -> None:
 
 
 def test_the_paper_example_solves_both_ways() -> None:
-    """seeds/002 §4.2: the unpermuted task answers (3, 9); its column-permuted variant (9, 3)."""
+    """systematicity paper, arXiv:2609.13948, §4.2: the unpermuted task answers (3, 9); its column-permuted variant (9, 3)."""
     plain = "5 2 | 5 4 | 5 6 || 8 7 | 8 9 | 8 1 || 3 5 | 3 7 | ? ?"
     permuted = "2 5 | 5 4 | 6 5 || 7 8 | 8 9 | 1 8 || 5 3 | 3 7 | ? ?"
     assert read_and_solve(read_grid(plain)) == {(3, 9)}

@@ -1,4 +1,4 @@
-"""Controlled reformulations (seeds/004) checked against an independent text-level solver.
+"""Controlled reformulations (CRTBench paper) checked against an independent text-level solver.
 
 ``tests/crt_solver.py`` knows no lexicon and no formula types of the package: it reads clauses by
 their nouns, parses the sentences with its own expressions and enumerates assignments. Every

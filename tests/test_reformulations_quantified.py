@@ -1,4 +1,4 @@
-"""Syllogistic and quantifier reformulations (seeds/004) checked against an independent solver.
+"""Syllogistic and quantifier reformulations (CRTBench paper) checked against an independent solver.
 
 ``tests/quantifier_solver.py`` knows no lexicon and none of the package's formula types: it reads
 categories off the sentences and brute-forces explicit small domains, where the package reasons

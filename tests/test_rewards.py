@@ -1,4 +1,4 @@
-"""The seeds/000 GRPO reward (App. B.3, Eq. 4/5) and App. G's instance-grouped variant."""
+"""The CBE paper (arXiv:2610.22894) GRPO reward (App. B.3, Eq. 4/5) and App. G's instance-grouped variant."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ answers = st.lists(
 @settings(max_examples=200, deadline=None)
 @given(gold=st.sampled_from(["yes", "no"]), groups=answers)
 def test_app_g_per_prompt_groups_make_the_bonus_inert(gold, groups):
-    """seeds/000 App. G: two-valued rewards per prompt -> λ = ½ and λ = 0 give equal advantages."""
+    """CBE paper, arXiv:2610.22894, App. G: two-valued rewards per prompt -> λ = ½ and λ = 0 give equal advantages."""
     b = batch(gold, {f"P{k}": g for k, g in enumerate(groups)})
     with_bonus, without = score(b, weight=0.5), score(b, weight=0.0)
     assert np.allclose(with_bonus.advantages, without.advantages, atol=1e-3)

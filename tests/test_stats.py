@@ -1,8 +1,8 @@
 """Every statistic in pytest_competence.stats against an independent implementation.
 
 References: statsmodels (McNemar, Holm, Wilson, Fleiss' κ), scipy (binomial test, bootstrap),
-and direct loops written from the formulas of seeds/000 §3.2–3.3, App. A, B.2, H; seeds/002
-§3.5–3.6, App. A; seeds/004 §2. Random tables come from Hypothesis; Monte Carlo tolerances are
+and direct loops written from the formulas of the CBE paper, arXiv:2610.22894, §3.2–3.3, App. A, B.2, H; systematicity paper (arXiv:2609.13948)
+§3.5–3.6, App. A; CRTBench paper, §2. Random tables come from Hypothesis; Monte Carlo tolerances are
 stated where they are used.
 """
 
@@ -62,7 +62,7 @@ def test_all_matches_the_submodules():
         assert getattr(stats, name) is not None, name
 
 
-# --- Wilson (seeds/000 App. B.2) ------------------------------------------------------------------
+# --- Wilson (CBE paper, arXiv:2610.22894, App. B.2) ------------------------------------------------------------------
 
 
 @given(total=st.integers(min_value=1, max_value=2000), data=st.data(), confidence=confidences)
@@ -99,7 +99,7 @@ def test_wilson_names_the_bad_argument(args, error, match):
         stats.wilson_interval(*args)
 
 
-# --- McNemar and Holm (seeds/000 §3.3, App. B.2) --------------------------------------------------
+# --- McNemar and Holm (CBE paper, arXiv:2610.22894, §3.3, App. B.2) --------------------------------------------------
 
 
 def _check_mcnemar(b: int, c: int) -> None:
@@ -175,7 +175,7 @@ def test_holm_rejects_values_outside_unit_interval():
         stats.holm([0.1, 1.5])
 
 
-# --- κ, agreement, majority (seeds/000 §3.2, App. A, App. H; seeds/002 §3.5–3.6) -----------------
+# --- κ, agreement, majority (CBE paper, arXiv:2610.22894, §3.2, App. A, App. H; systematicity paper, arXiv:2609.13948, §3.5–3.6) -----------------
 
 
 @given(q=st.one_of(st.sampled_from([0.0, 1.0]), st.floats(1e-12, 1 - 1e-12)), iota=probabilities)
@@ -206,7 +206,7 @@ def test_kappa_is_fleiss_kappa_for_two_presentations(pairs):
 
 @given(q0=probabilities, q1=probabilities)
 def test_pooled_and_separate_chance_references_differ_by_half_squared_gap(q0, q1):
-    """seeds/000 App. A: pooled − separate reference = (q0 − q1)²/2."""
+    """CBE paper, arXiv:2610.22894, App. A: pooled − separate reference = (q0 − q1)²/2."""
     separate = q0 * q1 + (1 - q0) * (1 - q1)
     pooled = stats.chance_agreement((q0 + q1) / 2)
     assert pooled - separate == pytest.approx((q0 - q1) ** 2 / 2, abs=1e-12)
@@ -252,7 +252,7 @@ def test_repeat_agreement_edge_cases():
 
 @given(st.lists(answers, max_size=9), st.sampled_from(["yes", "no", "maybe"]))
 def test_majority_vote_passes_exactly_when_most_attempts_are_correct(attempts, gold):
-    """seeds/002 §3.6: a variation passes if solved in the majority of the attempts."""
+    """systematicity paper, arXiv:2609.13948, §3.6: a variation passes if solved in the majority of the attempts."""
     correct = sum(a == gold for a in attempts)
     assert (stats.majority_vote(attempts) == gold) == (2 * correct > len(attempts))
 
@@ -284,11 +284,11 @@ def test_systematicity_rejects_non_boolean_grids():
         stats.systematicity(np.ones((2, 3)))
 
 
-# --- variance decomposition (seeds/002 App. A) ----------------------------------------------------
+# --- variance decomposition (systematicity paper, arXiv:2609.13948, App. A) ----------------------------------------------------
 
 
 def _decompose_by_hand(passed: np.ndarray) -> tuple[float, float, float, float]:
-    """seeds/002 App. A.2, one task, written with plain Python."""
+    """systematicity paper, arXiv:2609.13948, App. A.2, one task, written with plain Python."""
     K, N = passed.shape
     rates = [float(sum(row)) / N for row in passed]
     overall = float(passed.sum()) / (K * N)
@@ -315,7 +315,7 @@ def test_variance_decomposition_matches_the_appendix(variations, attempts, tasks
             continue
         assert result.rho_total[t] == pytest.approx(total / max_variance)
         assert result.rho_within[t] == pytest.approx(within / max_variance)
-        # the clipping rule (seeds/002 Table 1): ρ_between is clipped to zero, nothing else is
+        # the clipping rule (systematicity paper, arXiv:2609.13948, Table 1): ρ_between is clipped to zero, nothing else is
         assert result.rho_between[t] == pytest.approx(max(0.0, (total - within) / max_variance))
         assert result.rho_total[t] <= 1.0 + 1e-12  # σ²_max bounds the total sample variance
 
@@ -353,7 +353,7 @@ def test_variance_decomposition_needs_two_variations_and_attempts():
         stats.variance_decomposition(np.ones((2, 2, 2, 2), bool))
 
 
-# --- family and per-transformation consistency (seeds/004 §2) -------------------------------------
+# --- family and per-transformation consistency (CRTBench paper, §2) -------------------------------------
 
 
 @given(st.integers(1, 40), st.integers(1, 5), st.integers(0, 2**32 - 1))
@@ -394,7 +394,7 @@ def test_family_consistency_rejects_mismatched_shapes():
         )
 
 
-# --- the identities of seeds/000 App. A -----------------------------------------------------------
+# --- the identities of the CBE paper, arXiv:2610.22894, App. A -----------------------------------------------------------
 
 
 tables = st.tuples(*[st.integers(0, 60)] * 4).filter(lambda t: sum(t) > 0)
@@ -414,7 +414,7 @@ def _estimate(figure: stats.AdditiveFigure) -> float:
 
 @given(tables)
 def test_result_1_decomposition_and_triangle(table):
-    """Ā = R + U/2 = 1/2 + (R − D)/2 and |Ā − 1/2| ≤ ι/2 (seeds/000 App. A, Result 1)."""
+    """Ā = R + U/2 = 1/2 + (R − D)/2 and |Ā − 1/2| ≤ ι/2 (CBE paper, arXiv:2610.22894, App. A, Result 1)."""
     correct = _pairs_from_table(table)
     valid = np.ones_like(correct)
     R = _estimate(stats.robust_correct_figure(correct, valid))
@@ -448,7 +448,7 @@ def test_result_2_marginals_bound_but_do_not_identify_R(table):
         ) == pytest.approx(both / total)
 
 
-# --- the crossing boundary (seeds/000 App. A) -----------------------------------------------------
+# --- the crossing boundary (CBE paper, arXiv:2610.22894, App. A) -----------------------------------------------------
 
 
 def _first_crossing_probabilities(rates, pairs, tau):
@@ -507,7 +507,7 @@ def test_boundary_reproducibility_options_and_validation():
         stats.boundary_reproducibility([4, 8], [0.9], [10, 10])
 
 
-# --- sample sizes (seeds/000 App. A "Sample sizes") -----------------------------------------------
+# --- sample sizes (CBE paper, arXiv:2610.22894, App. A "Sample sizes") -----------------------------------------------
 
 
 def test_planner_reproduces_the_reference_half_widths():

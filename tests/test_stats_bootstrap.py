@@ -1,6 +1,6 @@
 """The paired bootstrap and interval calibration against independent implementations.
 
-seeds/000 §3.3 and App. B.2: intervals resample matched instances (stratified or clustered); the
+CBE paper, arXiv:2610.22894, §3.3 and App. B.2: intervals resample matched instances (stratified or clustered); the
 reference is ``scipy.stats.bootstrap`` on the same statistic, and calibration is checked by
 simulation. Split from test_stats.py, which covers the other statistics.
 """
@@ -25,7 +25,7 @@ def _estimate(figure: stats.AdditiveFigure) -> float:
     return float(figure.statistic(figure.columns.sum(axis=0)))
 
 
-# --- bootstrap (seeds/000 §3.3, App. B.2) ---------------------------------------------------------
+# --- bootstrap (CBE paper, arXiv:2610.22894, §3.3, App. B.2) ---------------------------------------------------------
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -272,7 +272,7 @@ def test_bootstrap_argument_errors_name_the_argument():
         )
 
 
-# --- calibration (seeds/000 App. B.2: pointwise 95% Wilson and bootstrap intervals on R) ----------
+# --- calibration (CBE paper, arXiv:2610.22894, App. B.2: pointwise 95% Wilson and bootstrap intervals on R) ----------
 
 
 def test_intervals_on_R_cover_the_truth_about_95_percent_of_runs():

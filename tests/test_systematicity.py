@@ -1,4 +1,4 @@
-"""Systematicity metrics (seeds/002 §3.5–3.6, App. A) and the rule-induction reference policies.
+"""Systematicity metrics (systematicity paper, arXiv:2609.13948, §3.5–3.6, App. A) and the rule-induction reference policies.
 
 The metrics are cross-checked against a by-hand numpy computation on hand-built evaluations;
 the policies run on the toy family of ``tests/induction_toy.py`` and on every rule-induction
@@ -87,7 +87,7 @@ def _by_hand(solved: np.ndarray) -> dict[str, float]:
 
 
 def _variance_by_hand(passed: np.ndarray) -> dict[str, float | None]:
-    """seeds/002 App. A.2 per task, written out, then averaged where σ²_max > 0."""
+    """systematicity paper, arXiv:2609.13948, App. A.2 per task, written out, then averaged where σ²_max > 0."""
     rho = []
     for task in passed.astype(float):
         K, N = task.shape

@@ -1,4 +1,4 @@
-"""Systematicity in the reports (seeds/002 Fig. 4 bullet charts) and the generic rule-induction
+"""Systematicity in the reports (systematicity paper, arXiv:2609.13948, Fig. 4 bullet charts) and the generic rule-induction
 wiring: real sessions of a toy suite (serial, and ``-n 2`` under ``--run-slow``), the archive
 round trip, ``competence generate``."""
 
@@ -69,12 +69,19 @@ def test_bullet_charts_mark_the_gap_and_parse_as_svg(toy) -> None:
 def test_tables_show_the_variance_decomposition_when_attempts_vary(toy) -> None:
     r = _result("ref:induction-sampled?p=0.6", attempts=5)
     lines = systematicity_lines(r)
-    assert lines[0].strip().startswith("systematicity (seeds/002 §3.5; majority over 5")
+    assert (
+        lines[0]
+        .strip()
+        .startswith("systematicity (systematicity paper, arXiv:2609.13948, §3.5; majority over 5")
+    )
     assert any(line.split()[:1] == ["pooled"] for line in lines)
     assert any("variance decomposition" in line for line in lines)
     markdown = "\n".join(systematicity_markdown(r))
     assert "| relabel | 8 (" in markdown and "ρ_between" in markdown
-    assert "Variance decomposition (seeds/002 App. A)</h3>" in systematicity_html(r)
+    assert (
+        "Variance decomposition (systematicity paper, arXiv:2609.13948, App. A)</h3>"
+        in systematicity_html(r)
+    )
 
 
 @pytest.mark.parametrize("xdist", [[], pytest.param(["-n", "2"], marks=pytest.mark.slow)])
@@ -98,7 +105,11 @@ def test_a_run_reports_systematicity_and_its_archive_recomputes_it(
         "report.html",
     )
     section = profile_section(result.stdout.str())
-    heads = [i for i, line in enumerate(section) if "systematicity (seeds/002 §3.5" in line]
+    heads = [
+        i
+        for i, line in enumerate(section)
+        if "systematicity (systematicity paper, arXiv:2609.13948, §3.5" in line
+    ]
     assert len(heads) == 2, "\n".join(section)
     start = next(i for i, line in enumerate(section) if "test_toy[ref:surface]" in line)
     surface = min(i for i in heads if i > start)

@@ -40,7 +40,8 @@ COLUMNS = {
 def test_paper_splits_partition_the_catalog():
     held_in = split("ordering:paper-heldin").options["vocabulary"]
     held_out = split("ordering:paper-heldout").options["vocabulary"]
-    assert len(held_in) == 19 and len(held_out) == 12  # seeds/000 App. B.3 and App. G
+    # CBE paper, arXiv:2610.22894, App. B.3 and App. G
+    assert len(held_in) == 19 and len(held_out) == 12
     assert set(held_in).isdisjoint(held_out)
     assert set(held_in) | set(held_out) == {v.name for v in CATALOG}
     assert "front_behind" in held_out and "more_less_zorbic" in held_out

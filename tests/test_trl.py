@@ -1,4 +1,4 @@
-"""A few TRL ``GRPOTrainer`` steps on the CPU with the seeds/000 reward and a tiny random model.
+"""A few TRL ``GRPOTrainer`` steps on the CPU with the CBE paper (arXiv:2610.22894) reward and a tiny random model.
 
 Skipped when the ``train`` extra (trl, datasets) or torch/transformers is missing. The model
 answers nonsense; the test checks the wiring: rows in the paper's batch order reach the reward
@@ -28,7 +28,7 @@ from pytest_competence.rewards import GRPOReward  # noqa: E402
 from pytest_competence.strategies import Ordering, family  # noqa: E402
 from pytest_competence.training import dataset, grpo_order, rows  # noqa: E402
 
-G = 4  # samples per prompt, as in seeds/000 App. B.3
+G = 4  # samples per prompt, as in the CBE paper, arXiv:2610.22894, App. B.3
 
 
 @pytest.mark.slow

@@ -15,8 +15,8 @@
 - ``competence-api`` autodocs every public module of the package (every module path without an
   underscored part), so a new module is documented when it is added.
 
-Docstrings and help texts name the source papers by a short form (``seeds/000``, the project's
-own copies); :func:`cite` turns each into the paper's title and arXiv link.
+Docstrings and help texts cite the source papers by short name and arXiv id (``CBE paper,
+arXiv:2610.22894, §4.1``); :func:`cite` links each id (and names a ``seeds/00N`` left by mistake).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ PAPERS = {
     "004": ("CRTBench paper", None),
 }
 _SEEDS = re.compile(r"seeds/(00\d)")
+_ARXIV = re.compile(r"(?<![\w/\[`])arXiv:(\d{4}\.\d{4,5})(?![\w\]])")
 
 #: Each built-in scheme and the module whose table documents it (``None``: no parameters).
 SCHEME_MODULES = {
@@ -55,7 +56,8 @@ SCHEME_MODULES = {
 
 
 def cite(text: str, *, markup: str = "md") -> str:
-    """``text`` with every ``seeds/00N`` replaced by the paper's short name, linked."""
+    """``text`` with every ``arXiv:ID`` linked, and every ``seeds/00N`` replaced by the
+    paper's short name, linked."""
 
     def paper(match: re.Match[str]) -> str:
         name, url = PAPERS[match[1]]
@@ -63,7 +65,12 @@ def cite(text: str, *, markup: str = "md") -> str:
             return name
         return f"[{name}]({url})" if markup == "md" else f"`{name} <{url}>`__"
 
-    return _SEEDS.sub(paper, text)
+    def arxiv(match: re.Match[str]) -> str:
+        url = f"https://arxiv.org/abs/{match[1]}"
+        return f"[arXiv:{match[1]}]({url})" if markup == "md" else f"`arXiv:{match[1]} <{url}>`__"
+
+    # The code cites a paper by its short form and arXiv id: the id becomes a link.
+    return _ARXIV.sub(arxiv, _SEEDS.sub(paper, text))
 
 
 class RecordingParser:

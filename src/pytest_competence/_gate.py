@@ -4,7 +4,7 @@ Two gates, chosen by ``competence_gate`` or the marker's ``gate=``:
 
 - **regression** (the default): a checkpoint fails at a level and presentation only when both
   hold: McNemar on all-prompt correctness (candidate against baseline, matched instance by
-  instance; seeds/000 App. B.2) is significant after Holm correction across every level ×
+  instance; CBE paper, arXiv:2610.22894, App. B.2) is significant after Holm correction across every level ×
   presentation compared, and the accuracy drop is larger than the declared margin. Absence of
   evidence passes.
 - **non-inferiority**: a checkpoint passes only when, at every level × presentation, the

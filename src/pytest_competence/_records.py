@@ -1,6 +1,6 @@
 """Prompt-level records: an :class:`~pytest_competence.evaluate.Evaluation` as plain JSON and back.
 
-A record holds everything needed to recompute every figure without a model call (seeds/000
+A record holds everything needed to recompute every figure without a model call (CBE paper, arXiv:2610.22894
 App. B.2: figures are "recomputed from archived answers"): the prompt and its hash, the raw and
 parsed answers, validity and its reason, the gold answer, the presentation, the instance and θ —
 and, for an answer from candidate scoring, each candidate's score (``scores``: candidate →

@@ -1,7 +1,7 @@
 """From an evaluation to every figure the reports show: one JSON-able dict per test × model.
 
 Everything here is recomputed from observations alone, so a live run, an ``-n auto`` run and
-``competence report RESULTS.json`` produce the same numbers. Definitions: seeds/000 §3.2–3.3,
+``competence report RESULTS.json`` produce the same numbers. Definitions: CBE paper, arXiv:2610.22894, §3.2–3.3,
 App. A and App. B.2; with more than two presentations the paired figures (κ, McNemar) compare the
 original (the first presentation) with each other one.
 """
@@ -32,7 +32,7 @@ __all__ = [
 
 #: /2: the records moved out of the document into a records file it points to (/1 embedded them).
 SCHEMA = "pytest-competence/results/2"
-BOUNDARY_TAU = 0.85  # the invariance threshold seeds/000 App. A examines
+BOUNDARY_TAU = 0.85  # the invariance threshold CBE paper, arXiv:2610.22894, App. A examines
 
 #: Family name → an extra analysis of that family's evaluations, in place of the family's own
 #: ``metrics`` (``Family.metrics``). Each returns summary entries (e.g.
@@ -64,7 +64,7 @@ def instance_table(evaluation: Evaluation) -> dict[str, np.ndarray]:
         "valid": evaluation.array("valid"),
         "yes": evaluation.array("answer") == evaluation.answer_code("yes"),
         "level": evaluation.level,
-        # κ's chance term q² + (1 − q)² is defined for yes/no answers only (seeds/000 §3.2).
+        # κ's chance term q² + (1 − q)² is defined for yes/no answers only (CBE paper, arXiv:2610.22894, §3.2).
         "binary": np.array(evaluation.binary),
     }
 
@@ -199,7 +199,7 @@ def analyze(
         "attempts": evaluation.first_attempts or 1,
     }
     if len(presentations) > 1 and len(t["level"]):
-        # seeds/004 §2: family consistency (base and every reformulation right) and, per
+        # CRTBench paper, §2: family consistency (base and every reformulation right) and, per
         # transformation, base and that reformulation right.
         summary["family_consistency"] = stats.family_consistency(
             t["correct"][:, 0], t["correct"][:, 1:]

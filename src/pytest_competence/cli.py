@@ -146,7 +146,7 @@ def _floats(text: str) -> list[float]:
 
 
 def plan(args: argparse.Namespace) -> int:
-    """Print the seeds/000 App. A "Sample sizes" figures for this design."""
+    """Print the CBE paper, arXiv:2610.22894, App. A "Sample sizes" figures for this design."""
     from pytest_competence.stats import half_width, minimum_detectable_difference
 
     levels = len(args.levels) if args.levels is not None else args.level_count

@@ -1,6 +1,6 @@
 """What must hold: the strict competence condition, or thresholds on the profile for gating.
 
-``"strict"`` is seeds/000 §3.1 eq. (1): every presentation of every instance correct, at every level.
+``"strict"`` is the CBE paper, arXiv:2610.22894, §3.1 eq. (1): every presentation of every instance correct, at every level.
 A threshold reads ``"METRIC OP VALUE"`` with an optional confidence ``"at C%"`` and an optional
 scope ``"for n OP VALUE"``, e.g. ``"robust_correct >= 0.95 for n <= 128"``; it must hold at
 *each* level in scope. With a confidence, ``"robust_correct >= 0.95 at 95%"`` holds only where the

@@ -363,7 +363,7 @@ def bullet_chart(
     spans: Sequence[tuple[float, float] | None] = (),
     span_label: str = "gap",
 ) -> str:
-    """Nested bars per row, widest first (seeds/002 Fig. 4): each part a narrower, darker bar.
+    """Nested bars per row, widest first (systematicity paper, arXiv:2609.13948, Fig. 4): each part a narrower, darker bar.
 
     ``spans[i] = (low, high)`` marks an interval on row ``i`` with a bracket above its bars
     (the systematicity gap between solve-all and solve-any), labelled ``span_label``.

@@ -133,7 +133,7 @@ def _score(model: Model, prompts: Sequence[Prompt]) -> list[object]:
 
 
 def majority(prompt: Prompt, tries: Sequence[Observation]) -> Observation:
-    """One observation from N attempts: the strict-majority answer (seeds/002 §3.6), else invalid.
+    """One observation from N attempts: the strict-majority answer (systematicity paper, arXiv:2609.13948, §3.6), else invalid.
 
     Every attempt is kept on the observation; ``raw`` (and ``scores``) are the first attempt's
     that gave the winning answer (or the first attempt's, when none won).

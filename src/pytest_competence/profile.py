@@ -1,6 +1,6 @@
 """Competence profiles per level θ: the paired masses R/D/U and the all-prompt figures.
 
-Definitions follow seeds/000 §3.2–3.3: R (robust-correct), D (shared-wrong) and U
+Definitions follow the CBE paper, arXiv:2610.22894, §3.2–3.3: R (robust-correct), D (shared-wrong) and U
 (presentation-dependent) are computed on *jointly parsed* instances — every presentation valid —
 so ``R + D + U = 1`` there; accuracy and coverage are computed on *all* prompts, with invalid
 answers counted wrong. With more than two presentations, R is "all correct", D "all wrong" and U
@@ -34,7 +34,7 @@ METRICS: dict[str, str] = {
 
 #: Figures of the whole grid rather than of one level.
 SUMMARY_METRICS: dict[str, str] = {
-    "kappa_bar": "κ̄, the mean of the defined κ_n over the grid (seeds/000 §3.2)",
+    "kappa_bar": "κ̄, the mean of the defined κ_n over the grid (CBE paper, arXiv:2610.22894, §3.2)",
 }
 
 
@@ -52,7 +52,7 @@ class LevelProfile:
     coverage_by_presentation: Mapping[str, float]
     all_correct: float
     failing: tuple[int, ...]  # indices into the evaluation's items
-    kappa: float | None = None  # first pair, seeds/000 §3.2
+    kappa: float | None = None  # first pair, CBE paper, arXiv:2610.22894, §3.2
 
     @property
     def invariance(self) -> float | None:
@@ -142,5 +142,5 @@ def profile(evaluation: Evaluation, by: str = "n") -> list[LevelProfile]:
 
 
 def kappa_bar(profiles: list[LevelProfile]) -> float | None:
-    """κ̄ over the grid: the mean of the defined κ_n (seeds/000 §3.2)."""
+    """κ̄ over the grid: the mean of the defined κ_n (CBE paper, arXiv:2610.22894, §3.2)."""
     return stats.kappa_bar([p.kappa for p in profiles])

@@ -1,6 +1,6 @@
-"""The seeds/000 GRPO reward and advantages, for training with a competence family.
+"""The CBE paper (arXiv:2610.22894) GRPO reward and advantages, for training with a competence family.
 
-seeds/000 §6 and App. B.3 train with ``G = 4`` samples per prompt and the four presentations of
+CBE paper, arXiv:2610.22894, §6 and App. B.3 train with ``G = 4`` samples per prompt and the four presentations of
 one instance in a batch. A parsed answer ``i`` earns (App. B.3, Eq. 4)
 
     r_i = c_i + ½·b_i,    b_i = max{0, a_i − [q_z² + (1 − q_z)²]}
@@ -55,7 +55,7 @@ __all__ = [
     "score",
 ]
 
-#: The constant added to the group's standard deviation in Eq. 5 (seeds/000 App. B.3).
+#: The constant added to the group's standard deviation in Eq. 5 (CBE paper, arXiv:2610.22894, App. B.3).
 EPSILON = 1e-4
 
 Method = Literal["grpo", "grpo-ig"]
@@ -140,7 +140,7 @@ def _check_weight(weight: object) -> float:
 def agreement_rewards(
     batch: Sequence[Sample], *, weight: float = 0.5, clip: bool = True
 ) -> np.ndarray:
-    """Each sample's reward, ``c_i + weight·b_i`` (seeds/000 App. B.3, Eq. 4).
+    """Each sample's reward, ``c_i + weight·b_i`` (CBE paper, arXiv:2610.22894, App. B.3, Eq. 4).
 
     With ``clip=True`` (Eq. 4, ``weight = ½``) ``b_i = max{0, a_i − chance_z}``; with ``clip=False``
     the bonus is ``a_i − chance_z`` as in App. G's grpo-ig reward ``correct + λ(agree − chance)``.
@@ -188,7 +188,7 @@ def _rewards_array(rewards: Floats, batch: Sequence[Sample]) -> np.ndarray:
 def prompt_advantages(
     rewards: Floats, batch: Sequence[Sample], *, epsilon: float = EPSILON, ddof: int = 1
 ) -> np.ndarray:
-    """Per-prompt normalised advantages ``(r_i − μ_p)/(σ_p + ε)`` (seeds/000 App. B.3, Eq. 5).
+    """Per-prompt normalised advantages ``(r_i − μ_p)/(σ_p + ε)`` (CBE paper, arXiv:2610.22894, App. B.3, Eq. 5).
 
     A prompt is one presentation of one instance. The paper does not say which standard deviation;
     ``ddof=1`` (the sample standard deviation) is what TRL's ``GRPOTrainer`` uses, ``ddof=0`` the
@@ -230,7 +230,7 @@ def nonzero_share(advantages: Floats, keys: Sequence[Hashable]) -> float:
 
 @dataclass(frozen=True)
 class Scores:
-    """Rewards, advantages and the diagnostics a trainer logs for one batch (seeds/000 App. G).
+    """Rewards, advantages and the diagnostics a trainer logs for one batch (CBE paper, arXiv:2610.22894, App. G).
 
     ``reference`` holds the advantages the same method gives with weight 0 (correctness only);
     ``cosine`` is the paper's check, the cosine between ``advantages`` and ``reference`` (1 when the
@@ -259,7 +259,7 @@ class Scores:
 def score(batch: Sequence[Sample], *, method: Method = "grpo", weight: float = 0.5) -> Scores:
     """Rewards and advantages of ``batch`` under ``method``, with the App. G diagnostics.
 
-    ``"grpo"``: Eq. 4 rewards (clipped bonus), Eq. 5 per-prompt advantages (seeds/000 App. B.3).
+    ``"grpo"``: Eq. 4 rewards (clipped bonus), Eq. 5 per-prompt advantages (CBE paper, arXiv:2610.22894, App. B.3).
     ``"grpo-ig"``: App. G's variant, unclipped bonus, advantages against the instance's mean.
     """
     if method not in METHODS:
@@ -309,7 +309,7 @@ class GRPOReward:
     :func:`pytest_competence.training.grpo_order`, set ``shuffle_dataset=False`` and make the
     generation batch hold whole instances (``generation_batch_size`` a multiple of presentations ×
     ``num_generations``; on several processes each calls the reward on its own share of the
-    batch, so each share must hold whole instances). TRL forms its advantage groups per prompt: there, seeds/000 App. G shows
+    batch, so each share must hold whole instances). TRL forms its advantage groups per prompt: there, CBE paper, arXiv:2610.22894, App. G shows
     the bonus cannot change the advantages; ``method="grpo-ig"`` returns App. G's rewards, whose
     instance-grouped advantages (:func:`instance_advantages`) need a trainer that groups by
     instance. With ``log_metric`` from TRL the diagnostics of :class:`Scores` are logged.

@@ -82,7 +82,7 @@ class CompetenceSpec:
     condition: Condition
     key: tuple = field(compare=False, default=())  # identifies the design, for sharing it
     require: object = "strict"  # as declared, so an archive can rebuild the condition
-    attempts: int = 1  # sends per prompt; the observation is their majority (seeds/002 §3.6)
+    attempts: int = 1  # sends per prompt; the observation is their majority (systematicity paper, arXiv:2609.13948, §3.6)
     regression_margin: float | None = None  # the gate's margin; None: the ini default
     require_declared: bool = False  # require= on the marker; else competence_require applies
     gate: str | None = None  # the release gate (regression, non-inferiority); None: the ini's
@@ -237,12 +237,14 @@ def spec_from_marker(
             presentations=presentations,
         )
     attempts = design["attempts"]
-    if attempts is None:  # seeds/002 §3.6 gives each variation N = 5 attempts; the rest send once
+    # The systematicity paper, arXiv:2609.13948, §3.6 gives each variation N = 5 attempts; the rest
+    # send once.
+    if attempts is None:
         attempts = getattr(instance, "default_attempts", 1)
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         raise InvalidArgument(
             f"Expected attempts to be a positive integer (sends per prompt, majority-voted), "
-            f"but got attempts={attempts!r}; seeds/002 uses attempts=5"
+            f"but got attempts={attempts!r}; the systematicity paper (arXiv:2609.13948) uses attempts=5"
         )
     margin = design["regression_margin"]
     if margin is not None and (

@@ -6,7 +6,7 @@ vocabularies) and a range of design seeds. Training splits draw seeds from
 training set and an evaluation design never share a latent instance by construction. The plugin
 warns when a test evaluates a design that overlaps a split declared in ``competence_trained_on``.
 
-Ordering (seeds/000 §6, App. B.3): GRPO trains on 19 relations "without spatial-line vocabulary"
+Ordering (CBE paper, arXiv:2610.22894, §6, App. B.3): GRPO trains on 19 relations "without spatial-line vocabulary"
 and evaluates on "the twelve clean held-out relations". The paper names neither list; of the 31
 catalog relations, the 19 that are neither spatial-line nor nonce are the only 19 that fit
 (vertical 2, temporal 4, comparative 7, rank and social 6), which leaves the ten spatial-line and

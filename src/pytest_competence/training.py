@@ -1,6 +1,6 @@
 """Training data from a family: GRPO-ready rows, the paper's batch order, a ``datasets.Dataset``.
 
-seeds/000 App. B.3 trains GRPO on batches that hold every presentation of one instance, ``G = 4``
+CBE paper, arXiv:2610.22894, App. B.3 trains GRPO on batches that hold every presentation of one instance, ``G = 4``
 samples each. :func:`rows` renders a split's design as one row per prompt with the columns TRL
 and :class:`~pytest_competence.rewards.GRPOReward` read; :func:`grpo_order` orders rows so that
 each instance's presentations are adjacent (instances shuffled, seeded); :func:`dataset` returns
@@ -106,7 +106,7 @@ def rows(
     The seed is the split's ``index``-th (training splits start at 1,000,000, away from every
     evaluation seed); ``options`` go to the family, and a held-out option (ordering's
     ``vocabulary``) not given takes every value of the split in turn. Presentations default to the
-    family's ``training_presentations`` (ordering's: the four of seeds/000 App. B.3).
+    family's ``training_presentations`` (ordering's: the four of the CBE paper, arXiv:2610.22894, App. B.3).
     """
     chosen = split(f"{family}:{split_name}" if split_name else family)
     if chosen.family != family:
@@ -128,7 +128,7 @@ def rows(
 def grpo_order(records: Iterable[dict[str, Any]], *, seed: int = 0) -> list[dict[str, Any]]:
     """``records`` with each instance's rows adjacent and instances in a seeded random order.
 
-    This is seeds/000 App. B.3's batching as an ordering of rows: with TRL's
+    This is the CBE paper, arXiv:2610.22894, App. B.3's batching as an ordering of rows: with TRL's
     ``shuffle_dataset=False`` and a generation batch of ``k × presentations × num_generations``
     completions, every batch holds ``k`` whole instances. Within an instance, rows keep their
     order (the original presentation first).

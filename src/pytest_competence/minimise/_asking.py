@@ -64,7 +64,7 @@ class Asker:
         model: what answers.
         family: parses the answers (``family.parse``).
         attempts: sends per prompt; with N > 1 each observation is the strict majority of N
-            (seeds/002 §3.6), exactly as the design's evaluation counts it.
+            (systematicity paper, arXiv:2609.13948, §3.6), exactly as the design's evaluation counts it.
         budget: calls and seconds; :meth:`ask` refuses a step the budget no longer covers.
         memo: answers shared with other askers (e.g. one per model across a test session).
     """

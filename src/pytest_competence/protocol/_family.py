@@ -1,7 +1,7 @@
 """What a task family is: the :class:`Family` base class, its optional hooks, and the structural
 type :class:`FamilyLike` the engine asks of any family object.
 
-A family draws latent instances ``z`` with an exact oracle ``y*(z)`` (seeds/000 §3.1), renders
+A family draws latent instances ``z`` with an exact oracle ``y*(z)`` (CBE paper, arXiv:2610.22894, §3.1), renders
 them as prompts and parses the answers. The engine calls the four required members of
 :class:`FamilyLike`; every other member of :class:`Family` is an optional hook with a default,
 which a family overrides as a method or class attribute of its own. Nothing is found by a
@@ -153,7 +153,7 @@ class Family(ABC):
         """What a declaration without ``presentations=`` asks."""
         return DEFAULT_PRESENTATIONS
 
-    #: Sends per prompt when a declaration names no ``attempts=`` (seeds/002 §3.6 gives each
+    #: Sends per prompt when a declaration names no ``attempts=`` (systematicity paper, arXiv:2609.13948, §3.6 gives each
     #: rule-induction variation five).
     default_attempts: ClassVar[int] = 1
 

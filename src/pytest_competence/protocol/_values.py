@@ -1,4 +1,4 @@
-"""The values of competence-based evaluation (seeds/000 §3.1): prompts, answers and report data.
+"""The values of competence-based evaluation (CBE paper, arXiv:2610.22894, §3.1): prompts, answers and report data.
 
 A *presentation* renders a latent instance to a :class:`Prompt` and declares, as an
 :class:`AnswerMap`, how it relates to the gold answer; a *parser* turns raw model text into a
@@ -231,7 +231,7 @@ _ANSWER_LINE = re.compile(r"answer\s*[:：]\s*\**\s*([a-z]+)", re.IGNORECASE)
 def parse_choice(text: object, choices: Iterable[str]) -> Parsed:
     """Parse a one-word answer from free text; ambiguity and silence are *invalid*, never guessed.
 
-    Rules, in order (cf. seeds/004 App. B): the last explicit ``Answer: X`` line; else the first
+    Rules, in order (cf. CRTBench paper, App. B): the last explicit ``Answer: X`` line; else the first
     word; else the one choice that occurs as a whole word, if exactly one does. Anything else —
     both choices present, none present, not a string — is invalid with the reason recorded.
     """

@@ -3,7 +3,7 @@
 Every model of a test answers the same latent instances (same design seed), so correctness is
 paired instance by instance. The first model given (``--competence-model`` order) is the
 reference; each other model is compared with it per presentation, pooled over levels and per
-level, with Holm correction across the compared models (seeds/000 App. B.2).
+level, with Holm correction across the compared models (CBE paper, arXiv:2610.22894, App. B.2).
 """
 
 from __future__ import annotations

@@ -32,9 +32,9 @@ __all__ = ["result_plots"]
 def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """The four plots of one ``results[]`` entry as ``(title, caption, svg)``.
 
-    (1) accuracy per presentation, ι and R with its Wilson band against n (seeds/000 Fig. 2);
+    (1) accuracy per presentation, ι and R with its Wilson band against n (CBE paper, arXiv:2610.22894, Fig. 2);
     (2) κₙ per pair against n, gaps where undefined (Fig. 7); (3) R/D/U stacked per level;
-    (4) any/fraction/all correct as bullet rows (seeds/002 Fig. 4).
+    (4) any/fraction/all correct as bullet rows (systematicity paper, arXiv:2609.13948, Fig. 4).
     """
     levels, summary = r["levels"], r["summary"]
     shown = r["presentations"][:SHOWN_PRESENTATIONS]  # the rest: the family's own section

@@ -1,8 +1,8 @@
 """Statistics for competence profiles: pure functions over counts and numpy arrays.
 
-Intervals and tests follow seeds/000 §3.2–3.3, App. A, App. B.2 and App. H; systematicity,
-majority over attempts and the variance decomposition seeds/002 §3.5–3.6 and App. A; family
-consistency seeds/004 §2; the release gate's power, non-inferiority and checkpoint series Miller,
+Intervals and tests follow the CBE paper, arXiv:2610.22894, §3.2–3.3, App. A, App. B.2 and App. H; systematicity,
+majority over attempts and the variance decomposition systematicity paper, arXiv:2609.13948, §3.5–3.6 and App. A; family
+consistency CRTBench paper, §2; the release gate's power, non-inferiority and checkpoint series Miller,
 "Adding Error Bars to Evals" (arXiv:2411.00640). Only numpy and scipy are needed, and nothing
 here imports pytest.
 """

@@ -1,9 +1,9 @@
 """Agreement, chance correction and systematicity figures over matched answers.
 
-Chance-corrected invariance κ follows seeds/000 §3.2 and App. A ("Two different chance
-references"); identical-prompt repeat agreement seeds/000 App. H; majority over attempts and the
-any/fraction/all systematicity metrics seeds/002 §3.5–3.6; the within/between variance
-decomposition seeds/002 App. A; family and per-transformation consistency seeds/004 §2.
+Chance-corrected invariance κ follows the CBE paper, arXiv:2610.22894, §3.2 and App. A ("Two different chance
+references"); identical-prompt repeat agreement CBE paper, arXiv:2610.22894, App. H; majority over attempts and the
+any/fraction/all systematicity metrics systematicity paper, arXiv:2609.13948, §3.5–3.6; the within/between variance
+decomposition systematicity paper, arXiv:2609.13948, App. A; family and per-transformation consistency CRTBench paper, §2.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ __all__ = [
 
 
 def chance_agreement(yes_rate: float) -> float:
-    """ι_e = q² + (1 − q)², the pooled output-bias chance reference (seeds/000 §3.2, App. A).
+    """ι_e = q² + (1 − q)², the pooled output-bias chance reference (CBE paper, arXiv:2610.22894, §3.2, App. A).
 
     ``yes_rate`` is q, the pooled yes-rate over both presentations within one level: the
     agreement expected of two independent answers that share the marginal rate q.
@@ -42,10 +42,10 @@ def chance_agreement(yes_rate: float) -> float:
 
 
 def kappa(invariance: float, yes_rate: float) -> float | None:
-    """κ_n = (ι_n − ι_e) / (1 − ι_e) with ι_e = q² + (1 − q)² (seeds/000 §3.2, App. A).
+    """κ_n = (ι_n − ι_e) / (1 − ι_e) with ι_e = q² + (1 − q)² (CBE paper, arXiv:2610.22894, §3.2, App. A).
 
     Returns ``None`` when q is 0 or 1: the outputs are constant, ι_e = 1 and "the reported
-    normalization is undefined" (seeds/000 App. A). κ discounts a common-bias independent-answer
+    normalization is undefined" (CBE paper, arXiv:2610.22894, App. A). κ discounts a common-bias independent-answer
     reference; its sign is not the sign of correctness covariance (same appendix).
     """
     iota = check_probability(invariance, "invariance")
@@ -59,7 +59,7 @@ def kappa(invariance: float, yes_rate: float) -> float | None:
 
 
 def kappa_bar(kappas: Iterable[float | None]) -> float | None:
-    """κ̄, the mean of κ_n over the levels where it is defined (seeds/000 §3.2).
+    """κ̄, the mean of κ_n over the levels where it is defined (CBE paper, arXiv:2610.22894, §3.2).
 
     Undefined levels (``None`` or NaN, i.e. constant outputs) are left out of the mean rather
     than counted as zero; ``None`` when no level is defined.
@@ -71,7 +71,7 @@ def kappa_bar(kappas: Iterable[float | None]) -> float | None:
 def repeat_agreement(
     first_answers: Sequence[str | None], repeat_answers: Sequence[str | None]
 ) -> float | None:
-    """Identical-prompt repeat agreement on jointly parsed pairs (seeds/000 App. H.1).
+    """Identical-prompt repeat agreement on jointly parsed pairs (CBE paper, arXiv:2610.22894, App. H.1).
 
     The share of pairs whose two answers are equal, among pairs where both answers parsed
     (``None`` marks an invalid answer): "Both agreement measures condition on parseable answers
@@ -97,9 +97,9 @@ def repeat_agreement(
 
 
 def majority_vote(answers: Sequence[str | None]) -> str | None:
-    """The answer given in a strict majority of all attempts, else ``None`` (seeds/002 §3.6).
+    """The answer given in a strict majority of all attempts, else ``None`` (systematicity paper, arXiv:2609.13948, §3.6).
 
-    seeds/002 §3.6 counts a variation as passed "if it was correctly solved in the majority of
+    systematicity paper, arXiv:2609.13948, §3.6 counts a variation as passed "if it was correctly solved in the majority of
     the attempts" (N = 5 there). The rule here keeps exactly that meaning for any gold answer:
     an answer wins only with more than half of *all* attempts, invalid ones (``None``) counted
     in the denominator, so ``majority_vote(answers) == gold`` holds exactly when the attempts
@@ -114,10 +114,10 @@ def majority_vote(answers: Sequence[str | None]) -> str | None:
 
 
 def systematicity(solved: ArrayLike) -> dict[str, float]:
-    """Solve-any, fraction-solved and solve-all over K variations, task-averaged (seeds/002 §3.5).
+    """Solve-any, fraction-solved and solve-all over K variations, task-averaged (systematicity paper, arXiv:2609.13948, §3.5).
 
     ``solved`` is a boolean array of shape (tasks, variations): pass(τ_k(T)) for each sampled
-    isomorphic variation (under stochastic decoding, the majority outcome, seeds/002 §3.6). Per
+    isomorphic variation (under stochastic decoding, the majority outcome, systematicity paper, arXiv:2609.13948, §3.6). Per
     task the metrics are max_k, mean_k and min_k of pass; the returned ``"any"``, ``"fraction"``
     and ``"all"`` are their means over tasks, and ``"gap"`` is ``any − all``, the share of tasks
     solved in some variations but not all — the systematicity gap.
@@ -145,9 +145,9 @@ def systematicity(solved: ArrayLike) -> dict[str, float]:
 class VarianceDecomposition:
     """Per-task variance components of success rates over K variations × N attempts.
 
-    Every field is an array with one entry per task (seeds/002 App. A.2). ``between`` is the
+    Every field is an array with one entry per task (systematicity paper, arXiv:2609.13948, App. A.2). ``between`` is the
     raw estimate ``total − within`` and can be negative; ``rho_between`` is clipped at zero as
-    in seeds/002 Table 1. The normalised fields are NaN where σ²_max = 0, i.e. p̂ ∈ {0, 1}.
+    in the systematicity paper, arXiv:2609.13948, Table 1. The normalised fields are NaN where σ²_max = 0, i.e. p̂ ∈ {0, 1}.
     """
 
     success_rate: np.ndarray  # p̂ over all K·N attempts of the task
@@ -160,7 +160,7 @@ class VarianceDecomposition:
     rho_between: np.ndarray  # max(0, ρ_total − ρ_within)
 
     def mean(self) -> dict[str, float]:
-        """Mean normalised components over the tasks where they are defined (seeds/002 Table 1).
+        """Mean normalised components over the tasks where they are defined (systematicity paper, arXiv:2609.13948, Table 1).
 
         Tasks with p̂ ∈ {0, 1} have no variance to split and are left out; all-NaN gives NaN.
         """
@@ -175,11 +175,11 @@ class VarianceDecomposition:
 
 
 def variance_decomposition(passed: ArrayLike) -> VarianceDecomposition:
-    """Split success-rate variance into within- and between-variation parts (seeds/002 App. A).
+    """Split success-rate variance into within- and between-variation parts (systematicity paper, arXiv:2609.13948, App. A).
 
     ``passed`` is boolean, shape (variations K, attempts N) for one task or (tasks, K, N), with
     K > 1 and N > 1. With p̂_k the success rate of variation k and p̂ the task's rate over all
-    K·N attempts (seeds/002 App. A.2)::
+    K·N attempts (systematicity paper, arXiv:2609.13948, App. A.2)::
 
         σ̂²_total   = 1/(K − 1) · Σ_k (p̂_k − p̂)²
         σ̂²_within  = 1/K · Σ_k p̂_k(1 − p̂_k) / (N − 1)     (unbiased for E_τ[p_τ(1 − p_τ)/N])
@@ -187,7 +187,7 @@ def variance_decomposition(passed: ArrayLike) -> VarianceDecomposition:
         σ²_max     = K/(K − 1) · p̂(1 − p̂),   ρ_x = σ̂²_x / σ²_max
 
     "Since our estimators are noisy, ρ_within can be larger than ρ_total, in which case we clip
-    ρ_between to zero" (seeds/002 Table 1): only ρ_between is clipped, per task, before any
+    ρ_between to zero" (systematicity paper, arXiv:2609.13948, Table 1): only ρ_between is clipped, per task, before any
     averaging; ρ_total and ρ_within are reported as estimated.
 
     Raises:
@@ -204,7 +204,7 @@ def variance_decomposition(passed: ArrayLike) -> VarianceDecomposition:
     _, variations, attempts = grid.shape
     if variations < 2 or attempts < 2:
         raise ValueError(
-            f"passed needs at least 2 variations and 2 attempts per variation (seeds/002 App. A "
+            f"passed needs at least 2 variations and 2 attempts per variation (systematicity paper, arXiv:2609.13948, App. A "
             f"takes K > 1, N > 1), got K={variations}, N={attempts}"
         )
     rates = grid.mean(axis=2)
@@ -234,13 +234,13 @@ def family_consistency(
     *,
     applicable: ArrayLike | None = None,
 ) -> float:
-    """Share of families with the base and every applicable reformulation correct (seeds/004 §2).
+    """Share of families with the base and every applicable reformulation correct (CRTBench paper, §2).
 
     "A family is consistent only if the model gets every version right": the base question and
     all its reformulations must match their respective labels (for an answer-reversing transform,
     the reversed label — encode that in ``reformulation_correct``). ``base_correct`` has shape
     (units,), ``reformulation_correct`` (units, K); ``applicable`` (units, K) marks which of the
-    K transformations a family has, since not all apply to every family (seeds/004 §2). seeds/004
+    K transformations a family has, since not all apply to every family (CRTBench paper, §2). CRTBench paper
     App. B excludes unextractable answers from both accuracy and consistency: drop those units
     before calling, or count them wrong, and say which.
 
@@ -259,7 +259,7 @@ def per_transformation_consistency(
 ) -> np.ndarray:
     """Per transformation k: the share of families with both base and reformulation k correct.
 
-    seeds/004 Table 6: "the percentage of families where the model answered both the base question
+    CRTBench paper, Table 6: "the percentage of families where the model answered both the base question
     and its reformulation correctly for that transformation type", over the families to which
     transformation k applies (contrapositive n = 290 of 350 there). Shapes as in
     :func:`family_consistency`; returns K floats, NaN where no family has transformation k.

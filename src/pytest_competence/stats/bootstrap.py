@@ -1,6 +1,6 @@
 """A fast paired bootstrap over matched instances, stratified by level or resampling clusters.
 
-seeds/000 §3.3: "Paired bootstrap intervals resample matched instances." App. B.2: "Bootstrap
+CBE paper, arXiv:2610.22894, §3.3: "Paired bootstrap intervals resample matched instances." App. B.2: "Bootstrap
 intervals carry all presentations of a matched instance together; the reported catalog and GRPO
 contrasts use 2,000 resamples stratified by relation."
 
@@ -71,7 +71,7 @@ class AdditiveFigure(NamedTuple):
 
 @dataclass(frozen=True)
 class BootstrapInterval:
-    """A percentile interval and what it rests on (seeds/000 §3.3, App. B.2).
+    """A percentile interval and what it rests on (CBE paper, arXiv:2610.22894, §3.3, App. B.2).
 
     ``dropped`` counts replicates whose statistic was undefined (NaN or infinite); the
     percentiles are taken over the other ``B − dropped``. ``low``/``high`` are NaN if all dropped.
@@ -94,7 +94,7 @@ def bootstrap_sums(
     B: int = 2000,
     seed: int = 0,
 ) -> np.ndarray:
-    """Column sums of X in B bootstrap replicates, shape (B, m) (seeds/000 App. B.2).
+    """Column sums of X in B bootstrap replicates, shape (B, m) (CBE paper, arXiv:2610.22894, App. B.2).
 
     Rows of X are resampled with replacement *within* each stratum, so every replicate keeps each
     stratum's size (``strata``: one label per row, or an (N, k) array whose rows combine several
@@ -142,7 +142,7 @@ def paired_bootstrap(
     The estimate is the statistic of the full-sample sums; the interval is the (α/2, 1 − α/2)
     quantiles (linear interpolation, as ``scipy.stats.bootstrap``'s percentile method) of the
     statistic over the B replicates of :func:`bootstrap_sums`, undefined replicates dropped and
-    counted. seeds/000 App. B.2 uses B = 2,000.
+    counted. CBE paper, arXiv:2610.22894, App. B.2 uses B = 2,000.
     """
     confidence = check_open_unit(confidence, "confidence", "0.95")
     columns = _matrix(X)
@@ -164,7 +164,7 @@ def paired_bootstrap(
 
 
 def accuracy_figure(correct: ArrayLike) -> AdditiveFigure:
-    """Mean accuracy over presentations, invalid answers counted wrong (seeds/000 §3.3).
+    """Mean accuracy over presentations, invalid answers counted wrong (CBE paper, arXiv:2610.22894, §3.3).
 
     ``correct`` is boolean (N,) or (N, P) for P presentations; the figure is Σ correct / (P·N),
     written with a count column so that cluster resampling with unequal clusters stays exact.
@@ -175,7 +175,7 @@ def accuracy_figure(correct: ArrayLike) -> AdditiveFigure:
 
 
 def robust_correct_figure(correct: ArrayLike, valid: ArrayLike) -> AdditiveFigure:
-    """R: every presentation correct, on jointly parsed instances (seeds/000 §3.2–3.3).
+    """R: every presentation correct, on jointly parsed instances (CBE paper, arXiv:2610.22894, §3.2–3.3).
 
     ``correct`` and ``valid`` are boolean (N, K + 1); NaN when no instance is jointly parsed.
     """
@@ -197,7 +197,7 @@ def invariance_figure(correct: ArrayLike, valid: ArrayLike) -> AdditiveFigure:
 
 
 def kappa_bar_figure(said_yes: ArrayLike, valid: ArrayLike, levels: ArrayLike) -> AdditiveFigure:
-    """κ̄: the mean over levels of κ_n = (ι_n − ι_e)/(1 − ι_e) (seeds/000 §3.2, App. A).
+    """κ̄: the mean over levels of κ_n = (ι_n − ι_e)/(1 − ι_e) (CBE paper, arXiv:2610.22894, §3.2, App. A).
 
     ``said_yes`` and ``valid`` are boolean (N, 2) for two presentations, ``levels`` (N,). Per
     level, ι_n is the agreement and q the pooled yes-rate over both presentations, both on the

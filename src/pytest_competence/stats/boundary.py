@@ -1,6 +1,6 @@
 """How reproducible is the level at which invariance first falls below a threshold?
 
-seeds/000 App. A, "Why the boundary is not reported as a threshold crossing": let n̂*(τ) be the
+CBE paper, arXiv:2610.22894, App. A, "Why the boundary is not reported as a threshold crossing": let n̂*(τ) be the
 smallest n at which ι̂_n falls below τ. "A parametric bootstrap (binomial resampling of each ι̂_n
 at the observed sample size, B = 4,000)" gives the probability of reproducing the observed
 crossing in a fresh dataset; it was 0.39–0.64 for curves that sit near τ at the crossing and
@@ -26,7 +26,7 @@ __all__ = [
     "crossing_level",
 ]
 
-#: A crossing reproduced in fewer resamples than this is called a coin flip. seeds/000 App. A
+#: A crossing reproduced in fewer resamples than this is called a coin flip. CBE paper, arXiv:2610.22894, App. A
 #: reports 0.39–0.64 for curves sitting on τ and 0.87–1.00 for steep crossings; 0.75 separates
 #: the two groups with room on either side (the paper itself names no cut-off).
 COIN_FLIP_BELOW = 0.75
@@ -37,7 +37,7 @@ def crossing_level(
 ) -> int | None:
     """n̂*(τ): the smallest level whose invariance is below ``tau``; ``None`` if none is.
 
-    Levels whose invariance is ``None`` (no jointly parsed pair) are skipped (seeds/000 App. A).
+    Levels whose invariance is ``None`` (no jointly parsed pair) are skipped (CBE paper, arXiv:2610.22894, App. A).
 
     Raises:
         ValueError: ``levels`` and ``invariance`` differ in length.
@@ -55,7 +55,7 @@ def crossing_level(
 
 @dataclass(frozen=True)
 class BoundaryReproducibility:
-    """The observed crossing and how often binomial resamples reproduce it (seeds/000 App. A)."""
+    """The observed crossing and how often binomial resamples reproduce it (CBE paper, arXiv:2610.22894, App. A)."""
 
     tau: float
     observed_level: int | None  # n̂*(τ); None: invariance never fell below τ
@@ -108,7 +108,7 @@ def boundary_reproducibility(
     B: int = 4000,
     seed: int = 0,
 ) -> BoundaryReproducibility:
-    """Parametric bootstrap of the crossing level n̂*(τ) (seeds/000 App. A).
+    """Parametric bootstrap of the crossing level n̂*(τ) (CBE paper, arXiv:2610.22894, App. A).
 
     Each replicate draws ι*_n = Bin(m_n, ι̂_n) / m_n independently per level, with m_n the
     observed pairs per level (``pairs``) or, to ask about a fresh dataset of another size (the

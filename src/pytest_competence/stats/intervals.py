@@ -1,6 +1,6 @@
 """Binomial confidence intervals and the argument checks every stats module shares.
 
-seeds/000 App. B.2 ("Statistics"): "The new robust-correct curves use pointwise 95% Wilson
+CBE paper, arXiv:2610.22894, App. B.2 ("Statistics"): "The new robust-correct curves use pointwise 95% Wilson
 intervals on the same jointly parsed support as all three plotted quantities." The Wilson score
 interval is used rather than the Wald interval because it stays inside [0, 1] and keeps close to
 its nominal coverage near 0 and 1, where robust correctness sits for strong and weak models.
@@ -61,7 +61,7 @@ def two_sided_z(confidence: float) -> float:
 
 
 def wilson_interval(successes: int, total: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion ``successes / total`` (seeds/000 App. B.2).
+    """Wilson score interval for a binomial proportion ``successes / total`` (CBE paper, arXiv:2610.22894, App. B.2).
 
     With p̂ = successes/total, n = total and z the two-sided normal quantile::
 

@@ -1,7 +1,7 @@
 """Paired tests of marginal accuracy differences: McNemar with Holm correction.
 
-seeds/000 §3.3: "McNemar tests marginal accuracy differences, including format failures, with
-Holm correction." seeds/000 App. B.2 ("Statistics"): "McNemar uses all-prompt correctness,
+CBE paper, arXiv:2610.22894, §3.3: "McNemar tests marginal accuracy differences, including format failures, with
+Holm correction." CBE paper, arXiv:2610.22894, App. B.2 ("Statistics"): "McNemar uses all-prompt correctness,
 counting invalid answers wrong, with the continuity-corrected χ² for b + c > 25 and the exact
 binomial test otherwise. Holm correction is across the compared models."
 """
@@ -20,13 +20,13 @@ from pytest_competence.stats.intervals import check_count
 
 __all__ = ["EXACT_UP_TO_DISCORDANT", "McNemar", "holm", "mcnemar", "mcnemar_paired"]
 
-#: seeds/000 App. B.2: the χ² approximation is used only when there are more discordant pairs.
+#: CBE paper, arXiv:2610.22894, App. B.2: the χ² approximation is used only when there are more discordant pairs.
 EXACT_UP_TO_DISCORDANT = 25
 
 
 @dataclass(frozen=True)
 class McNemar:
-    """One McNemar test on the discordant counts of a paired comparison (seeds/000 App. B.2).
+    """One McNemar test on the discordant counts of a paired comparison (CBE paper, arXiv:2610.22894, App. B.2).
 
     ``b`` counts pairs the first arm got right and the second wrong, ``c`` the reverse.
     ``statistic`` is ``(|b − c| − 1)² / (b + c)`` for ``method="chi2-cc"`` (df 1) and
@@ -46,7 +46,7 @@ class McNemar:
 
 
 def mcnemar(b: int, c: int) -> McNemar:
-    """McNemar's test of equal marginal accuracy from the discordant counts (seeds/000 App. B.2).
+    """McNemar's test of equal marginal accuracy from the discordant counts (CBE paper, arXiv:2610.22894, App. B.2).
 
     For ``b + c > 25`` the continuity-corrected χ² statistic ``(|b − c| − 1)² / (b + c)`` is
     referred to χ² with one degree of freedom. Otherwise the exact two-sided binomial test is
@@ -76,7 +76,7 @@ def mcnemar_paired(x_correct: ArrayLike, y_correct: ArrayLike) -> McNemar:
     """McNemar's test from per-instance correctness of two arms on the same instances.
 
     ``b`` counts instances with ``x`` right and ``y`` wrong, ``c`` those with ``x`` wrong and
-    ``y`` right. Pass all-prompt correctness with invalid answers counted wrong (seeds/000 App.
+    ``y`` right. Pass all-prompt correctness with invalid answers counted wrong (CBE paper, arXiv:2610.22894, App.
     B.2), so format failures count against an arm.
 
     Raises:
@@ -93,7 +93,7 @@ def mcnemar_paired(x_correct: ArrayLike, y_correct: ArrayLike) -> McNemar:
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm step-down adjusted p-values, in the order given (seeds/000 §3.3, App. B.2).
+    """Holm step-down adjusted p-values, in the order given (CBE paper, arXiv:2610.22894, §3.3, App. B.2).
 
     Sorting the m p-values ascending as p₍₁₎ ≤ … ≤ p₍ₘ₎, the adjusted value of p₍ᵢ₎ is
     ``max_{j ≤ i} min(1, (m − j + 1) · p₍ⱼ₎)``: the running maximum makes the adjusted values

@@ -1,6 +1,6 @@
 """Sample-size planning for profiles: interval half-widths and detectable paired differences.
 
-seeds/000 App. A, "Sample sizes": "At 200 pairs per n the 95% interval on ι_n has half-width
+CBE paper, arXiv:2610.22894, App. A, "Sample sizes": "At 200 pairs per n the 95% interval on ι_n has half-width
 ±6.9 points at ι = 0.5 and ±4.9 at ι = 0.85; the overall ι over the nine n levels (1,800 pairs)
 has half-width ±2.3 points, and a paired difference in ι between two arms on the same instances
 of about 3.7 points is detectable at 80% power. Per-cell accuracy within one n (50 instances) has
@@ -35,7 +35,7 @@ def half_width(
     """Half-width of a confidence interval on a proportion p from ``pairs`` observations.
 
     ``"wald"`` (the default) is the normal approximation z·sqrt(p(1 − p)/n); it reproduces every
-    half-width of seeds/000 App. A "Sample sizes" at the paper's rounding: 6.93 points at
+    half-width of the CBE paper, arXiv:2610.22894, App. A "Sample sizes" at the paper's rounding: 6.93 points at
     p = 0.5 and 4.95 at p = 0.85 with n = 200; 2.31 at p = 0.5 with n = 1,800 (the figure is the
     worst case p = 0.5); 13.86 at p = 0.5 with n = 50 ("up to ±14": p = 0.5 maximises it).
 
@@ -77,7 +77,7 @@ def minimum_detectable_difference(
 
         δ = k · sqrt(ψ / (n + k²)),   k = z_{1−α/2} + z_power
 
-    seeds/000 App. A's "about 3.7 points … at 80% power" for 1,800 pairs follows for
+    CBE paper, arXiv:2610.22894, App. A's "about 3.7 points … at 80% power" for 1,800 pairs follows for
     ψ ∈ [0.307, 0.324), e.g. ψ = 0.32 (δ = 3.73 points): two arms at ι = 0.8 whose agreement
     indicators are independent given the instance, ψ = 2ι(1 − ι). The paper states no ψ; the
     conservative worst case ψ = 0.5 (independent arms at ι = 0.5) gives 4.66 points instead.

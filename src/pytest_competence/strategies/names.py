@@ -1,4 +1,4 @@
-"""Entity names: a pool of 2,500 first names and the random five-letter control (seeds/000 App. B.1).
+"""Entity names: a pool of 2,500 first names and the random five-letter control (CBE paper, arXiv:2610.22894, App. B.1).
 
 The pool is the 2,500 most frequent first names of the 1990 US Census name files (female and male
 lists merged, by frequency; a US Government work in the public domain), title-cased and sorted.

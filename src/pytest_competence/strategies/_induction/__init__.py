@@ -1,8 +1,8 @@
-"""Rule-induction tasks and their isomorphic variations (seeds/002 §3.3–3.6).
+"""Rule-induction tasks and their isomorphic variations (systematicity paper, arXiv:2609.13948, §3.3–3.6).
 
 A task is ``T = (f, S, Q)``: a hidden rule ``f``, a support set ``S = ((x_i, f(x_i)))`` and a query
 set ``Q = (x'_j)``; a learner *solves* it only if it predicts ``f(x'_j)`` for every query
-(seeds/002 §3.4). An isomorphic variation applies ``τ = (π, σ, φ, ψ)`` to the *latent* task —
+(systematicity paper, arXiv:2609.13948, §3.4). An isomorphic variation applies ``τ = (π, σ, φ, ψ)`` to the *latent* task —
 support and query permutations and bijections of the input and output spaces — never string
 edits on the rendered prompt, so the transformed task's answers are its own interpreter's.
 
@@ -54,11 +54,11 @@ _STREAM = 1000  # variation streams start here, clear of the streams a family's 
 
 
 class RuleInduction(Family, Inductive):
-    """Base of the rule-induction families of seeds/002 §4: design, answer format, parser.
+    """Base of the rule-induction families of the systematicity paper, arXiv:2609.13948, §4: design, answer format, parser.
 
     Args:
         variations: ``K``, the isomorphic variations sampled per isomorphism type and task
-            (seeds/002 §5 uses ``K = 5``).
+            (systematicity paper, arXiv:2609.13948, §5 uses ``K = 5``).
 
     Subclasses set :attr:`name`, :attr:`isomorphisms` (the types besides ``"reorder"``),
     :attr:`levels` (the smallest and largest level) and :attr:`system`, and implement
@@ -71,7 +71,7 @@ class RuleInduction(Family, Inductive):
     levels: tuple[int, int] = (1, 1)
     system: str = ""
 
-    #: Sends per prompt when a declaration names none: seeds/002 §3.6 gives each variation
+    #: Sends per prompt when a declaration names none: systematicity paper, arXiv:2609.13948, §3.6 gives each variation
     #: N = 5 attempts and counts it passed by their strict majority.
     default_attempts = 5
 
@@ -81,7 +81,7 @@ class RuleInduction(Family, Inductive):
 
     @classmethod
     def shortcut_policies(cls) -> Mapping[str, Any]:
-        """``oracle``, ``surface`` and ``induction-sampled`` (seeds/002), and the family's own."""
+        """``oracle``, ``surface`` and ``induction-sampled`` (systematicity paper, arXiv:2609.13948), and the family's own."""
         from .policies import WHOLE_PROMPT_POLICIES
 
         return {k: WHOLE_PROMPT_POLICIES[k] for k in cls.induction_policies}
@@ -95,7 +95,7 @@ class RuleInduction(Family, Inductive):
 
     @classmethod
     def metrics(cls, evaluation: Any, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
-        """``summary["systematicity"]`` (seeds/002 §3.5)."""
+        """``summary["systematicity"]`` (systematicity paper, arXiv:2609.13948, §3.5)."""
         from .metrics import systematicity_summary
 
         return systematicity_summary(evaluation, bootstrap=bootstrap, seed=seed)
@@ -109,7 +109,7 @@ class RuleInduction(Family, Inductive):
 
     @classmethod
     def figures(cls, result: Mapping[str, Any]) -> list[Any]:
-        """The seeds/002 Fig. 4 bullet charts."""
+        """The systematicity paper, arXiv:2609.13948, Fig. 4 bullet charts."""
         from .report import systematicity_figures
 
         return systematicity_figures(result)
@@ -139,7 +139,7 @@ class RuleInduction(Family, Inductive):
         if isinstance(variations, bool) or not isinstance(variations, int) or variations < 1:
             raise InvalidArgument(
                 f"Expected variations to be a positive integer (isomorphic variations per type "
-                f"and task), but got variations={variations!r}; seeds/002 uses variations=5"
+                f"and task), but got variations={variations!r}; the systematicity paper (arXiv:2609.13948) uses variations=5"
             )
         self.variations = variations
 

@@ -1,4 +1,4 @@
-"""``competence generate`` for the rule-induction families (seeds/002): flags, designs, metadata.
+"""``competence generate`` for the rule-induction families (systematicity paper, arXiv:2609.13948): flags, designs, metadata.
 
 Records' ``meta`` give the answer format and the isomorphism types (``params`` hold each prompt's
 type and variation, and the family options that rebuild it).
@@ -20,7 +20,7 @@ def add_options(group: Any) -> None:
         type=int,
         default=5,
         metavar="K",
-        help="rule-induction families (seeds/002): isomorphic variations per type "
+        help="rule-induction families (systematicity paper, arXiv:2609.13948): isomorphic variations per type "
         "and task (default 5; levels default to the family's whole range)",
     )
 

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for the rule-induction families (seeds/002), built to shrink well.
+"""Hypothesis strategies for the rule-induction families (systematicity paper, arXiv:2609.13948), built to shrink well.
 
 A task is three choices — level, index, seed — so a failing task shrinks toward the smallest
 level, index 0 and seed 0; a presentation shrinks toward ``"original"``, then toward the first

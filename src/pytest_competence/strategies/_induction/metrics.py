@@ -1,6 +1,6 @@
 """Systematicity of rule-induction evaluations: any / fraction / all per isomorphism type.
 
-seeds/002 §3.5: for each task ``T`` and ``K`` sampled isomorphic variations ``τ_k(T)``, a learner
+systematicity paper, arXiv:2609.13948, §3.5: for each task ``T`` and ``K`` sampled isomorphic variations ``τ_k(T)``, a learner
 solves-any (max_k pass), a fraction (mean_k pass) and solves-all (min_k pass); the three are
 averaged over tasks and ``gap = any − all`` is the share of tasks solved in some variations but
 not all. Under stochastic decoding each pass is the strict majority over ``N`` attempts (§3.6),

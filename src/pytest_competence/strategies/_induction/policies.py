@@ -1,4 +1,4 @@
-"""Reference policies for the rule-induction families (seeds/002 §4): they read the whole prompt.
+"""Reference policies for the rule-induction families (systematicity paper, arXiv:2609.13948, §4): they read the whole prompt.
 
 A rule-induction prompt's rule cannot be recovered from its text by a generic reader, so these
 policies regenerate the latent task the prompt showed from its design coordinates

@@ -1,7 +1,7 @@
 """The systematicity section of the reports, as data: bullet charts, tables, the variance split.
 
 Renders ``summary["systematicity"]`` (:func:`pytest_competence.strategies._induction.metrics.systematicity_summary`)
-as seeds/002 Fig. 4 does: per isomorphism type and pooled, three nested bars — solve-any ≥
+as the systematicity paper, arXiv:2609.13948, Fig. 4 does: per isomorphism type and pooled, three nested bars — solve-any ≥
 fraction solved ≥ solve-all — with the systematicity gap (any − all) bracketed; the same as a
 table for the terminal and Markdown, and the within/between variance decomposition of App. A
 when the run had N ≥ 2 attempts. A result without that key renders nothing.
@@ -100,26 +100,26 @@ def systematicity_tables(r: Mapping[str, Any]) -> list[Table]:
     rows = _rows(block)
     out = [
         Table(
-            "Systematicity (seeds/002 §3.5)",
+            "Systematicity (systematicity paper, arXiv:2609.13948, §3.5)",
             tuple(rows[0]),
             tuple(map(tuple, rows[1:])),
             note=f"majority over {block['attempts']} attempt(s); per task, K variations per "
             f"isomorphism type: solve-any, fraction solved, solve-all, averaged over "
             f"tasks, gap = any − all; 95% task-bootstrap intervals (Wilson for the "
             f"original)",
-            label=f"systematicity (seeds/002 §3.5; majority over {block['attempts']} attempt(s))",
+            label=f"systematicity (systematicity paper, arXiv:2609.13948, §3.5; majority over {block['attempts']} attempt(s))",
         )
     ]
     variance = _variance_rows(block)
     if variance:
         out.append(
             Table(
-                "Variance decomposition (seeds/002 App. A)",
+                "Variance decomposition (systematicity paper, arXiv:2609.13948, App. A)",
                 tuple(variance[0]),
                 tuple(map(tuple, variance[1:])),
                 note="mean over tasks with 0 < p̂ < 1, normalised by σ²_max = "
                 "K/(K − 1)·p̂(1 − p̂); ρ_between clipped at zero per task",
-                label="variance decomposition (seeds/002 App. A)",
+                label="variance decomposition (systematicity paper, arXiv:2609.13948, App. A)",
             )
         )
     return out

@@ -1,4 +1,4 @@
-"""Boolean concept learning: is a new object *wudsy*? (seeds/002 §4.4, App. C Fig. 14).
+"""Boolean concept learning: is a new object *wudsy*? (systematicity paper, arXiv:2609.13948, §4.4, App. C Fig. 14).
 
 Each task binds three of the five physical features (shape, size, color, material, numerosity),
 three values each, so there are 27 possible objects. The hidden rule is drawn from the and/or
@@ -12,7 +12,7 @@ list of booleans (``true`` = wudsy); an entry may also be the label words ``"wud
 wudsy"`` or a quoted ``"true"``/``"false"``, which say the same thing, and anything else (numbers,
 ``null``, other words) makes the answer invalid.
 
-Isomorphisms (seeds/002 §3.2, §4.4): ``reorder`` (the base's ``π``, ``σ``) and ``rebind``: a
+Isomorphisms (systematicity paper, arXiv:2609.13948, §3.2, §4.4): ``reorder`` (the base's ``π``, ``σ``) and ``rebind``: a
 bijection ``φ`` of the object space that permutes which latent variable each feature slot holds
 and the values within every slot, shown through a freshly drawn choice of three of the five
 physical features — so "all red objects are wudsy" may become "all squares are wudsy". The rule
@@ -158,7 +158,7 @@ def describe(obj: Obj, context: Sequence[str], shown: Sequence[int]) -> str:
 
 
 class Concepts(RuleInduction):
-    """The Boolean concept learning family (seeds/002 §4.4); the level is the rule length.
+    """The Boolean concept learning family (systematicity paper, arXiv:2609.13948, §4.4); the level is the rule length.
 
     Args:
         variations: ``K``, isomorphic variations per type and task (default 5).

@@ -1,4 +1,4 @@
-"""Boolean concepts: objects, the and/or rule grammar and the ideal observer (seeds/002 §4.4).
+"""Boolean concepts: objects, the and/or rule grammar and the ideal observer (systematicity paper, arXiv:2609.13948, §4.4).
 
 A task's objects have three features, each with three values, so the object space is the 27
 points of ``{0, 1, 2}³``; an object is the tuple of its value indices, one per *slot*, and a task's
@@ -37,7 +37,7 @@ __all__ = [
     "rule_mask",
 ]
 
-#: The five physical features of seeds/002 §4.4 and their three values each (App. C Fig. 14 gives
+#: The five physical features of the systematicity paper, arXiv:2609.13948, §4.4 and their three values each (App. C Fig. 14 gives
 #: shape, color and size; material and numerosity complete the paper's list).
 FEATURES: dict[str, tuple[str, str, str]] = {
     "shape": ("circle", "triangle", "square"),
@@ -169,7 +169,7 @@ def draw_rule(rng: np.random.Generator, n: int) -> Rule:
 def build_support(rule: Rule, rng: np.random.Generator) -> tuple[tuple[Obj, bool], ...] | None:
     """Boundary pairs that leave ``rule`` the unique shortest consistent rule, or ``None``.
 
-    seeds/002 §4.4: the candidates are the edges of the Hamming graph whose ends the rule labels
+    systematicity paper, arXiv:2609.13948, §4.4: the candidates are the edges of the Hamming graph whose ends the rule labels
     differently. They are visited in random order and an edge is kept when it rules out some rule
     still in play, until only ``rule``'s function is left among rules no longer than it. ``None``
     when ``rule`` has a shorter equivalent or the boundary cannot single it out.

@@ -1,4 +1,4 @@
-"""Grammar-based instruction learning (seeds/002 §4.1, App. C Fig. 11; Lake & Baroni, 2023).
+"""Grammar-based instruction learning (systematicity paper, arXiv:2609.13948, §4.1, App. C Fig. 11; Lake & Baroni, 2023).
 
 Each task is a generated artificial language (:mod:`._lang`): pseudoword primitives
 that mean colour tokens, and function rules that duplicate, reorder or delete their arguments,
@@ -16,7 +16,7 @@ precedence level and, with more than one, precedence proofs to read. Primitives 
 colour tokens are upper case; neither changes which tokens were meant), and reads a list of
 token strings as those tokens in order; anything else is invalid.
 
-**Isomorphisms** (seeds/002 §3.4, all applied to the latent task, answers recomputed by the
+**Isomorphisms** (systematicity paper, arXiv:2609.13948, §3.4, all applied to the latent task, answers recomputed by the
 interpreter):
 
 * ``reorder`` — the base's ``π`` on the support, ``σ`` on the queries.
@@ -95,9 +95,9 @@ class Grammar(RuleInduction):
     """Grammar-based instruction learning: translate compositions of a generated language.
 
     Args:
-        variations: ``K``, isomorphic variations per type and task (seeds/002 §5: 5).
+        variations: ``K``, isomorphic variations per type and task (systematicity paper, arXiv:2609.13948, §5: 5).
         extra_support: nested compositions shown besides the anchors, resolvers and proofs
-            (seeds/002 App. B Fig. 8 compares 4 and 8).
+            (systematicity paper, arXiv:2609.13948, App. B Fig. 8 compares 4 and 8).
         queries: query inputs per task (App. C's ``n_query``); a task is solved when all are.
         primitives: primitive words per language (each means one colour; at least 3, as a
             precedence proof needs three distinct primitives).
@@ -210,7 +210,7 @@ def substitute(task: Task, rng: np.random.Generator) -> Task:
     def recolour(text: str) -> str:
         return " ".join(map(psi.__getitem__, text.split()))
 
-    # S̃ = (φ(x), ψ(f(x))) as seeds/002 §3.4 defines it; the queries' answers are the renamed
+    # S̃ = (φ(x), ψ(f(x))) as the systematicity paper, arXiv:2609.13948, §3.4 defines it; the queries' answers are the renamed
     # language's own (tests check they equal ψ of the original answers).
     support = tuple((rename(x), recolour(y)) for x, y in task.support)
     query = tuple(rename(x) for x in task.query)

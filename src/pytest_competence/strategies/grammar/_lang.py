@@ -1,4 +1,4 @@
-"""Generated artificial languages and their interpreter (seeds/002 §4.1; Lake & Baroni, 2023).
+"""Generated artificial languages and their interpreter (systematicity paper, arXiv:2609.13948, §4.1; Lake & Baroni, 2023).
 
 A :class:`Language` has *primitive rules* (a pseudoword means one colour token) and *function
 rules* (a pseudoword that rewrites its evaluated arguments by a template that duplicates,

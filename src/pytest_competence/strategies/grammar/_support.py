@@ -1,4 +1,4 @@
-"""The instructive support set and the queries of a grammar task (seeds/002 §4.1).
+"""The instructive support set and the queries of a grammar task (systematicity paper, arXiv:2609.13948, §4.1).
 
 The support set is built so that every rule of the language can be identified from it:
 

@@ -1,4 +1,4 @@
-"""The Horn-clause family: goal derivability in a Horn program (seeds/000 App. C).
+"""The Horn-clause family: goal derivability in a Horn program (CBE paper, arXiv:2610.22894, App. C).
 
 A latent instance is a Horn program over pronounceable pseudoword atoms and a yes/no query
 "can the goal be derived?", answered by an exact forward-chaining oracle

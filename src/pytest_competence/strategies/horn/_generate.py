@@ -1,7 +1,7 @@
 """``competence generate horn``: the Horn family's flags, designs and record metadata.
 
 Records' ``meta`` say how an independent checker re-derives the gold answer from the prompt text
-alone (seeds/000 App. C): the atoms, the goal and the two rule templates.
+alone (CBE paper, arXiv:2610.22894, App. C): the atoms, the goal and the two rule templates.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pytest_competence.protocol import Family, Item, construct, default_presenta
 
 __all__ = ["HORN_GRID", "TEMPLATES", "add_options", "designs", "meta"]
 
-HORN_GRID = (4, 8, 16, 32, 64, 128)  # the rule counts of seeds/000 App. C.1
+HORN_GRID = (4, 8, 16, 32, 64, 128)  # the rule counts of the CBE paper, arXiv:2610.22894, App. C.1
 TEMPLATES = {"if": "If {body}, then {head}.", "whenever": "{head} holds whenever {body} hold."}
 
 

@@ -1,4 +1,4 @@
-"""The Horn family's presentations (seeds/000 App. C) and how its rules are worded."""
+"""The Horn family's presentations (CBE paper, arXiv:2610.22894, App. C) and how its rules are worded."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Horn programs: latent instances, pseudoword atoms and the exact oracle (seeds/000 App. C.1).
+"""Horn programs: latent instances, pseudoword atoms and the exact oracle (CBE paper, arXiv:2610.22894, App. C.1).
 
 A *positive* program derives its goal through a proof chain of ``depth`` rules
 ``h_k ← h_{k-1} ∧ s_k…`` (``h_0`` and every side atom ``s_k`` are facts, ``h_depth`` is the goal).

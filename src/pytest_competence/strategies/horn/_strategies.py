@@ -1,4 +1,4 @@
-"""Hypothesis strategies for the Horn-clause family (seeds/000 App. C), built to shrink well.
+"""Hypothesis strategies for the Horn-clause family (CBE paper, arXiv:2610.22894, App. C), built to shrink well.
 
 A draw is three choices — level, index, seed — so a failing program shrinks toward the smallest
 level, a positive program (index 0) and seed 0, and a presentation toward ``"original"``.

@@ -1,4 +1,4 @@
-"""Reference policies for the Horn-clause family (seeds/000 App. C): they read the prompt text.
+"""Reference policies for the Horn-clause family (CBE paper, arXiv:2610.22894, App. C): they read the prompt text.
 
 =====================  ==================================================================
 ``ideal``              (shared with ordering) forward chaining over every fact and rule in

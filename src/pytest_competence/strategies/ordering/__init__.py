@@ -1,4 +1,4 @@
-"""The ordering family: a total order over ``n`` named entities (seeds/000 §4.1 and App. B.1).
+"""The ordering family: a total order over ``n`` named entities (CBE paper, arXiv:2610.22894, §4.1 and App. B.1).
 
 A latent instance is a chain ``a_0 ≺ a_1 ≺ … ≺ a_{n-1}`` described by its ``n − 1`` adjacent
 comparisons, and a yes/no query whose direction and gold answer are balanced over four cells.
@@ -159,20 +159,20 @@ class Ordering(Family):
             *(f"ref:threshold?n={n}" for n in sorted(set(levels))),
         )
 
-    default_levels = (4, 8, 16, 32, 64, 128, 256, 512, 1024)  # seeds/000 §4.1
+    default_levels = (4, 8, 16, 32, 64, 128, 256, 512, 1024)  # CBE paper, arXiv:2610.22894, §4.1
     training_presentations = ("original", "rewrite", "reshuffle", "equivalent")  # App. B.3
     named_splits = (
         (
             "paper-heldin",
             True,
             {"vocabulary": PAPER_HELD_IN},
-            "the 19 GRPO training relations of seeds/000 App. B.3 (no spatial line, no nonce)",
+            "the 19 GRPO training relations of the CBE paper, arXiv:2610.22894, App. B.3 (no spatial line, no nonce)",
         ),
         (
             "paper-heldout",
             False,
             {"vocabulary": PAPER_HELD_OUT},
-            "the 12 clean held-out relations of seeds/000 App. G (spatial line and nonce)",
+            "the 12 clean held-out relations of the CBE paper, arXiv:2610.22894, App. G (spatial line and nonce)",
         ),
     )
     training_split = "paper-heldin"
@@ -315,7 +315,7 @@ class Ordering(Family):
     # -- presentations ---------------------------------------------------------------------------
 
     def rewrite_count(self, z: OrderingInstance) -> int:
-        """``m``, uniform on ``{max(1, ⌊0.2(n−1)⌋), …, n−1}`` (seeds/000 App. B.1), shared by P and L."""
+        """``m``, uniform on ``{max(1, ⌊0.2(n−1)⌋), …, n−1}`` (CBE paper, arXiv:2610.22894, App. B.1), shared by P and L."""
         return rewrite_count(z)
 
     def rewrite_positions(self, z: OrderingInstance) -> frozenset[int]:

@@ -52,7 +52,7 @@ _NAMES, _QUERY, _ORIGINAL, _SHUFFLED, _COUNT, _POSITIONS, _COINS, _RANDOM_NAMES,
 
 @dataclass(frozen=True)
 class OrderingInstance:
-    """A latent instance ``z``: the chain, optional distractor chain and the query (seeds/000 §4.1).
+    """A latent instance ``z``: the chain, optional distractor chain and the query (CBE paper, arXiv:2610.22894, §4.1).
 
     ``query`` holds chain positions ``(i, j)``; the question asks whether ``a_i`` stands in the
     ``direction`` phrase's relation to ``a_j``. The oracle: forward ``a_i ≺ a_j`` iff ``i < j``.
@@ -131,7 +131,7 @@ NEGATE = Transform("negate")
 FLIP_QUERY = Transform("flip_query", AnswerMap.swap("yes", "no"))
 
 #: Named presentations, each a composition of transforms applied to the original view.
-#: The vocabularies of seeds/000's GRPO training (App. B.3) and of its clean held-out
+#: The vocabularies of the CBE paper's (arXiv:2610.22894) GRPO training (App. B.3) and of its clean held-out
 #: evaluation (App. G): the spatial-line and nonce groups are held out.
 _SPATIAL_OR_NONCE = ("spatial line", "nonce")
 PAPER_HELD_IN = tuple(v.name for v in CATALOG if v.group not in _SPATIAL_OR_NONCE)
@@ -205,7 +205,7 @@ def render(
 
 
 def rewrite_count(z: OrderingInstance) -> int:
-    """``m``, uniform on ``{max(1, ⌊0.2(n−1)⌋), …, n−1}`` (seeds/000 App. B.1), shared by P and L."""
+    """``m``, uniform on ``{max(1, ⌊0.2(n−1)⌋), …, n−1}`` (CBE paper, arXiv:2610.22894, App. B.1), shared by P and L."""
     links = z.n - 1
     if z.n > 1024:
         return len(_coin_positions(z))

@@ -1,4 +1,4 @@
-"""The ordering family's reference policies (seeds/000): read an ordering prompt's text alone.
+"""The ordering family's reference policies (CBE paper, arXiv:2610.22894): read an ordering prompt's text alone.
 
 ================== ======================================================================
 ``endpoint``       the source/sink shortcut: answers from the premises incident to the two

@@ -1,4 +1,4 @@
-"""The 31 relation vocabularies of the ordering catalog, in six families (seeds/000 App. B.1, "Catalog").
+"""The 31 relation vocabularies of the ordering catalog, in six families (CBE paper, arXiv:2610.22894, App. B.1, "Catalog").
 
 Every vocabulary renders the same latent order: the *forward* phrase states ``a_i ≺ a_{i+1}`` as
 ``forward(a_i, a_{i+1})``, the *converse* phrase states the same fact with the arguments swapped,

@@ -1,15 +1,15 @@
-"""Program induction over integer sequences (seeds/002 §4.3, App. C Fig. 13).
+"""Program induction over integer sequences (systematicity paper, arXiv:2609.13948, §4.3, App. C Fig. 13).
 
 A task's hidden rule is a program of ``n`` steps (the level) drawn from the grammar of
 :mod:`._ops`; the learner sees ``support`` input/output list pairs and must give the
 program's output on each of ``queries`` new input lists. Input lists hold digits 0..9.
 
-The input lengths come from three disjoint pools drawn per task (seeds/002 §4.3, "Support and
+The input lengths come from three disjoint pools drawn per task (systematicity paper, arXiv:2609.13948, §4.3, "Support and
 query set"): the queries' lengths form a band of two consecutive lengths, and the support lists
 are half shorter and half longer than every query. No support example has a query's length, so
 copying the output of a same-length (or nearest-length) example cannot solve a task.
 
-Isomorphisms (seeds/002 §3.4): ``"reorder"`` (π on the support, σ on the queries; the base's)
+Isomorphisms (systematicity paper, arXiv:2609.13948, §3.4): ``"reorder"`` (π on the support, σ on the queries; the base's)
 and ``"substitute"``: one bijection ψ of the digits applied to every list and to the program's
 inserted values, never to its positions, lengths or offsets. Because no operation reads or
 computes with values, the substituted program computes ``ψ ∘ f ∘ ψ⁻¹``, so the varied task's
@@ -72,7 +72,7 @@ class Programs(RuleInduction):
     """Program induction over integer lists: level ``n`` = steps in the hidden program.
 
     Args:
-        variations: ``K``, isomorphic variations per type and task (seeds/002 §5: 5).
+        variations: ``K``, isomorphic variations per type and task (systematicity paper, arXiv:2609.13948, §5: 5).
         support: input/output examples shown, half shorter and half longer than the queries.
         queries: new input lists to answer; a task is solved only if every one is right.
         hint: append App. C Fig. 13's list of the basic operations to the instructions.
@@ -98,7 +98,7 @@ class Programs(RuleInduction):
             if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= 20:
                 raise InvalidArgument(
                     f"Expected {key} to be an integer in [{least}, 20], but got {key}={value!r}; "
-                    f"seeds/002-sized tasks use {key}={fix}"
+                    f"tasks sized as in the systematicity paper (arXiv:2609.13948) use {key}={fix}"
                 )
         if not isinstance(hint, bool):
             raise InvalidArgument(f"Expected hint to be True or False, but got hint={hint!r}")

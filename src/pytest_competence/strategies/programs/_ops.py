@@ -8,7 +8,7 @@ left to right, e.g. ``(("swap",), ("remove", 0))`` — the paper's sample episod
 
 Every operation is *structural* except for ``insert``'s value: no operation looks at the values
 of the elements or does arithmetic on them. That is what makes the digit substitution of
-seeds/002 §4.3 an exact isomorphism inside the grammar: for a bijection ``ψ`` of the digits,
+systematicity paper, arXiv:2609.13948, §4.3 an exact isomorphism inside the grammar: for a bijection ``ψ`` of the digits,
 ``ψ ∘ f ∘ ψ⁻¹`` is the program ``f`` with each inserted value ``v`` replaced by ``ψ(v)``
 (:func:`substitute`). In particular ``shift`` rotates *positions* (App. C Fig. 13: "shift all
 elements by a given offset, wrapping around"); a value shift ``x ↦ (x + k) mod 10`` would not
@@ -64,7 +64,7 @@ def shift(xs: list[int], offset: int) -> list[int]:
 
 def swap(xs: list[int]) -> list[int]:
     """``swap``: the halves exchanged, ``xs[h:] + xs[:h]`` with ``h = len(xs) // 2`` (the middle
-    element of an odd list belongs to the second half, as in seeds/002 §4.3's episode); total."""
+    element of an odd list belongs to the second half, as in the systematicity paper, arXiv:2609.13948, §4.3's episode); total."""
     h = len(xs) // 2
     return xs[h:] + xs[:h]
 
@@ -139,7 +139,7 @@ def draw_program(n: int, lo: int, hi: int, rng: np.random.Generator) -> Program:
 
     Each step's operation is drawn with fixed weights among those defined on every length the
     previous steps can produce, then its arguments uniformly from their defined ranges
-    (seeds/002 §4.3: "parameters … sampled uniformly from predefined ranges").
+    (systematicity paper, arXiv:2609.13948, §4.3: "parameters … sampled uniformly from predefined ranges").
     """
     steps: list[Step] = []
     for _ in range(n):

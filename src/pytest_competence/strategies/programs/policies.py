@@ -1,4 +1,4 @@
-"""Reference policies for program induction over integer sequences (seeds/002 §4.3).
+"""Reference policies for program induction over integer sequences (systematicity paper, arXiv:2609.13948, §4.3).
 
 =========================  ==============================================================
 ``programs-copy-nearest``  the copying shortcut: for each query, the output of the support

@@ -1,4 +1,4 @@
-"""Symbolic Raven matrices: infer one hidden rule per feature of a 3×3 grid (seeds/002 §4.2).
+"""Symbolic Raven matrices: infer one hidden rule per feature of a 3×3 grid (systematicity paper, arXiv:2609.13948, §4.2).
 
 Each task is a 3×3 grid of panels with ``F`` integer features (``0..9``); every feature follows
 one hidden rule along the rows — constant, progression ±1/±2, modular addition or subtraction,
@@ -13,7 +13,7 @@ every feature correspondence between columns that explains the grid predicts the
 panel (:func:`._rules.answers_over_alignments`; the values are redrawn, keeping the rules,
 until it does) — so the answer of every column-permuted variation is determined by its text.
 
-Isomorphisms (seeds/002 §3.4): ``"reorder"`` shows rows 1 and 2 in a random order (``σ`` is
+Isomorphisms (systematicity paper, arXiv:2609.13948, §3.4): ``"reorder"`` shows rows 1 and 2 in a random order (``σ`` is
 trivial with one query; there are only two orders, so half the variations repeat the original
 — distribute-three is symmetric in the two rows, so the swap is an isomorphism); ``"permute"``
 is feature rebinding: each column lists its features in its own order (drawn independently per
@@ -40,7 +40,7 @@ __all__ = ["EXACT_RULES", "PERMUTE", "RULES", "SYSTEM", "Raven", "render_grid", 
 PERMUTE = "permute"
 _RULES, _VALUES = 0, 1  # streams of task(): the rules, then the rows drawn for them
 
-#: seeds/002 App. C Fig. 12, verbatim; ``n_features`` is replaced by ``F`` in each prompt.
+#: systematicity paper, arXiv:2609.13948, App. C Fig. 12, verbatim; ``n_features`` is replaced by ``F`` in each prompt.
 SYSTEM = (
     "Your task is to predict integers in structured sequences of integers. Specifically, you "
     "will be presented with tasks that consist of three rows with three columns each. Each panel "
@@ -111,7 +111,7 @@ def _grid(task: Task) -> tuple[tuple[tuple[int, ...], ...], ...]:
 
 
 class Raven(RuleInduction):
-    """The symbolic Raven matrices family (seeds/002 §4.2, App. C Fig. 12).
+    """The symbolic Raven matrices family (systematicity paper, arXiv:2609.13948, §4.2, App. C Fig. 12).
 
     Args:
         variations: ``K``, the variations sampled per isomorphism type and task.

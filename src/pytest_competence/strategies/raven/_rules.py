@@ -1,4 +1,4 @@
-"""The rules of the symbolic Raven matrices and their interpreter (seeds/002 §4.2).
+"""The rules of the symbolic Raven matrices and their interpreter (systematicity paper, arXiv:2609.13948, §4.2).
 
 A matrix is a 3×3 grid of panels; each panel holds ``F`` integer features in ``0..9``. Every
 feature follows one hidden rule along each row, the same rule in all three rows, with modulo-10

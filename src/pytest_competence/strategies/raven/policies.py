@@ -1,4 +1,4 @@
-"""Reference policies for the symbolic Raven matrices (seeds/002 §4.2).
+"""Reference policies for the symbolic Raven matrices (systematicity paper, arXiv:2609.13948, §4.2).
 
 ==================  ===================================================================
 ``raven-aligned``   reads the grid assuming every column lists the features in the same

@@ -1,6 +1,6 @@
-"""Controlled reformulation families (seeds/004): one base question, logically controlled rewrites.
+"""Controlled reformulation families (CRTBench paper): one base question, logically controlled rewrites.
 
-A latent instance is a formal problem in one of the seven categories of seeds/004 Table 5: five
+A latent instance is a formal problem in one of the seven categories of the CRTBench paper, Table 5: five
 propositional ones — propositional logic, multi-hop inference, conditional fallacies, nested
 negation, De Morgan's laws — over formulas of :mod:`._crt_logic`, rendered from everyday clauses,
 and two quantified ones — syllogistic reasoning and quantifier reasoning — over monadic
@@ -62,9 +62,9 @@ __all__ = [
 ]
 
 
-#: System prompts of seeds/004 App. B.
+#: System prompts of the CRTBench paper, App. B.
 class Reformulations(Family):
-    """One category of controlled reformulation families (seeds/004).
+    """One category of controlled reformulation families (CRTBench paper).
 
     Args:
         category: one of :data:`CATEGORIES`.
@@ -114,7 +114,7 @@ class Reformulations(Family):
         if category not in CATEGORIES:
             raise InvalidArgument(
                 f"Expected category to be one of {', '.join(CATEGORIES)}, but got "
-                f"category={category!r} (the seven categories of seeds/004 Table 5)"
+                f"category={category!r} (the seven categories of the CRTBench paper, Table 5)"
             )
         if prompt not in PROMPTS:
             raise InvalidArgument(
@@ -225,7 +225,7 @@ class Reformulations(Family):
         ):
             raise InvalidArgument(
                 f"Expected presentations among {', '.join(allowed)} for category="
-                f"{self.category!r} (seeds/004 Table 7), but got presentations={presentations!r}; "
+                f"{self.category!r} (CRTBench paper, Table 7), but got presentations={presentations!r}; "
                 f"try presentations={list(allowed)!r}"
             )
 
@@ -238,7 +238,7 @@ class Reformulations(Family):
             )
 
     def parse(self, text: object) -> Parsed:
-        """seeds/004 App. B extraction; UNCLEAR is an explicit invalid answer."""
+        """CRTBench paper, App. B extraction; UNCLEAR is an explicit invalid answer."""
         return parse_answer(text)
 
     @cached_property
@@ -251,7 +251,7 @@ class Reformulations(Family):
         self, levels: Sequence[int], presentations: Sequence[str]
     ) -> list[AuditComponent]:
         """The supports an audit can add: each transformation of this category the suite does
-        not declare (seeds/004 Table 7), and a larger problem size (up to ``MAX_N``)."""
+        not declare (CRTBench paper, Table 7), and a larger problem size (up to ``MAX_N``)."""
         out = [
             AuditComponent(name.replace("_", " "), "presentation", name)
             for name in self.presentations

@@ -1,4 +1,4 @@
-"""``competence generate reformulations``: the seeds/004 family's flags, designs and metadata.
+"""``competence generate reformulations``: the CRTBench paper family's flags, designs and metadata.
 
 Records' ``meta`` give the category and the answers; ``params`` the transformation and its
 declared answer map.
@@ -33,7 +33,7 @@ def add_options(group: Any) -> None:
         "--prompt",
         choices=["zero_shot", "cot"],
         default="zero_shot",
-        help="reformulations: the seeds/004 App. B system prompt",
+        help="reformulations: the CRTBench paper, App. B system prompt",
     )
 
 

@@ -1,4 +1,4 @@
-"""The seeds/004 reformulations: system prompts, transformations, categories, latent instances."""
+"""The CRTBench paper reformulations: system prompts, transformations, categories, latent instances."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ TRANSFORMATIONS = {
 }
 
 _BASIC = ("original", "contrapositive", "double_negation", "negation_flip", "passive")
-#: Category → (smallest level, applicable presentations) — seeds/004 Table 7, plus the deeper
+#: Category → (smallest level, applicable presentations) — CRTBench paper, Table 7, plus the deeper
 #: nesting (triple negation) the nested-negation category is about.
 CATEGORIES: dict[str, tuple[int, tuple[str, ...]]] = {
     "propositional_logic": (1, _BASIC),

@@ -1,4 +1,4 @@
-"""Everyday wording for the reformulation family (seeds/004): clauses and categories of people.
+"""Everyday wording for the reformulation family (CRTBench paper): clauses and categories of people.
 
 :data:`LEXICON` holds transitive clauses for the propositional categories, each entry
 ``(agent, base verb, third person, past participle, patient)``; every noun occurs in one entry

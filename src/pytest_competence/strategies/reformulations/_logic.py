@@ -1,4 +1,4 @@
-"""The formal layer of controlled reformulations (seeds/004 §2): formulas, transforms, a solver.
+"""The formal layer of controlled reformulations (CRTBench paper, §2): formulas, transforms, a solver.
 
 A problem is a tuple of premises and a question about one atom under ``k`` stacked negations.
 Premises come from a small grammar over literals: a fact, a conditional (a conjunction of literals
@@ -85,7 +85,7 @@ class Problem:
 
 
 def contrapositive(p: Problem) -> Problem:
-    """Every conditional ``A → c`` becomes ``¬c → ¬A`` (seeds/004 §2: P→Q ⇔ ¬Q→¬P)."""
+    """Every conditional ``A → c`` becomes ``¬c → ¬A`` (CRTBench paper, §2: P→Q ⇔ ¬Q→¬P)."""
     out: list[Premise] = []
     for premise in p.premises:
         if isinstance(premise, If) and isinstance(premise.consequent, Lit):

@@ -1,4 +1,4 @@
-"""Answer extraction for Yes / No / Cannot be determined, as seeds/004 App. B describes it.
+"""Answer extraction for Yes / No / Cannot be determined, as the CRTBench paper, App. B describes it.
 
 In order: an explicit final answer ("Answer: No", "final answer is Yes", a bold label, or a
 conclusion phrase — "therefore", "thus", "in conclusion" — followed by a label), the last one

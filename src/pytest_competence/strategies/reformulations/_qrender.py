@@ -1,4 +1,4 @@
-"""English for the syllogistic and quantifier categories of reformulations (seeds/004 App. A).
+"""English for the syllogistic and quantifier categories of reformulations (CRTBench paper, App. A).
 
 Premises are sentences from a fixed grammar over categories of club members
 (:data:`._crt_lexicon.NOUNS`) and first names, after one scene sentence (:data:`SCENE`):

@@ -1,6 +1,6 @@
-"""Monadic quantified statements for reformulations (seeds/004 §2): formulas, transforms, a checker.
+"""Monadic quantified statements for reformulations (CRTBench paper, §2): formulas, transforms, a checker.
 
-The syllogistic and quantifier categories of seeds/004 Table 5 need what truth tables cannot give:
+The syllogistic and quantifier categories of the CRTBench paper, Table 5 need what truth tables cannot give:
 statements over *categories* ("All cyclists are painters", "Some poets are not runners") and
 facts about named people ("Maya is a cyclist"). A statement is ``all``/``some`` over a subject
 term and a predicate term, each a unary predicate possibly negated, the whole possibly negated::
@@ -103,7 +103,7 @@ class QProblem:
 
 
 def q_contrapositive(p: QProblem) -> QProblem:
-    """Every plain universal ``all S are T`` becomes ``all ¬T are ¬S`` (seeds/004 §2: P→Q ⇔ ¬Q→¬P).
+    """Every plain universal ``all S are T`` becomes ``all ¬T are ¬S`` (CRTBench paper, §2: P→Q ⇔ ¬Q→¬P).
 
     "All As are Bs" becomes "Everyone who is not a B is not an A"; "No As are Bs" (∀ A → ¬B)
     becomes "No Bs are As" (∀ B → ¬A). Existentials and facts have no contrapositive.
@@ -120,7 +120,7 @@ def q_contrapositive(p: QProblem) -> QProblem:
 
 
 def quantifier_rewrite(p: QProblem) -> QProblem:
-    """Every quantified premise becomes its dual: ∀x φ ⇔ ¬∃x ¬φ and ∃x φ ⇔ ¬∀x ¬φ (seeds/004 §2).
+    """Every quantified premise becomes its dual: ∀x φ ⇔ ¬∃x ¬φ and ∃x φ ⇔ ¬∀x ¬φ (CRTBench paper, §2).
 
     "All As are Bs" ⇔ "There is no A who is not a B"; "No As are Bs" ⇔ "There is no A who is a
     B"; "Some As are not Bs" ⇔ "Not all As are Bs"; "Some As are Bs" ⇔ "It is not the case that

@@ -1,4 +1,4 @@
-"""English for the reformulation family's formal problems (seeds/004 App. A examples).
+"""English for the reformulation family's formal problems (CRTBench paper, App. A examples).
 
 Premises are sentences from a fixed grammar over clauses (:mod:`._crt_lexicon`); the question
 asks about one atom under stacked negations in the paper's wording: "Does the storm flood the

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for the reformulation family (seeds/004), built to shrink well.
+"""Hypothesis strategies for the reformulation family (CRTBench paper), built to shrink well.
 
 A draw is four choices — category, level, index, seed — shrinking toward the first category,
 its smallest level, the "yes" cell (index 0) and seed 0.

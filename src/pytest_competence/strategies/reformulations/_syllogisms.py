@@ -1,4 +1,4 @@
-"""Base problems of the syllogistic and quantifier categories (seeds/004 Table 5), one per cell.
+"""Base problems of the syllogistic and quantifier categories (CRTBench paper, Table 5), one per cell.
 
 Each cell — 0 yes, 1 no, 2 cannot be determined — has three forms, drawn at random, so a
 model cannot learn one surface cue per answer. Terms ``t0 … tn`` are predicate indices.
@@ -21,7 +21,7 @@ cbd    all t0→…→t(n-1), all tn→t(n-1)                         all t0 are
 
 **Quantifier** (level ``n`` = universal premises, ``n >= 1``; ``n + 1`` categories, one named
 person ``m``): universal instantiation and existential generalisation, the inferences whose
-wrongful "Cannot be determined" seeds/004 §3 reports —
+wrongful "Cannot be determined" CRTBench paper, §3 reports —
 
 =====  =====================================================  ===============================
 yes    all t0→…→tn, m is t0                                   is m tn?

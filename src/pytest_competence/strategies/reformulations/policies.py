@@ -1,4 +1,4 @@
-"""Reference policies for the reformulation family (seeds/004): they read the prompt text.
+"""Reference policies for the reformulation family (CRTBench paper): they read the prompt text.
 
 =========================  ==============================================================
 ``ideal``                  (shared) reads every premise and the question and answers by
@@ -6,11 +6,11 @@
                            quantifier categories): competent on every reformulation.
 ``crt-ignore-negation``    reads every "not"/"NOT" (and a quantified "no") as absent —
                            premises and question — and answers by the same solver: caught by
-                           negation flips, contrapositives and negated premises (seeds/004 §4
+                           negation flips, contrapositives and negated premises (CRTBench paper, §4
                            "Why negation is hard").
 ``crt-hedge``              ideal, but answers "Cannot be determined" whenever the question
                            stacks two or more negations: the over-cautious abstention of
-                           seeds/004 §3.3, caught by double and triple negation only.
+                           CRTBench paper, §3.3, caught by double and triple negation only.
 =========================  ==============================================================
 """
 

@@ -1,4 +1,4 @@
-"""The reference policies' reader for quantified reformulation prompts (seeds/004 Table 5).
+"""The reference policies' reader for quantified reformulation prompts (CRTBench paper, Table 5).
 
 The syllogistic and quantifier categories render monadic statements about club members
 (:mod:`pytest_competence.strategies.reformulations._qrender`). This reader inverts that renderer sentence by
