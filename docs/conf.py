@@ -2,7 +2,7 @@
 
 Build it with ``python -m sphinx -W --keep-going -n -b html docs docs/_build/html`` after
 ``pip install -e '.[docs]'``. Pages are MyST Markdown; the reference pages are written from the
-code by the directives in ``_ext/competence_docs.py``.
+code by the directives in ``_ext/competence_docs.py`` and ``_ext/competence_api.py``.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
     "competence_docs",
+    "competence_api",
 ]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "_ext", "README.md"]
