@@ -10,7 +10,13 @@ the child's peak RSS and CPU seconds, with no report file and with ``--competenc
 1.5, CPU ≤ 11). Asserts nothing:
 
     python bench/bench_memory.py [--million] [--html] [--scored] [--levels 4,8,16,32,64]
-                                 [--sizes N,M] [--no-report-only]
+                                 [--sizes N,M] [--no-report-only] [--server]
+
+``--server`` asks the local fake server (``tests/fake_server.py``, a process of its own, no
+latency) instead, as ``openai:ideal@URL``, over the request stream: the prompts are split over
+two tests, so while the first is evaluated the second's design is asked ahead
+(``competence_lookahead``) — what the stream holds in flight is in the figure. The server's own
+memory and CPU are not counted.
 """
 
 from __future__ import annotations
@@ -55,6 +61,19 @@ def test_sweep(competence):
     pass
 """
 
+#: Against a server: the same prompts over two tests, so the second is asked ahead.
+SERVER_SUITE = """
+import pytest
+
+@pytest.mark.competence(levels={levels}, pairs={pairs}, seed=1, require="accuracy >= 0")
+def test_first(competence):
+    pass
+
+@pytest.mark.competence(levels={levels}, pairs={pairs}, seed=2, require="accuracy >= 0")
+def test_second(competence):
+    pass
+"""
+
 # The child's own peak RSS and CPU: a wrapper whose only child is the pytest process.
 _WRAPPER = (
     "import resource, subprocess, sys\n"
@@ -71,12 +90,23 @@ def pairs_for(prompts: int, levels: int, presentations: int = 2) -> int:
 
 
 def measure(
-    folder: Path, levels: tuple[int, ...], pairs: int, *args: str, scored: bool = False
+    folder: Path,
+    levels: tuple[int, ...],
+    pairs: int,
+    *args: str,
+    scored: bool = False,
+    server: str | None = None,
 ) -> tuple[float, float]:
     """Peak RSS (MB) and CPU seconds of ``python -m pytest`` over one sweep test in ``folder``
-    (``scored``: the model answers through candidate scoring)."""
+    (``scored``: the model answers through candidate scoring; ``server``: the fake server's
+    URL, asked over two tests of ``pairs`` each)."""
     (folder / "instant.py").write_text(SCORED_MODEL if scored else MODEL)
-    (folder / "test_sweep.py").write_text(SUITE.format(levels=list(levels), pairs=pairs))
+    if server is None:
+        (folder / "test_sweep.py").write_text(SUITE.format(levels=list(levels), pairs=pairs))
+        model = "py:instant.py:Instant"
+    else:
+        (folder / "test_sweep.py").write_text(SERVER_SUITE.format(levels=list(levels), pairs=pairs))
+        model = f"openai:ideal@{server}?concurrency=64"
     command = [
         sys.executable,
         "-m",
@@ -87,7 +117,7 @@ def measure(
         "-p",
         "no:randomly",
         "--competence-model",
-        "py:instant.py:Instant",
+        model,
         "--competence-cache",
         "off",
         "-o",
@@ -123,7 +153,27 @@ def main() -> None:
     parser.add_argument(
         "--scored", action="store_true", help="Answer through candidate scoring (score arrays)"
     )
+    parser.add_argument(
+        "--server", action="store_true", help="Ask the local fake server over the request stream"
+    )
     args = parser.parse_args()
+    if args.server and args.scored:
+        parser.error("--server answers by generation; leave out --scored")
+    server = None
+    if args.server:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from fake_server import FakeServer
+
+        server = FakeServer()
+    try:
+        run(args, None if server is None else server.url)
+    finally:
+        if server is not None:
+            server.close()
+
+
+def run(args: argparse.Namespace, server: str | None) -> None:
+    """Every size, with and without a report, then the ratios."""
     levels = tuple(int(n) for n in args.levels.split(","))
     print(describe())
     sizes = [int(x) for x in args.sizes.split(",")] + ([1_000_000] if args.million else [])
@@ -132,17 +182,21 @@ def main() -> None:
     )
     rows: dict[tuple[str, int], tuple[float, float]] = {}
     how = "scoring (readout=score)" if args.scored else "generating"
-    print(f"ordering, levels {list(levels)}, original + equivalent, instant py: model, {how}")
+    who = "instant py: model" if server is None else "fake server, two tests, asked ahead"
+    print(f"ordering, levels {list(levels)}, original + equivalent, {who}, {how}")
     print(f"{'prompts':>10} {'reports':>14} {'peak RSS MB':>12} {'CPU s':>8}")
     for size in sizes:
-        pairs = pairs_for(size, len(levels))
-        prompts = pairs * len(levels) * 2
+        tests = 1 if server is None else 2
+        pairs = pairs_for(size, tests * len(levels))
+        prompts = tests * pairs * len(levels) * 2
         runs = [("none", [])] + (
             [] if args.no_report_only else [("json" + ("+html" if args.html else ""), report)]
         )
         for label, extra in runs:
             with tempfile.TemporaryDirectory() as tmp:
-                rss, cpu = measure(Path(tmp), levels, pairs, *extra, scored=args.scored)
+                rss, cpu = measure(
+                    Path(tmp), levels, pairs, *extra, scored=args.scored, server=server
+                )
             rows[label, size] = (rss, cpu)
             print(f"{prompts:>10,} {label:>14} {rss:12.0f} {cpu:8.1f}", flush=True)
     for label in dict.fromkeys(k for k, _ in rows):

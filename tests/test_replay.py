@@ -256,3 +256,60 @@ def test_a_checkpoint_directory_identity_needs_no_weights(tmp_path):
     before = model_identity(model)
     (tmp_path / "model.safetensors").write_bytes(b"step 2000 (retrained)")
     assert model_identity(model) != before and model._runner is None
+
+
+# -- nothing saved anywhere: nothing to replay, nothing built ------------------------------------
+
+BROKEN_SPACE = """
+    import pytest
+    from pytest_competence.strategies import Ordering
+
+    class BrokenSpace(Ordering):
+        def case_space(self, **kw):
+            raise RuntimeError("this family's case space is broken")
+
+    @pytest.mark.competence(family=BrokenSpace(), levels=[4], pairs=4)
+    def test_order(competence):
+        pass
+"""
+
+
+def test_the_replay_builds_no_case_space_when_no_database_holds_a_case(pytester: pytest.Pytester):
+    """A first run (no example database on disk, none shared) pays nothing for the replay: the
+    case space is not built. Once a database holds anything, the replay reads it and a broken
+    case space is an error again; a failing model's minimisation always says so."""
+    pytester.makepyfile(test_suite=BROKEN_SPACE)
+    pytester.runpytest("--competence-model", "ref:ideal").assert_outcomes(passed=1)
+    assert not (pytester.path / ".hypothesis").exists()
+    (pytester.path / ".hypothesis" / "examples" / "someone-else").mkdir(parents=True)
+    held = pytester.runpytest("--competence-model", "ref:ideal")
+    held.assert_outcomes(failed=1)
+    held.stdout.fnmatch_lines(["*this family's case space is broken*"])
+    failing = pytester.runpytest(
+        "--competence-model", "ref:threshold?n=2", "-o", "competence_database=none"
+    )
+    failing.assert_outcomes(failed=1)
+    failing.stdout.fnmatch_lines(
+        ["*minimisation stopped by an error: RuntimeError: this family's case space is broken*"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("local", "shared", "made", "expected"),
+    [
+        ("none", [], None, False),
+        (".hypothesis/examples", [], None, False),
+        (".hypothesis/examples", [], "empty", False),
+        (".hypothesis/examples", [], "held", True),
+        ("none", ["elsewhere/examples"], None, True),
+        ("none", ["github:my-org/my-model"], None, True),
+    ],
+)
+def test_may_hold_cases_reads_the_file_system_alone(tmp_path, local, shared, made, expected):
+    from pytest_competence.minimise._casedb import may_hold_cases
+
+    if made is not None:
+        (tmp_path / ".hypothesis" / "examples").mkdir(parents=True)
+    if made == "held":
+        (tmp_path / ".hypothesis" / "examples" / "0123abcd").mkdir()
+    assert may_hold_cases(local, shared, tmp_path) is expected

@@ -385,15 +385,14 @@ class CachedModel(ModelWrapper):
         keys = [cache_key(identity, p) for p in prompts]
         stored = self.cache.get_many(keys) if self.mode != "write" else {}
         scored = self.cache.scores_of(list(stored)) if stored else {}
-        self.hits = 0
-        missing: list[int] = []
+        # Counted from this call's own lookup and set at once: calls from several threads
+        # (requests asked ahead) never interleave their counts.
+        missing = [i for i, key in enumerate(keys) if key not in stored]
+        self.hits = len(keys) - len(missing)
         for i, key in enumerate(keys):
             if key in stored:
-                self.hits += 1
                 text = stored[key]
                 yield i, Scored(text, scored[key]) if key in scored else text
-            else:
-                missing.append(i)
         if not missing:
             return
         if self.mode == "read":  # offline: nothing is sent, whoever asks

@@ -33,6 +33,7 @@ __all__ = [
     "SavedCase",
     "case_key",
     "github_location",
+    "may_hold_cases",
     "open_databases",
 ]
 
@@ -91,6 +92,23 @@ def open_databases(local: str, shared: Sequence[str], root: Path) -> CaseDatabas
     if readers:
         description += " (read-only too: " + ", ".join(s.strip() for s in shared if s.strip()) + ")"
     return CaseDatabases(writable, tuple(readers), description)
+
+
+def may_hold_cases(local: str, shared: Sequence[str], root: Path) -> bool:
+    """Whether the databases :func:`open_databases` would open can hold a case at all: a
+    shared one is named, or the local directory exists and is not empty. Answered from the
+    file system alone, so a run with nothing saved anywhere imports no Hypothesis database
+    and builds no case space to replay nothing."""
+    if any(s.strip() for s in shared):
+        return True
+    local = local.strip()
+    if local.lower() in ("", "none", "off"):
+        return False
+    path = Path(local) if Path(local).is_absolute() else root / local
+    try:
+        return path.is_dir() and any(path.iterdir())
+    except OSError:  # unreadable: let open_databases say what is wrong
+        return True
 
 
 def github_location(entry: str) -> tuple[str, str, str | None]:

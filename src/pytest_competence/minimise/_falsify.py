@@ -18,7 +18,7 @@ from pytest_competence.models.identity import model_identity
 from pytest_competence.protocol import case_spaces
 
 from ._asking import Asker, Budget
-from ._casedb import CaseDatabases, CaseStore, case_key, open_databases
+from ._casedb import CaseDatabases, CaseStore, case_key, may_hold_cases, open_databases
 from ._hooks import ShrinkSettings, settings_for
 from ._record import minimal_record, minimal_text, saved_by
 from ._shrink import Minimal, minimise
@@ -41,6 +41,14 @@ def _databases(config: pytest.Config) -> CaseDatabases:
             config.rootpath,
         )
     return config.stash[_DATABASES]
+
+
+def _may_hold_cases(config: pytest.Config) -> bool:
+    return may_hold_cases(
+        config.getini("competence_database"),
+        config.getini("competence_database_shared"),
+        config.rootpath,
+    )
 
 
 def _store(item: pytest.Item, run: Any, space: Any, keep: Any = None) -> CaseStore:
@@ -88,14 +96,17 @@ def replay_saved(item: pytest.Item, run: Any) -> str | None:
     are asked in one batched call; one that still fails — and fails again when asked afresh — is
     a violation the design did not draw, so it is minimised and returned as a failure message.
     Returns ``None`` when there is nothing saved, nothing fails, or the failure does not
-    reproduce. Costs no call when the database holds nothing for this test. Only the suite's
-    own cases are replayed: a failure found outside the suite is saved under a key of its own.
+    reproduce. Costs no call when the database holds nothing for this test, and not even the
+    case space when no database holds anything (:func:`~._casedb.may_hold_cases`), so a first
+    run pays nothing for the replay. Only the suite's own cases are replayed: a failure found outside the suite is saved under a key of its own.
     """
     settings = settings_for(item)
     spec = run.spec
     condition = getattr(run, "condition", spec.condition)
+    if settings.calls == 0 or not condition.strict or not _may_hold_cases(item.config):
+        return None
     suite, wider = _spaces(spec)
-    if settings.calls == 0 or not condition.strict or suite is None:
+    if suite is None:
         return None
     store = _store(item, run, suite)
     if not store.load(suite):
