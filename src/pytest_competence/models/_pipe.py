@@ -59,21 +59,31 @@ class Ahead:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._asked: list[tuple[Pipe, _Batch[Any]]] = []
+        # The batches being read: each leaves when its reader is done with it, so a token
+        # that lives as long as a design holds a chunk's requests, never the design's.
+        self._asked: dict[_Batch[Any], Pipe] = {}
         self.cancelled = False
 
     def _add(self, pipe: Pipe, batch: _Batch[Any]) -> bool:
         with self._lock:
             if not self.cancelled:
-                self._asked.append((pipe, batch))
+                self._asked[batch] = pipe
             return not self.cancelled
+
+    def _finished(self, batch: _Batch[Any]) -> None:
+        with self._lock:
+            self._asked.pop(batch, None)
+
+    def __len__(self) -> int:
+        """Batches asked under this token and still being read."""
+        return len(self._asked)
 
     def cancel(self) -> None:
         """Drop every batch asked under this token: queued requests are not sent, those in
         flight are cancelled, and their readers get an error instead of waiting."""
         with self._lock:
-            self.cancelled, asked, self._asked = True, self._asked, []
-        for pipe, batch in asked:
+            self.cancelled, asked, self._asked = True, self._asked, {}
+        for batch, pipe in asked.items():
             with contextlib.suppress(RuntimeError):  # a pipe closed meanwhile told them already
                 pipe._call(pipe._abort, batch)
 
@@ -178,6 +188,8 @@ class Pipe:
                 left -= len(got)
                 yield from got
         finally:
+            if ahead is not None:
+                ahead._finished(batch)
             if left:
                 self._call(self._cancel, batch)
 
