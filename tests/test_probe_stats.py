@@ -388,3 +388,32 @@ def test_bad_probe_inputs_name_the_argument():
             np.array(["o"], dtype=object),
             np.array(["a"], dtype=object),
         )
+
+
+def test_a_layer_reaching_the_threshold_inside_the_null_band_is_not_above_the_null():
+    """The paper's first layer looks at the threshold alone; ``first_above_null`` also asks
+    the AUROC to clear the shuffled-label band. At threshold 0.5 the constant layer 0 reaches
+    it (every held-out score ties: AUROC 0.5), but so does every shuffle there."""
+    rng = np.random.default_rng(6)
+    X, gold = _planted_states(rng)
+    curve = probe_layers(X, gold, np.arange(len(gold)), permutations=50, threshold=0.5, seed=2)
+    assert curve.first_layer == 0 and curve.auroc[0] == curve.null_high[0] == 0.5
+    assert curve.first_above_null == 2
+    assert curve.to_dict()["first_above_null"] == 2
+    strict = probe_layers(X, gold, np.arange(len(gold)), permutations=50, seed=2)
+    assert strict.first_layer == strict.first_above_null == 2
+    assert probe_layers(X, gold, np.arange(len(gold)), permutations=0).first_above_null is None
+
+
+def test_the_reports_say_where_the_first_layer_is_not_above_the_null():
+    from pytest_competence.report._probes import _first_layer
+
+    assert _first_layer({"first_layer": 3, "first_above_null": 3}) == "3"
+    assert _first_layer({"first_layer": 3}) == "3"  # a document from before the field
+    assert _first_layer({"first_layer": 3, "first_above_null": 5}) == (
+        "3 (above the null band from 5)"
+    )
+    assert _first_layer({"first_layer": 3, "first_above_null": None}) == (
+        "3 (never above the null band)"
+    )
+    assert _first_layer({"first_layer": None, "first_above_null": None}) == "never"

@@ -19,7 +19,11 @@ levels):
 * **null**: the same folds and fits with the gold shuffled across instances (within strata),
   ``permutations`` times (100 by default); the band is the central ``confidence`` interval of
   those AUROCs per layer, the p-value ``(1 + #{null ≥ observed}) / (1 + permutations)``;
-* **first layer** reaching ``threshold`` (0.9 by default), or ``None``.
+* **first layer** reaching ``threshold`` (0.9 by default), or ``None`` — the paper's
+  definition, which does not look at the null band; beside it, the **first layer above the
+  null**: reaching ``threshold`` *and* above the band's upper edge, so that a small cell whose
+  shuffled labels reach 0.9 too is not read as decodable there (``None`` when no layer is, or
+  when there is no band: ``permutations=0``).
 
 The probe is binary (gold = the first answer of a two-answer space, "yes"); λ is fixed, not
 tuned by an inner cross-validation.
@@ -94,6 +98,8 @@ class ProbeCurve:
     confidence: float
     null_dropped: int = 0
     reason: str | None = None
+    #: The first layer reaching ``threshold`` with its AUROC above ``null_high`` (module docstring).
+    first_above_null: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values (NaN as ``None``)."""
@@ -105,6 +111,7 @@ class ProbeCurve:
             "null_high": plain_floats(self.null_high),
             "p_value": plain_floats(self.p_value),
             "first_layer": self.first_layer,
+            "first_above_null": self.first_above_null,
             "threshold": self.threshold,
             "instances": self.instances,
             "positives": self.positives,
@@ -212,14 +219,16 @@ def probe_layers(
         p = (1 + (null >= observed[:, None]).sum(axis=1)) / (1 + null.shape[1])
     else:
         low = high = mean = p = empty
-    reached = [names[k] for k in range(len(names)) if observed[k] >= threshold]
+    reached = [k for k in range(len(names)) if observed[k] >= threshold]
+    above = [k for k in reached if observed[k] > high[k]]  # NaN (no band): never above
     return ProbeCurve(
         auroc=observed,
         null_mean=mean,
         null_low=low,
         null_high=high,
         p_value=p,
-        first_layer=reached[0] if reached else None,
+        first_layer=names[reached[0]] if reached else None,
+        first_above_null=names[above[0]] if above else None,
         null_dropped=int((~defined).sum()),
         **curve,
     )

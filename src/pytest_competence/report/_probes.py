@@ -121,7 +121,7 @@ def _probe_rows(block: Mapping[str, Any], by_layer: bool) -> list[list[str]]:
             str(c["presentation"]),
             _level(c["level"]),
             str(c["instances"]),
-            "never" if c["first_layer"] is None else str(c["first_layer"]),
+            _first_layer(c),
             "—" if best is None else f"{best:.2f} (layer {layer})",
             band,
         ]
@@ -189,7 +189,21 @@ def _cell_name(c: Mapping[str, Any]) -> str:
 def _first(c: Mapping[str, Any]) -> str:
     if c.get("reason"):
         return f"n/a ({c['reason']})"
-    return "never" if c["first_layer"] is None else f"from layer {c['first_layer']}"
+    return "never" if c["first_layer"] is None else f"from layer {_first_layer(c)}"
+
+
+def _first_layer(c: Mapping[str, Any]) -> str:
+    """The first layer reaching the threshold, and where that is not above the null band, the
+    first that is (documents written before it was recorded show the layer alone)."""
+    first = c["first_layer"]
+    if first is None:
+        return "never"
+    if "first_above_null" not in c or c["first_above_null"] == first:
+        return str(first)
+    above = c["first_above_null"]
+    if above is None:
+        return f"{first} (never above the null band)"
+    return f"{first} (above the null band from {above})"
 
 
 def probes_lines(r: Mapping[str, Any], verbosity: int = 0) -> list[str]:
@@ -255,8 +269,7 @@ def _curve_charts(block: Mapping[str, Any]) -> list[tuple[str, str]]:
     for level, cells in by_level.items():
         series = [
             Series(
-                f"{c['presentation']} (first ≥ {threshold:g}: "
-                f"{'never' if c['first_layer'] is None else c['first_layer']})",
+                f"{c['presentation']} (first ≥ {threshold:g}: {_first_layer(c)})",
                 list(zip(c["layers"], c["auroc"])),
                 PRESENTATION_COLORS[k % len(PRESENTATION_COLORS)],
                 "" if k == 0 else "5 3",
