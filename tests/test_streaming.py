@@ -68,6 +68,43 @@ def test_a_chunked_evaluation_gives_every_figure_of_one_batch() -> None:
     assert chunked.items == tuple(spec.design())
 
 
+class _Answering:
+    """A model that notes the thread each chunk of the design was generated in."""
+
+    def __init__(self, model, releases_gil: bool) -> None:  # noqa: ANN001
+        self.model, self.name, self.releases_gil = model, model.name, releases_gil
+
+    def generate(self, prompts):  # noqa: ANN001, ANN201
+        return self.model.generate(prompts)
+
+
+@pytest.mark.parametrize("releases_gil", [False, True])
+def test_the_next_chunk_is_generated_meanwhile_only_for_a_model_waiting_outside_python(
+    releases_gil: bool,
+) -> None:
+    """Two threads running Python only contend for the interpreter: a model that answers in
+    Python gets its chunks generated in turn, in the caller's thread; one that declares
+    ``releases_gil`` gets the next chunk generated in a thread while it answers this one."""
+    import threading
+
+    spec = _spec("ordering", pairs=16)
+    where: list[str] = []
+
+    def chunks():  # noqa: ANN202
+        for chunk in spec.chunks(prompts=14):
+            where.append(threading.current_thread().name)
+            yield chunk
+
+    model = _Answering(resolve_model("ref:endpoint"), releases_gil)
+    chunked = evaluate_chunks(spec.family, chunks, model)
+    asked = len(spec.design()) // 7 + 1
+    assert len(where) >= asked
+    in_caller = [name == threading.current_thread().name for name in where[:asked]]
+    assert all(in_caller) is (not releases_gil) and any(in_caller) is (not releases_gil)
+    whole = evaluate(spec.family, spec.design(), resolve_model("ref:endpoint"))
+    assert np.array_equal(chunked.array("correct"), whole.array("correct"))
+
+
 def test_a_bounded_reduction_drops_raw_text_not_figures(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = _spec("ordering", pairs=8)
     items = spec.design()

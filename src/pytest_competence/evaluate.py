@@ -225,9 +225,11 @@ def evaluate_chunks(
     asked: Iterable[tuple[Sequence[Item], Sequence[object]]] | None = None,
 ) -> Evaluation:
     """:func:`evaluate` over a design that comes in chunks: one batch per chunk (the next chunk
-    generated meanwhile, in a thread), each chunk's observations reduced into the evaluation's
-    arrays at once, then handed to ``each`` (e.g. to append their records) and dropped. ``chunks()`` must give the same chunks every time it
-    is called: the evaluation regenerates its rows from it (:meth:`Evaluation.rows`).
+    generated meanwhile, in a thread, for a model that waits outside Python:
+    :func:`~pytest_competence.models.overlaps_generation`), each chunk's observations reduced
+    into the evaluation's arrays at once, then handed to ``each`` (e.g. to append their records)
+    and dropped. ``chunks()`` must give the same chunks every time it is called: the evaluation
+    regenerates its rows from it (:meth:`Evaluation.rows`).
     ``bounded``: keep only a bounded table of raw answers (:class:`~.evaluation.Reduction`).
     ``asked``: the chunks with their answers (every prompt of :func:`sent_prompts`, in order),
     asked elsewhere (:class:`~pytest_competence._lookahead.Pipeline`), instead of asking here.
@@ -235,7 +237,13 @@ def evaluate_chunks(
     reduction = Reduction(model.name, family, (), attempts, bounded=bounded)
     seconds = 0.0
     calls = 0
-    given = asked if asked is not None else ((items, None) for items in _ahead(chunks()))
+    if asked is not None:
+        given: Iterable[tuple[Sequence[Item], Sequence[object] | None]] = asked
+    else:
+        from pytest_competence.models import overlaps_generation
+
+        design = _ahead(chunks()) if overlaps_generation(model) else chunks()
+        given = ((items, None) for items in design)
     for items, answers in given:
         start = time.perf_counter()
         rows = _observe_chunk(family, items, model, attempts, answers)

@@ -30,6 +30,7 @@ from ._base import (
     NoAnswer,
     ScoringModel,
     as_they_come,
+    overlaps_generation,
     reads_family,
     where_raised,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "SCHEMES",
     "ScoringModel",
     "as_they_come",
+    "overlaps_generation",
     "parse_aliases",
     "reads_family",
     "resolve_model",

@@ -138,6 +138,10 @@ def hf_model(rest: str, spec: str) -> HFModel:
 class HFModel:
     """A transformers causal LM; see the module docstring for what it does and takes."""
 
+    #: Its forward passes run in torch's kernels, outside the interpreter lock: the design's next
+    #: chunk is generated meanwhile (:func:`~pytest_competence.models.overlaps_generation`).
+    releases_gil = True
+
     def __init__(
         self,
         name: str,

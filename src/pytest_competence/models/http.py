@@ -186,6 +186,7 @@ class OpenAIModel:
         #: Answers come from a server: batches may be asked from several threads at once, and
         #: share the model's connections and its ``concurrency`` (see :mod:`._pipe`).
         self.concurrent_calls = True
+        self.releases_gil = True  # it waits on sockets: the next chunk is generated meanwhile
         #: Everything that decides the answers, and nothing else (no key, no tuning knobs).
         self.cache_identity = json.dumps(
             {

@@ -72,6 +72,10 @@ def vllm_model(rest: str, spec: str) -> VLLMModel:
 class VLLMModel:
     """A model served by vLLM's offline engine; see the module docstring."""
 
+    #: Its forward passes run in torch's kernels, outside the interpreter lock: the design's next
+    #: chunk is generated meanwhile (:func:`~pytest_competence.models.overlaps_generation`).
+    releases_gil = True
+
     def __init__(
         self,
         name: str,
