@@ -37,7 +37,6 @@ is an infrastructure error, not retried.
 from __future__ import annotations
 
 import json
-import math
 import os
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -49,8 +48,9 @@ from pytest_competence.protocol import Prompt
 
 from ._base import NoAnswer
 from ._limits import DEFAULT_MAX_RESPONSE_MIB, MIB
+from ._logprobs import echoed_tokens, first_token_logprobs, read_scores, span_logprob, top_scores
 from ._params import Param, choice, number, parse_params, text, whole
-from .readout import Answer, Scores, best_candidate, group_by_space, in_order, logsumexp
+from .readout import Answer, Scores, best_candidate, group_by_space, in_order
 
 if TYPE_CHECKING:
     from ._pipe import Pipe
@@ -359,8 +359,8 @@ class OpenAIModel:
 
         if self.mode == "chat":
             calls = [Call(self.path, self._score_requests(p, candidates)[0][0]) for p in prompts]
-            for i, got in self._send(calls, _first_token_logprobs):
-                yield i, got if isinstance(got, BaseException) else _top_scores(got, candidates)
+            for i, got in self._send(calls, first_token_logprobs):
+                yield i, got if isinstance(got, BaseException) else top_scores(got, candidates)
             return
         # Completions: the server echoes prompt + candidate with the logprob of every token.
         calls, spans = [], []
@@ -372,9 +372,9 @@ class OpenAIModel:
         pending: dict[int, dict[str, float]] = {}
         failed: dict[int, BaseException] = {}
         left = dict.fromkeys(range(len(prompts)), len(candidates))
-        for k, echoed in self._send(calls, _echoed_tokens):
+        for k, echoed in self._send(calls, echoed_tokens):
             i, which = divmod(k, len(candidates))
-            value = echoed if isinstance(echoed, BaseException) else _span_logprob(echoed, spans[k])
+            value = echoed if isinstance(echoed, BaseException) else span_logprob(echoed, spans[k])
             if isinstance(value, BaseException):
                 failed.setdefault(i, value)
             else:
@@ -382,79 +382,3 @@ class OpenAIModel:
             left[i] -= 1
             if not left[i]:
                 yield i, failed.get(i) or {c: pending[i][c] for c in candidates}
-
-
-def read_scores(how: Mapping[str, Any], data: Any) -> Scores | float:
-    """What one scoring response says (``how`` from :meth:`OpenAIModel.batch_lines`): every
-    candidate's score (chat mode), or the one candidate's summed logprob (completions mode).
-    Raises ``ValueError`` saying why the response cannot be read as scores."""
-    try:
-        if "span" not in how:
-            return _top_scores(_first_token_logprobs(data), how["candidates"])
-        start, end = how["span"]
-        value = _span_logprob(_echoed_tokens(data), (int(start), int(end)))
-    except (KeyError, IndexError, TypeError) as exc:
-        raise ValueError(
-            f"a scoring response whose logprobs cannot be read ({type(exc).__name__}: {exc})"
-        ) from None
-    except ValueError as exc:  # no logprobs at all (the server cannot score), or a bad shape
-        raise ValueError(str(exc)) from None
-    if isinstance(value, BaseException):
-        raise ValueError(str(value))
-    return value
-
-
-def _top_scores(tops: Sequence[tuple[str, float]], candidates: Sequence[str]) -> Scores:
-    """Each candidate's score from the first answer token's alternatives."""
-    return {c: logsumexp(lp for tok, lp in tops if _same(tok, c)) for c in candidates}
-
-
-def _same(token: str, candidate: str) -> bool:
-    return token.strip().lower() == candidate.strip().lower()
-
-
-def _no_logprobs(how: str) -> Exception:
-    """Final, not retried: a server that answers without logprobs does so every time."""
-    from ._transport import FinalResponse
-
-    return FinalResponse(
-        f"the server returned no logprobs, so readout=score cannot rank the answer space; "
-        f"serve the model from a server that returns them ({how}), or use readout=generate"
-    )
-
-
-def _first_token_logprobs(data: Any) -> list[tuple[str, float]]:
-    lp = data["choices"][0].get("logprobs")
-    content = lp.get("content") if isinstance(lp, dict) else None
-    tops = content[0].get("top_logprobs") if content else None
-    if not tops:
-        raise _no_logprobs(
-            "chat mode needs 'logprobs' with 'top_logprobs'; vLLM returns up to "
-            "--max-logprobs alternatives, default 20"
-        )
-    return [(t["token"], float(t["logprob"])) for t in tops]
-
-
-def _echoed_tokens(data: Any) -> list[tuple[int, str, float | None]]:
-    """``(offset, token, logprob)`` of an echoed completion; a missing field is a bad response."""
-    lp = data["choices"][0].get("logprobs")
-    if not lp:
-        raise _no_logprobs("completions mode needs 'echo' with 'logprobs', as vLLM serves them")
-    return list(zip(lp["text_offset"], lp["tokens"], lp["token_logprobs"], strict=True))
-
-
-def _span_logprob(
-    tokens: Sequence[tuple[int, str, float | None]], span: tuple[int, int]
-) -> float | BaseException:
-    """The summed logprob of the tokens overlapping the candidate's characters."""
-    start, end = span
-    covering = [
-        value for offset, token, value in tokens if offset < end and offset + len(token) > start
-    ]
-    if not covering or any(value is None for value in covering):
-        return RuntimeError(
-            "the server's echoed logprobs do not cover the candidate; it may not "
-            "support candidate scoring in completions mode (echo + logprobs)"
-        )
-    total = sum(float(v) for v in covering if v is not None)
-    return total if math.isfinite(total) else -math.inf
