@@ -27,6 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
+from pytest_competence._infrastructure import InfrastructureError, NotInCacheError
 from pytest_competence._reduced import NONE, Interned, Reduced, RowSource, ScoreTable, cell_scores
 from pytest_competence.protocol import FamilyLike, Item, Observation, Parsed
 
@@ -34,58 +35,6 @@ __all__ = ["Evaluation", "InfrastructureError", "NotInCacheError", "Reduction"]
 
 _RAW_LIMIT = 4096  # distinct raw answers (and reasons) interned before they are dropped
 _RAW_LENGTH = 512  # longer raw answers are never interned
-
-
-class InfrastructureError(RuntimeError):
-    """Prompts that ended in infrastructure errors where an answer was needed.
-
-    ``reasons`` counts the errors by reason; ``first`` is the first of them, in design order.
-    """
-
-    def __init__(self, model: str, reasons: Counter[str], total: int, first: str) -> None:
-        self.model, self.count, self.total = model, sum(reasons.values()), total
-        self.reasons = reasons
-        super().__init__(
-            f"infrastructure errors from model {model!r}: {self.count} of {total} "
-            f"prompts got no answer (first: {first})"
-        )
-
-    @classmethod
-    def of(cls, model: str, errors: Sequence[Observation], total: int) -> InfrastructureError:
-        """The error of the errored observations ``errors`` (of ``total`` prompts)."""
-        return cls.counted(
-            model,
-            Counter(o.error for o in errors if o.error is not None),
-            total,
-            next((o.error for o in errors if o.error is not None), "none"),
-        )
-
-    @classmethod
-    def counted(
-        cls, model: str, reasons: Counter[str], total: int, first: str
-    ) -> InfrastructureError:
-        """The error of ``reasons``: a :class:`NotInCacheError` when the response cache alone
-        was asked and lacked every one of them."""
-        from pytest_competence._cache import NOT_IN_CACHE
-
-        kind = NotInCacheError if set(reasons) == {NOT_IN_CACHE} else InfrastructureError
-        return kind(model, reasons, total, first)
-
-
-class NotInCacheError(InfrastructureError):
-    """Prompts the response cache holds no answer for, under ``--competence-cache=read``, which
-    asks the cache only: nothing was sent. The message gives the count and how to fill the
-    cache."""
-
-    def __init__(self, model: str, reasons: Counter[str], total: int, first: str) -> None:
-        super().__init__(model, reasons, total, first)
-        self.args = (
-            f"{self.count} of {total} prompts of model {model!r} are not in the response cache, "
-            f"and --competence-cache=read asks the cache only (nothing was sent): export them "
-            f"with the same pytest command and --competence-batch-export=requests.jsonl, run "
-            f"the batch and 'competence batch import' its results, or run with "
-            f"--competence-cache=rw to ask the model",
-        )
 
 
 class Reduction:
