@@ -15,29 +15,57 @@ CBE paper, arXiv:2610.22894, App. E.3 (Table 11) and App. I (Figure 5):
   :func:`probe_evaluation` (the design an evaluation asked), :func:`probe_design` (chunks).
 
 The statistics need numpy and scipy only; reading a model needs torch and transformers (the
-``hf`` extra), imported when a model is read. A model without in-process internals raises
+``hf`` extra), imported when a model is read. Importing the package imports none of its modules:
+each name loads its own on first use, so the decomposition a scored run reads costs no scipy. A model without in-process internals raises
 :class:`ProbeUnavailable` (report "n/a" with its reason). What the figures can and cannot show:
 ``docs/probes.md``.
 """
 
 from __future__ import annotations
 
-from ._decomposition import (
-    DecompositionCell,
-    answer_of,
-    decompose,
-    decompose_evaluation,
-    lens_decomposition,
-    score_matrix,
-)
-from ._internals import ProbeUnavailable
-from ._layers import DEFAULTS, ProbeCell, ProbeCurve, probe_cells, probe_layers
-from ._linear import auroc, instance_folds, ridge_logistic
-from ._patching import PatchResult, patch_pairs
-from ._reading import AnswerStates, StateReader, read_answer_states, state_bytes
-from ._rows import Cell, PromptRows, evaluation_rows
-from ._run import ProbeReport, probe_design, probe_evaluation, probe_model
-from ._settings import DEFAULT_MAX_MIB, ProbeSettings, probe_settings
+from typing import TYPE_CHECKING
+
+from pytest_competence._lazy import lazy_attributes
+
+# Importing the package imports none of these: the output decomposition (which any scored run
+# reads) needs numpy alone, and the probes' scipy is imported only by a run that probes.
+if TYPE_CHECKING:
+    from ._decomposition import (
+        DecompositionCell,
+        answer_of,
+        decompose,
+        decompose_evaluation,
+        lens_decomposition,
+        score_matrix,
+    )
+    from ._internals import ProbeUnavailable
+    from ._layers import DEFAULTS, ProbeCell, ProbeCurve, probe_cells, probe_layers
+    from ._linear import auroc, instance_folds, ridge_logistic
+    from ._patching import PatchResult, patch_pairs
+    from ._reading import AnswerStates, StateReader, read_answer_states, state_bytes
+    from ._rows import Cell, PromptRows, evaluation_rows
+    from ._run import ProbeReport, probe_design, probe_evaluation, probe_model
+    from ._settings import DEFAULT_MAX_MIB, ProbeSettings, probe_settings
+
+_MODULES = {
+    "._decomposition": (
+        "DecompositionCell",
+        "answer_of",
+        "decompose",
+        "decompose_evaluation",
+        "lens_decomposition",
+        "score_matrix",
+    ),
+    "._internals": ("ProbeUnavailable",),
+    "._layers": ("DEFAULTS", "ProbeCell", "ProbeCurve", "probe_cells", "probe_layers"),
+    "._linear": ("auroc", "instance_folds", "ridge_logistic"),
+    "._patching": ("PatchResult", "patch_pairs"),
+    "._reading": ("AnswerStates", "StateReader", "read_answer_states", "state_bytes"),
+    "._rows": ("Cell", "PromptRows", "evaluation_rows"),
+    "._run": ("ProbeReport", "probe_design", "probe_evaluation", "probe_model"),
+    "._settings": ("DEFAULT_MAX_MIB", "ProbeSettings", "probe_settings"),
+}
+_LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
     "DEFAULTS",
@@ -72,3 +100,6 @@ __all__ = [
     "score_matrix",
     "state_bytes",
 ]
+
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
