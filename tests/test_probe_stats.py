@@ -417,3 +417,20 @@ def test_the_reports_say_where_the_first_layer_is_not_above_the_null():
         "3 (never above the null band)"
     )
     assert _first_layer({"first_layer": None, "first_above_null": None}) == "never"
+
+
+def test_the_decomposition_imports_no_probe_statistics():
+    """A scored run reads the output decomposition only: importing it (and the package's face)
+    loads neither the probes' modules nor scipy's stats — they once cost every scored run 46 MB
+    and about a second of CPU."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pytest_competence.probe as p; from pytest_competence.probe import "
+        "decompose_evaluation; print(sorted(m for m in ('scipy.stats', 'scipy.optimize', "
+        "'pytest_competence.probe._linear', 'pytest_competence.probe._layers', 'torch') "
+        "if m in sys.modules)); p.probe_layers"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
