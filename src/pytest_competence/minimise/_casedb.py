@@ -76,11 +76,8 @@ def open_databases(local: str, shared: Sequence[str], root: Path) -> CaseDatabas
     """
     from hypothesis.database import DirectoryBasedExampleDatabase, ReadOnlyDatabase
 
-    local = local.strip()
-    writable = None
-    if local.lower() not in ("", "none", "off"):
-        path = Path(local) if Path(local).is_absolute() else root / local
-        writable = DirectoryBasedExampleDatabase(path)
+    path = _local_directory(local, root)
+    writable = None if path is None else DirectoryBasedExampleDatabase(path)
     readers = []
     for entry in (s.strip() for s in shared if s.strip()):
         if entry.startswith("github:"):
@@ -88,10 +85,18 @@ def open_databases(local: str, shared: Sequence[str], root: Path) -> CaseDatabas
         else:
             path = Path(entry) if Path(entry).is_absolute() else root / entry
             readers.append(ReadOnlyDatabase(DirectoryBasedExampleDatabase(path)))
-    description = local if writable is not None else "none"
+    description = local.strip() if writable is not None else "none"
     if readers:
         description += " (read-only too: " + ", ".join(s.strip() for s in shared if s.strip()) + ")"
     return CaseDatabases(writable, tuple(readers), description)
+
+
+def _local_directory(local: str, root: Path) -> Path | None:
+    """The local database's directory (relative to ``root``), ``None`` when it is off."""
+    local = local.strip()
+    if local.lower() in ("", "none", "off"):
+        return None
+    return Path(local) if Path(local).is_absolute() else root / local
 
 
 def may_hold_cases(local: str, shared: Sequence[str], root: Path) -> bool:
@@ -101,10 +106,9 @@ def may_hold_cases(local: str, shared: Sequence[str], root: Path) -> bool:
     and builds no case space to replay nothing."""
     if any(s.strip() for s in shared):
         return True
-    local = local.strip()
-    if local.lower() in ("", "none", "off"):
+    path = _local_directory(local, root)
+    if path is None:
         return False
-    path = Path(local) if Path(local).is_absolute() else root / local
     try:
         return path.is_dir() and any(path.iterdir())
     except OSError:  # unreadable: let open_databases say what is wrong

@@ -33,22 +33,19 @@ _DATABASES = pytest.StashKey[CaseDatabases]()
 _STARTS = 8  # failing design instances tried as starting points, smallest n first
 
 
-def _databases(config: pytest.Config) -> CaseDatabases:
-    if _DATABASES not in config.stash:
-        config.stash[_DATABASES] = open_databases(
-            config.getini("competence_database"),
-            config.getini("competence_database_shared"),
-            config.rootpath,
-        )
-    return config.stash[_DATABASES]
-
-
-def _may_hold_cases(config: pytest.Config) -> bool:
-    return may_hold_cases(
+def _where(config: pytest.Config) -> tuple[str, list[str], Any]:
+    """The example databases' settings: local directory, shared ones, the rootdir."""
+    return (
         config.getini("competence_database"),
         config.getini("competence_database_shared"),
         config.rootpath,
     )
+
+
+def _databases(config: pytest.Config) -> CaseDatabases:
+    if _DATABASES not in config.stash:
+        config.stash[_DATABASES] = open_databases(*_where(config))
+    return config.stash[_DATABASES]
 
 
 def _store(item: pytest.Item, run: Any, space: Any, keep: Any = None) -> CaseStore:
@@ -98,12 +95,13 @@ def replay_saved(item: pytest.Item, run: Any) -> str | None:
     Returns ``None`` when there is nothing saved, nothing fails, or the failure does not
     reproduce. Costs no call when the database holds nothing for this test, and not even the
     case space when no database holds anything (:func:`~._casedb.may_hold_cases`), so a first
-    run pays nothing for the replay. Only the suite's own cases are replayed: a failure found outside the suite is saved under a key of its own.
+    run pays nothing for the replay. Only the suite's own cases are replayed: a failure found
+    outside the suite is saved under a key of its own.
     """
     settings = settings_for(item)
     spec = run.spec
     condition = getattr(run, "condition", spec.condition)
-    if settings.calls == 0 or not condition.strict or not _may_hold_cases(item.config):
+    if settings.calls == 0 or not condition.strict or not may_hold_cases(*_where(item.config)):
         return None
     suite, wider = _spaces(spec)
     if suite is None:

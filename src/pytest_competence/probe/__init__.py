@@ -15,9 +15,10 @@ CBE paper, arXiv:2610.22894, App. E.3 (Table 11) and App. I (Figure 5):
   :func:`probe_evaluation` (the design an evaluation asked), :func:`probe_design` (chunks).
 
 The statistics need numpy and scipy only; reading a model needs torch and transformers (the
-``hf`` extra), imported when a model is read. Importing the package imports none of its modules:
-each name loads its own on first use, so the decomposition a scored run reads costs no scipy. A model without in-process internals raises
-:class:`ProbeUnavailable` (report "n/a" with its reason). What the figures can and cannot show:
+``hf`` extra), imported when a model is read. Importing the package imports none of its
+modules: each name loads its own on first use, so the decomposition a scored run reads costs no
+scipy. A model without in-process internals raises :class:`ProbeUnavailable` (report "n/a" with
+its reason). What the figures can and cannot show:
 ``docs/probes.md``.
 """
 
