@@ -1,5 +1,6 @@
 """The release gate as a user meets it: power on every gate, the non-inferiority gate, the
-bound behind every pass, thresholds with a confidence, and ``competence trend``.
+bound behind every pass and thresholds with a confidence (``competence trend`` is in
+``tests/test_trend.py``).
 
 The statistics themselves are checked against statsmodels and scipy in
 ``tests/test_stats_gate.py``; here every figure a report shows is recomputed independently from
@@ -21,25 +22,9 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.proportion import proportion_confint
 
-# Equally good noisy solvers (each answer flipped with probability p, fixed by seed and prompt).
-GOOD, TWIN, WORSE = "ref:noisy?p=0.05&seed=1", "ref:noisy?p=0.05&seed=2", "ref:noisy?p=0.3&seed=3"
+from gate_helpers import GOOD, TWIN, WORSE, bits, write_suite
+
 ROOT = Path(__file__).resolve().parent.parent
-
-SUITE = """
-    import pytest
-
-    @pytest.mark.competence(levels=[8, 16], pairs={pairs}, require="coverage >= 0.99"{extra})
-    def test_gate(competence):
-        pass
-"""
-
-
-def _suite(pytester: pytest.Pytester, pairs: int = 200, extra: str = "") -> None:
-    pytester.makepyfile(test_suite=SUITE.format(pairs=pairs, extra=extra))
-
-
-def _bits(result: dict, presentation: str) -> np.ndarray:
-    return np.frombuffer(result["instances"]["correct"][presentation].encode(), np.uint8) == 49
 
 
 def _detectable(discordance: float, n: int, alpha: float) -> float:
@@ -81,7 +66,7 @@ def _run_with_reports(
 def test_every_gated_cell_and_the_gate_carry_the_detectable_drop_in_every_report(
     pytester: pytest.Pytester,
 ):
-    _suite(pytester)
+    write_suite(pytester)
     result, document = _run_with_reports(
         pytester, "--competence-model", f"{GOOD},{TWIN}", "--competence-baseline", GOOD
     )
@@ -95,7 +80,7 @@ def test_every_gated_cell_and_the_gate_carry_the_detectable_drop_in_every_report
     assert cells == 4 and gate["power"]["alpha_per_cell"] == pytest.approx(0.05 / 4)
     for row in gate["comparisons"]:
         mask = np.array(twin["instances"]["level"]) == row["n"]
-        x, y = _bits(twin, row["presentation"])[mask], _bits(good, row["presentation"])[mask]
+        x, y = bits(twin, row["presentation"])[mask], bits(good, row["presentation"])[mask]
         # The cell's table is the design's matched instances, nothing else.
         assert row["pairs"] == 200
         assert (row["b"], row["c"]) == (int((x & ~y).sum()), int((~x & y).sum()))
@@ -134,7 +119,7 @@ def test_every_gated_cell_and_the_gate_carry_the_detectable_drop_in_every_report
 def test_a_gate_that_cannot_detect_its_margin_is_flagged_with_the_pairs_it_needs(
     pytester: pytest.Pytester,
 ):
-    _suite(pytester, pairs=8, extra=", regression_margin=0.05")
+    write_suite(pytester, pairs=8, extra=", regression_margin=0.05")
     result, document = _run_with_reports(
         pytester, "--competence-model", TWIN, "--competence-baseline", GOOD
     )
@@ -168,7 +153,7 @@ def test_a_gate_that_cannot_detect_its_margin_is_flagged_with_the_pairs_it_needs
 def test_competence_underpowered_error_makes_it_a_test_error_not_a_failure(
     pytester: pytest.Pytester,
 ):
-    _suite(pytester, pairs=8, extra=", regression_margin=0.05")
+    write_suite(pytester, pairs=8, extra=", regression_margin=0.05")
     pytester.makeini("[pytest]\ncompetence_underpowered = error\n")
     result = pytester.runpytest("--competence-model", TWIN, "--competence-baseline", GOOD)
     result.assert_outcomes(errors=1)
@@ -182,12 +167,12 @@ def test_competence_underpowered_error_makes_it_a_test_error_not_a_failure(
         ]
     )
     # Sized for its margin, the same option lets the gate run.
-    _suite(pytester, pairs=600, extra=", regression_margin=0.05")
+    write_suite(pytester, pairs=600, extra=", regression_margin=0.05")
     pytester.runpytest("--competence-model", TWIN, "--competence-baseline", GOOD).assert_outcomes(
         passed=1
     )
     # --competence-report-only fails nothing, so it reports the gate with the note instead.
-    _suite(pytester, pairs=8, extra=", regression_margin=0.05")
+    write_suite(pytester, pairs=8, extra=", regression_margin=0.05")
     result = pytester.runpytest(
         "--competence-model", TWIN, "--competence-baseline", GOOD, "--competence-report-only"
     )
@@ -199,7 +184,7 @@ def test_competence_underpowered_error_makes_it_a_test_error_not_a_failure(
 
 
 def test_non_inferiority_passes_only_on_evidence_and_says_why_not(pytester: pytest.Pytester):
-    _suite(pytester, extra=", gate='non-inferiority', regression_margin=0.1")
+    write_suite(pytester, extra=", gate='non-inferiority', regression_margin=0.1")
     result, document = _run_with_reports(
         pytester, "--competence-model", f"{GOOD},{TWIN},{WORSE}", "--competence-baseline", GOOD
     )
@@ -213,8 +198,8 @@ def test_non_inferiority_passes_only_on_evidence_and_says_why_not(pytester: pyte
         assert "regressions" not in gate
         for row in gate["comparisons"]:
             mask = np.array(by_model[model]["instances"]["level"]) == row["n"]
-            x = _bits(by_model[model], row["presentation"])[mask]
-            y = _bits(good, row["presentation"])[mask]
+            x = bits(by_model[model], row["presentation"])[mask]
+            y = bits(good, row["presentation"])[mask]
             assert (row["b"], row["c"]) == (int((x & ~y).sum()), int((~x & y).sum()))
             assert row["delta"] == pytest.approx((row["b"] - row["c"]) / row["pairs"])
             # Holm at one-sided α: the bound at the level Holm tests the cell at clears −margin
@@ -478,7 +463,7 @@ def test_minimisation_and_replay_calls_never_enter_the_gated_sample(
         assert len(r["instances"]["ids"]) == 16
         for row in gate["comparisons"]:
             mask = np.array(r["instances"]["level"]) == row["n"]
-            x = _bits(r, row["presentation"])[mask]
+            x = bits(r, row["presentation"])[mask]
             # The baseline (ref:ideal) is right everywhere: c counts the candidate's misses.
             assert (row["b"], row["c"]) == (0, int((~x).sum()))
     replayed = document["results"][0]
@@ -486,122 +471,6 @@ def test_minimisation_and_replay_calls_never_enter_the_gated_sample(
     # design's 16 instances, all right, so the candidate equals the baseline there.
     assert all(row["candidate"] == 1.0 for row in replayed["gate"]["comparisons"])
     assert replayed["failing_case"]["minimal"]["calls"]["total"] >= 1
-
-
-# -- competence trend ------------------------------------------------------------------------
-
-
-def _archive(pytester: pytest.Pytester, model: str, name: str, *more: str) -> Path:
-    result = pytester.runpytest(
-        "-p",
-        "no:cacheprovider",
-        "--competence-model",
-        ",".join([model, *more]),
-        f"--competence-json={name}",
-    )
-    assert result.ret in (0, 1), result.stdout.str()
-    return pytester.path / name
-
-
-def _trend(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_competence.cli", "trend", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def test_trend_compares_each_checkpoint_with_the_previous_and_the_first(
-    pytester: pytest.Pytester,
-):
-    _suite(pytester, pairs=100)
-    for model, name in ((GOOD, "a.json"), (TWIN, "b.json"), (WORSE, "c.json")):
-        _archive(pytester, model, name)
-    # The series reads only the documents: no records file, no model.
-    for records in pytester.path.glob("*.records.jsonl"):
-        records.unlink()
-    # Instances are matched by id: a reordered archive gives the same series.
-    shuffled = json.loads((pytester.path / "b.json").read_text("utf-8"))
-    instances = shuffled["results"][0]["instances"]
-    order = np.random.default_rng(0).permutation(len(instances["ids"]))
-    instances["ids"] = [instances["ids"][i] for i in order]
-    instances["level"] = [instances["level"][i] for i in order]
-    for field in ("correct", "valid"):
-        instances[field] = {
-            p: "".join(bits[i] for i in order) for p, bits in instances[field].items()
-        }
-    (pytester.path / "b.json").write_text(json.dumps(shuffled), "utf-8")
-    done = _trend(
-        pytester.path, "a.json", "b.json", "c.json", "--json", "t.json", "--markdown", "t.md"
-    )
-    # The worse checkpoint regressed: the tables are written, and the exit status says so.
-    assert done.returncode == 1, done.stderr
-    assert (
-        "competence trend: significant regression, test_suite.py::test_gate[*]: c.json "
-        "against a.json" in done.stderr
-    )
-    document = json.loads((pytester.path / "t.json").read_text("utf-8"))
-    rows = document["tests"][0]["rows"]
-    pairs = {(r["checkpoint"], r["reference"], r["against"]) for r in rows}
-    assert pairs == {
-        ("b.json", "a.json", "previous"),
-        ("c.json", "b.json", "previous"),
-        ("c.json", "a.json", "first"),
-    }
-    archives = {
-        name: json.loads((pytester.path / name).read_text("utf-8"))["results"][0]
-        for name in ("a.json", "b.json", "c.json")
-    }
-    level = dict(
-        zip(archives["a.json"]["instances"]["ids"], archives["a.json"]["instances"]["level"])
-    )
-
-    def by_id(name: str, presentation: str) -> dict[str, bool]:
-        r = archives[name]
-        return dict(zip(r["instances"]["ids"], _bits(r, presentation).tolist(), strict=True))
-
-    from statsmodels.stats.contingency_tables import mcnemar
-
-    for row in rows:
-        later, earlier = (
-            by_id(row["checkpoint"], row["presentation"]),
-            by_id(row["reference"], row["presentation"]),
-        )
-        ids = [i for i in later if level[i] == row["n"]]
-        b = sum(later[i] and not earlier[i] for i in ids)
-        c = sum(earlier[i] and not later[i] for i in ids)
-        assert (row["b"], row["c"], row["pairs"]) == (b, c, 100)
-        exact = b + c <= 25
-        table = [[0, b], [c, 0]]
-        assert row["p_value"] == pytest.approx(
-            mcnemar(table, exact=exact, correction=not exact).pvalue, rel=1e-9
-        )
-    regressed = {(r["checkpoint"], r["reference"]) for r in rows if r["regression"]}
-    assert ("c.json", "b.json") in regressed and ("c.json", "a.json") in regressed
-    assert not any(r["regression"] for r in rows if r["checkpoint"] == "b.json")
-    # Without the worse checkpoint, nothing regressed: exit 0.
-    assert _trend(pytester.path, "a.json", "b.json").returncode == 0
-    assert "paired bits: results[].instances" in done.stdout
-    assert "c.json against a.json (first): " in done.stdout
-    assert "| n | presentation | pairs |" in (pytester.path / "t.md").read_text("utf-8")
-
-
-def test_trend_chooses_the_model_of_an_archive_that_holds_several(pytester: pytest.Pytester):
-    _suite(pytester, pairs=20)
-    _archive(pytester, GOOD, "both.json", WORSE)
-    _archive(pytester, TWIN, "next.json")
-    done = _trend(pytester.path, "both.json", "next.json")
-    assert done.returncode == 2
-    assert "both.json holds 2 models for test_suite.py::test_gate[*]" in done.stderr
-    assert "choose one with --model NAME" in done.stderr
-    done = _trend(pytester.path, "both.json", "next.json", "--model", WORSE, "--model", TWIN)
-    assert done.returncode == 0, done.stderr
-    assert f"  both.json: {WORSE}" in done.stdout and f"  next.json: {TWIN}" in done.stdout
-    # One --model for every archive: next.json has no result of it, so nothing is left.
-    done = _trend(pytester.path, "both.json", "next.json", "--model", WORSE)
-    assert done.returncode == 2 and "no result of the chosen model" in done.stderr
 
 
 # -- the example suite -----------------------------------------------------------------------
