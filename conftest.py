@@ -1,13 +1,11 @@
-"""Repository-wide test settings: Hypothesis profiles for CI and local development.
+"""Repository-wide test settings: ``--run-slow`` and the preload torch's tests need.
 
-Select one with ``HYPOTHESIS_PROFILE=dev``; CI (``CI=true``) uses ``ci`` automatically.
+Nothing heavy is imported here: this file is loaded by every run in the repository, the README's
+``pytest examples …`` included (Hypothesis alone costs ~0.16 s). The test suite's Hypothesis
+profiles and preloads are in tests/conftest.py.
 """
 
 from __future__ import annotations
-
-import os
-
-from hypothesis import HealthCheck, settings
 
 # transformers' Llama loads torch's operator registry, which refuses a second load inside a
 # pytester run: imported once at collection for sessions holding a test that needs it.
@@ -19,19 +17,6 @@ TORCH_TESTS = {
     "test_training.py",
     "test_trl.py",
 }
-
-# Nothing heavy at collection: this file is loaded by every run in the repository, the README's
-# `pytest examples …` included. The test suite's own preloads (numpy's and scipy's C extensions,
-# the HTTP stack) are in tests/conftest.py, made when a test first uses pytester.
-settings.register_profile(
-    "ci",
-    max_examples=60,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-settings.register_profile("dev", max_examples=30, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
 def pytest_addoption(parser):

@@ -1,4 +1,5 @@
-"""The test suite's preloads, made once, before the first test that uses ``pytester``.
+"""The test suite's Hypothesis profiles and preloads; the preloads are made once, before the first
+test that uses ``pytester``.
 
 pytester restores ``sys.modules`` after each in-process run, so a module first imported inside one
 is imported afresh by the next test — and numpy's C extensions refuse a second load ("cannot load
@@ -9,7 +10,23 @@ never at collection: a run of the examples, or of tests that need none of them, 
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Hypothesis profiles for CI and local development: select one with ``HYPOTHESIS_PROFILE=dev``;
+# CI (``CI=true``) uses ``ci`` automatically. Here, not in the root conftest, so that a run of the
+# examples does not import Hypothesis.
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 _loaded = False
 
