@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -156,7 +155,6 @@ class CompetenceSession:
         from pytest_competence._progress import expecting
         from pytest_competence._records import RecordsPart
         from pytest_competence.evaluate import evaluate_chunks
-        from pytest_competence.models import overlaps_generation
 
         part = None if self.parts is None else RecordsPart(self.parts, label, self.secrets())
         digest = DesignDigest() if spec.key not in self.fingerprints else None
@@ -167,11 +165,6 @@ class CompetenceSession:
             if part is not None:
                 part.append(rows)
 
-        if "scipy.special" not in sys.modules and overlaps_generation(model):
-            # Every verdict needs scipy.special (its intervals and tests; 0.2–0.4 s to import),
-            # and with requests asked ahead the first verdict runs while the next test's answers
-            # stream in: imported now, before the first request, it never competes with them.
-            import scipy.special  # noqa: F401
         lookahead = self.lookahead
         try:
             with expecting(model, spec.prompt_count):
