@@ -75,6 +75,17 @@ def test_wilson_matches_statsmodels(total, data, confidence):
     assert 0.0 <= low <= successes / total <= high <= 1.0
 
 
+def test_two_sided_z_table_is_ndtri_to_the_bit():
+    from scipy.special import ndtri
+
+    from pytest_competence.stats.intervals import _Z
+
+    for confidence, z in _Z.items():
+        assert z == float(ndtri(0.5 + confidence / 2.0)), confidence
+    for confidence in (2 * 0.95 - 1, 0.8, 0.999):  # not in the table: computed
+        assert stats.two_sided_z(confidence) == float(ndtri(0.5 + confidence / 2.0))
+
+
 def test_wilson_edge_cases():
     assert all(math.isnan(x) for x in stats.wilson_interval(0, 0))
     low, high = stats.wilson_interval(1, 1)  # a single pair

@@ -53,10 +53,17 @@ def check_open_unit(value: object, name: str, example: str) -> float:
     return as_float
 
 
+# ``float(ndtri(0.5 + c / 2))`` as scipy.special returns it, for the usual confidences (every
+# verdict's intervals use 0.95), so that a passing test's verdict imports no scipy (0.3–0.4 s of
+# CPU). Looked up by exact value: any other confidence (2 × 0.95 − 1 = 0.8999999999999999 among
+# them) is computed. tests/test_stats.py checks every entry against ndtri.
+_Z = {0.9: 1.6448536269514722, 0.95: 1.959963984540054, 0.99: 2.5758293035489004}
+
+
 def two_sided_z(confidence: float) -> float:
     """The standard normal quantile z with ``P(|Z| ≤ z)`` = ``confidence`` (1.95996… at 0.95)."""
-    # Imported here: the argument checks above are what most importers of this module need (a
-    # test's profile among them), and scipy.special costs 0.2–0.4 s while a run's requests flow.
+    if confidence in _Z:
+        return _Z[confidence]
     from scipy.special import ndtri
 
     return float(ndtri(0.5 + confidence / 2.0))

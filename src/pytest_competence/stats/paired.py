@@ -14,7 +14,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import bdtr, chdtrc
 
 from pytest_competence.stats.intervals import check_count
 
@@ -63,12 +62,16 @@ def mcnemar(b: int, c: int) -> McNemar:
     b = check_count(b, "b")
     c = check_count(c, "c")
     discordant = b + c
+    if not discordant:
+        return McNemar(b, c, 0.0, "exact", 1.0)
+    from scipy.special import bdtr, chdtrc  # here: arms that never disagree need no scipy
+
     if discordant > EXACT_UP_TO_DISCORDANT:
         statistic = (abs(b - c) - 1) ** 2 / discordant
         return McNemar(b, c, float(statistic), "chi2-cc", float(chdtrc(1, statistic)))
     smaller = min(b, c)
-    # bdtr(k, n, p) is P(Bin(n, p) ≤ k); for n = 0 it is 1, which gives p = 1 below.
-    p_value = min(1.0, 2.0 * float(bdtr(smaller, discordant, 0.5))) if discordant else 1.0
+    # bdtr(k, n, p) is P(Bin(n, p) ≤ k).
+    p_value = min(1.0, 2.0 * float(bdtr(smaller, discordant, 0.5)))
     return McNemar(b, c, float(smaller), "exact", p_value)
 
 
