@@ -229,6 +229,31 @@ def test_plugin_import_stays_light():
     assert out.stdout.strip() == "[]"
 
 
+def test_passing_verdict_imports_no_scipy(tmp_path):
+    """A test right on every prompt needs no p-value: its verdict and profile import no scipy
+    (0.3–0.4 s of CPU); the same suite against a model with failures does."""
+    import subprocess
+    import sys
+
+    (tmp_path / "test_suite.py").write_text(
+        "import sys, pytest\n"
+        "@pytest.mark.competence(family='ordering', levels=[4, 8], pairs=8)\n"
+        "def test_ordering(competence):\n    pass\n"
+        "def test_zz_modules():\n"
+        "    print('\\nSCIPY', 'scipy' in sys.modules)\n"
+    )
+    seen = {}
+    for model in ("ref:ideal", "ref:coin"):
+        command = [sys.executable, *"-m pytest -s -p no:randomly -p no:cacheprovider".split()]
+        command += [f"--competence-model={model}", "test_suite.py"]
+        out = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+        seen[model] = [out.returncode] + [
+            line for line in out.stdout.splitlines() if line.startswith("SCIPY")
+        ]
+    # exit 0: both tests passed; exit 1: the competence test failed (a coin is not competent)
+    assert seen == {"ref:ideal": [0, "SCIPY False"], "ref:coin": [1, "SCIPY True"]}, seen
+
+
 class ByAttempt:
     """Answers by attempt index: ``plan[k]`` says what attempt k answers (gold, wrong or junk)."""
 
