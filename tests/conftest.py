@@ -15,6 +15,9 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The bad-input tables' shared check asserts as a test does: rewritten for pytest's messages.
+pytest.register_assert_rewrite("bad_inputs")
+
 # Hypothesis profiles for CI and local development: select one with ``HYPOTHESIS_PROFILE=dev``;
 # CI (``CI=true``) uses ``ci`` automatically. Here, not in the root conftest, so that a run of the
 # examples does not import Hypothesis.
