@@ -149,6 +149,47 @@ def test_concurrency_is_bounded_and_connections_are_reused(server, prompts):
     assert len({e["client_port"] for e in log}) <= 4  # 80 requests over at most 4 connections
 
 
+def test_batches_asked_at_once_from_two_threads_share_one_stream(server, prompts, monkeypatch):
+    """The lookahead asks a design's first chunks from two threads at once: a fresh model must
+    open one request stream for both, or each brings its own ``concurrency`` workers."""
+    import threading
+    import time
+
+    from pytest_competence.models import _pipe
+
+    opened = []
+
+    class SlowToOpen(_pipe.Pipe):  # widens the moment both threads find no stream yet
+        def __init__(self, *args, **kwargs):
+            opened.append(self)
+            time.sleep(0.3)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(_pipe, "Pipe", SlowToOpen)
+    server.control(latency=0.05)
+    fresh = model(server, "concurrency=4&timeout=60")
+    halves = [prompts[: len(prompts) // 2], prompts[len(prompts) // 2 :]]
+    answers: list = [None, None]
+    start = threading.Barrier(2)
+
+    def ask(k):
+        start.wait()
+        answers[k] = fresh.generate(halves[k])
+
+    threads = [threading.Thread(target=ask, args=(k,)) for k in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    fresh.close()
+    assert answers == [expected(half) for half in halves]
+    assert len(opened) == 1
+    log = server.log()
+    assert len(log) == len(prompts)
+    assert max(e["inflight"] for e in log) <= 4  # the model's concurrency, not twice it
+    assert len({e["client_port"] for e in log}) <= 4
+
+
 def test_requests_are_balanced_over_replicas(server, prompts):
     server.control(latency=0.01)
     spec = "openai:ideal@" + ",".join(server.urls)

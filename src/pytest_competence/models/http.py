@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -186,6 +187,8 @@ class OpenAIModel:
         #: Answers come from a server: batches may be asked from several threads at once, and
         #: share the model's connections and its ``concurrency`` (see :mod:`._pipe`).
         self.concurrent_calls = True
+        # Batches asked from several threads at once (the lookahead's) open the stream once.
+        self._opening = threading.Lock()
         self.releases_gil = True  # it waits on sockets: the next chunk is generated meanwhile
         #: Everything that decides the answers, and nothing else (no key, no tuning knobs).
         self.cache_identity = json.dumps(
@@ -288,30 +291,35 @@ class OpenAIModel:
 
     def _pipe(self, headers: dict[str, str]) -> Pipe:
         """The model's request stream (:mod:`._pipe`), kept across batches: one per API key
-        (read at request time, so a key changed between batches is the one sent)."""
-        pipe = self.__dict__.get("_requests")
-        if pipe is not None and pipe.headers == headers:
-            return pipe
-        from ._pipe import Pipe
+        (read at request time, so a key changed between batches is the one sent).
 
-        if pipe is not None:
-            pipe.close()
-        pipe = self._requests = Pipe(
-            self.base_urls,
-            headers,
-            concurrency=self.concurrency,
-            timeout=self.timeout,
-            policy=self.policy,
-            breaker=self.breaker,
-            max_body=self.max_body,
-        )
-        weakref.finalize(self, pipe.close)  # a model dropped without close() stops its thread
-        return pipe
+        Under a lock: two threads that each found no stream and opened one would each run
+        ``concurrency`` requests at a time, twice the model's limit."""
+        with self._opening:
+            pipe = self.__dict__.get("_requests")
+            if pipe is not None and pipe.headers == headers:
+                return pipe
+            from ._pipe import Pipe
+
+            if pipe is not None:
+                pipe.close()
+            pipe = self._requests = Pipe(
+                self.base_urls,
+                headers,
+                concurrency=self.concurrency,
+                timeout=self.timeout,
+                policy=self.policy,
+                breaker=self.breaker,
+                max_body=self.max_body,
+            )
+            weakref.finalize(self, pipe.close)  # a model dropped without close() stops its thread
+            return pipe
 
     def close(self) -> None:
         """Stop the model's request stream and close its connections (a later call opens
         them again)."""
-        pipe = self.__dict__.pop("_requests", None)
+        with self._opening:
+            pipe = self.__dict__.pop("_requests", None)
         if pipe is not None:
             pipe.close()
 
