@@ -171,6 +171,10 @@ def inspect_client(url: str, concurrency: int, prompts: Path) -> list[str]:
         model="openai/m",
         model_base_url=url,
         max_connections=concurrency,
+        # Chat Completions, as the other clients: inspect-ai's openai provider otherwise sends
+        # the Responses API (POST /responses), which an OpenAI-compatible server need not serve.
+        model_args={"responses_api": False},
+        log_dir=str(prompts.parent / "inspect-logs"),  # not ./logs in the repository
         log_level="error",
         display="none",
     )
@@ -243,6 +247,11 @@ def run_once(
             f"{kind} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         )
     log = [e for e in server.log() if "end" in e]
+    if not log:  # a peer whose errors are logged, not raised, can exit 0 having sent nothing
+        raise SystemExit(
+            f"{kind} got no answer from the server (exit {done.returncode}):\n"
+            f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
     first, last = min(e["t"] for e in log), max(e["end"] for e in log)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     answers = json.loads(out.read_text()) if out.exists() else None
