@@ -142,6 +142,39 @@ def test_the_next_test_is_asked_ahead_within_the_window(tmp_path, slow_server):
     assert not early["test_a"]  # the first test has nothing before it
 
 
+def test_the_default_window_holds_a_tests_last_two_chunks_and_the_next_tests_first():
+    """A test of a full chunk and a small one leaves room, by default, for the next test's first
+    chunk at once. With a window of two chunks it waited until this test's first chunk was
+    reduced — after this test's last answer whenever the small chunk was answered first — and
+    the server idled between the tests (0.06–0.11 s in a 4 s run of the 2,400-prompt example).
+    """
+    import threading
+    from types import SimpleNamespace
+
+    from pytest_competence._lookahead import DEFAULT_WINDOW, Lookahead, Window
+    from pytest_competence.spec import CHUNK_PROMPTS
+
+    defaults = Lookahead(None, DEFAULT_WINDOW)  # type: ignore[arg-type]  # the sizes alone
+    window = Window(defaults.size, defaults.characters)
+    this = SimpleNamespace(claimed=threading.Event(), held=[0, 0])
+    this.claimed.set()
+    never = threading.Event()
+    # The example's first test: 1,200 prompts in two chunks (ordering prompts of ~1,300 chars).
+    assert window.acquire(CHUNK_PROMPTS, 1_379_049, never, this)
+    this.held = [CHUNK_PROMPTS, 1_379_049]
+    assert window.acquire(176, 998_933, never, this)
+    this.held = [CHUNK_PROMPTS + 176, 1_379_049 + 998_933]
+    ahead = SimpleNamespace(claimed=threading.Event(), held=[0, 0])
+    give_up = threading.Event()
+    timer = threading.Timer(2.0, give_up.set)
+    timer.start()
+    try:
+        assert window.acquire(CHUNK_PROMPTS, 1_984_703, give_up, ahead)  # False: it waited
+    finally:
+        timer.cancel()
+    assert not give_up.is_set()
+
+
 def test_every_figure_and_record_is_the_same_without_it(tmp_path, slow_server):
     """The JSON report and the records file, byte for byte, with and without asking ahead, and
     under xdist; in the default cache mode, each run with a cache of its own."""

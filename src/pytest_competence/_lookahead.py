@@ -21,14 +21,14 @@ would have been (only when each answer arrives changes); prompts asked ahead are
 the same wrappers (the response cache, in the cache mode of the run). Minimisation, replays and
 baselines ask *now*, ahead of anything asked ahead (:func:`~.models._pipe.asking_ahead`).
 
-Bounds: per model, at most ``competence_lookahead`` prompts (default :data:`DEFAULT_WINDOW`; 0
-turns all this off) and twice :data:`~.spec.CHUNK_CHARACTERS` of prompt text are asked and not
-yet reduced, whichever tests they belong to, plus at most one chunk: the test being evaluated
-always gets its next chunk once it has none outstanding, so it never waits on prompts asked
-ahead of it (which get room only within the window); only one test ahead is started, and none
-for a design and model already evaluated or under way (a later test reuses that evaluation); a pipeline started
-ahead for a test that then does not ask it (skipped, deselected, the run stopped) is dropped
-when that test ends, its requests cancelled. At an outage — the model's
+Bounds: per model, at most ``competence_lookahead`` prompts (default :data:`DEFAULT_WINDOW`, three
+chunks; 0 turns all this off) and three times :data:`~.spec.CHUNK_CHARACTERS` of prompt text are
+asked and not yet reduced, whichever tests they belong to, plus at most one chunk: the test being
+evaluated always gets its next chunk once it has none outstanding, so it never waits on prompts
+asked ahead of it (which get room only within the window); only one test ahead is started, and none
+for a design and model already evaluated or under way (a later test reuses that evaluation); a
+pipeline started ahead for a test that then does not ask it (skipped, deselected, the run stopped)
+is dropped when that test ends, its requests cancelled. At an outage — the model's
 :class:`~.models._transport.Breaker` open — nothing more is asked ahead.
 """
 
@@ -47,10 +47,16 @@ if TYPE_CHECKING:
     from pytest_competence.protocol import Item, Prompt
     from pytest_competence.spec import CompetenceSpec
 
-__all__ = ["DEFAULT_WINDOW", "Lookahead", "Pipeline", "Window", "add_ini"]
+__all__ = ["DEFAULT_WINDOW", "WINDOW_CHUNKS", "Lookahead", "Pipeline", "Window", "add_ini"]
 
-#: Prompts asked ahead of their reduction, per model: two chunks (:data:`~.spec.CHUNK_PROMPTS`).
-DEFAULT_WINDOW = 2048
+#: Chunks the window holds by default: a test's last two, asked and not yet reduced, and the
+#: next test's first. With two, a test of two chunks filled it, and the next test's first chunk
+#: waited until this test's first was reduced — after its last answer whenever the smaller
+#: second chunk was answered first — and the server sat idle between the tests.
+WINDOW_CHUNKS = 3
+#: Prompts asked ahead of their reduction, per model: :data:`WINDOW_CHUNKS` chunks of
+#: :data:`~.spec.CHUNK_PROMPTS` (not imported here: the spec module loads numpy).
+DEFAULT_WINDOW = 3 * 1024
 
 
 def add_ini(parser: pytest.Parser) -> None:
@@ -308,7 +314,8 @@ class Lookahead:
     def __init__(self, session: CompetenceSession, size: int) -> None:
         from pytest_competence.spec import CHUNK_CHARACTERS
 
-        self.session, self.size, self.characters = session, size, 2 * CHUNK_CHARACTERS
+        self.session, self.size = session, size
+        self.characters = WINDOW_CHUNKS * CHUNK_CHARACTERS
         self.windows: dict[str, Window] = {}
         self.ahead: dict[tuple, Pipeline] = {}  # started for a later test, not yet taken
         # Evaluations under way or done: a later test of the same design and model reuses the
