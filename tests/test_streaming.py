@@ -47,6 +47,10 @@ def test_chunks_concatenate_to_the_whole_design(name: str) -> None:
     ]
     assert flat == whole  # latent instances too
     assert [len(c) for c in spec.chunks()] == [len(whole)]  # a small design is one batch
+    # A small first chunk (the lookahead's, when nothing was asked ahead), then whole ones.
+    started = list(spec.chunks(prompts=per_chunk, first=2 * per_chunk // 5))
+    assert [len(c) for c in started[:2]] == [2, 5] and all(len(c) <= 5 for c in started)
+    assert [item for chunk in started for item in chunk] == whole
 
 
 def test_a_chunked_evaluation_gives_every_figure_of_one_batch() -> None:

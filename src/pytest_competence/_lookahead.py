@@ -57,6 +57,10 @@ WINDOW_CHUNKS = 3
 #: Prompts asked ahead of their reduction, per model: :data:`WINDOW_CHUNKS` chunks of
 #: :data:`~.spec.CHUNK_PROMPTS` (not imported here: the spec module loads numpy).
 DEFAULT_WINDOW = 3 * 1024
+#: A design nothing was asked ahead for starts with a chunk of this many rounds of the model's
+#: ``concurrency`` (128 prompts at 32 in flight), not a whole chunk: its first requests go out
+#: once those are generated, not once 1,024 are.
+FIRST_ROUNDS = 4
 
 
 def add_ini(parser: pytest.Parser) -> None:
@@ -144,10 +148,12 @@ class Pipeline:
         submitted: Callable[[], None] = lambda: None,
         *,
         claimed: bool = False,
+        first: int | None = None,
     ) -> None:
         from pytest_competence._progress import ProgressModel
 
         self.spec, self.window, self.submitted = spec, window, submitted
+        self.first = first  # prompts in the first chunk, if fewer than a chunk's
         # The progress line is drawn by the test's own thread (:meth:`__iter__`), from a count
         # the asking threads keep; they ask the model beneath it.
         self.progress = model if isinstance(model, ProgressModel) else None
@@ -180,7 +186,7 @@ class Pipeline:
         from pytest_competence.evaluate import sent_prompts
 
         try:
-            for items in self.spec.chunks():
+            for items in self.spec.chunks(first=self.first):
                 prompts = sent_prompts(items, self.spec.attempts)
                 cost = (len(prompts), sum(len(p.text) for p in prompts))
                 if not self._wait_for_room(cost):
@@ -347,15 +353,21 @@ class Lookahead:
             started = self.ahead.pop(key, None)
             self.taken.add(key)
         if started is None:
-            return self._start(spec, model, claimed=True)
+            # Nothing was asked ahead: the server waits for this design's first chunk, so that
+            # one is small — a few rounds of the model's concurrency, generated in a few ms —
+            # and the next, a whole chunk, is generated while it is answered.
+            first = FIRST_ROUNDS * int(getattr(model, "concurrency", 32))
+            return self._start(spec, model, claimed=True, first=first)
         started.claim()
         return started
 
-    def _start(self, spec: CompetenceSpec, model: Model, *, claimed: bool = False) -> Pipeline:
+    def _start(
+        self, spec: CompetenceSpec, model: Model, *, claimed: bool = False, first: int | None = None
+    ) -> Pipeline:
         window = self.windows.get(model.name)
         if window is None:
             window = self.windows[model.name] = Window(self.size, self.characters)
-        return Pipeline(spec, model, window, self._submitted, claimed=claimed)
+        return Pipeline(spec, model, window, self._submitted, claimed=claimed, first=first)
 
     def _submitted(self) -> None:
         with self._lock:

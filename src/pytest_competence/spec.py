@@ -133,16 +133,18 @@ class CompetenceSpec:
         prompts = CHUNK_PROMPTS if prompts is None else prompts
         return max(1, prompts // (len(self.presentations) * self.attempts))
 
-    def chunks(self, prompts: int | None = None) -> Iterator[list[Item]]:
+    def chunks(self, prompts: int | None = None, first: int | None = None) -> Iterator[list[Item]]:
         """The design in chunks of at most about ``prompts`` prompts (and about
         :data:`CHUNK_CHARACTERS` of prompt text), in design order: their concatenation is
-        :meth:`design`, and a design that small is one chunk.
+        :meth:`design`, and a design that small is one chunk. With ``first``, the first chunk
+        holds about ``first`` prompts at most (sent the sooner: it is generated the sooner).
 
         The instances come from :func:`~pytest_competence.protocol.design_chunks` (a
         family keyed by level and index generates them one at a time, any other a level at a
         time); chunks run across levels, so a small grid is still asked in one batch.
         """
         size = self.chunk_size(prompts)
+        limit = size if first is None else min(size, self.chunk_size(first))
         chunk: list[Item] = []
         characters = 0
         for part in design_chunks(
@@ -156,9 +158,9 @@ class CompetenceSpec:
             for item in part:
                 chunk.append(item)
                 characters += sum(len(p.text) for p in item.prompts)
-                if len(chunk) >= size or characters >= CHUNK_CHARACTERS:
+                if len(chunk) >= limit or characters >= CHUNK_CHARACTERS:
                     yield chunk
-                    chunk, characters = [], 0
+                    chunk, characters, limit = [], 0, size
         if chunk:
             yield chunk
 
