@@ -151,9 +151,10 @@ def test_the_default_window_holds_a_tests_last_two_chunks_and_the_next_tests_fir
     import threading
     from types import SimpleNamespace
 
-    from pytest_competence._lookahead import DEFAULT_WINDOW, Lookahead, Window
+    from pytest_competence._lookahead import DEFAULT_WINDOW, WINDOW_CHUNKS, Lookahead, Window
     from pytest_competence.spec import CHUNK_PROMPTS
 
+    assert DEFAULT_WINDOW == WINDOW_CHUNKS * CHUNK_PROMPTS  # written out there: no numpy import
     defaults = Lookahead(None, DEFAULT_WINDOW)  # type: ignore[arg-type]  # the sizes alone
     window = Window(defaults.size, defaults.characters)
     this = SimpleNamespace(claimed=threading.Event(), held=[0, 0])
