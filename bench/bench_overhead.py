@@ -99,7 +99,8 @@ def cpu_rows(folder: Path, repeat: int) -> str:
     return (
         f"CPU, medians of {repeat}: pytest run {run:.2f} s, the same design through the "
         f"Python API (design, evaluate, profile) {api:.2f} s: {run / api:.2f}x (issue 30's "
-        f"targets: <= 1.5x on the base grid, <= 1.2x at 36,000 prompts); pytest's own start-up (empty test, plugin off) {start:.2f} s, the run "
+        f"targets: <= 1.5x on the base grid, <= 1.2x at 36,000 prompts); pytest's own "
+        f"start-up (empty test, plugin off) {start:.2f} s, the run "
         f"without it {run - start:.2f} s: {(run - start) / api:.2f}x"
     )
 

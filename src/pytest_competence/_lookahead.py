@@ -356,7 +356,9 @@ class Lookahead:
             # Nothing was asked ahead: the server waits for this design's first chunk, so that
             # one is small — a few rounds of the model's concurrency, generated in a few ms —
             # and the next, a whole chunk, is generated while it is answered.
-            first = FIRST_ROUNDS * int(getattr(model, "concurrency", 32))
+            # (A model that does not say its concurrency starts with a whole chunk.)
+            concurrency = getattr(model, "concurrency", None)
+            first = FIRST_ROUNDS * int(concurrency) if concurrency else None
             return self._start(spec, model, claimed=True, first=first)
         started.claim()
         return started
