@@ -36,7 +36,7 @@ from pytest_competence.strategies import (
     InvalidArgument,
     Ordering,
 )
-from pytest_competence.strategies.names import first_names
+from pytest_competence.strategies.names import first_names, untaken
 from solver import parse, solve
 
 # --------------------------------------------------------------------------------------------
@@ -322,6 +322,19 @@ def test_distractor_control_keeps_query_and_rewrites(n, index, seed, rho):
 # --------------------------------------------------------------------------------------------
 # Distractors
 # --------------------------------------------------------------------------------------------
+
+
+@given(
+    pool=st.integers(1, 80),
+    data=st.data(),
+)
+def test_untaken_indexes_the_pool_without_the_taken_names(pool, data):
+    # Distractors are drawn from the pool with the chain's names left out; the family indexes
+    # that rest without building it, and must pick exactly what the list would.
+    taken = data.draw(st.lists(st.integers(0, pool - 1), unique=True, max_size=pool - 1))
+    rest = [i for i in range(pool) if i not in taken]
+    positions = data.draw(st.lists(st.integers(0, len(rest) - 1), unique=True, min_size=1))
+    assert untaken(np.array(positions), taken).tolist() == [rest[p] for p in positions]
 
 
 @given(

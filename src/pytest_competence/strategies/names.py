@@ -7,13 +7,13 @@ lists merged, by frequency; a US Government work in the public domain), title-ca
 from __future__ import annotations
 
 import string
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from functools import lru_cache
 from importlib import resources
 
 import numpy as np
 
-__all__ = ["first_names", "random_names"]
+__all__ = ["first_names", "random_names", "untaken"]
 
 _LOWER = np.array(list(string.ascii_lowercase))
 
@@ -23,6 +23,15 @@ def first_names() -> tuple[str, ...]:
     """The 2,500-name pool, in a fixed (alphabetical) order."""
     text = resources.files(__package__).joinpath("data/first_names.txt").read_text("utf-8")
     return tuple(text.split())
+
+
+def untaken(positions: np.ndarray, taken: Sequence[int]) -> np.ndarray:
+    """The indices at ``positions`` of the pool with the distinct indices ``taken`` left out:
+    ``[i for i in range(len(pool)) if i not in taken][p]`` for each ``p``, without building the
+    pool-long list. The ``j``-th index not taken is ``j`` plus the number of sorted taken
+    indices ``t_m`` with ``t_m − m ≤ j``."""
+    shifted = np.sort(np.asarray(taken, dtype=np.int64)) - np.arange(len(taken))
+    return np.asarray(positions) + np.searchsorted(shifted, positions, side="right")
 
 
 def random_names(rng: np.random.Generator, k: int, exclude: Set[str] = frozenset()) -> list[str]:

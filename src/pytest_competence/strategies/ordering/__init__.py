@@ -39,7 +39,7 @@ from .._checks import (
     check_seed,
 )
 from .._rng import stream_rng
-from ..names import first_names, random_names
+from ..names import first_names, random_names, untaken
 from ._instances import (
     _DISTRACT,
     _NAMES,
@@ -286,12 +286,10 @@ class Ordering(Family):
             chain = [pool[i] for i in drawn]
             distractors: list[str] = []
             if k:
-                taken = set(drawn)
-                rest = [i for i in range(len(pool)) if i not in taken]
                 extra = stream_rng(seed, n, index, _DISTRACT).choice(
-                    len(rest), size=k, replace=False
+                    len(pool) - n, size=k, replace=False
                 )
-                distractors = [pool[rest[i]] for i in extra.tolist()]
+                distractors = [pool[i] for i in untaken(extra, drawn).tolist()]
         else:
             chain = random_names(stream_rng(seed, n, index, _RANDOM_NAMES), n)
             distractors = random_names(stream_rng(seed, n, index, _DISTRACT), k, exclude=set(chain))
