@@ -93,8 +93,14 @@ def api_client(url: str, concurrency: int, _: Path) -> None:
     from pytest_competence.profile import profile
 
     model = resolve_model(f"openai:m@{url}?concurrency={concurrency}")
-    for spec in example_specs():
+    specs = example_specs()
+    split = sys.modules.get("competence_cpu_split")  # bench_cpu_split.py's accounting, if loaded
+    if split is not None:
+        split.mark_start()
+    for spec in specs:
         profile(evaluate(spec.family, spec.design(), model))
+    if split is not None:
+        split.mark_end()
 
 
 def _messages(chat: dict[str, str]) -> list[dict[str, str]]:
