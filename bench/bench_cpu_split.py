@@ -8,9 +8,11 @@ response cache) and the Python API (``bench_http.py``'s ``api`` client). Each pr
 with ``time.thread_time``, the CPU of every thread it ran, by the thread's name — the main thread
 (start-up, reduction, verdicts), ``competence-pipe`` (the request stream's event loop: HTTP),
 ``competence-ahead`` (the lookahead's design generation), ``competence-ask`` (the threads that
-wait on the stream: the response cache, parsing) — and, under pytest, the main thread's CPU until
-the first test's setup (start-up and collection). Printed: per client, the medians over the rounds,
-in ms per request; asserts nothing:
+wait on the stream: the response cache, parsing) — the main thread's CPU until the first test's
+setup (pytest: start-up and collection; the API: its imports, until its first design), and the
+process's CPU from then to the last test's end (``tests``: reports and shutdown left out).
+Printed: per client, the medians over the rounds, in ms per request, and the per-round ratios
+pytest / API of the whole process and of ``tests``; asserts nothing:
 
     python bench/bench_cpu_split.py [--latency 0.05] [-C 128] [--rounds 3]
 
@@ -112,6 +114,7 @@ def run_once(kind: str, url: str, c: int, tmp: Path) -> dict[str, float]:
             f"{kind} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr}"
         )
     split: dict[str, float] = json.loads(out.read_text())
+    split["tests"] = split["process at end"] - split["process at start"]
     return split
 
 
@@ -148,28 +151,21 @@ def main() -> None:
         f"interleaved rounds; load average (1 min) {min(loads):.1f}-{max(loads):.1f}"
     )
     print("CPU ms per request, medians over the rounds (start-up: pytest's main thread until")
-    print("the first test's setup; main: the whole main thread, start-up included)")
+    print("the first test's setup; main: the whole main thread, start-up included; tests: all")
+    print("threads from the first test's start to the last test's end, start-up, reports and")
+    print("shutdown left out)")
     names = ["start-up", "main", "competence-pipe", "competence-ahead", "competence-ask"]
-    names += ["competence-design", "other", "process"]
+    names += ["competence-design", "other", "tests", "process"]
     print(f"{'':18}" + "".join(f"{k.removeprefix('competence-'):>10}" for k in names))
     for kind, rows in runs.items():
         cells = [statistics.median(r.get(k, 0.0) for r in rows) / n * 1e3 for k in names]
         print(f"{kind:18}" + "".join(f"{v:10.3f}" for v in cells))
-    for kind, rows in runs.items():
-        tests = statistics.median(r["process at end"] - r["process at start"] for r in rows)
-        print(f"{kind:18}{tests / n * 1e3:10.3f} ms per request from the first test's start to the")
-        print(f"{'':18}last test's end (all threads; start-up, reports and shutdown left out)")
-    for label, key in (("process CPU", None), ("CPU during the tests", "tests")):
-        ratios = sorted(spent(a, key) / spent(b, key) for a, b in zip(runs["pytest"], runs["api"]))
+    for label, key in (("process CPU", "process"), ("CPU during the tests", "tests")):
+        ratios = sorted(a[key] / b[key] for a, b in zip(runs["pytest"], runs["api"]))
         print(
             f"{label}, pytest / api per round: {ratios[0]:.2f} / {statistics.median(ratios):.2f}"
             f" / {ratios[-1]:.2f} (min / median / max)"
         )
-
-
-def spent(run: dict[str, float], key: str | None) -> float:
-    """The process's CPU seconds, or (``key="tests"``) those from the first test to the last."""
-    return run["process"] if key is None else run["process at end"] - run["process at start"]
 
 
 if __name__ == "__main__":

@@ -170,7 +170,8 @@ def test_the_default_window_holds_a_tests_last_two_chunks_and_the_next_tests_fir
     timer = threading.Timer(2.0, give_up.set)
     timer.start()
     try:
-        assert window.acquire(CHUNK_PROMPTS, 1_984_703, give_up, ahead)  # False: it waited
+        # Room at once: had it waited, give_up would have ended the wait with False.
+        assert window.acquire(CHUNK_PROMPTS, 1_984_703, give_up, ahead)
     finally:
         timer.cancel()
     assert not give_up.is_set()
