@@ -115,6 +115,70 @@ def test_modes(tmp_path, prompts):
         CachedModel(Counting(), ResponseCache(path), "off")
 
 
+class Grouped(Counting):
+    """Hands its answers over in lists of ``size`` (as the HTTP backend hands over those that
+    arrived together); ``seen`` holds the rows the cache file had when each list was given."""
+
+    def __init__(self, path, size, fail=()):
+        super().__init__(fail)
+        self.path, self.size, self.seen = path, size, []
+
+    def stream(self, prompts):
+        for group in self.stream_groups(prompts):
+            yield from group
+
+    def stream_groups(self, prompts):
+        answers = self.generate(prompts)
+        for start in range(0, len(prompts), self.size):
+            self.seen.append(count_rows(self.path))
+            yield [(i, answers[i]) for i in range(start, min(start + self.size, len(prompts)))]
+
+
+def test_answers_that_arrive_together_are_committed_together_before_any_is_seen(tmp_path, prompts):
+    path = tmp_path / "c.sqlite"
+    model = Grouped(path, size=3, fail={0})
+    cache = ResponseCache(path)
+    commits = []
+    put_many = cache.put_many
+    cache.put_many = lambda rows, name: (commits.append(len(rows)), put_many(rows, name))
+    wrapped = CachedModel(model, cache)
+    tries = [replace(prompts[0], attempt=k) for k in range(7)]
+    seen = []
+    for i, answer in wrapped.stream(tries):
+        seen.append((i, count_rows(path)))
+    # One transaction per list, the failed answer (attempt 0) not stored.
+    assert commits == [2, 3, 1]
+    # Every answer of a list is in the file before the caller sees the first of them.
+    assert seen == [(0, 2), (1, 2), (2, 2), (3, 5), (4, 5), (5, 5), (6, 6)]
+    assert model.seen == [0, 2, 5]  # and none of the next list is asked before that
+    cache.close()
+
+
+def test_groups_come_only_from_the_class_that_streams(tmp_path, prompts):
+    from pytest_competence.models import ModelWrapper, groups_as_they_come
+
+    model = Grouped(tmp_path / "c.sqlite", size=4)
+    assert [len(g) for g in groups_as_they_come(model, prompts[:6])] == [4, 2]
+
+    class Upper(Grouped):  # answers differently from its base: its groups are not its base's
+        def stream(self, prompts):
+            for i, answer in super().stream(prompts):
+                yield i, answer.upper()
+
+    got = list(groups_as_they_come(Upper(tmp_path / "c.sqlite", size=4), prompts[:6]))
+    assert [len(g) for g in got] == [1] * 6 and got[0][0][1].startswith("ANSWER:")
+
+    class Wrapper(ModelWrapper):  # forwards stream_groups to the model it wraps
+        def stream(self, prompts):
+            for i, answer in self.model.stream(prompts):
+                yield i, f"wrapped {answer}"
+
+    got = list(groups_as_they_come(Wrapper(model), prompts[:6]))
+    assert [len(g) for g in got] == [1] * 6 and got[0][0][1].startswith("wrapped ")
+    plain = list(groups_as_they_come(Counting(), prompts[:3]))  # generate() only
+    assert [[i for i, _ in g] for g in plain] == [[0], [1], [2]]
+
+
 def test_the_wrapper_passes_through_the_models_attributes(tmp_path):
     inner = Counting()
     wrapped = CachedModel(inner, ResponseCache(tmp_path / "c.sqlite"))

@@ -220,6 +220,19 @@ def test_a_reader_that_stops_early_cancels_what_is_in_flight(server, prompts):
     assert len(server.log()) <= 4
 
 
+def test_answers_that_arrive_together_are_handed_over_together(server, prompts):
+    # The stream's lists (a cache commits each at once): every index once, with its own answer;
+    # answers of requests in flight together arrive within one hand-over (models._pipe.HAND_OVER).
+    server.control(latency=0.05)
+    groups = list(model(server, "concurrency=8").stream_groups(prompts))
+    pairs = [pair for group in groups for pair in group]
+    assert sorted(i for i, _ in pairs) == list(range(len(prompts)))
+    assert all(answer == answer_for(prompts[i].text) for i, answer in pairs)
+    assert len(groups) < len(pairs) and all(groups)
+    scored = model(server, "readout=score").stream_groups(prompts[:3])  # one score call each
+    assert [len(g) for g in scored] == [1, 1, 1]
+
+
 def test_a_proxy_named_by_the_environment_carries_the_requests(server, prompts, monkeypatch):
     # The second port stands in for the proxy: it receives absolute URLs and answers them.
     for name in ("HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "all_proxy", "no_proxy"):

@@ -24,6 +24,7 @@ __all__ = [
     "NoAnswer",
     "ScoringModel",
     "as_they_come",
+    "groups_as_they_come",
     "overlaps_generation",
     "reads_family",
     "where_raised",
@@ -140,7 +141,7 @@ def as_they_come(
     """``(index, answer)`` pairs as the model produces them.
 
     A model with a ``stream(prompts)`` method yields them one by one (in any order), which lets a
-    cache commit each answer as it arrives and a progress line move; any other model answers the
+    cache commit answers as they arrive and a progress line move; any other model answers the
     whole batch first. Checking that every index comes exactly once is the caller's job.
     """
     stream = getattr(model, "stream", None)
@@ -148,6 +149,31 @@ def as_they_come(
         yield from stream(prompts)
     else:
         yield from enumerate(model.generate(prompts))
+
+
+def groups_as_they_come(
+    model: Model, prompts: Sequence[Prompt]
+) -> Iterator[list[tuple[int, str | BaseException]]]:
+    """:func:`as_they_come`'s pairs in lists: those the model produced together.
+
+    A model whose class defines ``stream_groups(prompts)`` beside its ``stream`` (the HTTP
+    backend: the answers its request stream hands over at once) gives its lists, which lets a
+    cache commit each list in one transaction; any other model gives one pair per list. Only
+    the class that defines ``stream`` is trusted with its groups: a wrapper forwards every
+    attribute it lacks to the model it wraps, and a subclass may answer differently from its
+    base, so neither may have its own ``stream`` bypassed.
+    """
+    cls = type(model)
+    grouped = _defined_by(cls, "stream_groups")
+    if grouped is not None and grouped is _defined_by(cls, "stream"):
+        yield from model.stream_groups(prompts)  # type: ignore[attr-defined]
+    else:
+        for pair in as_they_come(model, prompts):
+            yield [pair]
+
+
+def _defined_by(cls: type, attr: str) -> type | None:
+    return next((k for k in cls.__mro__ if attr in vars(k)), None)
 
 
 def reads_family(model: Model, family: str) -> bool:

@@ -28,7 +28,7 @@ import queue
 import random
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -161,6 +161,15 @@ class Pipe:
         self, calls: Sequence[Call], parse: Callable[[Any], T], secrets: Sequence[str] = ()
     ) -> Iterator[tuple[int, T | ModelCallError]]:
         """``(index, parse(body) or ModelCallError)`` for every call, in order of completion."""
+        with contextlib.closing(self.groups(calls, parse, secrets)) as groups:
+            for group in groups:
+                yield from group
+
+    def groups(
+        self, calls: Sequence[Call], parse: Callable[[Any], T], secrets: Sequence[str] = ()
+    ) -> Generator[list[tuple[int, T | ModelCallError]], None, None]:
+        """:meth:`stream`'s pairs in the lists they are handed over in: those that arrived
+        within :data:`HAND_OVER` seconds of each other (a cache commits a list at once)."""
         if not calls:
             return
         job = _Job(
@@ -186,7 +195,7 @@ class Pipe:
                         "the requests were dropped, or the model's HTTP client closed"
                     )
                 left -= len(got)
-                yield from got
+                yield got
         finally:
             if ahead is not None:
                 ahead._finished(batch)

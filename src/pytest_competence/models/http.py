@@ -285,9 +285,14 @@ class OpenAIModel:
     def _send(
         self, calls: Sequence[Call], parse: Callable[[Any], T]
     ) -> Iterator[tuple[int, T | ModelCallError]]:
+        pipe, secrets = self._keyed_pipe()
+        return pipe.stream(calls, parse, secrets=secrets)
+
+    def _keyed_pipe(self) -> tuple[Pipe, list[str]]:
+        """The request stream for the API key in the environment now, and the key (if any)."""
         key = os.environ.get(self.key_env, "")
         headers = {"Authorization": f"Bearer {key}"} if key else {}
-        return self._pipe(headers).stream(calls, parse, secrets=[key] if key else [])
+        return self._pipe(headers), [key] if key else []
 
     def _pipe(self, headers: dict[str, str]) -> Pipe:
         """The model's request stream (:mod:`._pipe`), kept across batches: one per API key
@@ -348,6 +353,19 @@ class OpenAIModel:
         from ._transport import Call
 
         yield from self._send([Call(self.path, self._body(p)) for p in prompts], self._answer_text)
+
+    def stream_groups(self, prompts: Sequence[Prompt]) -> Iterator[list[tuple[int, Answer]]]:
+        """:meth:`stream`'s pairs in the lists the request stream hands them over in (answers
+        that arrived together; see :func:`~._base.groups_as_they_come`)."""
+        if self.readout == "score":
+            for pair in self.stream(prompts):
+                yield [pair]
+            return
+        from ._transport import Call
+
+        pipe, secrets = self._keyed_pipe()
+        calls = [Call(self.path, self._body(p)) for p in prompts]
+        yield from pipe.groups(calls, self._answer_text, secrets=secrets)
 
     def generate(self, prompts: Sequence[Prompt]) -> list[Answer]:
         return in_order(self.stream(prompts), len(prompts), self.name)
