@@ -22,8 +22,8 @@ committed before any of them is handed on, so a run killed with ``kill -9`` keep
 answered and handed over before the kill, and several xdist workers can write at once (they
 wait for each other's short transactions). A transaction per answer cost 50 µs of CPU; one per
 hand-over (about 11 answers at 128 in flight, 7 at 32) 11–13 µs an answer
-(``bench/bench_cache.py``). Rows hold the key, the answer, the model's
-name and a timestamp: never a key, a header or a URL's credentials.
+(``bench/bench_cache.py``). Rows hold the key, the answer, the model's name and a timestamp:
+never a key, a header or a URL's credentials.
 """
 
 from __future__ import annotations
@@ -372,7 +372,8 @@ class CachedModel(ModelWrapper):
         return f"CachedModel({self.model!r}, mode={self.mode!r})"
 
     def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, str | BaseException]]:
-        """Stored answers first, then the model's, each stored as it arrives."""
+        """Stored answers first, then the model's, stored as they arrive: those that arrive
+        together in one transaction, before any of them is yielded."""
         return self._through(prompts, groups_as_they_come)
 
     def scored(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:
