@@ -38,3 +38,13 @@ def describe(*extra: str) -> str:
     if BYTECODE_WAS_OFF:
         parts.append("PYTHONDONTWRITEBYTECODE unset for the runs (bytecode cached, as users run)")
     return ", ".join(parts)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far, all its threads (Linux ``/proc``; 0
+    elsewhere)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.exists():
+        return 0.0
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

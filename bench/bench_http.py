@@ -21,7 +21,7 @@ Rounds interleave the clients (round 1: each client at each C, then round 2, …
 shared with other work loads them alike. Per run: *in-window* = requests / (last answer sent −
 first request received, from the server's log); *end to end* = requests / the process's wall
 time, start-up included; CPU per request = the process's CPU (user + system, its threads and
-children) / requests; server per request = the fake server's CPU over the run (Linux) /
+children) / requests; server per request = the fake server's CPU over the run (Linux; 0 elsewhere) /
 requests: the clients share the machine with it, so at a high rate the CPU a client leaves the
 server bounds what it gets. Printed: medians over the rounds, and min / median / max of the per-round
 ratios of the pytest path to the others. Nothing is asserted; every answer is checked.
@@ -219,6 +219,8 @@ def run_once(
     kind: str, python: str, server: Any, c: int, prompts: Path, tmp: Path
 ) -> dict[str, Any]:
     """One fresh client process at concurrency ``c``: wall, CPU, the server's window."""
+    from _machine import cpu_seconds  # not at the top: the clients' processes run this file
+
     url = server.url
     if kind in ("pytest", "baseline"):
         spec = f"--competence-model=openai:m@{url}?concurrency={c}"
@@ -244,14 +246,14 @@ def run_once(
     out.unlink(missing_ok=True)
     server.reset()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    server_before = server_cpu(server.proc.pid)
+    server_before = cpu_seconds(server.proc.pid)
     start = time.perf_counter()
     done = subprocess.run(
         command, cwd=cwd, capture_output=True, text=True, env={**os.environ, "BENCH_OUT": str(out)}
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    server_after = server_cpu(server.proc.pid)
+    server_after = cpu_seconds(server.proc.pid)
     if done.returncode != 0 or (kind in ("pytest", "baseline") and "2 passed" not in done.stdout):
         raise SystemExit(
             f"{kind} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
@@ -265,26 +267,14 @@ def run_once(
     first, last = min(e["t"] for e in log), max(e["end"] for e in log)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     answers = json.loads(out.read_text()) if out.exists() else None
-    served = None
-    if server_before is not None and server_after is not None:
-        served = server_after - server_before
     return {
         "n": len(log),
         "wall": wall,
         "window": last - first,
         "cpu": cpu,
-        "server": served,
+        "server": server_after - server_before,
         "answers": answers,
     }
-
-
-def server_cpu(pid: int) -> float | None:
-    """The server process's CPU seconds so far (all its threads; Linux's ``/proc``), or None."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def main() -> None:
@@ -391,11 +381,10 @@ def report(
             window = [r["n"] / r["window"] / limit for r in rs]
             e2e = [r["n"] / r["wall"] / limit for r in rs]
             cpu = [r["cpu"] / r["n"] * 1e3 for r in rs]
-            served = [r["server"] / r["n"] * 1e3 for r in rs if r["server"] is not None]
-            server = f"{med(served):15.3f}" if served else f"{'-':>15}"
+            server = [r["server"] / r["n"] * 1e3 for r in rs]
             rounds = " ".join(f"{w:.2f}" for w in window)
             print(
-                f"{c:>4} {kind:11}{med(window):16.3f}{med(e2e):18.3f}{med(cpu):12.3f}{server}"
+                f"{c:>4} {kind:11}{med(window):16.3f}{med(e2e):18.3f}{med(cpu):12.3f}{med(server):15.3f}"
                 f"   {rounds}"
             )
         if "pytest" not in kinds:

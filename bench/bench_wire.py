@@ -44,15 +44,6 @@ TARGET_RATE, TARGET_CPU_MS = 0.9, 0.3
 LMEVAL_ENV = "COMPETENCE_BENCH_LMEVAL_PYTHON"
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (Linux ``/proc``; 0 elsewhere)."""
-    stat = Path(f"/proc/{pid}/stat")
-    if not stat.exists():
-        return 0.0
-    fields = stat.read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def design(requests: int) -> list[Any]:
     """The prompts every client sends: the same seeded ordering design in every process."""
     from pytest_competence.strategies import Ordering
@@ -297,7 +288,7 @@ def main() -> None:
 
     sys.path[:0] = [str(HERE.parent), str(HERE.parents[1] / "tests")]
     import httpx
-    from _machine import describe
+    from _machine import cpu_seconds, describe
 
     from fake_server import FakeServer, answer_for
 

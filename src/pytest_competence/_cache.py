@@ -383,7 +383,10 @@ class CachedModel(ModelWrapper):
         # scored_stream needs a ScoringModel: callers send score prompts only to models with
         # score() (evaluate.ask_model checks), which Model's type cannot say.
         return in_order(
-            self._through(prompts, _one_by_one(scored_stream)),  # type: ignore[arg-type]
+            self._through(
+                prompts,
+                lambda m, ps: ([pair] for pair in scored_stream(m, ps)),  # type: ignore[arg-type]
+            ),
             len(prompts),
             self.name,
         )
@@ -431,18 +434,6 @@ class CachedModel(ModelWrapper):
         from pytest_competence.models.readout import in_order
 
         return in_order(self.stream(prompts), len(prompts), self.name)
-
-
-def _one_by_one(
-    ask: Callable[[Model, Sequence[Prompt]], Iterable[tuple[int, str | BaseException]]],
-) -> Callable[[Model, Sequence[Prompt]], Iterator[list[tuple[int, str | BaseException]]]]:
-    """``ask``'s pairs one per list, as :meth:`CachedModel._through` takes them."""
-
-    def grouped(model: Model, prompts: Sequence[Prompt]) -> Iterator[list[tuple[int, Any]]]:
-        for pair in ask(model, prompts):
-            yield [pair]
-
-    return grouped
 
 
 def count_rows(path: str | Path, keys: Iterable[str] | None = None) -> int:

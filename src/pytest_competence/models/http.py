@@ -350,16 +350,14 @@ class OpenAIModel:
                     answer = scores if isinstance(scores, BaseException) else best_candidate(scores)
                     yield indices[j], answer
             return
-        from ._transport import Call
-
-        yield from self._send([Call(self.path, self._body(p)) for p in prompts], self._answer_text)
+        for group in self.stream_groups(prompts):
+            yield from group
 
     def stream_groups(self, prompts: Sequence[Prompt]) -> Iterator[list[tuple[int, Answer]]]:
         """:meth:`stream`'s pairs in the lists the request stream hands them over in (answers
-        that arrived together; see :func:`~._base.groups_as_they_come`)."""
+        that arrived together; see :func:`~._base.groups_as_they_come`); scored, one a list."""
         if self.readout == "score":
-            for pair in self.stream(prompts):
-                yield [pair]
+            yield from ([pair] for pair in self.stream(prompts))
             return
         from ._transport import Call
 
