@@ -139,6 +139,7 @@ def main() -> None:
         (tmp / "competence_cpu_split.py").write_text(ACCOUNTING)
         server = FakeServer(latency=args.latency)
         try:
+            run_once("api", server.url, args.C, tmp)  # uncounted: the server learns the answers
             for _ in range(max(1, args.rounds)):
                 for kind in ("pytest", "api"):
                     server.reset()
