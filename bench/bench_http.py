@@ -18,7 +18,8 @@ with C requests in flight the limit is C / latency (C = 32: 640 requests/s). The
 - ``inspect-ai``: when a Python with it is named by ``COMPETENCE_BENCH_INSPECT_PYTHON``.
 
 Rounds interleave the clients (round 1: each client at each C, then round 2, …), so a machine
-shared with other work loads them alike. Per run: *in-window* = requests / (last answer sent −
+shared with other work loads them alike; an uncounted API run comes first, so that every counted
+client meets a server that remembers its answers to these prompts. Per run: *in-window* = requests / (last answer sent −
 first request received, from the server's log); *end to end* = requests / the process's wall
 time, start-up included; CPU per request = the process's CPU (user + system, its threads and
 children) / requests; server per request = the fake server's CPU over the run (Linux; 0 elsewhere) /
