@@ -1,13 +1,15 @@
-"""CPU per exchange of the HTTP/1.1 framing under the ``openai:`` model, beside aiohttp's C parser.
+"""CPU per exchange of the HTTP/1.1 framing under the ``openai:`` model: the wire's (httptools) beside
+h11's, which it replaced, and aiohttp's C parser.
 
-The wire (``models/_wire.py``) frames every request and parses every answer with h11, a pure
-Python parser. Is h11 what makes the pytest path cost more CPU per request than the Python API
-(issue 30)? Both paths share the wire, so this measures the framing alone, in one process, with
-no socket: per exchange, the request as ``_wire.Connection`` builds and sends it (``h11.Request``
-with the plugin's headers, the body, the end of message) and the answer parsed to its end, for a
-typical chat-completion answer sent with ``Content-Length`` and with ``Transfer-Encoding:
-chunked``. Beside it, the parse alone by h11 and by aiohttp's ``HttpResponseParser`` (its C
-extension, when aiohttp is installed; aiohttp is not a dependency of this project).
+The wire (``models/_wire.py``) writes each request's head itself and parses each answer with
+httptools (llhttp, in C); until 2026-12-04 it framed both with h11, a pure-Python parser. This
+measures the framing alone, in one process, with no socket: per exchange, the request head as
+``Connection.request_head`` builds it and the answer parsed to its end by ``_wire._Answer``
+(every check the wire makes included), for a typical chat-completion answer sent with
+``Content-Length`` and with ``Transfer-Encoding: chunked``; beside it, the same exchange through
+h11 (``h11.Request`` with the same headers, the body, the end of message, then the parse), and
+the parse alone by aiohttp's ``HttpResponseParser`` (its C extension, when aiohttp is installed;
+aiohttp is not a dependency of this project).
 
 Prints microseconds per exchange (best of ``--repeat`` runs of ``--number`` exchanges) and the
 ratios; asserts nothing but that every parser read the whole body:
@@ -24,13 +26,14 @@ import timeit
 from collections.abc import Callable
 
 import h11
+import httptools
 
-from pytest_competence.models._wire import Connection, _header_fields
+from pytest_competence.models._limits import DEFAULT_MAX_RESPONSE_MIB, MIB
+from pytest_competence.models._wire import Connection, _Answer, _header_fields
 
-# The header fields the wire sends, from the wire itself.
-FIELDS = _header_fields(
-    Connection("http://127.0.0.1:8000", {"Authorization": "Bearer sk-0000"}, None).headers
-)
+# The wire, and the header fields it sends.
+WIRE = Connection("http://127.0.0.1:8000/v1", {"Authorization": "Bearer sk-0000"}, None)
+FIELDS = _header_fields(WIRE.headers)
 REQUEST = json.dumps(
     {
         "model": "m",
@@ -84,6 +87,15 @@ def h11_parse(conn: h11.Connection, wire: bytes) -> bytes:
             return b"".join(body)
 
 
+def wire_exchange(wire: bytes) -> bytes:
+    """The request head as the wire writes it, and the answer parsed as the wire parses it."""
+    WIRE.request_head("/chat/completions", len(REQUEST)) + REQUEST
+    answer = _Answer(DEFAULT_MAX_RESPONSE_MIB * MIB)
+    answer.feed(wire)
+    assert answer.complete and answer.body is not None
+    return answer.body.finish()
+
+
 def aiohttp_parser() -> Callable[[bytes], bytes] | None:
     try:
         from aiohttp.http_parser import HttpResponseParser
@@ -119,16 +131,23 @@ def main() -> None:
     args = parser.parse_args()
     aio = aiohttp_parser()
     send = best(h11_send, args.number, args.repeat)
-    print(f"h11 {h11.__version__}; request body {len(REQUEST)} B, answer body {len(ANSWER)} B")
-    print(f"  h11 request, sent (as _wire builds it): {send:6.1f} µs")
+    print(
+        f"httptools {httptools.__version__}, h11 {h11.__version__}; request body "
+        f"{len(REQUEST)} B, answer body {len(ANSWER)} B"
+    )
+    print(f"  h11 request, sent (as the wire built it before): {send:6.1f} µs")
     for shape, wire in RESPONSES.items():
-        assert h11_parse(h11_send(), wire) == ANSWER
-        whole = best(lambda: h11_parse(h11_send(), wire), args.number, args.repeat)
-        line = f"  {shape:>14}: h11 exchange {whole:6.1f} µs (parse ~{whole - send:5.1f})"
+        assert h11_parse(h11_send(), wire) == ANSWER and wire_exchange(wire) == ANSWER
+        old = best(lambda: h11_parse(h11_send(), wire), args.number, args.repeat)
+        ours = best(lambda: wire_exchange(wire), args.number, args.repeat)
+        line = (
+            f"  {shape:>14}: wire exchange {ours:5.1f} µs; h11 exchange {old:5.1f} µs "
+            f"(parse ~{old - send:4.1f}): {old / ours:.1f}x"
+        )
         if aio is not None:
             assert aio(wire) == ANSWER
             theirs = best(lambda: aio(wire), args.number, args.repeat)
-            line += f"; aiohttp C parse {theirs:5.1f} µs ({(whole - send) / theirs:.1f}× faster than h11's)"
+            line += f"; aiohttp C parse alone {theirs:4.1f} µs"
         print(line)
     if aio is None:
         print("  (aiohttp is not installed: its parser is not measured)")

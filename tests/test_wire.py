@@ -203,8 +203,7 @@ def test_two_responses_to_one_request_are_refused(scripted):
     server = scripted(lambda request: (reply() + reply(b'{"stray": 1}'), False))
     with pytest.raises(
         httpx.RemoteProtocolError,
-        match=r"the server sent more after the "
-        r"complete response \(b'HTTP/1.1 200 OK",
+        match=r"the server sent more after the complete response: two answers to one request",
     ):
         post(server.url)
 
@@ -216,9 +215,11 @@ def test_two_responses_to_one_request_are_refused(scripted):
         ("Transfer-Encoding: gzip, chunked\r\n", "Only Transfer-Encoding: chunked is supported"),
         (
             "Content-Length: 2\r\nTransfer-Encoding: chunked\r\n",
-            "both Content-Length and Transfer-Encoding",
+            # llhttp's words, which differ between its versions; still refused
+            "(Transfer-Encoding|Content-Length) can't be present with "
+            "(Content-Length|Transfer-Encoding)",
         ),
-        ("Content-Length: 3\r\nContent-Length: 4\r\n", "conflicting Content-Length"),
+        ("Content-Length: 3\r\nContent-Length: 4\r\n", "Duplicate Content-Length"),
         ("Content-Encoding: br\r\n", "unsupported content-encoding 'br'"),
     ],
 )
@@ -305,6 +306,14 @@ def test_a_header_http_cannot_carry_is_refused_without_showing_it(scripted):
     assert isinstance(answer, ModelCallError)
     assert "Authorization header holds a character that HTTP cannot carry" in str(answer)
     assert "sk-secret" not in str(answer) and server.requests == []
+
+
+@pytest.mark.parametrize("name", ["X Key", "X-Key:", "X-K\u00e9y", ""])
+def test_a_header_name_that_is_not_a_token_is_refused(scripted, name):
+    server = scripted(lambda request: (reply(), False))
+    with pytest.raises(httpx.LocalProtocolError, match="is not an HTTP token"):
+        post(server.url, headers={name: "v"})
+    assert server.requests == []
 
 
 @pytest.fixture(scope="module")

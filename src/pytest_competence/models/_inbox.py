@@ -5,7 +5,7 @@ event loop receives (pausing the socket past a bound, so a fast server cannot fi
 the parser), wakes one reader at a time before a deadline set once per phase rather than per
 read, and marks the connection stale when bytes or a close arrive while no request is waiting;
 and :class:`Kernel`, which asks the kernel whether bytes wait that the loop has not delivered yet.
-Neither knows HTTP: h11 frames what :meth:`Inbox.read` returns.
+Neither knows HTTP: httptools parses what :meth:`Inbox.read` returns.
 """
 
 from __future__ import annotations

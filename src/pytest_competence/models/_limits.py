@@ -5,8 +5,8 @@ gzip body that inflates to gigabytes; on loopback either arrives faster than any
 every answer is read through a :class:`Body`, which counts the bytes on the wire and inflates
 ``gzip``/``deflate`` incrementally with ``zlib.decompressobj().decompress(data, max_length)``:
 neither the wire body nor the decoded one can pass ``max_body`` bytes. The header
-block is bounded by :data:`HEADER_LIMIT` (h11's ``max_incomplete_event_size``), and must arrive
-within :data:`HEADER_SECONDS` of its first byte.
+block is bounded by :data:`HEADER_LIMIT` (the wire counts its bytes before the parser joins
+them), and must arrive within :data:`HEADER_SECONDS` of its first byte.
 
 Going past a limit raises :class:`LimitExceeded`: an infrastructure error that the transport
 does not retry (the same request gets the same answer) and whose message says how to raise it.
@@ -30,8 +30,9 @@ MIB = 2**20
 #: The largest response body accepted by default, on the wire and after decompression: an
 #: OpenAI-compatible answer of 16 MiB is already ~4 million tokens of text.
 DEFAULT_MAX_RESPONSE_MIB = 16
-#: The longest status line plus headers, or chunk-size line, or trailer block read (httpx, h11
-#: and most servers accept 64 KiB or less; an API answer sends well under 2 KiB).
+#: The longest status line plus headers read; after them, chunk-size lines and trailers may
+#: take twice this plus 32 bytes a chunk (httpx, h11 and most servers accept 64 KiB of headers
+#: or less; an API answer sends well under 2 KiB).
 HEADER_LIMIT = 2**16
 #: Seconds the header block may take after its first byte. Servers write their headers in one
 #: go; a block still dripping in after this is a server or proxy stalling, not a slow model.

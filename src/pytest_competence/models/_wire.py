@@ -1,14 +1,18 @@
-"""One HTTP/1.1 keep-alive connection for the JSON POSTs of :mod:`._transport`, framed by h11.
+"""One HTTP/1.1 keep-alive connection for the JSON POSTs of :mod:`._transport`; answers parsed
+by httptools.
 
 Why not ``httpx.AsyncClient``: against a local 50 ms server at 32 requests in flight, httpx, even
 with one client per worker, spent 1.5 ms of client CPU per request (2.3 ms at 128): its
 request/response models, header merging, cookie and auth hooks, httpcore's pool. A worker of the
 transport owns one :class:`Connection` per replica and sends one request at a time on it, so
-there is no pool to manage; each request leaves as one segment, and the answer is parsed by h11,
-the strict sans-I/O HTTP/1.1 parser under httpcore. That costs 1.6–2x the client CPU per request
-of the hand-written reader it replaced, at most a quarter of httpx's (``bench/bench_http.py``).
+there is no pool to manage; each request leaves as one segment (its head written here: a request
+line, the checked header lines, ``Content-Length``), and the answer is parsed by httptools, the
+binding of llhttp — Node.js's HTTP/1.1 parser, in C — that uvicorn uses. It replaced h11 (the
+pure-Python parser under httpcore), which was half of the request stream's own CPU: 0.89 → 0.73
+ms of CPU a request for the Python API at 128 in flight on the CI machine class
+(``bench/README.md``).
 
-What this module adds to h11 is the I/O loop and the rules that keep every answer with the
+What this module adds to the parser is the I/O loop and the rules that keep every answer with the
 request that produced it:
 
 - a connection is reused only when nothing is left of the previous answer: no byte after the
@@ -17,8 +21,9 @@ request that produced it:
 - any protocol error closes the connection, and a ``1xx`` other than ``100 Continue`` is one
   (this client never asks to switch protocols, so a ``101`` is never the answer);
 - every answer is bounded (:mod:`._limits`): the body on the wire and after inflating, the header
-  block in size and in time after its first byte; ``Content-Length`` with ``Transfer-Encoding``
-  is refused as RFC 9112 §6.3 advises;
+  block in size and in time after its first byte, the chunk-size lines and trailers in size;
+  ``Content-Length`` with ``Transfer-Encoding`` is refused as RFC 9112 §6.3 advises, and so is
+  any ``Transfer-Encoding`` but ``chunked``;
 - the whole try — connect, send, headers and body — has one deadline: a server dripping a byte
   at a time cannot stretch it, as it can a timeout per read.
 
@@ -34,6 +39,7 @@ a limit passed is :class:`~._limits.LimitExceeded`.
 from __future__ import annotations
 
 import asyncio
+import re
 import ssl
 import urllib.request
 import zlib
@@ -41,7 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-import h11
+import httptools
 import httpx
 
 from pytest_competence._version import __version__
@@ -53,10 +59,16 @@ from ._limits import (
     HEADER_SECONDS,
     MIB,
     Body,
+    LimitExceeded,
     header_limit_exceeded,
 )
 
 __all__ = ["Connection", "Reply", "proxied", "within"]
+
+#: What a request target may hold (RFC 9112 section 3.2: no space, no control character).
+_TARGET = re.compile(r"[!-~]+")
+#: A header name (RFC 9110 section 5.1: a token).
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 
 
 @dataclass(frozen=True)
@@ -85,10 +97,15 @@ def proxied(url: str) -> bool:
 
 
 def _header_fields(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
-    """The headers as h11 takes them; a value that cannot be sent is refused without showing
-    it (it may be an API key; h11's own message would quote it)."""
+    """The headers as bytes, checked: a name must be an HTTP token, and a value that cannot be
+    sent is refused without showing it (it may be an API key)."""
     fields = []
     for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            raise httpx.LocalProtocolError(
+                f"the header name {name[:80]!r} is not an HTTP token (letters, digits and "
+                f"!#$%&'*+-.^_`|~ only); check the headers given"
+            )
         if any(c in value for c in "\r\n\0") or not value.isascii():
             raise httpx.LocalProtocolError(
                 f"the {name} header holds a character that HTTP cannot carry (a line break or "
@@ -99,11 +116,10 @@ def _header_fields(headers: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
 
 
 class _Link:
-    """An open connection: its transport, what it received, and h11's view of it."""
+    """An open connection: its transport and what it received."""
 
     def __init__(self, transport: asyncio.Transport, inbox: Inbox) -> None:
         self.transport, self.inbox = transport, inbox
-        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=HEADER_LIMIT)
         self.kernel = Kernel(transport.get_extra_info("socket"))
 
     def reusable(self) -> bool:
@@ -146,7 +162,7 @@ class Connection:
             "Content-Type": "application/json",
             **headers,
         }
-        self.fields: list[tuple[bytes, bytes]] | None = None  # checked at the first request
+        self.head: bytes | None = None  # the header lines, checked at the first request
         self.link: _Link | None = None
 
     async def post(self, path: str, body: bytes, timeout: float) -> Reply:
@@ -157,16 +173,7 @@ class Connection:
         wrote nothing back) is opened again and the request sent once more, as urllib3 does:
         that is the connection going stale, not the server failing, and costs no attempt.
         """
-        if self.fields is None:
-            self.fields = _header_fields(self.headers)  # refused per request, like any bad send
-        try:
-            request = h11.Request(
-                method=b"POST",
-                target=(self.prefix + path).encode(),
-                headers=[*self.fields, (b"Content-Length", b"%d" % len(body))],
-            )
-        except h11.LocalProtocolError as exc:  # header values were checked above: the path
-            raise httpx.LocalProtocolError(str(exc)[:200]) from None
+        request = self.request_head(path, len(body))
         deadline = asyncio.get_running_loop().time() + timeout
         for again in (False, True):
             fresh = again or self.link is None or not self.link.reusable()
@@ -182,6 +189,23 @@ class Connection:
                 self.close()  # whatever was left half-read must not meet the next request
                 raise
         raise AssertionError("unreachable: the second pass is on a fresh connection")
+
+    def request_head(self, path: str, length: int) -> bytes:
+        """The request line and headers of a POST of ``length`` bytes to ``path``; a header or
+        target that HTTP cannot carry is refused (each time: like any bad send)."""
+        if self.head is None:
+            self.head = b"".join(b"%s: %s\r\n" % field for field in _header_fields(self.headers))
+        target = self.prefix + path
+        if not _TARGET.fullmatch(target):
+            raise httpx.LocalProtocolError(
+                f"the request target {target[:200]!r} holds a character a request line cannot "
+                f"carry; check the base URL"
+            )
+        return b"POST %s HTTP/1.1\r\n%sContent-Length: %d\r\n\r\n" % (
+            target.encode("ascii"),
+            self.head,
+            length,
+        )
 
     async def _open(self, deadline: float) -> None:
         self.close()
@@ -200,79 +224,51 @@ class Connection:
         self.link = _Link(transport, inbox)
 
     async def _exchange(
-        self, request: h11.Request, body: bytes, deadline: float, timeout: float
+        self, request: bytes, body: bytes, deadline: float, timeout: float
     ) -> Reply:
         assert self.link is not None
         link, loop = self.link, asyncio.get_running_loop()
         link.inbox.idle = False
-        conn = link.h11
-        link.transport.write(
-            conn.send(request) + conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage())
-        )
+        link.transport.write(request + body)
+        answer = _Answer(self.max_body)
         received, until = 0, deadline
         in_head = False  # between the first byte of a header block and its end
-        answer: h11.Response | None = None
-        headers: dict[str, str] = {}
-        content: Body | None = None
-        event: object = h11.NEED_DATA  # nothing can be parsed before the first read
-        while True:
-            if event is h11.NEED_DATA:
-                try:
-                    data = await link.inbox.read(until)
-                except TimeoutError:
-                    raise _late(
-                        received, answer is not None, in_head and until < deadline, timeout
-                    ) from None
-                except OSError as exc:
-                    if received:
-                        raise httpx.ReadError(str(exc) or type(exc).__name__) from None
-                    raise _Unanswered(f"the server closed the connection: {exc}") from None
-                if not data and not received:
-                    raise _Unanswered("Server disconnected without sending a response.")
-                if answer is None and not in_head:
-                    in_head, until = True, min(deadline, loop.time() + HEADER_SECONDS)
-                received += len(data)
-                conn.receive_data(data)
-            elif type(event) is h11.Data:
-                assert content is not None
-                try:
-                    content.feed(event.data)
-                except (ValueError, zlib.error) as exc:
-                    raise httpx.RemoteProtocolError(f"malformed response body: {exc}") from None
-            elif type(event) is h11.Response:
-                answer, in_head, until = event, False, deadline
-                headers, content = _read_head(event, self.max_body)
-            elif type(event) is h11.EndOfMessage:
-                break
-            elif type(event) is h11.InformationalResponse:
-                if event.status_code != 100:
-                    raise _interim(event.status_code, event.reason)
-                in_head, until = False, deadline  # the answer itself may take the model's time
-            else:  # ConnectionClosed before the end: h11 raises first, but never read on
-                raise httpx.RemoteProtocolError(f"unexpected {type(event).__name__} from h11")
+        while not answer.complete:
             try:
-                event = conn.next_event()
-            except h11.RemoteProtocolError as exc:
-                raise _protocol_error(exc, answer is not None) from None
+                data = await link.inbox.read(until)
+            except TimeoutError:
+                raise _late(
+                    received, answer.status is not None, in_head and until < deadline, timeout
+                ) from None
+            except OSError as exc:
+                if received:
+                    raise httpx.ReadError(str(exc) or type(exc).__name__) from None
+                raise _Unanswered(f"the server closed the connection: {exc}") from None
+            if not data:
+                if not received:
+                    raise _Unanswered("Server disconnected without sending a response.")
+                answer.end()
+                break
+            if answer.status is None and not in_head:
+                in_head, until = True, min(deadline, loop.time() + HEADER_SECONDS)
+            received += len(data)
+            heads = answer.heads
+            answer.feed(data)
+            if answer.heads != heads:  # the answer's head, or a 100 Continue's: what follows
+                in_head, until = False, deadline  # may take the model's time
         link.inbox.disarm()
-        assert answer is not None and content is not None
+        assert answer.status is not None and answer.body is not None
         try:
-            decoded = content.finish()
+            decoded = answer.body.finish()
         except (ValueError, zlib.error) as exc:
             raise httpx.RemoteProtocolError(f"malformed response body: {exc}") from None
-        stray, closed = conn.trailing_data
-        if stray or link.inbox.pieces:
-            extra = stray or link.inbox.pieces[0]
-            raise httpx.RemoteProtocolError(
-                f"the server sent more after the complete response ({extra[:40]!r}…): two "
-                f"answers to one request, so neither is taken"
-            )
-        if conn.our_state is h11.DONE and conn.their_state is h11.DONE and not closed:
-            conn.start_next_cycle()
+        if link.inbox.pieces:
+            raise _stray(link.inbox.pieces[0])
+        if answer.keep_alive:
             link.inbox.idle = True
         else:  # Connection: close, HTTP/1.0, or a body that ended with the connection
             self.close()
-        return Reply(answer.status_code, answer.reason.decode("latin-1"), headers, decoded)
+        return Reply(answer.status, answer.reason.decode("latin-1"), answer.headers, decoded)
 
     def close(self) -> None:
         if self.link is not None:
@@ -285,43 +281,148 @@ class _Unanswered(httpx.RemoteProtocolError):
     """The connection ended before a single byte of the answer came back."""
 
 
-def _read_head(response: h11.Response, limit: int) -> tuple[dict[str, str], Body]:
-    """``response``'s headers (lower-case names, repeats joined) and the reader of its body,
-    once the headers pass the checks h11 leaves to us."""
-    headers: dict[str, str] = {}
-    size = len(response.reason) + 15
-    for raw_name, raw_value in response.headers:
-        size += len(raw_name) + len(raw_value) + 4
-        name, value = raw_name.decode("latin-1"), raw_value.decode("latin-1")
-        headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    if size > HEADER_LIMIT:  # h11 bounds only the events it has not parsed yet
-        raise header_limit_exceeded("the response headers")
-    # h11 checked these: Content-Length digits and one value, Transfer-Encoding exactly chunked.
-    declared = headers.get("content-length")
-    if declared is not None and "transfer-encoding" in headers:
+class _Stray(Exception):
+    """A second response began behind the complete one."""
+
+
+class _Answer:
+    """One response read by httptools (llhttp, the parser under Node.js): its callbacks collect
+    the status, reason, headers and body; the checks llhttp leaves to us are here.
+
+    llhttp bounds nothing that it hands over in pieces, and httptools joins a header's pieces
+    before calling :meth:`on_header`, so :meth:`feed` counts the bytes of the header block (and
+    of the trailers) *before* handing them over: at most :data:`HEADER_LIMIT` and one read.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parser = httptools.HttpResponseParser(self)
+        self.status: int | None = None  # the final answer's, once its head is complete
+        self.reason = b""
+        self.fields: list[tuple[bytes, bytes]] = []
+        self.headers: dict[str, str] = {}
+        self.body: Body | None = None
+        self.framing = ""  # "length", "chunked" or "close", once the head is complete
+        self.complete = False
+        self.keep_alive = False
+        self.heads = 0  # header blocks complete: a 100 Continue's, then the answer's
+        self.outside_body = 0  # bytes of the head, chunk-size lines and trailers read so far
+        self.chunks = 0
+
+    def feed(self, data: bytes) -> None:
+        body_before = self.body.wire if self.body is not None else 0
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserCallbackError as exc:
+            cause = exc.__context__
+            if isinstance(cause, _Stray):
+                raise _stray(b"") from None
+            if isinstance(cause, (httpx.HTTPError, LimitExceeded)):
+                raise cause from None
+            if isinstance(cause, (ValueError, zlib.error)):
+                raise httpx.RemoteProtocolError(f"malformed response body: {cause}") from None
+            raise
+        except httptools.HttpParserUpgrade:
+            raise _interim(101, self.reason) from None
+        except httptools.HttpParserError as exc:
+            raise httpx.RemoteProtocolError(f"malformed response: {exc} (llhttp)") from None
+        if self.complete:
+            return
+        self.outside_body += len(data) - ((self.body.wire if self.body else 0) - body_before)
+        if self.status is None and self.outside_body > HEADER_LIMIT:
+            raise header_limit_exceeded("the response headers")
+        # After the head: a size line of up to 32 bytes a chunk, and the trailers.
+        if self.outside_body > 2 * HEADER_LIMIT + 32 * self.chunks:
+            raise header_limit_exceeded("a chunk-size line or the trailers")
+
+    def end(self) -> None:
+        """The connection ended: the answer is complete only if it was framed by its end."""
+        if self.status is not None and self.framing == "close":
+            self.complete = True
+            return
+        if self.status is None:
+            raise httpx.RemoteProtocolError(
+                "peer closed connection without sending a complete response head"
+            )
+        assert self.body is not None
+        expected = self.headers.get("content-length")
         raise httpx.RemoteProtocolError(
-            "malformed response: both Content-Length and Transfer-Encoding, a sign of response "
-            "smuggling (RFC 9112 section 6.3)"
+            f"peer closed connection without sending complete message body (received "
+            f"{self.body.wire} bytes, expected {expected})"
+            if self.framing == "length"
+            else "peer closed connection without sending complete message body: incomplete "
+            "chunked read"
         )
-    try:
-        body = Body(
-            headers.get("content-encoding", ""), None if declared is None else int(declared), limit
-        )
-    except ValueError as exc:
-        raise httpx.RemoteProtocolError(f"malformed response: {exc}") from None
-    return headers, body
+
+    # -- httptools' callbacks --------------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        if self.complete:
+            raise _Stray
+
+    def on_status(self, reason: bytes) -> None:
+        self.reason += reason
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.fields.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        self.heads += 1
+        status = self.parser.get_status_code()
+        if 100 <= status < 200:
+            if status != 100:
+                raise _interim(status, self.reason)
+            self.reason, self.fields = b"", []  # 100 Continue: the answer comes behind it
+            return
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in self.fields:
+            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        declared = headers.get("content-length")
+        coding = headers.get("transfer-encoding")
+        if declared is not None and coding is not None:
+            raise httpx.RemoteProtocolError(
+                "malformed response: both Content-Length and Transfer-Encoding, a sign of "
+                "response smuggling (RFC 9112 section 6.3)"
+            )
+        if coding is not None and coding.strip().lower() != "chunked":
+            raise httpx.RemoteProtocolError(
+                f"malformed response: Only Transfer-Encoding: chunked is supported, not "
+                f"{coding[:40]!r}"
+            )
+        try:
+            self.body = Body(
+                headers.get("content-encoding", ""),
+                None if declared is None else int(declared),
+                self.limit,
+            )
+        except ValueError as exc:
+            raise httpx.RemoteProtocolError(f"malformed response: {exc}") from None
+        self.framing = "chunked" if coding else "length" if declared is not None else "close"
+        if status in (204, 304):
+            self.framing = "length"
+        self.headers, self.status = headers, status
+
+    def on_body(self, data: bytes) -> None:
+        assert self.body is not None
+        self.body.feed(data)
+
+    def on_chunk_header(self) -> None:
+        self.chunks += 1
+
+    def on_message_complete(self) -> None:
+        if self.status is None:  # the end of a 100 Continue
+            return
+        self.keep_alive = self.parser.should_keep_alive() and self.framing != "close"
+        self.complete = True
 
 
-def _protocol_error(exc: h11.RemoteProtocolError, answered: bool) -> Exception:
-    """h11's complaint in the transport's words."""
-    if exc.error_status_hint == 431:  # h11: "Receive buffer too long"
-        return header_limit_exceeded(
-            "a chunk-size line or the trailers" if answered else "the response headers"
-        )
-    message = str(exc)
-    if "_SWITCH_UPGRADE" in message:  # h11 refuses a 101 nobody asked for, in its own terms
-        return _interim(101, b"Switching Protocols")
-    return httpx.RemoteProtocolError(f"malformed response: {message[:200]} (h11)")
+def _stray(extra: bytes) -> httpx.RemoteProtocolError:
+    shown = f" ({extra[:40]!r}…)" if extra else ""
+    return httpx.RemoteProtocolError(
+        f"the server sent more after the complete response{shown}: two answers to one "
+        f"request, so neither is taken"
+    )
 
 
 def _interim(status: int, reason: bytes) -> httpx.RemoteProtocolError:
