@@ -8,9 +8,8 @@ transport owns one :class:`Connection` per replica and sends one request at a ti
 there is no pool to manage; each request leaves as one segment (its head written here: a request
 line, the checked header lines, ``Content-Length``), and the answer is parsed by httptools, the
 binding of llhttp — Node.js's HTTP/1.1 parser, in C — that uvicorn uses. It replaced h11 (the
-pure-Python parser under httpcore), which was half of the request stream's own CPU: 0.89 → 0.73
-ms of CPU a request for the Python API at 128 in flight on the CI machine class
-(``bench/README.md``).
+pure-Python parser under httpcore), which was half of the request stream's own CPU: the Python
+API spends 14% less CPU a request at 128 in flight, 21% less at 32 (``bench/README.md``).
 
 What this module adds to the parser is the I/O loop and the rules that keep every answer with the
 request that produced it:
