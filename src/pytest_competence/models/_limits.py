@@ -30,9 +30,9 @@ MIB = 2**20
 #: The largest response body accepted by default, on the wire and after decompression: an
 #: OpenAI-compatible answer of 16 MiB is already ~4 million tokens of text.
 DEFAULT_MAX_RESPONSE_MIB = 16
-#: The longest status line plus headers read; after them, chunk-size lines and trailers may
-#: take twice this plus 32 bytes a chunk (httpx, h11 and most servers accept 64 KiB of headers
-#: or less; an API answer sends well under 2 KiB).
+#: The longest status line plus headers read; after them, the chunk-size lines and trailers
+#: may take as much again beyond 32 bytes a chunk (httpx, h11 and most servers accept 64 KiB of
+#: headers or less; an API answer sends well under 2 KiB).
 HEADER_LIMIT = 2**16
 #: Seconds the header block may take after its first byte. Servers write their headers in one
 #: go; a block still dripping in after this is a server or proxy stalling, not a slow model.

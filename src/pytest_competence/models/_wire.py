@@ -289,8 +289,9 @@ class _Answer:
     the status, reason, headers and body; the checks llhttp leaves to us are here.
 
     llhttp bounds nothing that it hands over in pieces, and httptools joins a header's pieces
-    before calling :meth:`on_header`, so :meth:`feed` counts the bytes of the header block (and
-    of the trailers) *before* handing them over: at most :data:`HEADER_LIMIT` and one read.
+    before calling :meth:`on_header`, so :meth:`feed` counts the bytes of the header block, and
+    then of the chunk-size lines and trailers, as they are handed over: each at most
+    :data:`HEADER_LIMIT` (the latter beyond 32 bytes a chunk) and one read.
     """
 
     def __init__(self, limit: int) -> None:
@@ -305,11 +306,13 @@ class _Answer:
         self.complete = False
         self.keep_alive = False
         self.heads = 0  # header blocks complete: a 100 Continue's, then the answer's
-        self.outside_body = 0  # bytes of the head, chunk-size lines and trailers read so far
+        self.head_bytes = 0  # read while the head was incomplete, the body's left out
+        self.after_head = 0  # chunk-size lines and trailers read since
         self.chunks = 0
 
     def feed(self, data: bytes) -> None:
         body_before = self.body.wire if self.body is not None else 0
+        in_head = self.status is None
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserCallbackError as exc:
@@ -327,12 +330,16 @@ class _Answer:
             raise httpx.RemoteProtocolError(f"malformed response: {exc} (llhttp)") from None
         if self.complete:
             return
-        self.outside_body += len(data) - ((self.body.wire if self.body else 0) - body_before)
-        if self.status is None and self.outside_body > HEADER_LIMIT:
-            raise header_limit_exceeded("the response headers")
-        # After the head: a size line of up to 32 bytes a chunk, and the trailers.
-        if self.outside_body > 2 * HEADER_LIMIT + 32 * self.chunks:
-            raise header_limit_exceeded("a chunk-size line or the trailers")
+        framing = len(data) - ((self.body.wire if self.body else 0) - body_before)
+        if in_head:  # the read that ends the head counts as the head's
+            self.head_bytes += framing
+            if self.status is None and self.head_bytes > HEADER_LIMIT:
+                raise header_limit_exceeded("the response headers")
+            return
+        # After the head: the size lines, up to 32 bytes a chunk, and the trailers.
+        self.after_head += framing
+        if self.after_head > HEADER_LIMIT + 32 * self.chunks:
+            raise header_limit_exceeded("the chunk-size lines or the trailers")
 
     def end(self) -> None:
         """The connection ended: the answer is complete only if it was framed by its end."""
