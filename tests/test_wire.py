@@ -316,6 +316,45 @@ def test_a_header_name_that_is_not_a_token_is_refused(scripted, name):
     assert server.requests == []
 
 
+@pytest.fixture
+def uvloop_policy():
+    """uvloop's event loop policy for the test, as ``uvloop.install()`` sets it for a process."""
+    uvloop = pytest.importorskip("uvloop")
+    before = asyncio.get_event_loop_policy()
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    try:
+        yield uvloop
+    finally:
+        asyncio.set_event_loop_policy(before)
+
+
+def test_the_wire_runs_on_the_event_loop_the_policy_gives(scripted, uvloop_policy):
+    # A process that installed uvloop (common beside uvicorn) gives every asyncio.run a uvloop
+    # loop, whose transports are not asyncio.Transport subclasses.
+    server = scripted(lambda request: (reply(), False))
+    loops = []
+
+    def read(data: Any) -> Any:
+        return data
+
+    async def probe() -> None:
+        loops.append(type(asyncio.get_running_loop()).__module__)
+
+    asyncio.run(probe())
+    answers = post_all(
+        [Call("/chat/completions", {"n": k}) for k in range(8)],
+        read,
+        urls=[server.url],
+        headers={},
+        concurrency=4,
+        timeout=5.0,
+        policy=RetryPolicy(attempts=1),
+    )
+    assert loops[0].startswith("uvloop")
+    assert [answer for _, answer in sorted(answers)] == [json.loads(BODY)] * 8
+    assert server.connections == 4
+
+
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory):
     """A self-signed certificate for 127.0.0.1: (certificate file, key file)."""

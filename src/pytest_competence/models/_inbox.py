@@ -16,7 +16,7 @@ import socket
 import sys
 from collections import deque
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 __all__ = ["Inbox", "Kernel", "within"]
 
@@ -74,8 +74,9 @@ class Inbox(asyncio.Protocol):
         self.stale = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport, whichever loop made it: uvloop's implement asyncio.Transport's
+        # methods without subclassing it, so no isinstance check here.
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         self.stale |= self.idle

@@ -219,7 +219,7 @@ class Connection:
             raise httpx.ConnectTimeout(f"no connection within {timeout:g} s") from None
         except OSError as exc:  # refused, unreachable, DNS, TLS (ssl.SSLError is an OSError)
             raise httpx.ConnectError(str(exc) or type(exc).__name__) from None
-        assert isinstance(transport, asyncio.Transport)
+        # No isinstance(transport, asyncio.Transport) check: uvloop's are not subclasses of it.
         self.link = _Link(transport, inbox)
 
     async def _exchange(
