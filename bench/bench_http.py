@@ -12,6 +12,9 @@ with C requests in flight the limit is C / latency (C = 32: 640 requests/s). The
   out in its own worktree and virtual environment), in that checkout: old against new;
 - ``api``: this project's Python API on the same two designs (``spec.design()``, ``evaluate``,
   ``profile``), the ``openai:`` model resolved with ``resolve_model``;
+- ``api-designed``: the same, with both designs generated before the first request (kept in
+  memory, as no user run keeps them): the request stream, parsing and reduction alone, without
+  the design generated beside them — what the wire costs, against the ceiling;
 - ``aiohttp``: a minimal aiohttp client (one ``ClientSession``, C workers), the ceiling;
 - ``lm-eval``: lm-evaluation-harness's ``local-chat-completions`` (``generate_until``), in the
   Python named by ``COMPETENCE_BENCH_LMEVAL_PYTHON``;
@@ -28,7 +31,8 @@ server bounds what it gets. Printed: medians over the rounds, and min / median /
 ratios of the pytest path to the others. Nothing is asserted; every answer is checked.
 
     python bench/bench_http.py [--latency 0.05] [--concurrency 32 128] [--rounds 5]
-                               [--clients pytest api aiohttp lm-eval] [--baseline-python PY]
+                               [--clients pytest api api-designed aiohttp lm-eval]
+                               [--baseline-python PY]
 """
 
 from __future__ import annotations
@@ -104,6 +108,18 @@ def api_client(url: str, concurrency: int, _: Path) -> None:
         profile(evaluate(spec.family, spec.design(), model))
     if split is not None:
         split.mark_end()
+
+
+def api_designed_client(url: str, concurrency: int, _: Path) -> None:
+    from pytest_competence.evaluate import evaluate
+    from pytest_competence.models import resolve_model
+    from pytest_competence.profile import profile
+
+    model = resolve_model(f"openai:m@{url}?concurrency={concurrency}")
+    specs = example_specs()
+    designs = [list(spec.design()) for spec in specs]  # before the first request is sent
+    for spec, design in zip(specs, designs):
+        profile(evaluate(spec.family, design, model))
 
 
 def _messages(chat: dict[str, str]) -> list[dict[str, str]]:
@@ -192,6 +208,7 @@ def inspect_client(url: str, concurrency: int, prompts: Path) -> list[str]:
 
 CLIENTS: dict[str, Any] = {
     "api": api_client,
+    "api-designed": api_designed_client,
     "aiohttp": aiohttp_client,
     "lm-eval": lmeval_client,
     "inspect-ai": inspect_client,
@@ -288,7 +305,7 @@ def main() -> None:
     parser.add_argument(
         "--clients",
         nargs="+",
-        default=["pytest", "baseline", "api", "aiohttp", "lm-eval", "inspect-ai"],
+        default=["pytest", "baseline", "api", "api-designed", "aiohttp", "lm-eval", "inspect-ai"],
         help="Which clients (those without their Python are skipped)",
     )
     parser.add_argument(
@@ -314,6 +331,7 @@ def main() -> None:
         "pytest": sys.executable,
         "baseline": args.baseline_python,
         "api": sys.executable,
+        "api-designed": sys.executable,
         "aiohttp": sys.executable if _has(sys.executable, "aiohttp") else None,
         **{k: os.environ.get(v) for k, v in ENVIRONMENTS.items()},
     }
@@ -376,7 +394,7 @@ def report(
         f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs over the run"
     )
     print(
-        f"{'C':>4} {'client':11}{'in-window/limit':>16}{'end to end/limit':>18}{'CPU ms/req':>12}"
+        f"{'C':>4} {'client':13}{'in-window/limit':>16}{'end to end/limit':>18}{'CPU ms/req':>12}"
         f"{'server ms/req':>15}   per round, in-window/limit"
     )
     for c in args.concurrency:
@@ -389,7 +407,7 @@ def report(
             server = [r["server"] / r["n"] * 1e3 for r in rs]
             rounds = " ".join(f"{w:.2f}" for w in window)
             print(
-                f"{c:>4} {kind:11}{med(window):16.3f}{med(e2e):18.3f}{med(cpu):12.3f}{med(server):15.3f}"
+                f"{c:>4} {kind:13}{med(window):16.3f}{med(e2e):18.3f}{med(cpu):12.3f}{med(server):15.3f}"
                 f"   {rounds}"
             )
         if "pytest" not in kinds:
