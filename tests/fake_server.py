@@ -333,11 +333,22 @@ class FakeServer:
             self.proc.wait()
 
 
+MAX_PORTS = 64  # replicas one fake server starts at most
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ports", type=int, default=1, help="Listening ports (replicas)")
+    # No abbreviations: "--port 34051" must not pass for "--ports 34051" (34,051 replicas).
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0], allow_abbrev=False)
+    parser.add_argument(
+        "--ports", type=int, default=1, help=f"Listening ports (replicas), 1 to {MAX_PORTS}"
+    )
     parser.add_argument("--latency", type=float, default=0.0, help="Seconds before each answer")
     args = parser.parse_args()
+    if not 1 <= args.ports <= MAX_PORTS:
+        parser.error(
+            f"--ports is how many replicas to start (each picks a free port itself), 1 to "
+            f"{MAX_PORTS}, got {args.ports}"
+        )
     state = _State(args.latency)
     handler = type("Handler", (_Handler,), {"state": state})
     servers = []

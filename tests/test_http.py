@@ -412,3 +412,23 @@ def test_plugin_import_does_not_load_backends():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--ports", "0"], "--ports is how many replicas to start"),
+        (["--ports", "100000"], "1 to 64, got 100000"),
+        (["--port", "34051"], "unrecognized arguments: --port 34051"),  # no prefix of --ports
+    ],
+)
+def test_the_fake_server_refuses_a_replica_count_it_should_not_start(argv, message):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).with_name("fake_server.py")
+    done = subprocess.run(
+        [sys.executable, str(script), *argv], capture_output=True, text=True, timeout=60, input=""
+    )
+    assert done.returncode == 2 and message in done.stderr
