@@ -13,8 +13,8 @@ with C requests in flight the limit is C / latency (C = 32: 640 requests/s). The
 - ``api``: this project's Python API on the same two designs (``spec.design()``, ``evaluate``,
   ``profile``), the ``openai:`` model resolved with ``resolve_model``;
 - ``api-designed``: the same, with both designs generated before the first request (kept in
-  memory, as no user run keeps them): the request stream, parsing and reduction alone, without
-  the design generated beside them — what the wire costs, against the ceiling;
+  memory, as no user run keeps them): the request stream, parsing and reduction alone, with no
+  design generated inside the window — what the wire costs, against the ceiling;
 - ``aiohttp``: a minimal aiohttp client (one ``ClientSession``, C workers), the ceiling;
 - ``lm-eval``: lm-evaluation-harness's ``local-chat-completions`` (``generate_until``), in the
   Python named by ``COMPETENCE_BENCH_LMEVAL_PYTHON``;
@@ -94,32 +94,23 @@ def write_prompts(path: Path) -> list[str]:
     return [answer_for(c["text"]) for c in chats]
 
 
-def api_client(url: str, concurrency: int, _: Path) -> None:
+def api_client(url: str, concurrency: int, _: Path, designed: bool = False) -> None:
+    """The Python API on the example's designs; ``designed``: generated before the first
+    request (the ``api-designed`` client) instead of beside the request stream."""
     from pytest_competence.evaluate import evaluate
     from pytest_competence.models import resolve_model
     from pytest_competence.profile import profile
 
     model = resolve_model(f"openai:m@{url}?concurrency={concurrency}")
     specs = example_specs()
+    designs = [list(spec.design()) if designed else spec.design() for spec in specs]
     split = sys.modules.get("competence_cpu_split")  # bench_cpu_split.py's accounting, if loaded
     if split is not None:
         split.mark_start()
-    for spec in specs:
-        profile(evaluate(spec.family, spec.design(), model))
-    if split is not None:
-        split.mark_end()
-
-
-def api_designed_client(url: str, concurrency: int, _: Path) -> None:
-    from pytest_competence.evaluate import evaluate
-    from pytest_competence.models import resolve_model
-    from pytest_competence.profile import profile
-
-    model = resolve_model(f"openai:m@{url}?concurrency={concurrency}")
-    specs = example_specs()
-    designs = [list(spec.design()) for spec in specs]  # before the first request is sent
     for spec, design in zip(specs, designs):
         profile(evaluate(spec.family, design, model))
+    if split is not None:
+        split.mark_end()
 
 
 def _messages(chat: dict[str, str]) -> list[dict[str, str]]:
@@ -208,7 +199,7 @@ def inspect_client(url: str, concurrency: int, prompts: Path) -> list[str]:
 
 CLIENTS: dict[str, Any] = {
     "api": api_client,
-    "api-designed": api_designed_client,
+    "api-designed": lambda url, concurrency, prompts: api_client(url, concurrency, prompts, True),
     "aiohttp": aiohttp_client,
     "lm-eval": lmeval_client,
     "inspect-ai": inspect_client,
