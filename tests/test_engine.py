@@ -229,6 +229,20 @@ def test_plugin_import_stays_light():
     assert out.stdout.strip() == "[]"
 
 
+def test_a_run_without_competence_tests_loads_no_engine(pytester):
+    """With the plugin installed, every pytest run configures it: a run of plain tests (and no
+    model named) must not pay for the engine's imports (numpy alone is ~0.15 s of start-up)."""
+    pytester.makepyfile(
+        "import sys\n"
+        "def test_modules():\n"
+        "    heavy = ('numpy', 'scipy', 'httpx', 'pytest_competence.spec')\n"
+        "    print('\\nLOADED', sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    result = pytester.runpytest_subprocess("-s", "-p", "no:randomly")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["LOADED []"])
+
+
 def test_passing_verdict_imports_no_scipy(tmp_path):
     """A test right on every prompt needs no p-value: its verdict and profile import no scipy
     (0.3–0.4 s of CPU); the same suite against a model with failures does."""

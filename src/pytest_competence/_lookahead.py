@@ -318,10 +318,7 @@ class Lookahead:
     """The run's pipelines: the next test's started once this one's last chunk is asked."""
 
     def __init__(self, session: CompetenceSession, size: int) -> None:
-        from pytest_competence.spec import CHUNK_CHARACTERS
-
         self.session, self.size = session, size
-        self.characters = WINDOW_CHUNKS * CHUNK_CHARACTERS
         self.windows: dict[str, Window] = {}
         self.ahead: dict[tuple, Pipeline] = {}  # started for a later test, not yet taken
         # Evaluations under way or done: a later test of the same design and model reuses the
@@ -330,6 +327,15 @@ class Lookahead:
         self._next: tuple[CompetenceSpec, Model, tuple] | None = None
         self._owed = False  # a pipeline finished asking before the next test was known
         self._lock = threading.Lock()
+
+    @property
+    def characters(self) -> int:
+        """Prompt characters a window holds. Read when a window is made, not at install: the
+        lookahead is made in every run with the plugin on, competence tests or not, and the
+        spec module loads numpy (~0.15 s of start-up)."""
+        from pytest_competence.spec import CHUNK_CHARACTERS
+
+        return WINDOW_CHUNKS * CHUNK_CHARACTERS
 
     @classmethod
     def install(cls, config: pytest.Config, session: CompetenceSession) -> Lookahead | None:
