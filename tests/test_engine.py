@@ -229,18 +229,21 @@ def test_plugin_import_stays_light():
     assert out.stdout.strip() == "[]"
 
 
-def test_a_run_without_competence_tests_loads_no_engine(pytester):
-    """With the plugin installed, every pytest run configures it: a run of plain tests (and no
-    model named) must not pay for the engine's imports (numpy alone is ~0.15 s of start-up)."""
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_run_without_competence_tests_loads_no_engine(pytester, workers):
+    """With the plugin installed, every pytest run configures it (in xdist's controller and in
+    each worker): a run of plain tests, no model named, must not pay for the engine's imports
+    (numpy alone is ~0.15 s of start-up)."""
     pytester.makepyfile(
         "import sys\n"
-        "def test_modules():\n"
+        "import pytest\n"
+        "@pytest.mark.parametrize('k', range(4))\n"
+        "def test_modules(k):\n"
         "    heavy = ('numpy', 'scipy', 'httpx', 'pytest_competence.spec')\n"
-        "    print('\\nLOADED', sorted(m for m in heavy if m in sys.modules))\n"
+        "    assert [m for m in heavy if m in sys.modules] == []\n"
     )
-    result = pytester.runpytest_subprocess("-s", "-p", "no:randomly")
-    result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["LOADED []"])
+    result = pytester.runpytest_subprocess("-p", "no:randomly", *workers)
+    result.assert_outcomes(passed=4)
 
 
 def test_passing_verdict_imports_no_scipy(tmp_path):
