@@ -6,7 +6,7 @@ configure time the settings are read and checked once (:class:`~._session.Compet
 cheap model specs are resolved (a bad one is a usage error before anything runs), and the plugins
 that do the work are registered: the marker's tests and fixtures (:mod:`._fixtures`), the verdict
 after each body (:mod:`._verdict`), minimisation (:mod:`.minimise`), the audit
-(:mod:`.audit.plugin`), the lookahead (:mod:`._lookahead`) and the xdist hand-over.
+(:mod:`.audit._plugin`), the lookahead (:mod:`._lookahead`) and the xdist hand-over.
 """
 
 from __future__ import annotations
