@@ -253,6 +253,20 @@ CLI_ROWS = [
         "competence trend: --alpha 2: expected a number in (0, 1), e.g. 0.05",
     ),
     CliRow(
+        "trend-unknown-test",
+        ("trend", "{file:good}", "{file:good}", "--test", "equivalence"),
+        "argument --test: invalid choice: 'equivalence' (choose from 'regression', "
+        "'non-inferiority')",
+        usage=True,
+    ),
+    CliRow(
+        "trend-non-inferiority-no-margin",
+        ("trend", "{file:good}", "{file:good}", "--test", "non-inferiority"),
+        "competence trend: --test non-inferiority needs --margin above 0 (the accuracy a "
+        "checkpoint may lose); at 0 only a checkpoint significantly better than its reference "
+        "passes. Give one, e.g. --margin 0.02",
+    ),
+    CliRow(
         "trend-markdown-missing-dir",
         ("trend", "{file:good}", "{file:good}", "--markdown", "missing/t.md"),
         "--markdown missing/t.md: the directory missing does not exist",

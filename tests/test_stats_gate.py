@@ -549,6 +549,41 @@ def test_series_compares_with_the_previous_and_the_first_matched_by_id():
             ]
 
 
+def test_a_non_inferiority_series_applies_the_gates_decision_to_each_comparison():
+    """Each comparison's cells, counted here from the bits, decided by the non-inferiority gate's
+    own test (one-sided, Holm across the comparison's cells); the McNemar figures unchanged."""
+    checkpoints = make_checkpoints()
+    # Independent bits on 30 pairs a cell disagree often: only a wide margin is ever shown.
+    plain = stats.checkpoint_series(checkpoints, alpha=0.05, margin=0.4)
+    rows = stats.checkpoint_series(checkpoints, alpha=0.05, margin=0.4, test="non-inferiority")
+    keep = ("b", "c", "pairs", "p_value", "p_holm", "regression", "low", "high")
+    assert [[getattr(r, k) for k in keep] for r in rows] == [
+        [getattr(r, k) for k in keep] for r in plain
+    ]
+    assert all(r.test == "regression" and r.noninferior is None for r in plain)
+    comparisons: dict[tuple[str, str], list[stats.TrendRow]] = {}
+    for row in rows:
+        comparisons.setdefault((row.checkpoint, row.reference), []).append(row)
+    verdicts = []
+    for chosen in comparisons.values():
+        decision = stats.noninferiority_decision(
+            [(r.b, r.c, r.pairs) for r in chosen], margin=0.4, alpha=0.05
+        )
+        for row, cell in zip(chosen, decision.cells, strict=True):
+            assert row.test == "non-inferiority"
+            assert row.lower_holm == pytest.approx(cell.lower_holm, rel=1e-12)
+            assert row.noninferior is cell.noninferior
+        power = stats.gate_power(
+            [(r.b, r.c, r.pairs) for r in chosen], alpha=0.05, margin=0.4, test="non-inferiority"
+        )
+        assert [r.detectable_drop for r in chosen] == pytest.approx(
+            [cell.detectable_drop for cell in power.cells], rel=1e-12
+        )
+        verdicts.append(decision.passed)
+    # The series holds both outcomes: a comparison shown non-inferior and one that is not.
+    assert sorted(verdicts) == [False, False, True], verdicts
+
+
 def test_series_refuses_checkpoints_that_do_not_match():
     first, second, _ = make_checkpoints()
     with pytest.raises(ValueError, match="at least two"):
@@ -575,3 +610,7 @@ def test_series_refuses_checkpoints_that_do_not_match():
     twice = stats.Checkpoint("twice", ["a", "a"], np.array([4, 4]), {"original": np.ones(2, bool)})
     with pytest.raises(ValueError, match="must be unique"):
         stats.checkpoint_series([twice, twice])
+    with pytest.raises(ValueError, match="test must be 'regression' or 'non-inferiority'"):
+        stats.checkpoint_series([first, second], test="equivalence")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="needs a margin above 0"):
+        stats.checkpoint_series([first, second], test="non-inferiority")

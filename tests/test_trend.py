@@ -126,3 +126,62 @@ def test_trend_chooses_the_model_of_an_archive_that_holds_several(pytester: pyte
     # One --model for every archive: next.json has no result of it, so nothing is left.
     done = _trend(pytester.path, "both.json", "next.json", "--model", WORSE)
     assert done.returncode == 2 and "no result of the chosen model" in done.stderr
+
+
+def test_a_non_inferiority_series_is_the_non_inferiority_gates_decision(
+    pytester: pytest.Pytester,
+):
+    """``--test non-inferiority``: each comparison is what the plugin's gate of that name
+    decides for the later checkpoint against the earlier one — the same cells, bounds and
+    verdicts, read from the archive alone."""
+    write_suite(pytester, extra=", gate='non-inferiority', regression_margin=0.1")
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--competence-model",
+        f"{GOOD},{TWIN},{WORSE}",
+        "--competence-baseline",
+        GOOD,
+        "--competence-json=gated.json",
+    )
+    result.assert_outcomes(passed=2, failed=1)  # the worse checkpoint is not non-inferior
+    gates = {
+        r["model"]: r["gate"]
+        for r in json.loads((pytester.path / "gated.json").read_text("utf-8"))["results"]
+    }
+    for model, status in ((TWIN, 0), (WORSE, 1)):
+        done = _trend(
+            pytester.path,
+            "gated.json",
+            "gated.json",
+            "--model",
+            GOOD,
+            "--model",
+            model,
+            "--test",
+            "non-inferiority",
+            "--margin",
+            "0.1",
+            "--json",
+            "t.json",
+        )
+        assert done.returncode == status, done.stderr
+        document = json.loads((pytester.path / "t.json").read_text("utf-8"))
+        assert document["test"] == "non-inferiority"
+        rows = document["tests"][0]["rows"]
+        cells = {(c["n"], c["presentation"]): c for c in gates[model]["comparisons"]}
+        assert {(r["n"], r["presentation"]) for r in rows} == set(cells)
+        for row in rows:
+            cell = cells[row["n"], row["presentation"]]
+            assert (row["b"], row["c"], row["pairs"]) == (cell["b"], cell["c"], cell["pairs"])
+            assert row["lower_holm"] == pytest.approx(cell["lower_holm"], rel=1e-12)
+            assert row["noninferior"] is cell["noninferior"]
+            assert row["detectable_drop"] == pytest.approx(cell["detectable_drop"], rel=1e-12)
+        assert all(r["noninferior"] for r in rows) is gates[model]["passed"]
+        said = "competence trend: not shown non-inferior (margin 0.1)"
+        assert (said in done.stderr) is (status == 1), done.stderr
+        assert ("NOT SHOWN" in done.stdout) is (status == 1)
+    # The regression series of the same archives carries no non-inferiority figures.
+    done = _trend(pytester.path, "gated.json", "gated.json", "--model", GOOD, "--model", TWIN)
+    assert done.returncode == 0, done.stderr
+    assert "lower bound (Holm)" not in done.stdout

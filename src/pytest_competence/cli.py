@@ -62,7 +62,18 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "once per archive in order",
     )
     trend.add_argument(
-        "--alpha", type=float, default=0.05, help="McNemar's level, after Holm (default 0.05)"
+        "--test",
+        choices=("regression", "non-inferiority"),
+        default="regression",
+        help="regression (McNemar; the default) or non-inferiority (one-sided, H0: Δ <= -margin, "
+        "as the gate of that name; needs --margin above 0), Holm per comparison",
+    )
+    trend.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="The tests' level after Holm: McNemar's two-sided, non-inferiority's one-sided "
+        "(default 0.05)",
     )
     trend.add_argument(
         "--margin", type=float, default=0.0, help="Accuracy drop tolerated (default 0)"
@@ -251,7 +262,8 @@ def _ini_cache() -> tuple[Path, str]:
 
 def trend(args: argparse.Namespace) -> int:
     """``competence trend``: print the series, write it as Markdown and JSON if asked; exit 1
-    when any comparison shows a significant regression (so a CI step can gate on it)."""
+    when any comparison shows a significant regression or, with ``--test non-inferiority``,
+    when any comparison is not shown non-inferior (so a CI step can gate on it)."""
     from pytest_competence._files import write_json_atomic, write_text_atomic
     from pytest_competence.report._trend import trend_document, trend_lines, trend_markdown
 
@@ -269,6 +281,7 @@ def trend(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         margin=args.margin,
         confidence=args.confidence,
+        test=args.test,
     )
     for line in trend_lines(document):
         print(line)
@@ -290,7 +303,20 @@ def trend(args: argparse.Namespace) -> int:
     )
     for where in regressed:
         print(f"competence trend: significant regression, {where}", file=sys.stderr)
-    return 1 if regressed else 0
+    unproven = sorted(
+        {
+            f"{block['test']}: {r['checkpoint']} against {r['reference']}"
+            for block in document["tests"]
+            for r in block["rows"]
+            if r.get("noninferior") is False
+        }
+    )
+    for where in unproven:
+        print(
+            f"competence trend: not shown non-inferior (margin {args.margin:g}), {where}",
+            file=sys.stderr,
+        )
+    return 1 if regressed or unproven else 0
 
 
 def batch_import(args: argparse.Namespace) -> int:

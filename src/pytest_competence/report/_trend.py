@@ -7,7 +7,9 @@ across the comparison's cells, Δ with Tango's score interval, and the drop the 
 have detected. The paired bits are each result's ``instances`` — ``ids``, ``level`` and
 ``correct`` (one ``0``/``1`` per instance and presentation, invalid answers ``0``) — matched by
 instance id; the records file is not read. Archives of another design (their ``design.fingerprint``
-differs) are refused, as the gate refuses them.
+differs) are refused, as the gate refuses them. With ``test="non-inferiority"`` each comparison
+is also the non-inferiority gate's decision (one-sided, Holm across its cells, H0: Δ ≤ −margin),
+so a suite gated that way has a series of the same test.
 """
 
 from __future__ import annotations
@@ -70,17 +72,29 @@ def trend_document(
     alpha: float = 0.05,
     margin: float = 0.0,
     confidence: float = 0.95,
+    test: str = "regression",
 ) -> tuple[dict[str, Any], list[str]]:
     """The series of ``paths`` (oldest first) as a JSON-able document, and notes on what was
     left out (tests not in every archive, results that ended in errors).
 
     ``models`` chooses the model of archives that hold several: none, one for every archive,
-    or one per archive in order. Raises :class:`TrendError` naming the archive and the fix.
+    or one per archive in order. ``test``: ``"regression"`` (McNemar) or ``"non-inferiority"``
+    (each comparison's non-inferiority decision beside it; needs ``margin`` above 0). Raises
+    :class:`TrendError` naming the archive and the fix.
     """
     from pytest_competence import stats
     from pytest_competence._gate import archived_correct, archived_fingerprint
     from pytest_competence._gate import design_differences as differences
 
+    kind = test  # the name ``test`` goes to each test of the suite below
+    if kind not in ("regression", "non-inferiority"):
+        raise TrendError(f"test must be 'regression' or 'non-inferiority', got {kind!r}")
+    if kind == "non-inferiority" and not margin:
+        raise TrendError(
+            "--test non-inferiority needs --margin above 0 (the accuracy a checkpoint may lose); "
+            "at 0 only a checkpoint significantly better than its reference passes. Give one, "
+            "e.g. --margin 0.02"
+        )
     if len(paths) < 2:
         raise TrendError(f"give at least two archives, oldest first; got {len(paths)}")
     if len(models) not in (0, 1, len(paths)):
@@ -146,7 +160,11 @@ def trend_document(
         ]
         try:
             rows = stats.checkpoint_series(
-                series, alpha=alpha, margin=margin, confidence=confidence
+                series,
+                alpha=alpha,
+                margin=margin,
+                confidence=confidence,
+                test=kind,  # type: ignore[arg-type]  # checked above
             )
         except ValueError as exc:
             raise TrendError(f"{test}: {exc}") from None
@@ -167,6 +185,7 @@ def trend_document(
         "schema": SCHEMA,
         "plugin_version": __version__,
         "archives": list(paths),
+        "test": kind,
         "alpha": alpha,
         "margin": margin,
         "power": 0.8,
@@ -185,11 +204,20 @@ def _comparisons(block: Mapping[str, Any]) -> list[tuple[str, str, str, list[Map
     return [(*key, rows) for key, rows in out.items()]
 
 
+def _noninferiority(rows: Sequence[Mapping[str, Any]]) -> bool:
+    return bool(rows) and rows[0].get("test") == "non-inferiority"
+
+
 def _table(rows: Sequence[Mapping[str, Any]], confidence: float) -> list[list[str]]:
     head = ["n", "presentation", "pairs", "accuracy", "reference", "Δ", f"{confidence:.0%} CI"]
-    head += ["b", "c", "p (Holm)", "detectable drop", "verdict"]
+    shown = _noninferiority(rows)
+    head += ["b", "c", "p (Holm)", "margin at 80% power" if shown else "detectable drop"]
+    head += ["lower bound (Holm)", "verdict"] if shown else ["verdict"]
     out = [head]
     for r in rows:
+        verdict = "REGRESSION" if r["regression"] else "—"
+        if shown:
+            verdict = "non-inferior" if r["noninferior"] else "NOT SHOWN"
         out.append(
             [
                 str(r["n"]),
@@ -203,7 +231,8 @@ def _table(rows: Sequence[Mapping[str, Any]], confidence: float) -> list[list[st
                 str(r["c"]),
                 p_text(r["p_holm"]),
                 f"{r['detectable_drop']:.3f}",
-                "REGRESSION" if r["regression"] else "—",
+                *([f"{r['lower_holm']:+.3f}"] if shown else []),
+                verdict,
             ]
         )
     return out
@@ -213,16 +242,36 @@ def _verdict(rows: Sequence[Mapping[str, Any]], margin: float) -> str:
     found = sum(1 for r in rows if r["regression"])
     drop = max(r["detectable_drop"] for r in rows)
     text = f"{found} significant regression(s)" if found else "no significant regression"
+    if _noninferiority(rows):
+        unproven = sum(1 for r in rows if not r["noninferior"])
+        shown = (
+            f"not shown non-inferior at {unproven} of {len(rows)} cells"
+            if unproven
+            else f"non-inferior at all {len(rows)} cells"
+        )
+        return (
+            f"{shown} (margin {margin:g}); {text}; an equally good checkpoint is shown "
+            f"within {drop:.3f} at 80% power"
+        )
     return f"{text}; detectable drop {drop:.3f} at 80% power" + (
         f" (margin {margin:g})" if margin else ""
     )
+
+
+def _tests(document: Mapping[str, Any]) -> str:
+    if document.get("test") == "non-inferiority":
+        return (
+            "non-inferiority (one-sided, H0 Δ ≤ −margin) and McNemar, each with Holm per "
+            "comparison,"
+        )
+    return "McNemar with Holm per comparison"
 
 
 def trend_lines(document: Mapping[str, Any]) -> list[str]:
     """The terminal's table: per test, per comparison, the cells and the verdict."""
     lines = [
         f"competence trend: {len(document['archives'])} checkpoints, "
-        f"{len(document['tests'])} test(s); McNemar with Holm per comparison at α "
+        f"{len(document['tests'])} test(s); {_tests(document)} at α "
         f"{document['alpha']:g}, Tango {document['confidence']:.0%} intervals",
         f"  paired bits: {document['source']}",
     ]
@@ -248,8 +297,8 @@ def trend_markdown(document: Mapping[str, Any]) -> str:
     out = [
         "## Competence trend",
         "",
-        f"{len(document['archives'])} checkpoints, oldest first; McNemar with Holm per "
-        f"comparison at α {document['alpha']:g}; paired bits: {cell(document['source'])}.",
+        f"{len(document['archives'])} checkpoints, oldest first; {_tests(document)} at α "
+        f"{document['alpha']:g}; paired bits: {cell(document['source'])}.",
         "",
     ]
     for block in document["tests"]:

@@ -3,9 +3,12 @@
 For a team that gates every checkpoint of a training run: per level × presentation, the paired
 accuracy difference Δ = later − earlier with Tango's score interval, McNemar's test (Holm across
 the cells of each comparison, as the regression gate does), and the drop that comparison could
-have detected (:func:`~pytest_competence.stats.detectable_drop`, at α/m for its m cells). Every
-figure comes from per-instance correctness matched by instance id, so an archive of each
-checkpoint is enough: no model is asked again.
+have detected (:func:`~pytest_competence.stats.detectable_drop`, at α/m for its m cells). With
+``test="non-inferiority"``, each comparison is also the non-inferiority gate's decision
+(:func:`~pytest_competence.stats.noninferiority_decision`: one-sided, Holm across its cells,
+H0: Δ ≤ −margin), so a suite gated that way gets a series of the same test. Every figure comes
+from per-instance correctness matched by instance id, so an archive of each checkpoint is
+enough: no model is asked again.
 """
 
 from __future__ import annotations
@@ -19,7 +22,11 @@ from numpy.typing import ArrayLike
 
 from pytest_competence.stats.detectable import detectable_drop
 from pytest_competence.stats.intervals import check_open_unit
-from pytest_competence.stats.noninferiority import check_margin, paired_difference_interval
+from pytest_competence.stats.noninferiority import (
+    check_margin,
+    noninferiority_decision,
+    paired_difference_interval,
+)
 from pytest_competence.stats.paired import holm, mcnemar_paired
 
 __all__ = ["Checkpoint", "TrendRow", "checkpoint_series"]
@@ -49,7 +56,13 @@ class TrendRow:
     ``low``/``high`` Tango's two-sided score interval on it at the series' confidence;
     ``b``/``c``, ``method`` and ``p_value`` McNemar's test (``b``: the later checkpoint right,
     the reference wrong), ``p_holm`` Holm across the comparison's cells; ``detectable_drop``
-    the regression gate's at α/m; ``regression`` is ``delta < −margin and p_holm < alpha``.
+    the gate's at α/m (the regression gate's; under ``test="non-inferiority"`` that gate's: the
+    smallest margin a checkpoint exactly as good as its reference passes with 80% power);
+    ``regression`` is ``delta < −margin and p_holm < alpha``.
+    With ``test="non-inferiority"``: ``lower_holm`` is the one-sided lower bound on Δ at the
+    level Holm tests the cell at, ``noninferior`` whether Holm rejects Δ ≤ −margin there (the
+    non-inferiority gate's cell verdict; a comparison passes when every cell is non-inferior);
+    both are ``None`` under the regression test.
     """
 
     checkpoint: str
@@ -70,6 +83,9 @@ class TrendRow:
     p_holm: float
     detectable_drop: float
     regression: bool
+    test: Literal["regression", "non-inferiority"] = "regression"
+    lower_holm: float | None = None
+    noninferior: bool | None = None
 
 
 def checkpoint_series(
@@ -79,6 +95,7 @@ def checkpoint_series(
     margin: float = 0.0,
     power: float = 0.80,
     confidence: float = 0.95,
+    test: Literal["regression", "non-inferiority"] = "regression",
 ) -> list[TrendRow]:
     """Every checkpoint after the first against the previous one, and from the third on also
     against the first (for the second, the previous one is the first).
@@ -87,17 +104,27 @@ def checkpoint_series(
     order) with the same level for each. A comparison covers the presentations both
     checkpoints have, in the later one's order, and its levels ascending. ``alpha`` is the
     two-sided level of the McNemar tests and of the detectable drop; ``confidence`` is the
-    intervals'.
+    intervals'. ``test="non-inferiority"`` adds each comparison's non-inferiority decision at
+    one-sided level ``alpha`` with ``margin`` (which must then be above 0), as the gate of that
+    name takes it.
 
     Raises:
         ValueError: fewer than two checkpoints, instances that do not match (named, with
-            what differs), arrays of the wrong shape, or two checkpoints without a common
-            presentation.
+            what differs), arrays of the wrong shape, two checkpoints without a common
+            presentation, an unknown ``test``, or ``test="non-inferiority"`` with margin 0.
     """
     alpha = check_open_unit(alpha, "alpha", "0.05")
     power = check_open_unit(power, "power", "0.8")
     confidence = check_open_unit(confidence, "confidence", "0.95")
     margin = check_margin(margin)
+    if test not in ("regression", "non-inferiority"):
+        raise ValueError(f"test must be 'regression' or 'non-inferiority', got test={test!r}")
+    if test == "non-inferiority" and margin == 0:
+        raise ValueError(
+            "test='non-inferiority' needs a margin above 0 (the accuracy a checkpoint may "
+            "lose), got margin=0; at 0 only a checkpoint significantly better than its "
+            "reference passes. Give one, e.g. margin=0.02"
+        )
     if len(checkpoints) < 2:
         raise ValueError(
             f"checkpoints must hold at least two checkpoints to compare, got {len(checkpoints)}"
@@ -119,6 +146,7 @@ def checkpoint_series(
                     margin=margin,
                     power=power,
                     confidence=confidence,
+                    test=test,
                 )
             )
     return rows
@@ -134,6 +162,7 @@ def _compare(
     margin: float,
     power: float,
     confidence: float,
+    test: Literal["regression", "non-inferiority"],
 ) -> list[TrendRow]:
     name, level, correct = aligned[k]
     ref_name, _, ref_correct = aligned[reference]
@@ -150,13 +179,22 @@ def _compare(
         for presentation in presentations:
             x, y = correct[presentation][mask], ref_correct[presentation][mask]
             cells.append((int(n), presentation, x, y, mcnemar_paired(x, y)))
-    adjusted = holm([test.p_value for *_, test in cells])
+    adjusted = holm([mcnemar.p_value for *_, mcnemar in cells])
     per_cell = alpha / len(cells)
+    decided = (
+        noninferiority_decision(
+            [(m.b, m.c, int(x.size)) for _, _, x, _, m in cells], margin=margin, alpha=alpha
+        ).cells
+        if test == "non-inferiority"
+        else [None] * len(cells)
+    )
     rows = []
-    for (n, presentation, x, y, test), p_holm in zip(cells, adjusted, strict=True):
+    for (n, presentation, x, y, mcnemar), p_holm, cell in zip(
+        cells, adjusted, decided, strict=True
+    ):
         size = int(x.size)
-        delta = (test.b - test.c) / size
-        low, high = paired_difference_interval(test.b, test.c, size, confidence=confidence)
+        delta = (mcnemar.b - mcnemar.c) / size
+        low, high = paired_difference_interval(mcnemar.b, mcnemar.c, size, confidence=confidence)
         rows.append(
             TrendRow(
                 checkpoint=name,
@@ -170,13 +208,18 @@ def _compare(
                 delta=delta,
                 low=low,
                 high=high,
-                b=test.b,
-                c=test.c,
-                method=test.method,
-                p_value=test.p_value,
+                b=mcnemar.b,
+                c=mcnemar.c,
+                method=mcnemar.method,
+                p_value=mcnemar.p_value,
                 p_holm=p_holm,
-                detectable_drop=detectable_drop(test.b, test.c, size, alpha=per_cell, power=power),
+                detectable_drop=detectable_drop(
+                    mcnemar.b, mcnemar.c, size, alpha=per_cell, power=power, test=test
+                ),
                 regression=delta < -margin and p_holm < alpha,
+                test=test,
+                lower_holm=None if cell is None else cell.lower_holm,
+                noninferior=None if cell is None else cell.noninferior,
             )
         )
     return rows
