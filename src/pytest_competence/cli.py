@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from pytest_competence._settings import (
     output_path_problem,
@@ -293,24 +294,21 @@ def trend(args: argparse.Namespace) -> int:
         print(f"competence JSON: {args.json}")
     for note in notes:
         print(f"competence trend: {note}", file=sys.stderr)
-    regressed = sorted(
-        {
-            f"{block['test']}: {r['checkpoint']} against {r['reference']}"
-            for block in document["tests"]
-            for r in block["rows"]
-            if r["regression"]
-        }
-    )
+
+    def comparisons(flagged: Callable[[dict[str, Any]], bool]) -> list[str]:
+        return sorted(
+            {
+                f"{block['test']}: {r['checkpoint']} against {r['reference']}"
+                for block in document["tests"]
+                for r in block["rows"]
+                if flagged(r)
+            }
+        )
+
+    regressed = comparisons(lambda r: r["regression"])
+    unproven = comparisons(lambda r: r["noninferior"] is False)
     for where in regressed:
         print(f"competence trend: significant regression, {where}", file=sys.stderr)
-    unproven = sorted(
-        {
-            f"{block['test']}: {r['checkpoint']} against {r['reference']}"
-            for block in document["tests"]
-            for r in block["rows"]
-            if r.get("noninferior") is False
-        }
-    )
     for where in unproven:
         print(
             f"competence trend: not shown non-inferior (margin {args.margin:g}), {where}",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pytest_competence._version import __version__
 from pytest_competence.report._cells import aligned, markdown_table, p_text
@@ -72,7 +72,7 @@ def trend_document(
     alpha: float = 0.05,
     margin: float = 0.0,
     confidence: float = 0.95,
-    test: str = "regression",
+    test: Literal["regression", "non-inferiority"] = "regression",
 ) -> tuple[dict[str, Any], list[str]]:
     """The series of ``paths`` (oldest first) as a JSON-able document, and notes on what was
     left out (tests not in every archive, results that ended in errors).
@@ -86,10 +86,7 @@ def trend_document(
     from pytest_competence._gate import archived_correct, archived_fingerprint
     from pytest_competence._gate import design_differences as differences
 
-    kind = test  # the name ``test`` goes to each test of the suite below
-    if kind not in ("regression", "non-inferiority"):
-        raise TrendError(f"test must be 'regression' or 'non-inferiority', got {kind!r}")
-    if kind == "non-inferiority" and not margin:
+    if test == "non-inferiority" and not margin:  # said before any archive is read
         raise TrendError(
             "--test non-inferiority needs --margin above 0 (the accuracy a checkpoint may lose); "
             "at 0 only a checkpoint significantly better than its reference passes. Give one, "
@@ -117,10 +114,10 @@ def trend_document(
         usable.append(kept)
     tests = [dict.fromkeys(r["test"] for r in results) for results in usable]
     shared = [t for t in tests[0] if all(t in others for others in tests[1:])]
-    for test in dict.fromkeys(t for held in tests for t in held):
-        if test not in shared:
-            missing = [p for p, held in zip(paths, tests, strict=True) if test not in held]
-            notes.append(f"{test} is not in every archive (not in {', '.join(missing)}); left out")
+    for name in dict.fromkeys(t for held in tests for t in held):
+        if name not in shared:
+            missing = [p for p, held in zip(paths, tests, strict=True) if name not in held]
+            notes.append(f"{name} is not in every archive (not in {', '.join(missing)}); left out")
     if not shared:
         held = "; ".join(
             f"{p}: {', '.join(list(t)[:3]) or 'no result'}"
@@ -130,14 +127,14 @@ def trend_document(
             f"the archives share no test ({held}); archive every checkpoint with the same suite"
         )
     blocks = []
-    for test in shared:
+    for name in shared:
         picked = [
-            _pick(path, results, test, model)
+            _pick(path, results, name, model)
             for path, results, model in zip(paths, usable, chosen, strict=True)
         ]
         if any(r is None for r in picked):
             absent = [p for p, r in zip(paths, picked, strict=True) if r is None]
-            notes.append(f"{test}: no result of the chosen model in {', '.join(absent)}; left out")
+            notes.append(f"{name}: no result of the chosen model in {', '.join(absent)}; left out")
             continue
         results = [r for r in picked if r is not None]
         first = archived_fingerprint(results[0])
@@ -145,7 +142,7 @@ def trend_document(
             differ = differences(archived_fingerprint(r), first, (path, paths[0]))
             if differ:
                 raise TrendError(
-                    f"{path}: {test} was archived from another design than in {paths[0]}, so "
+                    f"{path}: {name} was archived from another design than in {paths[0]}, so "
                     f"its instances cannot be matched; {'; '.join(differ)}; archive every "
                     f"checkpoint with the same design"
                 )
@@ -164,13 +161,13 @@ def trend_document(
                 alpha=alpha,
                 margin=margin,
                 confidence=confidence,
-                test=kind,  # type: ignore[arg-type]  # checked above
+                test=test,
             )
         except ValueError as exc:
-            raise TrendError(f"{test}: {exc}") from None
+            raise TrendError(f"{name}: {exc}") from None
         blocks.append(
             {
-                "test": test,
+                "test": name,
                 "models": [r["model"] for r in results],
                 "rows": [dataclasses.asdict(row) for row in rows],
             }
@@ -185,7 +182,7 @@ def trend_document(
         "schema": SCHEMA,
         "plugin_version": __version__,
         "archives": list(paths),
-        "test": kind,
+        "test": test,
         "alpha": alpha,
         "margin": margin,
         "power": 0.8,
