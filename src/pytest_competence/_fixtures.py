@@ -173,16 +173,27 @@ def _ask(item: pytest.Item, run: CompetenceRun) -> None:
         return
     except InfrastructureError as exc:
         if run.evaluated:  # shown as an error in every report
+            from pytest_competence._run import errors_block
+
             item.stash[RESULT] = data = run.result(item.nodeid, run.test)
+            data.setdefault("errors", errors_block(exc))  # the baseline's, if not its own
             item.user_properties.extend(junit_properties(data))
         message = f"{exc}\n  {_reasons(exc)}" if len(exc.reasons) > 1 else str(exc)
     except (ModelProtocolError, BaselineError) as exc:
         message = str(exc)
-    except (KeyboardInterrupt, SystemExit) as exc:
+    except KeyboardInterrupt:
+        # Ctrl-C lands wherever the main thread is, often in the model's call: the user's.
+        run.session.stopped_in = item.nodeid
         pytest.exit(
-            f"model {run.model.name!r} raised {type(exc).__name__}"
+            f"interrupted by the user while {run.model.name!r} answered {item.nodeid}; "
+            f"the tests that finished are in the reports",
+            returncode=pytest.ExitCode.INTERRUPTED,
+        )
+    except SystemExit as exc:
+        pytest.exit(
+            f"model {run.model.name!r} raised SystemExit"
             f"{': ' + str(exc) if str(exc) else ''}; stopping the run",
-            returncode=2,
+            returncode=pytest.ExitCode.INTERRUPTED,
         )
     except ModelRaised as exc:  # the model object raised instead of answering
         message = f"{exc}; an infrastructure error, not an answer"

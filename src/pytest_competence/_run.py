@@ -17,7 +17,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_competence._session import CompetenceSession
-    from pytest_competence.evaluation import Evaluation
+    from pytest_competence.evaluation import Evaluation, InfrastructureError
     from pytest_competence.models import Model
     from pytest_competence.probe import ProbeReport, ProbeSettings
     from pytest_competence.profile import LevelProfile
@@ -30,6 +30,7 @@ __all__ = [
     "CompetenceRun",
     "CompetenceTrainingOverlap",
     "CompetenceUnderpoweredGate",
+    "errors_block",
 ]
 
 
@@ -327,12 +328,7 @@ class CompetenceRun:
             result["probes"] = self.probe_block()
         failed = self.evaluation.infrastructure_error()
         if failed is not None:
-            result["errors"] = {
-                "count": failed.count,
-                "prompts": failed.total,
-                "message": str(failed),
-                "reasons": [[r, c] for r, c in failed.reasons.most_common(5)],
-            }
+            result["errors"] = errors_block(failed)
         elif settings.diagnose:
             from pytest_competence.audit._diagnose import diagnose
 
@@ -347,6 +343,17 @@ class CompetenceRun:
         plain = json.loads(json.dumps({k: v for k, v in result.items() if k != "instances"}))
         plain["instances"] = result["instances"]
         return cast("Result", redact_all({k: plain[k] for k in order}, self.session.secrets()))
+
+
+def errors_block(failed: InfrastructureError) -> dict[str, Any]:
+    """A result's ``errors``: the count, the prompts, the message and the five commonest
+    reasons of ``failed``."""
+    return {
+        "count": failed.count,
+        "prompts": failed.total,
+        "message": str(failed),
+        "reasons": [[r, c] for r, c in failed.reasons.most_common(5)],
+    }
 
 
 def _temperature(model: Model) -> float | None:

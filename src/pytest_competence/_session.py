@@ -54,7 +54,6 @@ class CompetenceSession:
         self.specs = specs
         self.aliases = aliases
         self.models: dict[str, Model] = {}
-        self.unloadable: dict[str, str] = {}  # spec → why its model could not be loaded
         self.records_files: dict[tuple, str] = {}  # evaluation key → its records part file
         self.fingerprints: dict[tuple, dict[str, Any]] = {}
         self.results: list[Result] = []
@@ -67,9 +66,10 @@ class CompetenceSession:
         self.skipped_no_model = 0  # competence tests skipped because no model was named
         self.awaiting = 0  # competence tests whose requests went to a batch file
         self.batch_targets: dict[str, Target] = {}  # the batch file set of each exporting spec
-        self.errored: list[str] = []  # one line per test × model that ended in an error
         self.lookahead: Lookahead | None = None  # asks designs ahead (set by start_session)
         self.problems: list[str] = []  # what the run could not do at its end, one line each
+        self.interrupted = False  # Ctrl-C, or a pytest.exit: the reports hold what finished
+        self.stopped_in: str | None = None  # the competence test a Ctrl-C stopped, if one did
         worker = getattr(config, "workerinput", None)
         self.is_worker = worker is not None
         self.parts: Path | None = None
@@ -118,22 +118,16 @@ class CompetenceSession:
 
     def model(self, spec: str, option: str = "--competence-model") -> Model:
         """The model of ``spec``, resolved on first use (a ``py:`` module is imported now: its
-        spec was checked at configure). A module that fails to import fails each test that
-        needs it, with the same message, naming ``option``; it is imported once."""
+        spec was checked at configure). A module that fails to import is a model that cannot
+        answer (:class:`_Unloadable`): each test that needs it is an infrastructure error with
+        that message, naming ``option``, archived like any other; it is imported once."""
         if spec not in self.models:
-            message = self.unloadable.get(spec)
-            if message is None:
-                from pytest_competence.models import ModelSpecError
+            from pytest_competence.models import ModelSpecError
 
-                try:
-                    self.models[spec] = self.resolve(spec)
-                except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
-                    message = self.unloadable[spec] = f"{option}: {exc}"
-                else:
-                    return self.models[spec]
-            # From a fixture a UsageError is an ordinary setup error with the plugin's frames;
-            # fail with the message alone (outside the except: no chained repeat).
-            pytest.fail(message, pytrace=False)
+            try:
+                self.models[spec] = self.resolve(spec)
+            except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
+                self.models[spec] = _Unloadable(spec, self.redact(f"{option}: {exc}"))
         return self.models[spec]
 
     def evaluate(self, spec: CompetenceSpec, model: Model, test: str = "") -> Evaluation:
@@ -178,6 +172,7 @@ class CompetenceSession:
                     each=each,
                     bounded=True,
                     asked=asked,
+                    record_broken=True,  # a broken model is an error of every report
                 )
         except BaseException:
             if part is not None:
@@ -266,10 +261,11 @@ class CompetenceSession:
         # A result on a setup report is an evaluation that ended in infrastructure errors.
         outcome = "error" if report.when == "setup" else report.outcome
         result = cast("Result", dict(result, nodeid=report.nodeid, outcome=outcome))
-        if outcome == "error":
-            self.errored.append(self.redact(f"{report.nodeid}: {result['errors']['message']}"))
         self.results.append(result)
         self.config.hook.pytest_competence_profile(config=self.config, result=result)
+
+    def pytest_keyboard_interrupt(self) -> None:
+        self.interrupted = True
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """Write the reports; a run that could not write one, or whose baseline archive
@@ -363,10 +359,12 @@ class CompetenceSession:
 
             for line in batch_lines(self.batch_targets.values(), self.awaiting):
                 terminalreporter.write_line(line, yellow=True)
-        if self.errored:
-            terminalreporter.section("competence errors (infrastructure, not the model's answers)")
-            for line in self.errored:
-                terminalreporter.write_line(line, red=True)
+        if self.interrupted and (self.results or self.not_applicable or self.stopped_in):
+            terminalreporter.write_line(
+                f"competence: the run was interrupted; the reports hold the "
+                f"{len(self.results)} test × model result(s) that finished",
+                yellow=True,
+            )
         if self.document is None:
             for line in self.problems:
                 terminalreporter.write_line(line, red=True, bold=True)
@@ -374,12 +372,29 @@ class CompetenceSession:
         from pytest_competence.report._terminal import summary_lines
 
         terminalreporter.section("competence profiles")
-        for line in summary_lines(self.document, verbosity=terminalreporter.verbosity):
+        lines = summary_lines(
+            self.document, verbosity=terminalreporter.verbosity, errors_shown=True
+        )
+        for line in lines:
             terminalreporter.write_line(line)
         for what, path in self.written:
             terminalreporter.write_line(f"competence {what}: {path}")
         for line in self.problems:
             terminalreporter.write_line(line, red=True, bold=True)
+
+
+class _Unloadable:
+    """The model of a spec whose module or backend could not be loaded when a test first needed
+    it: every call fails with why (a :class:`~.models.ModelCallError`), so each of its tests is
+    an infrastructure error with a result in every report, never a test that vanishes."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name, self.reason = name, reason
+
+    def generate(self, prompts: Any) -> list[str | BaseException]:
+        from pytest_competence.models import ModelCallError
+
+        raise ModelCallError(self.reason)
 
 
 #: The exit status of a run that could not write a report it was asked for: pytest's own

@@ -214,6 +214,16 @@ def _ahead(chunks: Iterable[Sequence[Item]]) -> Iterator[Sequence[Item]]:
             yield chunk
 
 
+def _after(chunks: Iterable[Sequence[Item]], skipped: int) -> Iterator[Sequence[Item]]:
+    """``chunks`` without their first ``skipped`` instances (a chunk may be cut)."""
+    for items in chunks:
+        if skipped >= len(items):
+            skipped -= len(items)
+            continue
+        yield items[skipped:]
+        skipped = 0
+
+
 def evaluate_chunks(
     family: FamilyLike,
     chunks: Callable[[], Iterable[Sequence[Item]]],
@@ -223,6 +233,7 @@ def evaluate_chunks(
     each: Callable[[Sequence[Item], list[tuple[Observation, ...]]], None] | None = None,
     bounded: bool = False,
     asked: Iterable[tuple[Sequence[Item], Sequence[object]]] | None = None,
+    record_broken: bool = False,
 ) -> Evaluation:
     """:func:`evaluate` over a design that comes in chunks: one batch per chunk (the next chunk
     generated meanwhile, in a thread, for a model that waits outside Python:
@@ -233,6 +244,14 @@ def evaluate_chunks(
     ``bounded``: keep only a bounded table of raw answers (:class:`~.evaluation.Reduction`).
     ``asked``: the chunks with their answers (every prompt of :func:`sent_prompts`, in order),
     asked elsewhere (:class:`~pytest_competence._lookahead.Pipeline`), instead of asking here.
+
+    A model that raises instead of answering (:class:`~.models.ModelRaised`), breaks the batch
+    contract (:class:`~.models.ModelProtocolError`) or cannot be called at all (raises
+    :class:`~.models.ModelCallError`) is not asked again. Without
+    ``record_broken`` that error is raised; with it, every prompt from that chunk on is an
+    infrastructure error with its message, so the evaluation is whole — every instance of the
+    design, every record — and ends in :meth:`~.evaluation.Evaluation.infrastructure_error`,
+    as an outage does.
     """
     reduction = Reduction(model.name, family, (), attempts, bounded=bounded)
     seconds = 0.0
@@ -244,14 +263,27 @@ def evaluate_chunks(
 
         design = _ahead(chunks()) if overlaps_generation(model) else chunks()
         given = ((items, None) for items in design)
-    for items, answers in given:
-        start = time.perf_counter()
-        rows = _observe_chunk(family, items, model, attempts, answers)
-        seconds += time.perf_counter() - start
-        calls += 1
-        reduction.add(items, rows)
-        if each is not None:
-            each(items, rows)
+    reduced = 0  # instances reduced, in design order
+    try:
+        for items, answers in given:
+            start = time.perf_counter()
+            rows = _observe_chunk(family, items, model, attempts, answers)
+            seconds += time.perf_counter() - start
+            calls += 1
+            reduction.add(items, rows)
+            if each is not None:
+                each(items, rows)
+            reduced += len(items)
+    except (ModelRaised, ModelProtocolError, ModelCallError) as exc:
+        if not record_broken:
+            raise
+        broken = ModelCallError(str(exc))
+        for items in _after(chunks(), reduced):
+            answers = [broken] * (sum(len(item.prompts) for item in items) * attempts)
+            rows = _observe_chunk(family, items, model, attempts, answers)
+            reduction.add(items, rows)
+            if each is not None:
+                each(items, rows)
     return reduction.finish(
         design_rows(chunks), calls=max(calls, 1), seconds=seconds, meta={"attempts": attempts}
     )

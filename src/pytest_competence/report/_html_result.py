@@ -375,11 +375,19 @@ def result_section(index: int, r: Mapping[str, Any]) -> str:
             ),
         ]
     )
+    errors = r.get("errors") if r.get("outcome") == "error" else None
+    if errors:  # the figures count the lost prompts as invalid: no verdict on the model
+        meta += (
+            f'<p class="warn"><b>Infrastructure errors</b>, so the condition was not judged '
+            f"(the figures below count the prompts without an answer as invalid): "
+            f"{esc(errors['message'])}</p>"
+        )
+    verdict = "" if errors else _failing_case(r.get("failing_case"))
     return (
         f'<section id="result-{index}"><h2>{badge(r)}'
         f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"
         # A family's own figures and tables (Family.figures, Family.tables) lead.
         f"{family_html(r, f'result-{index}-')}{diagnosis_html(r)}{probes_html(index, r)}"
         f"<h3>Per level</h3>{_level_table(r)}{_pairs_table(r)}{_summary(r)}{gate_html(r)}"
-        f"{_failing_case(r.get('failing_case'))}</section>"
+        f"{verdict}</section>"
     )

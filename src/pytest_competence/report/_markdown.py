@@ -131,6 +131,15 @@ def render_markdown(document: Mapping[str, Any]) -> str:
         out += tables_markdown(r)
         out += diagnosis_markdown(r)
         out += probes_markdown(r)
+        errors = r.get("errors") if r.get("outcome") == "error" else None
+        if errors:  # the figures count the lost prompts as invalid: no verdict on the model
+            out += [
+                "",
+                f"- Infrastructure errors, so the condition was not judged (the figures above "
+                f"count the prompts without an answer as invalid): {_cell(errors['message'])}",
+                "",
+            ]
+            continue
         case = r.get("failing_case")
         out += [
             "",

@@ -154,14 +154,27 @@ def _table(r: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[str]:
+def _error(errors: Mapping[str, Any], shown: bool) -> str:
+    if not shown:
+        return str(errors["message"])
+    return (
+        f"{errors['count']} of {errors['prompts']} prompts got no answer (infrastructure "
+        f"errors; the reason is the test's error above)"
+    )
+
+
+def summary_lines(
+    document: Mapping[str, Any], *, verbosity: int = 0, errors_shown: bool = False
+) -> list[str]:
     """Lines for ``pytest_terminal_summary`` from a results document.
 
     ``-q`` (verbosity < 0): the per-family matrices when two or more models ran, else one line
     per test × model. Default: every test × model's profile table (and a probed test's
     probes), then the matrices. ``-v``: also the output decomposition, the probes per level
     and the logit lens, and each model compared with the first (McNemar, bootstrap Δ
-    accuracy), which the HTML and JSON reports always hold.
+    accuracy), which the HTML and JSON reports always hold. A result that ended in
+    infrastructure errors is one line: its count, and its message unless ``errors_shown`` (pytest
+    showed it as the test's error already).
     """
     from pytest_competence.report._warnings import warning_lines
 
@@ -169,7 +182,7 @@ def summary_lines(document: Mapping[str, Any], *, verbosity: int = 0) -> list[st
     lines: list[str] = warning_lines(document)
     for r in document["results"]:
         if r.get("outcome") == "error":  # no figures to show: the model was not really asked
-            lines.append(f"{r['nodeid']}  ERROR  {r['errors']['message']}")
+            lines.append(f"{r['nodeid']}  ERROR  {_error(r['errors'], errors_shown)}")
             continue
         if verbosity < 0:
             if not matrix:
