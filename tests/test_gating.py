@@ -201,7 +201,12 @@ def test_gate_results_are_in_the_json_report(pytester: pytest.Pytester):
         str(out),
     )
     results = {r["model"]: r for r in json.loads(out.read_text("utf-8"))["results"]}
-    assert results[GOOD]["gate"] is None  # the baseline is not compared with itself
+    assert results[GOOD]["gate"] == {  # not compared with itself, and says so
+        "baseline": GOOD,
+        "status": "baseline itself",
+        "comparisons": [],
+        "regressions": [],
+    }
     gate = results[WORSE]["gate"]
     assert gate["baseline"] == GOOD and gate["regressions"]
     assert {(c["n"], c["presentation"]) for c in gate["comparisons"]} == {

@@ -198,8 +198,13 @@ class CompetenceRun:
             name, correct = found
         else:
             model = self.session.model(baseline, "--competence-baseline")
-            if model.name == self.model.name:
-                return None  # the baseline itself
+            if model.name == self.model.name:  # said, not silently skipped
+                return {
+                    "baseline": model.name,
+                    "status": "baseline itself",
+                    "comparisons": [],
+                    "regressions": [],
+                }
             base = instance_table(self.session.evaluate(self.spec, model, self.test))
             name = model.name
             correct = {p: base["correct"][:, k] for k, p in enumerate(presentations)}

@@ -292,14 +292,19 @@ class CompetenceSession:
             session.exitstatus = max(code for code, _ in problems)
 
     def _nothing_gated(self) -> str | None:
-        """Why an archived ``--competence-baseline`` gated no test of this run (it shares no
-        test with it: almost always the wrong file), or ``None``."""
+        """Why ``--competence-baseline`` gated no test of this run, or ``None``: an archive
+        that shares no test with it (almost always the wrong file), or a model that is the only
+        one under test (not gated against itself)."""
         document = self.baseline_document
         gated = [(r, gate) for r in self.results if (gate := r.get("gate"))]
-        if document is None or not gated:
+        if not gated or any(g.get("status") not in _NOT_GATED for _, g in gated):
             return None
-        if any(gate.get("status") != "no baseline" for _, gate in gated):
-            return None
+        if document is None:
+            return (
+                f"--competence-baseline {self.settings.baseline}: it is the only model under "
+                f"test, so nothing was gated (a model is not gated against itself). Name the "
+                f"candidate with --competence-model and the baseline with --competence-baseline"
+            )
         tests = list(dict.fromkeys(r["test"] for r in document["results"]))
         models = list(dict.fromkeys(r["model"] for r in document["results"]))
         ours = list(dict.fromkeys(r["test"] for r, _ in gated))
@@ -403,6 +408,8 @@ UNWRITTEN = pytest.ExitCode.INTERNAL_ERROR
 #: The exit status of a run whose archived baseline shares no test with it: the wrong file
 #: was named on the command line (USAGE_ERROR).
 NOTHING_GATED = pytest.ExitCode.USAGE_ERROR
+#: The gate statuses of a test × model that was not gated.
+_NOT_GATED = ("no baseline", "baseline itself")
 #: The statuses those replace; an interrupted run, or one that already failed to start, stays.
 _OVERRIDABLE = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 

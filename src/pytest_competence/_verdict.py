@@ -66,8 +66,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
 
                 from pytest_competence._run import CompetenceNotReplayed
 
+                why = exc.chosen_as_it_goes(
+                    "the saved cases", "run with --competence-cache=rw to replay them"
+                )
                 warnings.warn(
-                    CompetenceNotReplayed(f"saved cases not replayed: {exc}"), stacklevel=1
+                    CompetenceNotReplayed(f"saved cases not replayed: {why}"), stacklevel=1
                 )
             except InfrastructureError as exc:
                 run.replay_error = str(exc)  # the fixture's teardown reports it as an error
@@ -80,6 +83,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
             from pytest_competence.minimise import attach_minimal
 
             attach_minimal(pyfuncitem, data)
+        elif data["failing_case"] is not None and run.session.settings.report_only:
+            data["failing_case"]["minimal"] = dict(NOT_MINIMISED)
         pyfuncitem.stash[RESULT] = data
         for key, value in junit_properties(data):
             pyfuncitem.user_properties.append((key, value))
@@ -89,6 +94,15 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         # The message is the whole story; the engine's frames would only hide it.
         pytest.fail(run.session.redact(message), pytrace=False)
     return result
+
+
+#: The ``minimal`` of a failing case that ``--competence-report-only`` did not minimise.
+NOT_MINIMISED = {
+    "status": "not_minimised",
+    "verdict": "Not minimised: --competence-report-only asks the model nothing beyond the "
+    "design, so this is the design's first failing instance, not a minimal case; run without "
+    "--competence-report-only to minimise it.",
+}
 
 
 def junit_properties(result: Result) -> list[tuple[str, object]]:
@@ -101,8 +115,11 @@ def junit_properties(result: Result) -> list[tuple[str, object]]:
     ]
     for name, value in summary["accuracy_by_presentation"].items():
         props.append((f"competence_accuracy[{name}]", value))
+    # The strict condition's (all-correct below 1), and the condition in force's.
     failing = [lv["n"] for lv in result["levels"] if lv["all_correct"] < 1]
     props.append(("competence_first_failing_n", failing[0] if failing else None))
+    case = result.get("failing_case") or {}
+    props.append(("competence_condition_first_failing_n", case.get("level")))
     gate = result.get("gate")
     if gate:
         from pytest_competence.report._gate import gate_properties

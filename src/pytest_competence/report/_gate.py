@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 _NO_BASELINE = "no baseline (the archive has no result for this test; not gated)"
+_ITSELF = "not gated: this model is the baseline (a model is not gated against itself)"
 
 
 def _ni(gate: Mapping[str, Any]) -> bool:
@@ -48,6 +49,8 @@ def gate_verdict(gate: Mapping[str, Any]) -> tuple[bool | None, str]:
     """Whether the gate passed (``None``: nothing gated) and the verdict in words."""
     if gate.get("status") == "no baseline":
         return None, _NO_BASELINE
+    if gate.get("status") == "baseline itself":
+        return None, _ITSELF
     if _ni(gate):
         unproven = gate.get("unproven") or []
         if not unproven:
@@ -249,7 +252,7 @@ def gate_properties(gate: Mapping[str, Any]) -> list[tuple[str, object]]:
     gate is underpowered (with the pairs per level that would reach its margin)."""
     passed, verdict = gate_verdict(gate)
     props: list[tuple[str, object]] = [
-        ("competence_gate", "no baseline" if passed is None else _short(gate, passed))
+        ("competence_gate", gate["status"] if passed is None else _short(gate, passed))
     ]
     power = gate.get("power")
     if not power:

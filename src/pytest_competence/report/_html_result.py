@@ -279,13 +279,9 @@ def _answer_map(mapping: Mapping[str, Any]) -> str:
 
 def _failing_case(case: Mapping[str, Any] | None) -> str:
     if not case:
-        return '<h3>Minimal failing case</h3><p class="muted">None: the condition holds.</p>'
+        return '<h3>Failing case</h3><p class="muted">None: the condition holds.</p>'
     minimal = case.get("minimal") or {}
-    title = (
-        "First failing case of the design"
-        if minimal.get("observations")
-        else "Minimal failing case"
-    )
+    title = "First failing case of the design"
     also = case.get("also_failing") or []
     text = (
         f"Level n = {esc(case.get('level'))}: {esc(case.get('what'))}"
@@ -323,8 +319,8 @@ def _minimal_case(m: Mapping[str, Any]) -> str:
     """The minimised case (``failing_case.minimal``): θ, its cost, every presentation."""
     if not m:
         return ""
-    if not m.get("observations"):
-        return f"<h3>Minimal failing case</h3><p class=muted>{esc(m.get('verdict'))}</p>"
+    if not m.get("observations"):  # not minimised: the verdict says why
+        return f"<h3>Minimisation</h3><p class=muted>{esc(m.get('verdict'))}</p>"
     title = (
         "Failing case that did not reproduce"
         if m.get("status") == "not_reproduced"

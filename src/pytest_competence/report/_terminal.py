@@ -89,7 +89,7 @@ def _minimal(r: Mapping[str, Any]) -> list[str]:
     """One line for the minimised failing case, when the failure message has one."""
     m = (r.get("failing_case") or {}).get("minimal") or {}
     if "summary" not in m:
-        return []
+        return [f"    {m['verdict']}"] if m.get("status") == "not_minimised" else []
     label = _MINIMAL_LABELS.get(m["status"], "failing case")
     lines = [f"    {label}: {m['summary']} ({m['calls']['total']} model calls)"]
     outside = m.get("outside") or {}
@@ -111,8 +111,20 @@ def _headline(r: Mapping[str, Any]) -> str:
         _, lo, hi = boot["kappa_bar"]
         if lo is not None:
             text += f" [{lo:.3f}, {hi:.3f}]"
-    text += f"  first failing n: {failing[0] if failing else '—'}"
-    return text
+    return text + "  " + first_failing(r, failing[0] if failing else None)
+
+
+def first_failing(r: Mapping[str, Any], strict: int | None) -> str:
+    """Where the condition first fails, saying which condition: the strict one's level is the
+    first whose all-correct is below 1 (``strict``); a declared condition's is its failing
+    case's, shown beside the strict one (a test may pass ``accuracy >= 0.6`` and still have
+    instances wrong from some level on)."""
+    shown = "—" if strict is None else str(strict)
+    if r.get("design", {}).get("require", "strict") in ("strict", ["strict"]):
+        return f"first failing n: {shown}"
+    level = (r.get("failing_case") or {}).get("level")
+    declared = "—" if level is None else str(level)
+    return f"first failing n ({r['condition']}): {declared}; all-correct < 1 from n: {shown}"
 
 
 def _table(r: Mapping[str, Any]) -> list[str]:
