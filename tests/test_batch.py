@@ -437,3 +437,23 @@ def test_the_batch_path_refuses_what_it_cannot_carry(pytester: pytest.Pytester):
             "no/such/dir does not exist; create it first or write elsewhere"
         ]
     )
+
+
+def test_a_run_that_exports_nothing_leaves_no_export_file(pytester: pytest.Pytester):
+    """A collection error, or a run whose answers are all cached, writes no request: no empty
+    file is left to be mistaken for an export (an older export of that name is gone too: each
+    run writes a fresh set)."""
+    pytester.makepyfile(
+        test_suite="""
+        import pytest
+
+        @pytest.mark.competence(levels=[4], pairs=8, no_such_option=3)
+        def test_x(competence):
+            pass
+    """
+    )
+    (pytester.path / "requests.jsonl").write_text("an older export\n", "utf-8")
+    spec = "--competence-model=openai:m@http://127.0.0.1:9/v1"
+    result = pytester.runpytest(*NO_CACHEPROVIDER, spec, "--competence-batch-export=requests.jsonl")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # the collection error
+    assert not (pytester.path / "requests.jsonl").exists()

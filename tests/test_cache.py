@@ -395,21 +395,26 @@ def test_offline_minimisation_and_replay_ask_the_cache_only(pytester, monkeypatc
     saved.assert_outcomes(failed=1)
     saved.stdout.fnmatch_lines(
         [
-            "*minimisation stopped: * of * prompts of model "
+            "*minimisation stopped: * of * prompts minimisation asked of model "
             "'py:models:Wrong' are not in the response cache, and --competence-cache=read asks "
-            "the cache only (nothing was sent)*"
+            "the cache only (nothing was sent); a batch export holds only the design's prompts, "
+            "not these: run with --competence-cache=rw to minimise*"
         ]
     )
+    # No advice that loops: an export would write nothing, the design's answers being cached.
+    assert "--competence-batch-export" not in saved.stdout.str()
     assert called() == before
 
     replay = run_("Ideal", "--competence-cache=read", "-W", "always")
     replay.assert_outcomes(passed=1)  # passed: the replay could not be asked offline
     replay.stdout.fnmatch_lines(
         [
-            "*CompetenceNotReplayed: saved cases not replayed: * of * prompts of model "
-            "'py:models:Ideal' are not in the response cache*"
+            "*CompetenceNotReplayed: saved cases not replayed: * of * prompts the saved cases "
+            "asked of model 'py:models:Ideal' are not in the response cache*run with "
+            "--competence-cache=rw to replay them*"
         ]
     )
+    assert "--competence-batch-export" not in replay.stdout.str()
     assert called() == before
 
 

@@ -11,7 +11,7 @@ it, a run that exports for one model writes PATH itself, and one that exports fo
 
 Each file set is written under an exclusive lock on its first part, so xdist workers can share
 it; the controller empties the first part and removes older parts when the run starts (a fresh
-set per run). This module also adds the batch options to pytest and writes the lines the terminal
+set per run), and removes at the end a first part the run left empty. This module also adds the batch options to pytest and writes the lines the terminal
 summary shows after an export (what to run next, per file). It imports only the standard library
 and pytest: the options are added in every pytest session.
 """
@@ -36,6 +36,7 @@ __all__ = [
     "add_options",
     "backend_of",
     "plan",
+    "remove_empty",
     "start",
     "summary_lines",
 ]
@@ -221,6 +222,17 @@ def start(config: pytest.Config, models: Mapping[str, Any], *, worker: bool) -> 
                 f"a path in an existing, writable directory"
             ) from None
     return targets
+
+
+def remove_empty(targets: Iterable[Target]) -> None:
+    """Remove the first parts that the run left empty (it exported nothing to them, or stopped
+    at collection): an empty file is not an export."""
+    for target in dict.fromkeys(targets):
+        try:
+            if target.path.stat().st_size == 0:
+                target.path.unlink()
+        except OSError:  # gone already, or not ours to remove: the summary says what exists
+            pass
 
 
 def _lines(path: Path) -> int:

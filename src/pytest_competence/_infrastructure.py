@@ -67,3 +67,13 @@ class NotInCacheError(InfrastructureError):
             f"the batch and 'competence batch import' its results, or run with "
             f"--competence-cache=rw to ask the model",
         )
+
+    def chosen_as_it_goes(self, what: str, fix: str) -> str:
+        """The message when the prompts were chosen as the run went — by minimisation, or the
+        cases saved by earlier runs — so that no batch export (which holds the design's
+        prompts) can answer them: ``what`` asked them, and ``fix`` is what to do instead."""
+        return (
+            f"{self.count} of {self.total} prompts {what} asked of model {self.model!r} are not "
+            f"in the response cache, and --competence-cache=read asks the cache only (nothing "
+            f"was sent); a batch export holds only the design's prompts, not these: {fix}"
+        )

@@ -273,6 +273,10 @@ class CompetenceSession:
         says so (:data:`UNWRITTEN`, :data:`NOTHING_GATED`)."""
         if self.is_worker:
             return
+        if self.batch_targets:
+            from pytest_competence._batch_files import remove_empty
+
+            remove_empty(self.batch_targets.values())
         failed: list[tuple[str, str, str]] = []
         try:
             if self.results:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_competence.evaluation import InfrastructureError
+from pytest_competence.evaluation import InfrastructureError, NotInCacheError
 from pytest_competence.models import ModelRaised
 from pytest_competence.models.identity import model_identity
 from pytest_competence.protocol import case_spaces
@@ -75,6 +75,8 @@ def minimise_failure(item: pytest.Item, run: Any, message: str) -> str:
         return message
     try:
         found = _minimise(item, run, settings)
+    except NotInCacheError as exc:  # offline: no export holds what minimising will ask
+        return f"{message}\n  minimisation stopped: {_offline(exc)}"
     except (ModelRaised, InfrastructureError) as exc:  # say which model, where, on what
         return f"{message}\n  minimisation stopped: {run.session.redact(str(exc))}"
     except Exception as exc:
@@ -84,6 +86,16 @@ def minimise_failure(item: pytest.Item, run: Any, message: str) -> str:
     record, seconds = found
     item.stash[MINIMAL] = record
     return f"{message}\n{minimal_text(record, seconds=seconds)}"
+
+
+def _offline(exc: NotInCacheError) -> str:
+    """Why minimisation stopped under ``--competence-cache=read``: it picks each prompt from the
+    answers before it, so only asking can answer them."""
+    return exc.chosen_as_it_goes(
+        "minimisation",
+        "run with --competence-cache=rw to minimise, or with -o competence_shrink_calls=0 to "
+        "report the design's first failing case alone",
+    )
 
 
 def replay_saved(item: pytest.Item, run: Any) -> str | None:
