@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_competence._progress import Progress, progress_enabled
+from pytest_competence._progress import LABEL, Progress, label, progress_enabled
 from server_fixtures import fake_server_process, server  # noqa: F401
 
 
@@ -65,17 +65,51 @@ def test_redraws_are_throttled():
 
 
 def test_the_line_fits_the_room_left_or_stays_away():
+    """Short of room, the name goes first, then the end of the line; with under 20 columns
+    nothing is drawn."""
     bar, clock, written = make(room=40)
     clock.now += 0.6
     bar.advance()
     clock.now += 1.0
     bar.advance()
     drawn = written[-1].split("\x1b[K")[0]
-    assert len(drawn) <= 40 - 3 + 2 and drawn.endswith("...")
+    assert drawn == "  competence: 2/1,000  1.0/s  ETA 16:38", drawn  # the figures, not the name
+    bar, clock, written = make(room=30)
+    clock.now += 0.6
+    bar.advance()
+    clock.now += 1.0
+    bar.advance()
+    drawn = written[-1].split("\x1b[K")[0]
+    assert len(drawn) <= 30 - 3 + 2 and drawn.endswith("...")
     bar, clock, written = make(room=15)
     clock.now += 2.0
     bar.advance()
     assert written == []
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("openai:qwen@http://127.0.0.1:8000/v1", "openai:qwen@…"),
+        ("openai:Qwen/Qwen2.5-7B-Instruct@http://gpu-node-17:8000/v1", "openai:Qwen/Qwen2.5…"),
+        ("py:mymodel.py:answer", "py:mymodel.py:answer"),
+    ],
+)
+def test_a_long_model_name_is_cut_so_the_figures_fit(name, shown):
+    """A server's address never pushes the rate and the time left off an 80-column line."""
+    assert label(name) == shown and len(shown) <= LABEL
+    clock, written = Clock(), []
+    room = 80 - len("tests/test_suite.py .")
+    bar = Progress(name, 100_000, written.append, lambda: room, clock=clock)
+    clock.now += 0.6
+    bar.advance(1000)
+    clock.now += 1.0
+    bar.advance(1000)
+    drawn = written[-1].split("\x1b[K")[0]
+    assert drawn.endswith(": 2,000/100,000  1,000/s  ETA 1:38"), drawn  # every figure, whole
+    assert drawn in (f"  competence {shown}: 2,000/100,000  1,000/s  ETA 1:38",) or (
+        len(f"  competence {shown}: 2,000/100,000  1,000/s  ETA 1:38") > room - 3
+    )
 
 
 def fake_config(verbose=0, tty=True, markup=True, worker=False, old_pytest=False):
@@ -189,3 +223,30 @@ def test_progress_shows_on_a_terminal_and_leaves_the_output_intact(pytester, ser
     quiet = run_in_terminal(pytester, "-q", "--competence-model", spec, "--competence-cache=off")
     assert "competence openai" not in quiet and "1 passed" in quiet
     assert len(server.log()) == 80
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a POSIX pseudo-terminal")
+def test_a_model_without_a_stream_shows_progress_batch_by_batch(pytester):
+    """A py: model answers whole batches: the line moves with each batch it answers."""
+    pytester.makepyfile(
+        slow="""
+        import time
+
+        def answer(prompts):
+            time.sleep(0.6)
+            return ["yes" for _ in prompts]
+    """,
+        test_suite="""
+        import pytest
+
+        @pytest.mark.competence(levels=[4, 8, 16, 32], pairs=200)
+        def test_slow(competence):
+            pass
+    """,
+    )
+    raw = run_in_terminal(
+        pytester, "--competence-model=py:slow.py:answer", "-o", "competence_shrink_calls=0"
+    )
+    assert re.search(r"competence py:slow\.py:answer: [\d,]+/1,600", raw), raw
+    assert "competence py:slow" not in screen(raw)  # erased when the evaluation ended

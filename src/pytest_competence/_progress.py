@@ -1,10 +1,13 @@
 """Progress of long evaluations on the terminal: answers done of total, rate, time left.
 
-Only models that answer one by one (a ``stream`` method: the HTTP, transformers and vLLM backends,
-and the cache in front of them) have progress to show. The line appears once an evaluation has
-run for a second, only on a terminal with markup, not under ``-q`` and not on xdist workers (they
-have no terminal). It is drawn after whatever pytest has written on the current line and erased
-when the evaluation ends, so pytest's own output is left exactly as it would have been::
+Models that answer one by one (a ``stream`` method: the HTTP, transformers and vLLM backends,
+and the cache in front of them) move it with each answer; any other model (``py:``, ``ref:``)
+with each batch it answers (:func:`per_batch`). The line appears once an evaluation has run for a
+second, only on a terminal with markup, not under ``-q`` and not on xdist workers (they have no
+terminal). It is drawn after whatever pytest has written on the current line and erased when the
+evaluation ends, so pytest's own output is left exactly as it would have been; the model's name
+is cut to :data:`LABEL` characters (a server's address to ``@…``), so the rate and the time
+left fit an 80-column terminal::
 
     tests/test_suite.py ..  competence openai:qwen@…: 1,200/3,600  310/s  ETA 0:08
 """
@@ -23,7 +26,26 @@ if TYPE_CHECKING:
 
     from pytest_competence.protocol import Prompt
 
-__all__ = ["Progress", "ProgressModel", "expecting", "progress_enabled"]
+__all__ = [
+    "LABEL",
+    "Progress",
+    "ProgressModel",
+    "expecting",
+    "label",
+    "per_batch",
+    "progress_enabled",
+]
+
+#: The most characters of a model's name the line shows.
+LABEL = 20
+
+
+def label(name: str) -> str:
+    """A model's name as the progress line shows it: a server's address cut to ``@…``, then at
+    most :data:`LABEL` characters."""
+    head, at, _ = name.partition("@")
+    short = head + "@…" if at else name
+    return short if len(short) <= LABEL else short[: LABEL - 1] + "…"
 
 
 def _clock_text(seconds: float) -> str:
@@ -34,7 +56,8 @@ def _clock_text(seconds: float) -> str:
 
 
 class Progress:
-    """One evaluation's progress line, drawn through ``write`` at most every ``every`` seconds.
+    """One evaluation's progress line for model ``name``, drawn through ``write`` at most every
+    ``every`` seconds.
 
     ``room()`` says how many columns are free on the current line. The rate counts only answers
     after the first ``settle`` seconds, so a burst of cached answers does not flatter the ETA.
@@ -42,7 +65,7 @@ class Progress:
 
     def __init__(
         self,
-        label: str,
+        name: str,
         total: int,
         write: Callable[[str], None],
         room: Callable[[], int],
@@ -52,7 +75,7 @@ class Progress:
         every: float = 0.2,
         settle: float = 0.5,
     ) -> None:
-        self.label, self.total = label, total
+        self.label, self.total = label(name), total
         self._write, self._room, self._clock = write, room, clock
         self.delay, self.every, self.settle = delay, every, settle
         self.start = clock()
@@ -61,9 +84,10 @@ class Progress:
         self._drawn_at: float | None = None
         self._shown = False
 
-    def text(self, now: float) -> str:
-        """``label: done/total  rate/s  ETA m:ss`` (rate and ETA once they can be measured)."""
-        parts = [f"competence {self.label}: {self.done:,}/{self.total:,}"]
+    def text(self, now: float, *, named: bool = True) -> str:
+        """``label: done/total  rate/s  ETA m:ss`` (rate and ETA once they can be measured);
+        without ``named``, no label."""
+        parts = [f"competence{' ' + self.label if named else ''}: {self.done:,}/{self.total:,}"]
         if self._mark is not None and now - self._mark[0] > 0.05:
             rate = (self.done - self._mark[1]) / (now - self._mark[0])
             if rate > 0:
@@ -85,6 +109,8 @@ class Progress:
         line = self.text(now)
         if room < 20:
             return
+        if len(line) > room:  # the figures matter more than the name
+            line = self.text(now, named=False)
         if len(line) > room:
             line = line[: room - 3] + "..."
         # Draw after the cursor, clear the rest of the line, step back: pytest's next write
@@ -97,6 +123,21 @@ class Progress:
         if self._shown:
             self._write("\x1b[K")
             self._shown = False
+
+
+@contextlib.contextmanager
+def per_batch(config: pytest.Config, model: Model, total: int) -> Iterator[Callable[[int], None]]:
+    """Inside, a function that counts answers on a progress line of ``total``: for a model
+    without a line of its own (no ``stream``), called with each batch it answers; for any other
+    model (its answers counted as they arrive) it does nothing."""
+    if callable(getattr(model, "expect", None)) or not progress_enabled(config):
+        yield lambda count: None
+        return
+    bar = Progress(model.name, total, *_terminal(config))
+    try:
+        yield bar.advance
+    finally:
+        bar.close()
 
 
 def progress_enabled(config: pytest.Config) -> bool:

@@ -146,7 +146,7 @@ class CompetenceSession:
 
     def _stream(self, spec: CompetenceSpec, model: Model, label: str, key: tuple) -> Evaluation:
         from pytest_competence._gate import DesignDigest
-        from pytest_competence._progress import expecting
+        from pytest_competence._progress import expecting, per_batch
         from pytest_competence._records import RecordsPart
         from pytest_competence.evaluate import evaluate_chunks
 
@@ -158,10 +158,14 @@ class CompetenceSession:
                 digest.update(items)
             if part is not None:
                 part.append(rows)
+            advance(sum(len(row) for row in rows) * spec.attempts)
 
         lookahead = self.lookahead
         try:
-            with expecting(model, spec.prompt_count):
+            with (
+                expecting(model, spec.prompt_count),
+                per_batch(self.config, model, spec.prompt_count) as advance,
+            ):
                 # Asked ahead where the model's answers come from a server (._lookahead).
                 asked = lookahead.pipeline(spec, model, key) if lookahead is not None else None
                 evaluation = evaluate_chunks(
