@@ -1,7 +1,9 @@
-"""A vocabulary of one's own: checked when it is made.
+"""A vocabulary of one's own: checked when it is made, read by every reference policy.
 
-A :class:`Phrase` or :class:`Vocabulary` whose templates cannot render a readable prompt is
-refused at construction, naming the template and what it must look like.
+A :class:`Vocabulary` whose templates cannot render a readable prompt is refused at
+construction, naming the template and what it must look like; any other is read by ``ref:ideal``
+(which then answers every prompt right) and by the ordering shortcut policies, which behave on
+it as on the catalog.
 """
 
 from __future__ import annotations
@@ -9,9 +11,57 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
+from pytest_competence.evaluate import evaluate
+from pytest_competence.models import resolve_model
+from pytest_competence.policy import UNREADABLE
+from pytest_competence.profile import profile
 from pytest_competence.protocol import InvalidArgument
-from pytest_competence.strategies import Phrase, Vocabulary
+from pytest_competence.strategies import CATALOG, PRESENTATIONS, Ordering, Phrase, Vocabulary
+
+ALL = list(PRESENTATIONS)
+ORDERING_SHORTCUTS = ("ref:endpoint", "ref:forward-reader", "ref:names-order", "ref:threshold?n=6")
+
+LIKES = Vocabulary(
+    name="likes_more",
+    group="custom",
+    forward=Phrase(
+        "{a} likes more than {b}",
+        "{a} does not like more than {b}",
+        "Does {a} like more than {b}?",
+    ),
+    converse=Phrase(
+        "{a} likes less than {b}",
+        "{a} does not like less than {b}",
+        "Does {a} like less than {b}?",
+    ),
+    setting="who like things differently",
+    order="Their liking",
+)
+#: No spaces between the names and the words, no question mark, a context holding the
+#: reader's own markers.
+CHINESE = Vocabulary(
+    name="zh_earlier",
+    group="custom",
+    forward=Phrase("{a}先于{b}", "{a}不先于{b}", "{a}先于{b}吗"),
+    converse=Phrase("{a}晚于{b}", "{a}不晚于{b}", "{a}晚于{b}吗"),
+    setting="站成一排. Their names are [x]",
+    order="他们的顺序 can be described by the following set of rules: no",
+)
+#: The phrases of the catalog's front_behind swapped, under its name: the prompt's own phrases
+#: are read, not the catalog's of that name.
+SWAPPED = replace(
+    CATALOG[0], forward=CATALOG[0].converse, converse=CATALOG[0].forward, setting="in a row"
+)
+#: Each question reads as a premise does, with words after it.
+LIKE_A_PREMISE = replace(
+    LIKES,
+    forward=replace(LIKES.forward, question="{a} likes more than {b}. Right?"),
+    converse=replace(LIKES.converse, question="{a} likes less than {b}. Right?"),
+)
+CUSTOM = {"likes": LIKES, "chinese": CHINESE, "swapped": SWAPPED, "like-a-premise": LIKE_A_PREMISE}
 
 # -- checked when made -----------------------------------------------------------------------------
 
@@ -82,3 +132,95 @@ def test_a_vocabulary_is_checked_when_made():
         Vocabulary("x", "custom", good, converse, None, "Their order")  # type: ignore[arg-type]
     with pytest.raises(InvalidArgument, match=r"statement to read"):  # replace() checks too
         replace(good, statement="{a}在{b}前面")
+
+
+def test_the_catalog_is_valid_and_known_by_value():
+    assert all(v.in_catalog for v in CATALOG)
+    assert not SWAPPED.in_catalog and not LIKES.in_catalog
+    assert "phrases" not in Ordering().prompt(Ordering().instance(4, 0), "original").params
+    prompt = Ordering(vocabulary=SWAPPED).prompt(Ordering().instance(4, 0), "original")
+    assert prompt.params["phrases"] == SWAPPED.phrases
+
+
+# -- read by every reference policy ----------------------------------------------------------------
+
+
+def _prompts(family, levels=(5, 7), pairs=8, presentations=ALL):
+    items = family.design(levels=list(levels), pairs=pairs, presentations=list(presentations))
+    return [p for item in items for p in item.prompts]
+
+
+@pytest.mark.parametrize("name", list(CUSTOM))
+@pytest.mark.parametrize(
+    "options", [{}, {"distance": 2, "distractors": 1.0, "names": "random", "protocol": "L"}]
+)
+def test_ideal_answers_every_prompt_of_a_vocabulary_of_ones_own(name, options):
+    prompts = _prompts(Ordering(vocabulary=CUSTOM[name], **options))
+    assert resolve_model("ref:ideal").generate(prompts) == [p.gold for p in prompts]
+    for spec in ORDERING_SHORTCUTS:
+        assert UNREADABLE not in resolve_model(spec).generate(prompts), spec
+
+
+#: The words of a template: any characters but braces, with neither end an ASCII letter or digit.
+words = st.builds(
+    "".join,
+    st.tuples(
+        st.sampled_from(" -·先"),
+        st.text(st.sampled_from("abz XYZ.,?!'-先于在"), max_size=6),
+        st.sampled_from(" -·于"),
+    ),
+)
+
+
+@st.composite
+def vocabularies(draw):
+    templates = []
+    for _ in range(2):
+        before = draw(st.sampled_from(["", "Is ", "¿"]))
+        after = draw(st.sampled_from(["", "?", " ?", ". Right?"]))
+        statement, negation, between = draw(words), draw(words), draw(words)
+        templates.append(
+            (
+                f"{{a}}{statement}{{b}}",
+                f"{{a}}{negation}{{b}}",
+                f"{before}{{a}}{between}{{b}}{after}",
+            )
+        )
+    try:
+        phrases = [Phrase(*t) for t in templates]
+        return Vocabulary("drawn", "custom", *phrases, "in a row", "Their order")
+    except InvalidArgument:  # blank words, or two templates the same
+        assume(False)
+
+
+@settings(max_examples=40, deadline=None)
+@given(vocabulary=vocabularies())
+def test_ideal_reads_any_vocabulary_the_checks_accept(vocabulary):
+    prompts = _prompts(Ordering(vocabulary=vocabulary), levels=(2, 5), pairs=4)
+    assert resolve_model("ref:ideal").generate(prompts) == [p.gold for p in prompts]
+
+
+def _outcomes(spec, family):
+    items = family.design(levels=[5, 9], pairs=20, presentations=ALL)
+    levels = profile(evaluate(family, items, resolve_model(spec)))
+    return [(lv.level, lv.accuracy_by_presentation) for lv in levels]
+
+
+@pytest.mark.parametrize("spec", ORDERING_SHORTCUTS)
+@pytest.mark.parametrize("options", [{}, {"distance": 2}, {"names_line": "chain"}])
+def test_a_shortcut_answers_a_vocabulary_of_ones_own_as_it_answers_the_catalog(spec, options):
+    # Every vocabulary renders the same instances, names lines and premise orders: a policy
+    # that reads the phrases answers them the same in any vocabulary.
+    catalog = _outcomes(spec, Ordering(**options))
+    assert _outcomes(spec, Ordering(vocabulary=LIKES, **options)) == catalog
+    assert _outcomes(spec, Ordering(vocabulary=CHINESE, **options)) == catalog
+
+
+@pytest.mark.parametrize("vocabulary", [v.name for v in CATALOG])
+def test_the_forward_reader_reads_each_catalog_vocabulary_by_its_own_phrases(vocabulary):
+    # behind_front, right_left and shorter_taller are other entries' phrases swapped: read as
+    # those, every original premise looked reworded and every answer flipped.
+    family = Ordering(vocabulary=vocabulary)
+    original = _prompts(family, presentations=["original"])
+    answers = resolve_model("ref:forward-reader").generate(original)
+    assert answers == [p.gold for p in original]

@@ -217,6 +217,23 @@ class Vocabulary:
                     )
                 seen[template] = field
 
+    @property
+    def phrases(self) -> dict[str, str]:
+        """The six templates by role: what a reader needs beside a prompt's text to read it."""
+        return {
+            "forward": self.forward.statement,
+            "converse": self.converse.statement,
+            "forward_negated": self.forward.negation,
+            "converse_negated": self.converse.negation,
+            "forward_question": self.forward.question,
+            "converse_question": self.converse.question,
+        }
+
+    @property
+    def in_catalog(self) -> bool:
+        """Whether this is the catalog's vocabulary of its name (every field the same)."""
+        return _BY_NAME.get(self.name) == self
+
     def context(self, n: int, names_line: str) -> str:
         """The context sentence that opens a prompt of ``n`` entities."""
         rule = f" {self.rule}" if self.rule else ""
