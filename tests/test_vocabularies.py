@@ -3,11 +3,13 @@
 A :class:`Vocabulary` whose templates cannot render a readable prompt is refused at
 construction, naming the template and what it must look like; any other is read by ``ref:ideal``
 (which then answers every prompt right) and by the ordering shortcut policies, which behave on
-it as on the catalog.
+it as on the catalog. A configuration a reference policy still cannot parse is ``n/a`` for that
+test × model, never a model the suite caught.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -15,7 +17,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_competence.evaluate import evaluate
-from pytest_competence.models import resolve_model
+from pytest_competence.models import reads_prompts, resolve_model
 from pytest_competence.policy import UNREADABLE
 from pytest_competence.profile import profile
 from pytest_competence.protocol import InvalidArgument
@@ -224,3 +226,129 @@ def test_the_forward_reader_reads_each_catalog_vocabulary_by_its_own_phrases(voc
     original = _prompts(family, presentations=["original"])
     answers = resolve_model("ref:forward-reader").generate(original)
     assert answers == [p.gold for p in original]
+
+
+# -- what a reference policy cannot parse is n/a -----------------------------------------------------
+
+
+def test_a_reference_policy_says_which_prompts_it_reads():
+    family = Ordering(vocabulary=LIKES)
+    prompts = _prompts(family, levels=(4,), pairs=4)
+    unread = [replace(p, text="A puzzle. " + p.text) for p in prompts]
+    for spec in ("ref:ideal", "ref:noisy", "ref:sampled", *ORDERING_SHORTCUTS):
+        model = resolve_model(spec)
+        assert reads_prompts(model, prompts) and not reads_prompts(model, unread), spec
+    for spec in ("ref:always-yes", "ref:coin", "ref:iw-letter"):
+        assert reads_prompts(resolve_model(spec), unread), spec
+    assert not reads_prompts(resolve_model("ref:iw-stuck"), prompts)
+
+
+def test_asking_whether_a_policy_reads_changes_none_of_its_answers():
+    prompts = _prompts(Ordering(), levels=(4,), pairs=4)
+    asked, fresh = resolve_model("ref:sampled"), resolve_model("ref:sampled")
+    assert reads_prompts(asked, prompts)
+    assert asked.generate(prompts) == fresh.generate(prompts)
+
+
+def test_a_model_that_cannot_tell_reads_every_prompt_and_is_never_asked():
+    class Plain:
+        name = "plain"
+
+        def generate(self, prompts):
+            return ["yes" for _ in prompts]
+
+    def never():
+        raise AssertionError("a model without reads() needs no prompts")
+        yield
+
+    assert reads_prompts(Plain(), never())
+
+
+# -- the plugin ------------------------------------------------------------------------------------
+
+SUITE = """
+import pytest
+from pytest_competence.strategies import Ordering, Phrase, Vocabulary
+
+LIKES = Vocabulary(
+    name="likes_more",
+    group="custom",
+    forward=Phrase(
+        "{a} likes more than {b}", "{a} does not like more than {b}", "Does {a} like more than {b}?"
+    ),
+    converse=Phrase(
+        "{a} likes less than {b}", "{a} does not like less than {b}", "Does {a} like less than {b}?"
+    ),
+    setting="who like things differently",
+    order="Their liking",
+)
+
+
+class Prefixed(Ordering):
+    # A rendering of one's own, which no reference reader parses.
+    def render(self, z, view):
+        return "A puzzle. " + super().render(z, view)
+
+
+@pytest.mark.competence(family="ordering", levels=[4, 8], pairs=8)
+def test_catalog(competence):
+    pass
+
+
+@pytest.mark.competence(family="ordering", vocabulary=LIKES, levels=[4, 8], pairs=8)
+def test_likes(competence):
+    pass
+
+
+@pytest.mark.competence(family=Prefixed(vocabulary=LIKES), levels=[4], pairs=4)
+def test_prefixed(competence):
+    pass
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_suite_on_a_vocabulary_of_ones_own_never_catches_a_policy_for_not_reading_it(
+    pytester: pytest.Pytester, xdist: list[str]
+):
+    pytester.makepyfile(test_suite=SUITE)
+    out = pytester.path / "results.json"
+    result = pytester.runpytest_subprocess(
+        *xdist,
+        "-p",
+        "no:cacheprovider",
+        "-rs",
+        "-o",
+        "competence_database=none",
+        "--competence-json",
+        str(out),
+        "--competence-model",
+        "ref:ideal,ref:shortcuts,ref:always-yes",
+    )
+    document = json.loads(out.read_text("utf-8"))
+    verdicts = {
+        (r["test"].split("::")[1].split("[")[0], r["model"]): r["condition_met"]
+        for r in document["results"]
+    }
+    ordering = ["ref:ideal", *ORDERING_SHORTCUTS[:3], "ref:threshold?n=64", "ref:always-yes"]
+    for model in ordering:  # each policy: the same verdict on both vocabularies
+        assert verdicts[("test_likes", model)] == verdicts[("test_catalog", model)], model
+    assert verdicts[("test_likes", "ref:ideal")] is True
+    assert verdicts[("test_prefixed", "ref:always-yes")] is False  # it reads nothing: caught
+    records = pytester.path / "results.records.jsonl"
+    assert UNREADABLE not in records.read_text("utf-8")
+    # Where the policies cannot parse the prompts: n/a, with the reason, never caught.
+    unread = sorted(
+        r["model"]
+        for r in document["not_applicable"]
+        if "test_prefixed" in r["test"] and r["family"] == "ordering" and "parse" in r["reason"]
+    )
+    assert unread == sorted(ordering[:-1])
+    result.stdout.fnmatch_lines_random(
+        [
+            f"SKIPPED [[]1[]] *{model} does not read the ordering prompts of "
+            f"Ordering(vocabulary='likes_more') (it cannot parse the design's first instance)"
+            for model in ("ref:ideal", "ref:endpoint")
+        ]
+    )
+    result.stdout.fnmatch_lines(["    test_suite.py::test_prefixed[[]*[]]  *n/a  *FAIL"])
+    assert ("test_prefixed", "ref:ideal") not in verdicts

@@ -175,6 +175,10 @@ class BatchPolicy:
         """Candidate scores: log-probability 0 for the answer it generates, ``-inf`` elsewhere."""
         return [point_mass(a, candidates) for a in self.generate(prompts)]
 
+    def reads(self, prompt: Prompt) -> bool:
+        """Whether the policy can read ``prompt`` (``iw-letter`` reads none and answers all)."""
+        return self._rule is None or read_iw(prompt.text) is not None
+
     def __repr__(self) -> str:
         return f"BatchPolicy({self.name!r})"
 
