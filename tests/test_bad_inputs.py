@@ -88,6 +88,17 @@ ROWS = [
         marker="family='nope', levels=[4], pairs=8",
     ),
     Row(
+        # A vocabulary of one's own is checked as the suite's module builds it: a collection
+        # error at the template's own line.
+        "vocabulary-phrase-template",
+        "Expected statement to read '{a} ... {b}' (starting with {a}, ending with {b}, the "
+        "relation's words between and no other fields), but got statement='{a}在{b}前面', "
+        "which has '前面' after {b}; e.g. statement='{a} is in front of {b}'",
+        INTERRUPTED,
+        marker="levels=[4], pairs=8, vocabulary=__import__('pytest_competence.strategies', "
+        "fromlist=['Phrase']).Phrase('{a}在{b}前面', '{a}不在{b}前面', '{a}在{b}前面吗？')",
+    ),
+    Row(
         "unknown-presentation",
         "Unknown presentation 'nope'",
         INTERRUPTED,

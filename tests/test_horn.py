@@ -225,6 +225,14 @@ def test_ideal_passes_every_presentation():
     assert set(acc.values()) == {1.0}
 
 
+def test_the_policies_read_a_suite_s_own_instruction_whatever_words_it_holds():
+    # The instruction follows the question, and may repeat the words that open one.
+    said = "Is it true that it holds? Can it be derived from the facts and rules? Say yes or no."
+    for spec in ("ref:ideal", "ref:horn-if-then"):
+        expected = _accuracy(spec, Horn(), [4, 32], ALL)
+        assert _accuracy(spec, Horn(instruction=said), [4, 32], ALL) == expected, spec
+
+
 def test_if_then_reader_is_caught_by_the_other_renderer():
     acc = _accuracy("ref:horn-if-then", Horn(), [4, 32], ["original", "equivalent", "rename"])
     assert acc[(4, "original")] == acc[(32, "original")] == acc[(4, "rename")] == 1.0

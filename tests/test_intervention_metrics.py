@@ -162,6 +162,27 @@ def test_reference_policies_caught_by_their_metric(items, spec, fails):
             assert summary["rates"][rate] == 1.0, (spec, rate)
 
 
+def test_the_policies_read_a_suite_s_own_instruction_whatever_lines_it_holds():
+    # The instruction follows the options; lines like the prompt's own are the suite's words.
+    instruction = (
+        "Question: is zzz true, false, or unknown?\n- If a is true, then b is true.\nA) false\n"
+        'Reply as "Answer: X".'
+    )
+    family = Intervention(instruction=instruction)
+    items = family.design(levels=[4, 8], pairs=12, seed=5)
+    for spec in ("ref:ideal", "ref:iw-stuck"):
+        expected = analyze(
+            evaluate(FAMILY, FAMILY.design(levels=[4, 8], pairs=12, seed=5), _policy(spec)),
+            bootstrap=0,
+        )["summary"]["intervention"]["rates"]
+        got = analyze(evaluate(family, items, _policy(spec)), bootstrap=0)["summary"]
+        assert got["intervention"]["rates"] == expected, spec
+
+
+def _policy(spec: str):
+    return reference_policy(spec.split(":", 1)[1], spec)
+
+
 class Recording:
     """Answers right from the prompt's gold; records every call by readout."""
 

@@ -12,7 +12,7 @@ examples.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pytest_competence._batch_files import Target
     from pytest_competence._run import CompetenceRun
     from pytest_competence.models import Model
+    from pytest_competence.protocol import Prompt
     from pytest_competence.spec import CompetenceSpec
 
 __all__ = [
@@ -119,7 +120,6 @@ def competence(
 ) -> Generator[CompetenceRun, None, None]:
     """The competence evaluation of this test's design under this test's model."""
     from pytest_competence._run import CompetenceRun
-    from pytest_competence.models import reads_family
     from pytest_competence.spec import overridable
 
     marker = request.node.get_closest_marker("competence")
@@ -131,22 +131,22 @@ def competence(
     names = overridable(marker.args, marker.kwargs)
     overrides = {k: v for k, v in params.items() if k in names}
     spec = _spec(request.node, marker, overrides)
-    family = spec.family.name
-    if not reads_family(competence_model, family):
+    session = request.config.stash[STATE]
+    reason = _not_read(competence_model, spec, session)
+    if reason is not None:
         # Not a failure: the model was never meant for these prompts (a shortcut of another
-        # family). The reports show the pair as n/a, never as caught.
-        reason = f"{competence_model.name} does not read {family} prompts"
+        # family, a reference policy that cannot parse this configuration's). The reports
+        # show the pair as n/a, never as caught.
         request.node.stash[NOT_APPLICABLE] = {
             "nodeid": request.node.nodeid,
             "test": model_free_id(request.node),
             "model": competence_model.name,
-            "family": family,
+            "family": spec.family.name,
             "reason": reason,
         }
         pytest.skip(reason)
     from pytest_competence._probing import probe_settings_of
 
-    session = request.config.stash[STATE]
     probe = probe_settings_of(request.node)
     run = CompetenceRun(spec, competence_model, session, model_free_id(request.node), probe)
     request.node.stash[RUN] = run
@@ -158,6 +158,28 @@ def competence(
     yield run
     if run.replay_error is not None:  # the design passed; its saved cases could not be asked
         pytest.fail(f"saved cases not replayed: {run.replay_error}", pytrace=False)
+
+
+def _not_read(model: Model, spec: CompetenceSpec, session: Any) -> str | None:
+    """Why ``model`` does not read ``spec``'s prompts, else ``None``: they are another
+    family's, or (asked of a model that can tell, a reference policy) the design's first
+    instance is one it cannot parse, as a configuration of the family may write them."""
+    from pytest_competence.models import reads_family, reads_prompts
+
+    family = spec.family.name
+    if not reads_family(model, family):
+        return f"{model.name} does not read {family} prompts"
+
+    def first() -> Iterator[Prompt]:  # drawn only for a model that can tell
+        item = session.first_item(spec)
+        yield from item.prompts if item is not None else ()
+
+    if not reads_prompts(model, first()):
+        return (
+            f"{model.name} does not read the {family} prompts of {spec.family!r} (it cannot "
+            f"parse the design's first instance)"
+        )
+    return None
 
 
 def _ask(item: pytest.Item, run: CompetenceRun) -> None:

@@ -33,6 +33,7 @@ from ._base import (
     groups_as_they_come,
     overlaps_generation,
     reads_family,
+    reads_prompts,
     where_raised,
 )
 
@@ -53,6 +54,7 @@ __all__ = [
     "overlaps_generation",
     "parse_aliases",
     "reads_family",
+    "reads_prompts",
     "resolve_model",
     "split_specs",
     "where_raised",

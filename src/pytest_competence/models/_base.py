@@ -9,7 +9,7 @@ policies) import these from here; :mod:`pytest_competence.models` re-exports the
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ __all__ = [
     "groups_as_they_come",
     "overlaps_generation",
     "reads_family",
+    "reads_prompts",
     "where_raised",
 ]
 
@@ -40,7 +41,10 @@ class Model(Protocol):
 
     A model may also have a ``families`` attribute: the names of the families whose prompts it
     reads (a family's shortcut policy reads that family's only). Without one, or with ``None``,
-    it reads every family's; see :func:`reads_family`. And ``releases_gil = True`` says that
+    it reads every family's; see :func:`reads_family`. A ``reads(prompt)`` method says whether
+    it reads one prompt of those families (a reference policy parses prompts, and a family's
+    configuration — a vocabulary of one's own — may write some it cannot parse); see
+    :func:`reads_prompts`. And ``releases_gil = True`` says that
     ``generate`` mostly waits outside Python (a server, a GPU, torch's kernels): the plugin then
     generates the design's next chunk in a thread meanwhile (:func:`overlaps_generation`).
     Without it the chunks are generated in turn: two threads running Python at once only
@@ -184,6 +188,18 @@ def reads_family(model: Model, family: str) -> bool:
     """
     families = getattr(model, "families", None)
     return families is None or family in families
+
+
+def reads_prompts(model: Model, prompts: Iterable[Prompt]) -> bool:
+    """Whether ``model`` reads every one of ``prompts`` (of a family it reads).
+
+    A model with a ``reads(prompt)`` method says so (the reference policies: whether they can
+    parse the prompt); any other model reads every prompt, and ``prompts`` is never iterated.
+    The plugin asks it of a design's first instance: where the answer is no, the test × model
+    pair is *not applicable*, as for another family's prompts — never a model the suite caught.
+    """
+    reads = getattr(model, "reads", None)
+    return reads is None or all(reads(prompt) for prompt in prompts)
 
 
 def overlaps_generation(model: object) -> bool:

@@ -23,7 +23,8 @@ The family-independent policies are defined here:
 Every other policy is a family's *shortcut policy*: the families declare them
 (``Family.shortcut_policies``), and each reads the prompts of the families that declare it
 (:data:`READS`; its model's ``families``): the plugin skips it, as n/a, on other families'
-suites. ``ref:shortcuts`` on ``--competence-model`` stands for :data:`SHORTCUTS`, the specs each
+suites — and any policy on a suite whose configuration writes prompts it cannot parse
+(:meth:`ReferencePolicy.reads`, asked of the design's first instance). ``ref:shortcuts`` on ``--competence-model`` stands for :data:`SHORTCUTS`, the specs each
 family lists in ``Family.shortcuts``. Every policy can also *score* candidates (the
 candidate-scoring readout): all probability on the answer it would generate.
 """
@@ -50,7 +51,12 @@ __all__ = ["POLICIES", "READS", "SHORTCUTS", "ReferencePolicy", "reference_polic
 
 
 class ReferencePolicy:
-    """A reference policy as a model: reads each prompt's text and answers it."""
+    """A reference policy as a model: reads each prompt's text and answers it.
+
+    :meth:`reads` tells the plugin which prompts it can parse: an answer function with a
+    ``reads`` attribute (prompt → bool) is asked that, any other whether it answers
+    :data:`~pytest_competence.policy.UNREADABLE`.
+    """
 
     def __init__(
         self, name: str, answer: Callable[[Any], str], families: tuple[str, ...] | None = None
@@ -70,8 +76,20 @@ class ReferencePolicy:
         """Candidate scores: log-probability 0 for the answer it generates, ``-inf`` elsewhere."""
         return [point_mass(a, candidates) for a in self.generate(prompts)]
 
+    def reads(self, prompt: Prompt) -> bool:
+        """Whether the policy can read ``prompt`` (a prompt of a configuration its reader does
+        not parse: no); asking changes none of its answers."""
+        given = prompt if getattr(self._answer, "reads_prompt", False) else prompt.text
+        check = getattr(self._answer, "reads", None)
+        return bool(check(given)) if check is not None else self._answer(given) != UNREADABLE
+
     def __repr__(self) -> str:
         return f"ReferencePolicy({self.name!r})"
+
+
+def _reads_ideal(prompt: Prompt) -> bool:
+    """Whether the competent reader reads ``prompt``: what the policies built on it read."""
+    return ideal_answer(prompt) != UNREADABLE
 
 
 def _constant(value: str) -> Callable[..., Callable[[str], str]]:
@@ -109,6 +127,8 @@ def _noisy(p: str = "0.1", seed: str = "0") -> Callable[[Prompt], str]:
             return right
         return _wrong(prompt, right)
 
+    # Its wrong answer to an open-answer prompt is UNREADABLE: ask the reading, not the answer.
+    answer.reads = _reads_ideal  # type: ignore[attr-defined]
     return answer
 
 
@@ -125,6 +145,8 @@ def _sampled(p: str = "0.5", seed: str = "0") -> Callable[[Prompt], str]:
         sends[prompt.text] = k = sends.get(prompt.text, 0) + 1
         return right if uniform(f"{seed}:{k}", prompt.text) >= rate else _wrong(prompt, right)
 
+    # Asking the answer would count a send and change the next one: ask the reading.
+    answer.reads = _reads_ideal  # type: ignore[attr-defined]
     return answer
 
 

@@ -57,13 +57,18 @@ def read_horn(text: str) -> HornText | None:
         rules_part = text.split(" Rules: ", 1)[1]
     except IndexError:
         return None
-    negated = _NEGATED in rules_part
-    marker = _NEGATED if negated else _POSITIVE
-    if marker not in rules_part:
+    # The question is the first sentence after the rules that opens as one: the instruction
+    # after it is the suite's own wording, and may hold the same words.
+    found = [
+        (at, marker)
+        for marker in (_NEGATED, _POSITIVE)
+        if (at := f" {rules_part}".find(f" {marker}")) >= 0
+    ]
+    if not found:
         return None
-    rules_part, _, question = rules_part.rpartition(" " + marker)
-    if not question:
-        rules_part, question = "", rules_part.split(marker, 1)[1]
+    at, marker = min(found)
+    negated = marker == _NEGATED
+    rules_part, question = rules_part[:at].rstrip(), rules_part[at + len(marker) :]
     goal = question.split(" ", 1)[0]
     facts = tuple(s.removesuffix(" is true") for s in facts_part.rstrip(".").split(". ") if s)
     rules = []

@@ -65,28 +65,32 @@ def read_iw(text: str) -> IWText | None:
     if not lines or lines[0] != "Facts:" or "Rules:" not in lines:
         return None
     split = lines.index("Rules:")
-    facts, rules, query, letters = [], [], None, {}
+    facts, rules, letters = [], [], {}
     for line in lines[1:split]:
         lit = _lit(line.removeprefix("- ").removesuffix("."))
         if lit is None:
             return None
         facts.append(lit)
-    for line in lines[split + 1 :]:
-        if line.startswith("- If ") and ", then " in line:
-            body, _, head = line[len("- If ") :].removesuffix(".").rpartition(", then ")
-            parts = [_lit(b) for b in body.split(" and ")] + [_lit(head)]
-            if any(p is None for p in parts):
-                return None
-            rules.append((tuple(parts[:-1]), parts[-1]))
-        elif (q := _QUESTION.match(line)) is not None:
-            query = q.group(1)
-        elif (o := _OPTION.match(line)) is not None:
-            letters[_VALUE[o.group(2)]] = o.group(1)
-    if query is None or len(letters) != 3:
+    # The rules, the question, its three options; what follows is the suite's instruction,
+    # whatever words it holds.
+    asked = next((k for k in range(split + 1, len(lines)) if _QUESTION.match(lines[k])), None)
+    if asked is None:
         return None
-    statements = frozenset(
-        lines[1:split] + [ln for ln in lines[split + 1 :] if ln.startswith("- ")]
-    )
+    for line in lines[split + 1 : asked]:
+        if not (line.startswith("- If ") and ", then " in line):
+            return None
+        body, _, head = line[len("- If ") :].removesuffix(".").rpartition(", then ")
+        parts = [_lit(b) for b in body.split(" and ")] + [_lit(head)]
+        if any(p is None for p in parts):
+            return None
+        rules.append((tuple(parts[:-1]), parts[-1]))
+    for line in lines[asked + 1 : asked + 4]:
+        if (o := _OPTION.match(line)) is not None:
+            letters[_VALUE[o.group(2)]] = o.group(1)
+    if len(letters) != 3:
+        return None
+    query = _QUESTION.match(lines[asked]).group(1)  # type: ignore[union-attr]
+    statements = frozenset(lines[1:split] + lines[split + 1 : asked])
     return IWText(tuple(facts), tuple(rules), query, letters, statements)  # type: ignore[arg-type]
 
 
@@ -170,6 +174,10 @@ class BatchPolicy:
     def score(self, prompts: Sequence[Prompt], candidates: Sequence[str]) -> list[dict[str, float]]:
         """Candidate scores: log-probability 0 for the answer it generates, ``-inf`` elsewhere."""
         return [point_mass(a, candidates) for a in self.generate(prompts)]
+
+    def reads(self, prompt: Prompt) -> bool:
+        """Whether the policy can read ``prompt`` (``iw-letter`` reads none and answers all)."""
+        return self._rule is None or read_iw(prompt.text) is not None
 
     def __repr__(self) -> str:
         return f"BatchPolicy({self.name!r})"

@@ -117,10 +117,11 @@ class Ordering(Family):
 
     @classmethod
     def ideal_answer(cls, prompt: Prompt) -> str | None:
-        """The competent answer, read from the prompt alone (``ref:ideal``)."""
+        """The competent answer, read from the prompt alone (``ref:ideal``): its text, in the
+        vocabulary its parameters name."""
         from .policies import ordering_ideal
 
-        return ordering_ideal(prompt.text)
+        return ordering_ideal(prompt)
 
     @classmethod
     def generate_options(cls, parser: Any) -> None:
@@ -190,6 +191,7 @@ class Ordering(Family):
         instruction: str = INSTRUCTION,
     ) -> None:
         self.vocabulary = _vocabulary(vocabulary)
+        self._in_catalog = self.vocabulary.in_catalog
         self.protocol = _choice("protocol", protocol, ("P", "L"))
         self.names = _choice("names", names, ("pool", "random"))
         self.names_line = _choice("names_line", names_line, ("shuffled", "chain"))
@@ -355,7 +357,8 @@ class Ordering(Family):
         )
 
     def params(self, z: OrderingInstance) -> dict[str, object]:
-        """θ of ``z``: the level and the configuration that rendered it."""
+        """θ of ``z``: the level and the configuration that rendered it; a vocabulary outside
+        the catalog adds its ``phrases``, with which the reference policies read the prompt."""
         return {
             "n": z.n,
             "vocabulary": self.vocabulary.name,
@@ -365,6 +368,7 @@ class Ordering(Family):
             "names": self.names,
             "names_line": self.names_line,
             "cell": "/".join(CELLS[z.index % 4]),
+            **({} if self._in_catalog else {"phrases": self.vocabulary.phrases}),
         }
 
     # -- the engine's interface ------------------------------------------------------------------

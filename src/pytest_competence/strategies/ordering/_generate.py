@@ -105,13 +105,5 @@ def designs(cls: type[Ordering], args: Any) -> Iterator[tuple[Any, dict[str, Any
 
 
 def meta(item: Item) -> dict[str, Any]:
-    voc = vocabulary(item.params["vocabulary"])
-    phrases = {
-        "forward": voc.forward.statement,
-        "converse": voc.converse.statement,
-        "forward_negated": voc.forward.negation,
-        "converse_negated": voc.converse.negation,
-        "forward_question": voc.forward.question,
-        "converse_question": voc.converse.question,
-    }
+    phrases = item.params.get("phrases") or vocabulary(item.params["vocabulary"]).phrases
     return {"entities": sorted(item.instance.entities), "phrases": phrases}

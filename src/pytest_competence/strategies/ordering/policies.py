@@ -1,4 +1,4 @@
-"""The ordering family's reference policies (CBE paper, arXiv:2610.22894): read an ordering prompt's text alone.
+"""The ordering family's reference policies (CBE paper, arXiv:2610.22894): read an ordering prompt's text.
 
 ================== ======================================================================
 ``endpoint``       the source/sink shortcut: answers from the premises incident to the two
@@ -17,21 +17,25 @@
                    listed vocabulary in catalog order.
 ================== ======================================================================
 
-The competent reading (``ref:ideal`` on ordering prompts) answers by reachability.
+The competent reading (``ref:ideal`` on ordering prompts) answers by reachability. Every
+policy reads a prompt in the phrases of the vocabulary its parameters name: a catalog
+vocabulary, or the ``phrases`` that a vocabulary outside the catalog adds to them.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
-from pytest_competence.policy import UNREADABLE, ModelSpecError, number
+from pytest_competence.policy import UNREADABLE, ModelSpecError, number, reads_prompt
+from pytest_competence.protocol import InvalidArgument, Prompt
 
-from .vocabularies import CATALOG
+from .vocabularies import CATALOG, Phrase, Vocabulary, _between
 
-__all__ = ["ORDERING_POLICIES", "OrderingText", "ordering_ideal", "read_ordering"]
+__all__ = ["ORDERING_POLICIES", "OrderingText", "ordering_ideal", "read_ordering", "read_prompt"]
 
 
 @dataclass(frozen=True)
@@ -44,62 +48,180 @@ class OrderingText:
     literal: tuple[tuple[str, str], ...]  # every premise read as "first argument ≺ second"
     forward_only: bool  # every premise uses the forward statement of the vocabulary
     query: tuple[str, str]  # the question asks whether query[0] ≺ query[1]
-    vocabulary: str = ""  # the catalog vocabulary the phrases belong to
+    vocabulary: str = ""  # the vocabulary the phrases belong to
     reworded: int = 0  # premises worded other than with the forward statement
 
 
+@dataclass(frozen=True)
+class _Wording:
+    """One vocabulary as a reader sees it: premise middles and questions, each with its sign."""
+
+    name: str
+    premises: tuple[tuple[str, int], ...]  # (the words between {a} and {b}, +1 | -1)
+    questions: tuple[tuple[tuple[str, str, str], int], ...]  # ((before, between, after), sign)
+    forward: str  # the forward statement's middle
+
+
+def _wording(voc: Vocabulary) -> _Wording:
+    premises, questions = [], []
+    for phrase, sign in ((voc.forward, 1), (voc.converse, -1)):
+        premises += [(_between(phrase.statement), sign), (_between(phrase.negation), -sign)]
+        head, _, rest = phrase.question.partition("{a}")
+        middle, _, tail = rest.partition("{b}")
+        questions.append(((head, middle, tail), sign))
+    # The longer question first: one may be the other with more words after it, which the
+    # other would read as the start of the instruction.
+    questions.sort(key=lambda q: -len("".join(q[0])))
+    return _Wording(voc.name, tuple(premises), tuple(questions), _between(voc.forward.statement))
+
+
 @lru_cache(maxsize=1)
-def _phrase_tables() -> list[tuple[dict[str, int], dict[tuple[str, str], int], str, str]]:
-    """Per catalog vocabulary: premise middles → sign, question (head, middle) → sign."""
-    tables = []
-    for voc in CATALOG:
-        premise: dict[str, int] = {}
-        question: dict[tuple[str, str], int] = {}
-        for phrase, sign in ((voc.forward, 1), (voc.converse, -1)):
-            premise[_between(phrase.statement)] = sign
-            premise[_between(phrase.negation)] = -sign
-            head, rest = phrase.question.split("{a}")
-            question[(head.strip(), rest.split("{b}")[0])] = sign
-        tables.append((premise, question, _between(voc.forward.statement), voc.name))
-    return tables
+def _catalog() -> dict[str, _Wording]:
+    return {v.name: _wording(v) for v in CATALOG}
 
 
-def _between(template: str) -> str:
-    return template.split("{a}")[1].split("{b}")[0]
+_ROLES = (
+    "forward",
+    "forward_negated",
+    "forward_question",
+    "converse",
+    "converse_negated",
+    "converse_question",
+)
+
+
+def _prompt_wording(params: Mapping[str, Any]) -> _Wording | None:
+    """The wording a prompt's parameters name: its own ``phrases`` (a vocabulary outside the
+    catalog), else its catalog vocabulary; ``None`` when they name neither."""
+    phrases = params.get("phrases")
+    if isinstance(phrases, Mapping):
+        try:
+            return _own_wording(str(params.get("vocabulary")), tuple(phrases[r] for r in _ROLES))
+        except (KeyError, TypeError, InvalidArgument):
+            return None
+    return _catalog().get(params.get("vocabulary"))  # type: ignore[arg-type]
+
+
+@lru_cache(maxsize=64)
+def _own_wording(name: str, templates: tuple[str, ...]) -> _Wording:
+    forward, converse = Phrase(*templates[:3]), Phrase(*templates[3:])
+    return _wording(Vocabulary(name, "", forward, converse, "", ""))
+
+
+def _question(
+    body: str, pos: int, w: _Wording, names: frozenset[str], window: int
+) -> tuple[str, str] | None:
+    """The query ``(x, y)``, ``x ≺ y`` asked, of the question at ``pos``, else ``None``."""
+    for (head, middle, tail), sign in w.questions:
+        if not body.startswith(head, pos):
+            continue
+        start = pos + len(head)
+        limit = start + window + len(middle)
+        at = body.find(middle, start, limit)
+        # The question is followed by " " and the instruction, or ends the prompt.
+        stop = body.find(tail + " ", at + len(middle)) if at >= 0 else -1
+        if stop < 0 and at >= 0 and body.endswith(tail):
+            stop = len(body) - len(tail)
+        if stop < 0:
+            continue
+        x, y = body[start:at], body[at + len(middle) : stop]
+        if x in names and y in names:
+            return (x, y) if sign > 0 else (y, x)
+    return None
+
+
+def _read(people: int, names: tuple[str, ...], body: str, w: _Wording) -> OrderingText | None:
+    """Read ``body`` (the premises, the question, the instruction) in the wording ``w``: each
+    premise is "x MIDDLE y." with ``x`` and ``y`` names of the names line, so the names, not
+    spaces, tell where the words begin and end (a middle may hold no spaces at all)."""
+    known = frozenset(names)
+    window = max(map(len, known))
+    find, signs = body.find, dict(w.premises)
+    parsed: list[tuple[str, str, int, str]] = []
+    starts, pos = [], 0
+    while True:  # one premise per round, inlined: 1,024-entity chains have 1,023 of them
+        for middle in signs:
+            # The words start with a character no name holds (Phrase checks it), so their
+            # first place after a name is where that name ends.
+            at = find(middle, pos, pos + window + len(middle))
+            if at < 0 or body[pos:at] not in known:
+                continue
+            start = at + len(middle)
+            stop = find(".", start)
+            if stop > 0 and body[start:stop] in known:
+                break
+        else:
+            break
+        parsed.append((body[pos:at], middle, signs[middle], body[start:stop]))
+        if not body.startswith(" ", stop + 1):
+            return None
+        starts.append(pos)
+        pos = stop + 2
+    query = _question(body, pos, w, known, window)
+    if query is None and len(parsed) > 1:  # the question was read as a premise ("… . Right?")
+        query = _question(body, starts[-1], w, known, window)
+        parsed.pop()
+    if query is None or not parsed:
+        return None
+    facts = tuple((x, y) if sign > 0 else (y, x) for x, _, sign, y in parsed)
+    literal = tuple((x, y) for x, _, _, y in parsed)
+    reworded = sum(m != w.forward for _, m, _, _ in parsed)
+    return OrderingText(people, names, facts, literal, reworded == 0, query, w.name, reworded)
+
+
+_NAMES, _RULES = "Their names are [", " can be described by the following set of rules: "
+
+
+def _layouts(text: str) -> Iterator[tuple[int, tuple[str, ...], str]]:
+    """``(people, names, body)`` for each way ``text`` splits into the context, its names line
+    and the rest: a vocabulary's own context words may hold the markers too."""
+    count = text.removeprefix("There are ").partition(" ")[0]
+    if not text.startswith("There are ") or not count.isdigit():
+        return
+    people, at = int(count), text.find(_NAMES)
+    while at >= 0:
+        close = text.find("]", at)
+        names = tuple(s.strip().strip("'\"") for s in text[at + len(_NAMES) : close].split(","))
+        if close > 0 and len(names) == people and all(names):
+            rules = text.find(_RULES, close)
+            while rules >= 0:
+                yield people, names, text[rules + len(_RULES) :]
+                rules = text.find(_RULES, rules + 1)
+        at = text.find(_NAMES, at + 1)
 
 
 @lru_cache(maxsize=256)  # a zoo of policies reads each prompt in turn (audit, diagnosis)
-def read_ordering(text: str) -> OrderingText | None:
-    """Parse an ordering prompt (App. B.1 format) from its text alone; ``None`` if unreadable."""
-    try:
-        people = int(text.split("There are ", 1)[1].split(" ", 1)[0])
-        names_line = text.split("Their names are [", 1)[1].split("]", 1)[0]
-        names = tuple(s.strip().strip("'\"") for s in names_line.split(","))
-        body = text.split("set of rules: ", 1)[1]
-        q_end = body.index("?")
-        q_start = body.rindex(". ", 0, q_end) + 2
-        sentences = body[: q_start - 2].split(". ")
-        q_words = body[q_start:q_end].split(" ")
-    except (IndexError, ValueError):
-        return None
-    parsed = []
-    for s in sentences:
-        x, _, rest = s.partition(" ")
-        mid, _, y = rest.rpartition(" ")
-        parsed.append((x, f" {mid} ", y))
-    q_key = (q_words[0], f" {' '.join(q_words[2:-1])} ")
-    middles = {m for _, m, _ in parsed}
-    for premise, question, forward, name in _phrase_tables():
-        if q_key in question and middles <= premise.keys():
-            facts = tuple((x, y) if premise[m] > 0 else (y, x) for x, m, y in parsed)
-            a, b = q_words[1], q_words[-1]
-            query = (a, b) if question[q_key] > 0 else (b, a)
-            literal = tuple((x, y) for x, _, y in parsed)
-            reworded = sum(m != forward for _, m, _ in parsed)
-            return OrderingText(
-                people, names, facts, literal, middles == {forward}, query, name, reworded
-            )
+def _reading_of(text: str, wording: _Wording | None) -> OrderingText | None:
+    for people, names, body in _layouts(text):
+        for w in (wording,) if wording is not None else _catalog().values():
+            found = _read(people, names, body, w)
+            if found is not None:
+                return found
     return None
+
+
+def read_ordering(text: str, vocabulary: Vocabulary | str | None = None) -> OrderingText | None:
+    """Parse an ordering prompt (App. B.1 format) from its text, in ``vocabulary``'s phrases (a
+    :class:`Vocabulary` or a catalog name); without one, in the phrases of the first catalog
+    vocabulary that reads it. ``None`` if unreadable."""
+    if vocabulary is None:
+        return _reading_of(text, None)
+    if isinstance(vocabulary, str):
+        wording = _catalog().get(vocabulary)
+        return None if wording is None else _reading_of(text, wording)
+    return _reading_of(text, _wording(vocabulary))
+
+
+def read_prompt(prompt: Prompt | str) -> OrderingText | None:
+    """:func:`read_ordering` in the vocabulary the prompt's parameters name (its own phrases
+    for a vocabulary outside the catalog); a bare text, or a prompt whose parameters name
+    none, in the catalog's."""
+    if isinstance(prompt, str) or not prompt.params:
+        return _reading_of(prompt if isinstance(prompt, str) else prompt.text, None)
+    wording = _prompt_wording(prompt.params)
+    if wording is None and ("phrases" in prompt.params or "vocabulary" in prompt.params):
+        return None
+    return _reading_of(prompt.text, wording)
 
 
 def _reaches(facts: Sequence[tuple[str, str]], start: str, goal: str) -> bool:
@@ -151,15 +273,18 @@ def _names_order(t: OrderingText) -> str:
     return _yes(t.names.index(x) < t.names.index(y))
 
 
-def _reading(rule: Callable[[OrderingText], str]) -> Callable[[str], str]:
-    def answer(text: str) -> str:
-        t = read_ordering(text)
+def _reading(rule: Callable[[OrderingText], str]) -> Callable[[Prompt | str], str]:
+    @reads_prompt  # the prompt's parameters say its vocabulary
+    def answer(prompt: Prompt | str) -> str:
+        t = read_prompt(prompt)
         return UNREADABLE if t is None else rule(t)
 
     return answer
 
 
-def _threshold(n: str = "", rewrites: str = "1", vocabularies: str = "") -> Callable[[str], str]:
+def _threshold(
+    n: str = "", rewrites: str = "1", vocabularies: str = ""
+) -> Callable[[Prompt | str], str]:
     if not n:
         raise ModelSpecError("the threshold policy needs its size, e.g. 'ref:threshold?n=64'")
     limit = int(number("n", n, 2, 10**9))
@@ -183,14 +308,14 @@ def _threshold(n: str = "", rewrites: str = "1", vocabularies: str = "") -> Call
     return _reading(rule)
 
 
-def ordering_ideal(text: str) -> str | None:
-    """The ideal answer to an ordering prompt, or ``None`` when ``text`` is not one."""
-    t = read_ordering(text)
+def ordering_ideal(prompt: Prompt | str) -> str | None:
+    """The ideal answer to an ordering prompt (or its text), or ``None`` when it is not one."""
+    t = read_prompt(prompt)
     return None if t is None else _ideal(t)
 
 
 #: Policy name → factory: the ordering family's shortcut policies.
-ORDERING_POLICIES: dict[str, Callable[..., Callable[[str], str]]] = {
+ORDERING_POLICIES: dict[str, Callable[..., Callable[[Prompt | str], str]]] = {
     "endpoint": lambda: _reading(_endpoint),
     "forward-reader": lambda: _reading(_forward_reader),
     "names-order": lambda: _reading(_names_order),

@@ -7,10 +7,16 @@ Every vocabulary renders the same latent order: the *forward* phrase states ``a_
 
 The paper gives the full prompt only for ``pos``; the context sentence of the other vocabularies
 ("There are 8 people born at different times ...") is ours, written to the same pattern.
+
+A vocabulary of one's own is a :class:`Vocabulary` of two :class:`Phrase` objects, each checked
+when it is made: a premise template reads ``"{a} … {b}"`` (nothing before ``{a}`` or after
+``{b}``, words between), a question holds ``{a}`` then ``{b}`` once each, and the four premise
+templates differ, so that every prompt says which entity comes first.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from pytest_competence.protocol import InvalidArgument
@@ -20,11 +26,23 @@ __all__ = ["CATALOG", "GROUPS", "Phrase", "Vocabulary", "vocabulary"]
 
 @dataclass(frozen=True)
 class Phrase:
-    """One direction of a relation: a premise, its negation and a question, with ``{a}``/``{b}``."""
+    """One direction of a relation: a premise, its negation and a question, with ``{a}``/``{b}``.
+
+    ``statement`` and ``negation`` read ``"{a} … {b}"``: the two names end the premise's words
+    on both sides (``"{a} is in front of {b}"``, ``"{a}先于{b}"``); ``question`` holds ``{a}``
+    then ``{b}``, with any words around them (``"Is {a} in front of {b}?"``). Anything else
+    is an :class:`InvalidArgument` naming the template.
+    """
 
     statement: str
     negation: str
     question: str
+
+    def __post_init__(self) -> None:
+        __tracebackhide__ = True  # a bad template is the caller's line, not this one
+        for field in ("statement", "negation"):
+            _check_premise(field, getattr(self, field))
+        _check_question(self.question)
 
     def state(self, a: str, b: str) -> str:
         """The premise "a R b"."""
@@ -37,6 +55,93 @@ class Phrase:
     def ask(self, a: str, b: str) -> str:
         """The question "is a R b?"."""
         return self.question.format(a=a, b=b)
+
+
+_EXAMPLE = {
+    "statement": "{a} is in front of {b}",
+    "negation": "{a} is not in front of {b}",
+    "question": "Is {a} in front of {b}?",
+}
+
+
+def _fields(name: str, template: object) -> list[str]:
+    """The replacement fields of ``template``, in order: each ``a`` or ``b``. Any other brace
+    (another field, an escaped ``{{``, an unmatched one) is an :class:`InvalidArgument`."""
+    __tracebackhide__ = True
+    if not isinstance(template, str):
+        raise InvalidArgument(
+            f"Expected {name} to be a string template with {{a}} and {{b}}, but got "
+            f"{name}={template!r} (type={type(template).__name__})"
+        )
+    if not set(template.replace("{a}", "").replace("{b}", "")).isdisjoint("{}"):
+        raise InvalidArgument(
+            f"Expected {name} to hold {{a}} and {{b}} and no other braces, but got "
+            f"{name}={template!r}"
+        )
+    return re.findall(r"\{([ab])\}", template)
+
+
+def _between(template: str) -> str:
+    """The words between ``{a}`` and ``{b}`` of a (checked) premise template: ``" is in front of "``."""
+    return template[len("{a}") : -len("{b}")]
+
+
+def _check_premise(name: str, template: object) -> None:
+    """A premise template reads ``"{a} … {b}"``, else :class:`InvalidArgument`."""
+    __tracebackhide__ = True
+    fields = _fields(name, template)
+    assert isinstance(template, str)
+    middle = template.removeprefix("{a}").removesuffix("{b}")
+    if fields != ["a", "b"] or not template.startswith("{a}") or not template.endswith("{b}"):
+        found = "holds " + (", ".join(f"{{{f}}}" for f in fields) or "neither")
+        if fields == ["a", "b"]:
+            found = (
+                f"has {template.partition('{a}')[0]!r} before {{a}}"
+                if not template.startswith("{a}")
+                else f"has {template.rpartition('{b}')[2]!r} after {{b}}"
+            )
+        raise InvalidArgument(
+            f"Expected {name} to read '{{a}} ... {{b}}' (starting with {{a}}, ending with {{b}}, "
+            f"the relation's words between and no other fields), but got {name}={template!r}, "
+            f"which {found}; e.g. {name}={_EXAMPLE[name]!r}"
+        )
+    if not middle.strip():
+        raise InvalidArgument(
+            f"Expected {name} to have the relation's words between {{a}} and {{b}}, but got "
+            f"{name}={template!r}; e.g. {name}={_EXAMPLE[name]!r}"
+        )
+    _apart(name, template, (middle[0], middle[-1]))
+
+
+def _apart(name: str, template: str, touching: tuple[str, ...]) -> None:
+    """The characters next to ``{a}`` and ``{b}`` must set a name apart from the words: the
+    names are ASCII letters, so a letter or digit there would run into them."""
+    __tracebackhide__ = True
+    if any(c.isascii() and c.isalnum() for c in touching):
+        raise InvalidArgument(
+            f"Expected {name} to set {{a}} and {{b}} apart from its words (a space or a "
+            f"character other than an ASCII letter or digit next to each), but got "
+            f"{name}={template!r}; e.g. {name}={_EXAMPLE[name]!r}"
+        )
+
+
+def _check_question(template: object) -> None:
+    """A question template holds ``{a}`` then ``{b}``, else :class:`InvalidArgument`."""
+    __tracebackhide__ = True
+    fields = _fields("question", template)
+    assert isinstance(template, str)
+    head, _, rest = template.partition("{a}")
+    middle, _, tail = rest.partition("{b}")
+    if fields != ["a", "b"] or not middle.strip():
+        shown = ", ".join(f"{{{f}}}" for f in fields) or "neither"
+        if fields == ["a", "b"]:
+            shown = "no words between {a} and {b}"
+        raise InvalidArgument(
+            f"Expected question to hold {{a}} and then {{b}}, once each, with the relation's "
+            f"words between (and any words around them), but got question={template!r} "
+            f"({shown}); e.g. question={_EXAMPLE['question']!r}"
+        )
+    _apart("question", template, (head[-1:], middle[0], middle[-1], tail[:1]))
 
 
 def _be(words: str, verb: str = "is") -> Phrase:
@@ -69,6 +174,65 @@ class Vocabulary:
     setting: str
     order: str
     rule: str = ""
+
+    def __post_init__(self) -> None:
+        __tracebackhide__ = True  # a bad field is the caller's line, not this one
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InvalidArgument(
+                f"Expected name to be a non-empty string (reports and parameters show it), but "
+                f"got name={self.name!r}"
+            )
+        for field in ("group", "setting", "order", "rule"):
+            value = getattr(self, field)
+            if not isinstance(value, str):
+                raise InvalidArgument(
+                    f"Expected {field} to be a string, but got {field}={value!r} "
+                    f"(type={type(value).__name__})"
+                )
+        for field in ("forward", "converse"):
+            value = getattr(self, field)
+            if not isinstance(value, Phrase):
+                raise InvalidArgument(
+                    f"Expected {field} to be a Phrase(statement, negation, question), but got "
+                    f"{field}={value!r}"
+                )
+        premises = {
+            "forward.statement": self.forward.statement,
+            "forward.negation": self.forward.negation,
+            "converse.statement": self.converse.statement,
+            "converse.negation": self.converse.negation,
+        }
+        questions = {
+            "forward.question": self.forward.question,
+            "converse.question": self.converse.question,
+        }
+        for group in (premises, questions):
+            seen: dict[str, str] = {}
+            for field, template in group.items():
+                if template in seen:
+                    raise InvalidArgument(
+                        f"Expected {seen[template]} and {field} to differ, but both are "
+                        f"{template!r}: a reader could not tell from the prompt which entity "
+                        f"comes first"
+                    )
+                seen[template] = field
+
+    @property
+    def phrases(self) -> dict[str, str]:
+        """The six templates by role: what a reader needs beside a prompt's text to read it."""
+        return {
+            "forward": self.forward.statement,
+            "converse": self.converse.statement,
+            "forward_negated": self.forward.negation,
+            "converse_negated": self.converse.negation,
+            "forward_question": self.forward.question,
+            "converse_question": self.converse.question,
+        }
+
+    @property
+    def in_catalog(self) -> bool:
+        """Whether this is the catalog's vocabulary of its name (every field the same)."""
+        return _BY_NAME.get(self.name) == self
 
     def context(self, n: int, names_line: str) -> str:
         """The context sentence that opens a prompt of ``n`` entities."""
