@@ -50,12 +50,16 @@ def _check_model(state: CompetenceSession, spec: str, option: str) -> None:
 
 
 def _unknown(spec: str, aliases: dict[str, str], option: str, archive: bool = False) -> str:
+    from pytest_competence.models._suggest import bare_name
+    from pytest_competence.models.reference import POLICIES
+
     known = ", ".join(sorted(aliases)) or "none are configured"
     kinds = [f"an alias (aliases: {known})", "a spec such as 'ref:ideal' or 'py:my_models:answer'"]
     if archive:
         kinds.append("an archived results document (no such file)")
     return (
-        f"{option}: unknown model {spec!r}; it is not {', '.join(kinds[:-1])} or {kinds[-1]}. "
+        f"{option}: unknown model {spec!r}{bare_name(spec, aliases, POLICIES)}; it is not "
+        f"{', '.join(kinds[:-1])} or {kinds[-1]}. "
         f"Add '{spec} = SPEC' to the competence_models ini option"
     )
 

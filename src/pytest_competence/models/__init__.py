@@ -17,6 +17,7 @@ group: the entry point's name is the scheme, its object a loader ``(rest, spec, 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 
 from pytest_competence.policy import ModelSpecError
@@ -123,6 +124,14 @@ def _plugged_in(scheme: str) -> Loader | None:
     return None
 
 
+def _known_schemes() -> list[str]:
+    """Every scheme a spec may start with: the built-in ones and those other packages register
+    in the :data:`ENTRY_POINT_GROUP` entry-point group (their names only: nothing is loaded)."""
+    from importlib.metadata import entry_points
+
+    return sorted({*SCHEMES, *(entry.name for entry in entry_points(group=ENTRY_POINT_GROUP))})
+
+
 def split_specs(text: str) -> list[str]:
     """Comma-separated specs; a piece starting with ``http://`` or ``https://`` is another base
     URL of the spec before it (``openai:m@http://a/v1,http://b/v1`` is one spec), and
@@ -177,17 +186,26 @@ def resolve_model(
     target = aliases.get(spec, spec)
     scheme, sep, rest = target.partition(":")
     if not sep:
+        from . import _suggest
+        from .reference import POLICIES
+
         known = ", ".join(sorted(aliases)) or "none are configured"
         raise ModelSpecError(
-            f"Unknown model {spec!r}: not an alias (aliases: {known}) and not a spec of the form "
-            f"SCHEME:REST with a scheme among {', '.join(sorted(SCHEMES))} (e.g. 'ref:ideal'). "
-            f"Define aliases in the competence_models ini option"
+            f"Unknown model {spec!r}{_suggest.bare_name(spec, aliases, POLICIES)}: not an alias "
+            f"(aliases: {known}) and not a spec of the form SCHEME:REST with a scheme among "
+            f"{', '.join(_known_schemes())} (e.g. 'ref:ideal'). Define aliases in the "
+            f"competence_models ini option"
         )
     loader = SCHEMES.get(scheme) or _plugged_in(scheme)
     if loader is None:
+        from . import _suggest
+
+        schemes, given = _known_schemes(), settings or {}
+        places = [given.get("rootdir", ""), *given.get("test_dirs", "").split(os.pathsep)]
+        meant = _suggest.scheme(scheme, rest, target, schemes, [p for p in places if p])
         raise ModelSpecError(
-            f"Unknown model scheme {scheme!r} in {target!r}; expected one of "
-            f"{', '.join(sorted(SCHEMES))}, or a scheme registered in the {ENTRY_POINT_GROUP!r} "
+            f"Unknown model scheme {scheme!r} in {target!r}{meant}; expected one of "
+            f"{', '.join(schemes)}, or a scheme registered in the {ENTRY_POINT_GROUP!r} "
             f"entry-point group"
         )
     model = loader(rest, target, settings or {})
