@@ -74,7 +74,8 @@ ROWS = [
     ),
     Row(
         "py-missing-file",
-        "--competence-model: Model spec 'py:missing.py:answer': no such file 'missing.py'",
+        "--competence-model: Model spec 'py:missing.py:answer': no such file 'missing.py' "
+        "(looked in the rootdir '",
         args=("--competence-model=py:missing.py:answer",),
     ),
     # -- specs that name what was meant (issue #49)
@@ -177,6 +178,31 @@ ROWS = [
             ("checkpoints/step-1000/config.json", "{}"),
         ),
         args=("--competence-model=hf:./checkpoints",),
+    ),
+    # -- a py: module named on the command line is imported at start-up (issue #49)
+    Row(
+        "py-import-fails",
+        "--competence-model: Model spec 'py:mymodel.py:answer': importing 'mymodel.py' raised "
+        "ModuleNotFoundError: No module named 'numpyy' (at ",
+        files=(("mymodel.py", "import numpyy\n\n\ndef answer(prompts):\n    return []\n"),),
+        args=("--competence-model=py:mymodel.py:answer",),
+    ),
+    Row(
+        "py-import-raises-via-alias",
+        "--competence-model: alias 'mine' in competence_models: Model spec "
+        "'py:mymodel.py:answer': importing 'mymodel.py' raised RuntimeError: no GPU (at ",
+        files=(
+            ("mymodel.py", "raise RuntimeError('no GPU')\n\n\ndef answer(p):\n    return []\n"),
+        ),
+        ini=("competence_models = mine = py:mymodel.py:answer",),
+        args=("--competence-model=mine",),
+    ),
+    Row(
+        "py-baseline-import-fails",
+        "--competence-baseline: Model spec 'py:old.py:answer': importing 'old.py' raised "
+        "ModuleNotFoundError: No module named 'numpyy' (at ",
+        files=(("old.py", "import numpyy\n\n\ndef answer(prompts):\n    return []\n"),),
+        args=("--competence-model=ref:ideal", "--competence-baseline=py:old.py:answer"),
     ),
     Row(
         "py-missing-module",

@@ -9,6 +9,7 @@ Reference policies and plain Python callables come back untouched.
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,15 @@ if TYPE_CHECKING:
     from pytest_competence._cache import ResponseCache
     from pytest_competence.models import Model
 
-__all__ = ["CACHE", "api_keys", "backend_settings", "cache_mode", "cache_path", "wire"]
+__all__ = [
+    "CACHE",
+    "api_keys",
+    "backend_settings",
+    "cache_mode",
+    "cache_path",
+    "dirs_of_test_paths",
+    "wire",
+]
 
 #: The run's response cache, opened on first use and closed when the run ends.
 CACHE = pytest.StashKey["ResponseCache"]()
@@ -30,7 +39,21 @@ def backend_settings(config: pytest.Config) -> dict[str, str]:
         "api_key_env": str(config.getini("competence_api_key_env")).strip() or "OPENAI_API_KEY",
         "max_response_mib": str(config.getini("competence_max_response_mib")).strip(),
         "rootdir": str(config.rootpath),
+        "test_dirs": os.pathsep.join(str(d) for d in dirs_of_test_paths(config)),
     }
+
+
+def dirs_of_test_paths(config: pytest.Config) -> list[Path]:
+    """The folders of the test paths on the command line, each once, those that exist: a
+    file's folder, a folder itself (``suite/test_x.py::test_a`` → ``suite``)."""
+    found: dict[Path, None] = {}
+    for arg in config.args:
+        path = Path(os.path.abspath(config.invocation_params.dir / arg.partition("::")[0]))
+        if path.is_file():
+            path = path.parent
+        if path.is_dir():
+            found[path] = None
+    return list(found)
 
 
 def api_keys(config: pytest.Config, *models: object) -> list[str]:

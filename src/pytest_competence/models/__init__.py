@@ -62,7 +62,8 @@ __all__ = [
 
 #: ``loader(rest, spec, settings) -> Model``: ``rest`` is the spec after ``scheme:``, ``spec`` the
 #: whole spec (for messages and the model's name), ``settings`` run-wide options such as
-#: ``api_key_env`` (the ``competence_api_key_env`` ini option) and ``rootdir``.
+#: ``api_key_env`` (the ``competence_api_key_env`` ini option), ``rootdir`` and ``test_dirs``
+#: (the folders of the test paths on the command line, joined by :data:`os.pathsep`).
 Loader = Callable[[str, str, Mapping[str, str]], Model]
 
 #: Entry-point group through which other packages add schemes.
@@ -78,7 +79,8 @@ def _reference(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
 def _python(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
     from .python import python_model
 
-    return python_model(rest, spec, settings.get("rootdir"))
+    tests = [p for p in settings.get("test_dirs", "").split(os.pathsep) if p]
+    return python_model(rest, spec, settings.get("rootdir"), tests)
 
 
 def _openai(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
