@@ -26,6 +26,7 @@ __all__ = [
     "cache_mode",
     "cache_path",
     "dirs_of_test_paths",
+    "files_root",
     "wire",
 ]
 
@@ -56,6 +57,20 @@ def dirs_of_test_paths(config: pytest.Config) -> list[Path]:
     return list(found)
 
 
+def files_root(config: pytest.Config) -> Path:
+    """The folder the plugin's relative ini paths (the example database, the response cache)
+    are taken from: pytest's rootdir, unless pytest had only the working directory to go by —
+    no ini file, no ``--rootdir``, no ``setup.py`` — and took the common folder of it and the
+    test paths; then the test paths' own common folder, so that a suite run from any working
+    directory finds the same files."""
+    root = config.rootpath
+    ini = config.inipath is not None and config.inipath.is_file()
+    if ini or config.getoption("rootdir", None) or (root / "setup.py").is_file():
+        return root
+    tests = dirs_of_test_paths(config)
+    return Path(os.path.commonpath(tests)) if tests else root
+
+
 def api_keys(config: pytest.Config, *models: object) -> list[str]:
     """The API keys a run knows, to redact: the values of ``competence_api_key_env`` and of
     each model's ``key_env``."""
@@ -71,9 +86,10 @@ def cache_mode(config: pytest.Config) -> str:
 
 
 def cache_path(config: pytest.Config) -> Path:
-    """The cache file: the ``competence_cache_path`` ini option, relative to the rootdir."""
+    """The cache file: the ``competence_cache_path`` ini option, relative to the rootdir (see
+    :func:`files_root`)."""
     path = Path(str(config.getini("competence_cache_path")).strip() or ".competence/cache.sqlite")
-    return path if path.is_absolute() else config.rootpath / path
+    return path if path.is_absolute() else files_root(config) / path
 
 
 def _cache(config: pytest.Config) -> ResponseCache:

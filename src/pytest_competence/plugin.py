@@ -137,8 +137,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "competence_database",
         default=".hypothesis/examples",
         help="Directory of the example database where minimal failing cases are saved "
-        "and replayed first, relative to the rootdir; 'none' saves nothing "
-        "(default: .hypothesis/examples)",
+        "and replayed first, relative to the rootdir (without an ini file: the test paths' "
+        "common folder); 'none' saves nothing (default: .hypothesis/examples)",
     )
     parser.addini(
         "competence_database_shared",
@@ -184,7 +184,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "competence_cache_path",
         default=".competence/cache.sqlite",
-        help="Response cache file, relative to the rootdir (default: .competence/cache.sqlite)",
+        help="Response cache file, relative to the rootdir (without an ini file: the test "
+        "paths' common folder; default: .competence/cache.sqlite)",
     )
     parser.addini(
         "competence_api_key_env",
