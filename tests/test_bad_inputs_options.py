@@ -169,6 +169,11 @@ ROWS = [
         args=("--competence-model=hf:./chekpoints/step-1000",),
     ),
     Row(
+        "vllm-missing-directory",
+        "'vllm:./nosuch': no directory './nosuch' in the working directory",
+        args=("--competence-model=vllm:./nosuch",),
+    ),
+    Row(
         "hf-run-directory",
         "'hf:./checkpoints': 'checkpoints' has no config.json; expected the directory of a "
         "checkpoint saved with save_pretrained(); it holds the checkpoints step-500, step-1000, "
