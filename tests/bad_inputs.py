@@ -27,6 +27,7 @@ class Row:
     ini: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     probe: str | None = None  # the arguments of a @pytest.mark.competence_probe line
+    files: tuple[tuple[str, str], ...] = ()  # (path, text) written beside the test first
 
 
 def check_row(pytester: pytest.Pytester, row: Row) -> None:
@@ -42,6 +43,10 @@ def check_row(pytester: pytest.Pytester, row: Row) -> None:
     """
     )
     pytester.makeini("[pytest]\n" + "\n".join(row.ini) + "\n")
+    for name, text in row.files:
+        path = pytester.path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
     result = pytester.runpytest("-p", "no:cacheprovider", *row.args)
     output = "\n".join(result.outlines + result.errlines)
     assert result.ret == row.exit, output

@@ -74,8 +74,140 @@ ROWS = [
     ),
     Row(
         "py-missing-file",
-        "--competence-model: Model spec 'py:missing.py:answer': no such file 'missing.py'",
+        "--competence-model: Model spec 'py:missing.py:answer': no such file 'missing.py' "
+        "(looked in the rootdir '",
         args=("--competence-model=py:missing.py:answer",),
+    ),
+    # -- specs that name what was meant (issue #49)
+    Row(
+        "py-without-scheme",
+        "--competence-model: Unknown model scheme 'mymodel.py' in 'mymodel.py:answer' (did you "
+        "mean 'py:mymodel.py:answer'?); expected one of hf, openai, py, ref, vllm",
+        args=("--competence-model=mymodel.py:answer",),
+    ),
+    Row(
+        "py-module-without-scheme",
+        "Unknown model scheme 'json' in 'json:dumps' (did you mean 'py:json:dumps'?)",
+        args=("--competence-model=json:dumps",),
+    ),
+    Row(
+        "scheme-typo",
+        "Unknown model scheme 'opneai' in 'opneai:m@http://127.0.0.1:9/v1' (did you mean "
+        "'openai:m@http://127.0.0.1:9/v1'?)",
+        args=("--competence-model=opneai:m@http://127.0.0.1:9/v1",),
+    ),
+    Row(
+        "url-as-spec",
+        "Unknown model scheme 'http' in 'http://127.0.0.1:9/v1' (a server's URL goes after the "
+        "model's name: 'openai:MODEL@http://127.0.0.1:9/v1'; MODEL is the name the server "
+        "serves, listed by GET http://127.0.0.1:9/v1/models)",
+        args=("--competence-model=http://127.0.0.1:9/v1",),
+    ),
+    Row(
+        "policy-typo",
+        "--competence-model: Unknown reference policy 'idael' in 'ref:idael' (did you mean "
+        "'ref:ideal'?)",
+        args=("--competence-model=ref:idael",),
+    ),
+    Row(
+        "policy-parameter-typo",
+        "'ref:coin?sed=1': policy 'coin' does not take parameters ['sed'] (did you mean "
+        "'seed'?); it takes seed, p",
+        args=("--competence-model=ref:coin?sed=1",),
+    ),
+    Row(
+        "policy-without-scheme",
+        "--competence-model: unknown model 'ideal' (did you mean 'ref:ideal'?)",
+        args=("--competence-model=ideal",),
+    ),
+    Row(
+        "alias-typo",
+        "--competence-model: unknown model 'qwn' (did you mean the alias 'qwen'?)",
+        ini=("competence_models = qwen = ref:ideal",),
+        args=("--competence-model=qwn",),
+    ),
+    Row(
+        "py-file-without-attribute",
+        "unknown model 'mymodel.py' (a py: spec names the callable too: 'py:mymodel.py:ATTR')",
+        args=("--competence-model=mymodel.py",),
+    ),
+    Row(
+        "model-id-without-scheme",
+        "unknown model 'Qwen/Qwen2.5-7B' (did you mean 'hf:Qwen/Qwen2.5-7B', run in this "
+        "process, or 'openai:Qwen/Qwen2.5-7B@http://HOST:PORT/v1', served?)",
+        args=("--competence-model=Qwen/Qwen2.5-7B",),
+    ),
+    Row(
+        "openai-url-as-model",
+        "'openai:http://127.0.0.1:9/v1' names a server but no model; write the model's name "
+        "before the URL: 'openai:MODEL@http://127.0.0.1:9/v1', where MODEL is the name the "
+        "server serves, listed by GET http://127.0.0.1:9/v1/models",
+        args=("--competence-model=openai:http://127.0.0.1:9/v1",),
+    ),
+    Row(
+        "openai-url-first",
+        "'openai:http://127.0.0.1:9/v1@qwen': the model's name comes first, then its server's "
+        "URL: 'openai:qwen@http://127.0.0.1:9/v1'",
+        args=("--competence-model=openai:http://127.0.0.1:9/v1@qwen",),
+    ),
+    Row(
+        "openai-url-without-http",
+        "expected base URLs such as http://127.0.0.1:8000/v1, but got '127.0.0.1:9/v1' (did you "
+        "mean 'http://127.0.0.1:9/v1'?)",
+        args=("--competence-model=openai:m@127.0.0.1:9/v1",),
+    ),
+    Row(
+        "openai-parameter-typo",
+        "unknown parameter 'temprature' (did you mean 'temperature'?); expected one of",
+        args=("--competence-model=openai:m@http://127.0.0.1:9/v1?temprature=0",),
+    ),
+    Row(
+        "hf-missing-directory",
+        "(did you mean 'hf:./checkpoints/step-1000'?); give the directory of a checkpoint "
+        "saved with save_pretrained()",
+        files=(("checkpoints/step-1000/config.json", "{}"),),
+        args=("--competence-model=hf:./chekpoints/step-1000",),
+    ),
+    Row(
+        "vllm-missing-directory",
+        "'vllm:./nosuch': no directory './nosuch' in the working directory",
+        args=("--competence-model=vllm:./nosuch",),
+    ),
+    Row(
+        "hf-run-directory",
+        "'hf:./checkpoints': 'checkpoints' has no config.json; expected the directory of a "
+        "checkpoint saved with save_pretrained(); it holds the checkpoints step-500, step-1000, "
+        "e.g. 'hf:./checkpoints/step-1000'",
+        files=(
+            ("checkpoints/step-500/config.json", "{}"),
+            ("checkpoints/step-1000/config.json", "{}"),
+        ),
+        args=("--competence-model=hf:./checkpoints",),
+    ),
+    # -- a py: module named on the command line is imported at start-up (issue #49)
+    Row(
+        "py-import-fails",
+        "--competence-model: Model spec 'py:mymodel.py:answer': importing 'mymodel.py' raised "
+        "ModuleNotFoundError: No module named 'numpyy' (at ",
+        files=(("mymodel.py", "import numpyy\n\n\ndef answer(prompts):\n    return []\n"),),
+        args=("--competence-model=py:mymodel.py:answer",),
+    ),
+    Row(
+        "py-import-raises-via-alias",
+        "--competence-model: alias 'mine' in competence_models: Model spec "
+        "'py:mymodel.py:answer': importing 'mymodel.py' raised RuntimeError: no GPU (at ",
+        files=(
+            ("mymodel.py", "raise RuntimeError('no GPU')\n\n\ndef answer(p):\n    return []\n"),
+        ),
+        ini=("competence_models = mine = py:mymodel.py:answer",),
+        args=("--competence-model=mine",),
+    ),
+    Row(
+        "py-baseline-import-fails",
+        "--competence-baseline: Model spec 'py:old.py:answer': importing 'old.py' raised "
+        "ModuleNotFoundError: No module named 'numpyy' (at ",
+        files=(("old.py", "import numpyy\n\n\ndef answer(prompts):\n    return []\n"),),
+        args=("--competence-model=ref:ideal", "--competence-baseline=py:old.py:answer"),
     ),
     Row(
         "py-missing-module",

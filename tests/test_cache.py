@@ -443,3 +443,27 @@ def test_answers_stored_from_several_threads_at_once_are_all_kept(tmp_path):
         assert cache.count_exported_to("requests.jsonl") == 400
     finally:
         cache.close()
+
+
+@pytest.mark.parametrize("ini", [False, True], ids=["no-ini", "ini"])
+def test_the_cache_file_does_not_move_with_the_working_directory(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, ini: bool
+):
+    """Without an ini file pytest's rootdir is the common folder of the working directory and
+    the test paths; the cache stays in the test paths' folder (issue #49). With one, it stays
+    under the ini file's folder."""
+    suite = pytester.mkdir("suite")
+    (suite / "sub").mkdir()
+    if ini:
+        pytester.makeini("[pytest]\n")
+    (suite / "conftest.py").write_text(
+        "from pytest_competence._wiring import cache_path\n\n\n"
+        "def pytest_report_header(config):\n"
+        "    return f'cache file: {cache_path(config)}'\n"
+    )
+    (suite / "test_x.py").write_text("def test_x():\n    pass\n")
+    expected = (pytester.path if ini else suite) / ".competence" / "cache.sqlite"
+    for where in (pytester.path, suite, suite / "sub"):
+        monkeypatch.chdir(where)
+        result = pytester.runpytest("-p", "no:cacheprovider", str(suite / "test_x.py"))
+        result.stdout.fnmatch_lines([f"cache file: {expected}"])

@@ -192,11 +192,30 @@ def test_bad_requirements_name_the_fix(require, match):
         ("py:os:nonexistent_attr", "has no attribute"),
         ("py:os", "Malformed model spec"),
         ("py:os:sep", "not a callable"),
+        # what was meant, where one reading is plain (issue #49)
+        ("idael", r"Unknown model 'idael' \(did you mean 'ref:ideal'\?\)"),
+        ("ref:idael", r"\(did you mean 'ref:ideal'\?\)"),
+        ("mymodel.py:answer", r"\(did you mean 'py:mymodel.py:answer'\?\)"),
+        ("json:dumps", r"\(did you mean 'py:json:dumps'\?\)"),
+        ("nosuch:thing", r"Unknown model scheme 'nosuch' in 'nosuch:thing'; expected one of"),
+        ("http://h:8000/v1", r"'openai:MODEL@http://h:8000/v1'; MODEL is the name the server"),
+        ("openai:h:8000/v1", r"'openai:MODEL@http://h:8000/v1', where MODEL is the name"),
     ],
 )
 def test_bad_model_specs_say_how_to_fix_them(spec, match):
     with pytest.raises(ModelSpecError, match=match):
         resolve_model(spec)
+
+
+def test_a_model_id_close_to_a_cached_one_is_named(tmp_path, monkeypatch):
+    pytest.importorskip("huggingface_hub")
+    from pytest_competence.models.hf import locate
+
+    (tmp_path / "hub" / "models--Qwen--Qwen2.5-0.5B-Instruct").mkdir(parents=True)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    spec = "hf:Qwen/Qwen2.5-0.5B-Instrut"
+    with pytest.raises(ModelSpecError, match=r"\(did you mean 'hf:Qwen/Qwen2.5-0.5B-Instruct'\?\)"):
+        locate(spec[3:], spec)
 
 
 def test_aliases_resolve_under_the_name_the_user_typed():

@@ -339,7 +339,10 @@ def test_asking_ahead_holds_only_the_batches_being_read(server, prompts):
         ),
         ("openai:m@http://h/v1?concurrency=0", "expected concurrency to be an integer >= 1"),
         ("openai:m@http://h/v1?mode=edit", "expected mode to be one of chat, completions"),
-        ("openai:m@http://h/v1?tempreature=0", "unknown parameter 'tempreature'; expected one of"),
+        (
+            "openai:m@http://h/v1?tempreature=0",
+            "unknown parameter 'tempreature' (did you mean 'temperature'?); expected one of",
+        ),
         ("openai:m@http://h/v1?seed=1&seed=2", "parameter 'seed' is given twice"),
     ],
 )

@@ -313,3 +313,37 @@ def test_may_hold_cases_reads_the_file_system_alone(tmp_path, local, shared, mad
     if made == "held":
         (tmp_path / ".hypothesis" / "examples" / "0123abcd").mkdir()
     assert may_hold_cases(local, shared, tmp_path) is expected
+
+
+# -- the same suite from another working directory ------------------------------------------------
+
+
+@pytest.mark.parametrize("second", ["suite", "."], ids=["from-the-suite", "from-its-parent"])
+def test_a_suite_without_an_ini_file_replays_its_cases_from_any_working_directory(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, second: str
+):
+    """No ini file: pytest's rootdir is the common folder of the working directory and the
+    test paths, so it moves with the working directory; the example database (and the
+    response cache) are then taken from the test paths' own folder, and a case saved by a run
+    from one directory is replayed by the same command from another (issue #49)."""
+    suite, other = pytester.mkdir("suite"), pytester.mkdir("other")
+    (suite / "test_suite.py").write_text(SUITE.replace("\n    ", "\n"))
+    out = pytester.path / "out.json"
+    args = (
+        str(suite / "test_suite.py"),
+        "-p",
+        "no:cacheprovider",
+        "--competence-model=ref:threshold?n=8",
+        f"--competence-json={out}",
+    )
+    monkeypatch.chdir(other)
+    first = pytester.runpytest(*args)
+    first.stdout.fnmatch_lines([f"rootdir: {pytester.path}"])
+    first.assert_outcomes(failed=1)
+    assert _minimal(pytester)["source"] == "design"
+    assert (suite / ".hypothesis" / "examples").is_dir()
+    monkeypatch.chdir(pytester.path / second)
+    again = pytester.runpytest(*args)
+    again.assert_outcomes(failed=1)
+    assert _minimal(pytester)["source"] == "database"
+    assert not (pytester.path / ".hypothesis").exists()

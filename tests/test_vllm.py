@@ -117,6 +117,7 @@ def test_without_vllm_the_spec_is_a_usage_error_naming_the_extra(pytester):
             pass
     """
     )
+    (pytester.path / "config.json").write_text("{}")  # a checkpoint: only vLLM is missing
     result = pytester.runpytest("--competence-model", f"vllm:{pytester.path}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     where = pytester.path

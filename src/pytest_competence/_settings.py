@@ -337,7 +337,9 @@ def _check_cache(config: pytest.Config, path: Path) -> None:
 def _check_database(config: pytest.Config) -> None:
     local = _explicit(config, "competence_database", DEFAULT_DATABASE)
     if local is not None and local.lower() not in ("", "none", "off"):
-        path = Path(local) if Path(local).is_absolute() else config.rootpath / local
+        from pytest_competence._wiring import files_root
+
+        path = Path(local) if Path(local).is_absolute() else files_root(config) / local
         if path.exists() and not path.is_dir():
             raise _usage("competence_database", local, "a directory", "not a file")
         why = _writable_dir(path)

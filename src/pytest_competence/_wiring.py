@@ -9,6 +9,7 @@ Reference policies and plain Python callables come back untouched.
 from __future__ import annotations
 
 import inspect
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,16 @@ if TYPE_CHECKING:
     from pytest_competence._cache import ResponseCache
     from pytest_competence.models import Model
 
-__all__ = ["CACHE", "api_keys", "backend_settings", "cache_mode", "cache_path", "wire"]
+__all__ = [
+    "CACHE",
+    "api_keys",
+    "backend_settings",
+    "cache_mode",
+    "cache_path",
+    "dirs_of_test_paths",
+    "files_root",
+    "wire",
+]
 
 #: The run's response cache, opened on first use and closed when the run ends.
 CACHE = pytest.StashKey["ResponseCache"]()
@@ -30,7 +40,35 @@ def backend_settings(config: pytest.Config) -> dict[str, str]:
         "api_key_env": str(config.getini("competence_api_key_env")).strip() or "OPENAI_API_KEY",
         "max_response_mib": str(config.getini("competence_max_response_mib")).strip(),
         "rootdir": str(config.rootpath),
+        "test_dirs": os.pathsep.join(str(d) for d in dirs_of_test_paths(config)),
     }
+
+
+def dirs_of_test_paths(config: pytest.Config) -> list[Path]:
+    """The folders of the test paths on the command line, each once, those that exist: a
+    file's folder, a folder itself (``suite/test_x.py::test_a`` → ``suite``)."""
+    found: dict[Path, None] = {}
+    for arg in config.args:
+        path = Path(os.path.abspath(config.invocation_params.dir / arg.partition("::")[0]))
+        if path.is_file():
+            path = path.parent
+        if path.is_dir():
+            found[path] = None
+    return list(found)
+
+
+def files_root(config: pytest.Config) -> Path:
+    """The folder the plugin's relative ini paths (the example database, the response cache)
+    are taken from: pytest's rootdir, unless pytest had only the working directory to go by —
+    no ini file, no ``--rootdir``, no ``setup.py`` — and took the common folder of it and the
+    test paths; then the test paths' own common folder, so that a suite run from any working
+    directory finds the same files."""
+    root = config.rootpath
+    ini = config.inipath is not None and config.inipath.is_file()
+    if ini or config.getoption("rootdir", None) or (root / "setup.py").is_file():
+        return root
+    tests = dirs_of_test_paths(config)
+    return Path(os.path.commonpath(tests)) if tests else root
 
 
 def api_keys(config: pytest.Config, *models: object) -> list[str]:
@@ -48,9 +86,10 @@ def cache_mode(config: pytest.Config) -> str:
 
 
 def cache_path(config: pytest.Config) -> Path:
-    """The cache file: the ``competence_cache_path`` ini option, relative to the rootdir."""
+    """The cache file: the ``competence_cache_path`` ini option, relative to the rootdir (see
+    :func:`files_root`)."""
     path = Path(str(config.getini("competence_cache_path")).strip() or ".competence/cache.sqlite")
-    return path if path.is_absolute() else config.rootpath / path
+    return path if path.is_absolute() else files_root(config) / path
 
 
 def _cache(config: pytest.Config) -> ResponseCache:

@@ -17,7 +17,7 @@ import pytest
 
 from pytest_competence._lookahead import add_ini as add_lookahead_ini
 from pytest_competence._session import STATE, CompetenceSession
-from pytest_competence._start import start_session
+from pytest_competence._start import start_session, worker_usage_error
 
 __all__ = ["MARKER_HELP", "pytest_addhooks", "pytest_addoption", "pytest_configure"]
 
@@ -137,8 +137,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "competence_database",
         default=".hypothesis/examples",
         help="Directory of the example database where minimal failing cases are saved "
-        "and replayed first, relative to the rootdir; 'none' saves nothing "
-        "(default: .hypothesis/examples)",
+        "and replayed first, relative to the rootdir (without an ini file: the test paths' "
+        "common folder); 'none' saves nothing (default: .hypothesis/examples)",
     )
     parser.addini(
         "competence_database_shared",
@@ -184,7 +184,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         "competence_cache_path",
         default=".competence/cache.sqlite",
-        help="Response cache file, relative to the rootdir (default: .competence/cache.sqlite)",
+        help="Response cache file, relative to the rootdir (without an ini file: the test "
+        "paths' common folder; default: .competence/cache.sqlite)",
     )
     parser.addini(
         "competence_api_key_env",
@@ -225,10 +226,19 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class _XdistHooks:
-    """Hands the records directory to xdist workers (registered only when xdist is active)."""
+    """Hands the records directory to xdist workers, and ends the run with the usage error a
+    worker stopped at (registered only when xdist is active)."""
 
     def __init__(self, session: CompetenceSession) -> None:
         self.session = session
 
     def pytest_configure_node(self, node: Any) -> None:
         self.session.configure_node(node)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        # A worker's configure found what the controller could not (it imports no model): one
+        # line and exit status 4, as in a run without -n, not a traceback per restarted worker.
+        message = worker_usage_error(error)
+        if message is not None:
+            raise pytest.UsageError(message)

@@ -34,12 +34,31 @@ _STARTS = 8  # failing design instances tried as starting points, smallest n fir
 
 
 def _where(config: pytest.Config) -> tuple[str, list[str], Any]:
-    """The example databases' settings: local directory, shared ones, the rootdir."""
+    """The example databases' settings: local directory, shared ones, the folder relative
+    directories are taken from (the rootdir: :func:`~pytest_competence._wiring.files_root`)."""
+    from pytest_competence._wiring import files_root
+
     return (
         config.getini("competence_database"),
         config.getini("competence_database_shared"),
-        config.rootpath,
+        files_root(config),
     )
+
+
+def _test_id(item: pytest.Item) -> str:
+    """The test's node id, its file's path taken from the folder the databases' paths are
+    (so that a suite run from another working directory, without an ini file, keys its
+    cases as before)."""
+    from pytest_competence._wiring import files_root
+
+    root = files_root(item.config)
+    if root == item.config.rootpath:
+        return item.nodeid
+    try:
+        where = item.path.relative_to(root).as_posix()
+    except ValueError:
+        return item.nodeid
+    return where + "::" + item.nodeid.partition("::")[2]
 
 
 def _databases(config: pytest.Config) -> CaseDatabases:
@@ -52,7 +71,7 @@ def _store(item: pytest.Item, run: Any, space: Any, keep: Any = None) -> CaseSto
     """The test's cases in ``space`` (every model's), seen from this model: its name and
     identity; ``keep`` says which cases may be saved (default: all)."""
     model_param = item.callspec.getparam("competence_model")  # type: ignore[attr-defined]
-    test = item.nodeid.replace(model_param, "*", 1)
+    test = _test_id(item).replace(model_param, "*", 1)
     return CaseStore(
         _databases(item.config),
         case_key(test, space),

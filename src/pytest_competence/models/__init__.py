@@ -17,6 +17,7 @@ group: the entry point's name is the scheme, its object a loader ``(rest, spec, 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 
 from pytest_competence.policy import ModelSpecError
@@ -63,7 +64,8 @@ __all__ = [
 
 #: ``loader(rest, spec, settings) -> Model``: ``rest`` is the spec after ``scheme:``, ``spec`` the
 #: whole spec (for messages and the model's name), ``settings`` run-wide options such as
-#: ``api_key_env`` (the ``competence_api_key_env`` ini option) and ``rootdir``.
+#: ``api_key_env`` (the ``competence_api_key_env`` ini option), ``rootdir`` and ``test_dirs``
+#: (the folders of the test paths on the command line, joined by :data:`os.pathsep`).
 Loader = Callable[[str, str, Mapping[str, str]], Model]
 
 #: Entry-point group through which other packages add schemes.
@@ -79,7 +81,8 @@ def _reference(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
 def _python(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
     from .python import python_model
 
-    return python_model(rest, spec, settings.get("rootdir"))
+    tests = [p for p in settings.get("test_dirs", "").split(os.pathsep) if p]
+    return python_model(rest, spec, settings.get("rootdir"), tests)
 
 
 def _openai(rest: str, spec: str, settings: Mapping[str, str]) -> Model:
@@ -123,6 +126,14 @@ def _plugged_in(scheme: str) -> Loader | None:
             )
         return loader
     return None
+
+
+def _known_schemes() -> list[str]:
+    """Every scheme a spec may start with: the built-in ones and those other packages register
+    in the :data:`ENTRY_POINT_GROUP` entry-point group (their names only: nothing is loaded)."""
+    from importlib.metadata import entry_points
+
+    return sorted({*SCHEMES, *(entry.name for entry in entry_points(group=ENTRY_POINT_GROUP))})
 
 
 def split_specs(text: str) -> list[str]:
@@ -179,17 +190,26 @@ def resolve_model(
     target = aliases.get(spec, spec)
     scheme, sep, rest = target.partition(":")
     if not sep:
+        from . import _suggest
+        from .reference import POLICIES
+
         known = ", ".join(sorted(aliases)) or "none are configured"
         raise ModelSpecError(
-            f"Unknown model {spec!r}: not an alias (aliases: {known}) and not a spec of the form "
-            f"SCHEME:REST with a scheme among {', '.join(sorted(SCHEMES))} (e.g. 'ref:ideal'). "
-            f"Define aliases in the competence_models ini option"
+            f"Unknown model {spec!r}{_suggest.bare_name(spec, aliases, POLICIES)}: not an alias "
+            f"(aliases: {known}) and not a spec of the form SCHEME:REST with a scheme among "
+            f"{', '.join(_known_schemes())} (e.g. 'ref:ideal'). Define aliases in the "
+            f"competence_models ini option"
         )
     loader = SCHEMES.get(scheme) or _plugged_in(scheme)
     if loader is None:
+        from . import _suggest
+
+        schemes, given = _known_schemes(), settings or {}
+        places = [given.get("rootdir", ""), *given.get("test_dirs", "").split(os.pathsep)]
+        meant = _suggest.scheme(scheme, rest, target, schemes, [p for p in places if p])
         raise ModelSpecError(
-            f"Unknown model scheme {scheme!r} in {target!r}; expected one of "
-            f"{', '.join(sorted(SCHEMES))}, or a scheme registered in the {ENTRY_POINT_GROUP!r} "
+            f"Unknown model scheme {scheme!r} in {target!r}{meant}; expected one of "
+            f"{', '.join(schemes)}, or a scheme registered in the {ENTRY_POINT_GROUP!r} "
             f"entry-point group"
         )
     model = loader(rest, target, settings or {})

@@ -91,8 +91,11 @@ def parse_params(query: str, table: Sequence[Param], spec: str) -> dict[str, Any
     for key, value in parse_qsl(query, keep_blank_values=True):
         param = params.get(key)
         if param is None:
+            from ._suggest import did_you_mean, near
+
             raise ModelSpecError(
-                f"{spec!r}: unknown parameter {key!r}; expected one of {', '.join(sorted(params))}"
+                f"{spec!r}: unknown parameter {key!r}{did_you_mean(near(key, params))}; "
+                f"expected one of {', '.join(sorted(params))}"
             )
         try:
             read = param.read(value)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ __all__ = [
     "HFModel",
     "hf_model",
     "hub_cache",
+    "hub_id",
     "locate",
     "require",
 ]
@@ -87,30 +89,91 @@ SHIPPED = {"pytest-competence/learned-ordering": "learned-ordering"}
 SHIPPED_DIR = Path(__file__).parent / "shipped"
 
 
+def hub_id(name: str) -> bool:
+    """Whether ``name`` may be a model id on the hub (``Org/Name``), not a path."""
+    return not name.startswith((".", "/", "~")) and name.count("/") <= 1 and "\\" not in name
+
+
 def locate(name: str, spec: str) -> Path:
     """The checkpoint directory of ``name``: a local directory, a checkpoint shipped with the
     package (:data:`SHIPPED`), or a snapshot in the hub cache."""
     path = Path(name).expanduser()
     if not path.is_dir() and name in SHIPPED:
         path = SHIPPED_DIR / SHIPPED[name]
+    scheme = spec.partition(":")[0]
     if path.is_dir():
         if not (path / "config.json").is_file():
+            inner = _checkpoints_in(path)
             raise ModelSpecError(
                 f"{spec!r}: {str(path)!r} has no config.json; expected the "
                 f"directory of a checkpoint saved with save_pretrained()"
+                + (
+                    f"; it holds the checkpoints {', '.join(inner)}, e.g. "
+                    f"'{scheme}:{name.rstrip('/')}/{inner[-1]}'"
+                    if inner
+                    else ""
+                )
             )
         return path.resolve()
-    hub_id = not name.startswith((".", "/", "~")) and name.count("/") <= 1 and "\\" not in name
-    if hub_id:
-        from huggingface_hub import try_to_load_from_cache
+    if not hub_id(name):
+        from ._suggest import did_you_mean
 
-        found = try_to_load_from_cache(name, "config.json", cache_dir=hub_cache())
-        if isinstance(found, str):
-            return Path(found).parent
+        close = _nearest_path(name)
+        raise ModelSpecError(
+            f"{spec!r}: no directory {name!r}"
+            + ("" if path.is_absolute() else f" in the working directory {os.getcwd()}")
+            + did_you_mean(close and f"{scheme}:{close}")
+            + "; give the directory of a checkpoint saved with save_pretrained()"
+        )
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(name, "config.json", cache_dir=hub_cache())
+    if isinstance(found, str):
+        return Path(found).parent
+    from ._suggest import did_you_mean, near
+
+    cached = [
+        d.name[len("models--") :].replace("--", "/")
+        for d in _subdirectories(hub_cache())
+        if d.name.startswith("models--")
+    ]
+    close = near(name, [c for c in cached if c != name])
     raise ModelSpecError(
         f"{spec!r}: {name!r} is neither a local checkpoint directory nor a model in the local "
-        f"Hugging Face cache ({hub_cache()}). pytest-competence never downloads models: fetch it "
-        f"first (e.g. 'huggingface-cli download {name}') or give the checkpoint's directory"
+        f"Hugging Face cache ({hub_cache()}){did_you_mean(close and f'{scheme}:{close}')}. "
+        f"pytest-competence never downloads models: fetch it first (e.g. "
+        f"'huggingface-cli download {name}') or give the checkpoint's directory"
+    )
+
+
+def _nearest_path(name: str) -> str | None:
+    """``name`` with its first missing part replaced by the closest folder there, if one is
+    close (``./chekpoints/step-1000`` → ``./checkpoints/step-1000``)."""
+    from ._suggest import near
+
+    pieces = name.rstrip("/").split("/")
+    for i in range(len(pieces)):
+        head = "/".join(pieces[: i + 1])
+        if head and not Path(head).expanduser().exists():
+            base = "/".join(pieces[:i]) or ("/" if name.startswith("/") else ".")
+            close = near(pieces[i], [d.name for d in _subdirectories(Path(base).expanduser())])
+            return None if close is None else "/".join([*pieces[:i], close, *pieces[i + 1 :]])
+    return None
+
+
+def _subdirectories(folder: Path) -> list[Path]:
+    try:
+        return sorted(d for d in folder.iterdir() if d.is_dir())
+    except OSError:
+        return []
+
+
+def _checkpoints_in(folder: Path) -> list[str]:
+    """The checkpoints one level inside ``folder`` (a training run's output directory), in
+    the order of their step numbers."""
+    found = [d.name for d in _subdirectories(folder) if (d / "config.json").is_file()]
+    return sorted(
+        found, key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)]
     )
 
 
@@ -131,8 +194,10 @@ def hf_model(rest: str, spec: str) -> HFModel:
             f"'hf:./checkpoints/step-1000' or 'hf:Qwen/Qwen2.5-0.5B-Instruct'"
         )
     params = parse_params(query, PARAMS, spec)
+    # A directory that is not there is said whatever is installed; a hub id needs the hub.
+    path = None if hub_id(name.strip()) else locate(name.strip(), spec)
     require("transformers", "torch", "transformers")
-    return HFModel(spec, locate(name.strip(), spec), **params)
+    return HFModel(spec, path or locate(name.strip(), spec), **params)
 
 
 class HFModel:

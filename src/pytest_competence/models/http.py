@@ -92,14 +92,34 @@ PARAMS = (
 )
 
 
+def _url_like(text: str) -> str | None:
+    """``text`` as the base URL it looks like (``http://`` added where it was left out:
+    ``127.0.0.1:8000/v1``, ``localhost:8000``), or ``None`` when it reads as no URL."""
+    text = text.strip()
+    if text.startswith(("http://", "https://")):
+        return text
+    if "://" in text:
+        return None
+    parts = urlsplit("http://" + text)
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    served = port is not None or parts.path.rstrip("/").endswith("/v1")
+    return "http://" + text if parts.hostname and served else None
+
+
 def _base_urls(urls: str, spec: str) -> list[str]:
     found = []
     for url in urls.split(","):
         url = url.strip().rstrip("/")
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
+            from ._suggest import did_you_mean
+
             raise ModelSpecError(
                 f"{spec!r}: expected base URLs such as http://127.0.0.1:8000/v1, but got {url!r}"
+                + did_you_mean(_url_like(url))
             )
         if parts.username or parts.password or parts.query or parts.fragment:
             raise ModelSpecError(
@@ -118,6 +138,19 @@ def openai_model(rest: str, spec: str, settings: Mapping[str, str] | None = None
         raise ModelSpecError(
             f"Malformed model spec {spec!r}; expected 'openai:MODEL@BASE_URL', e.g. "
             f"'openai:qwen@http://127.0.0.1:8000/v1'"
+        )
+    from ._suggest import served_model
+
+    url, query_part = _url_like(model), f"?{query}" if query else ""
+    if url is not None and not at:
+        raise ModelSpecError(
+            f"{spec!r} names a server but no model; write the model's name before the URL: "
+            f"'openai:MODEL@{url}{query_part}', where {served_model(url)}"
+        )
+    if url is not None and _url_like(urls.split(",")[0]) is None and urls.strip():
+        raise ModelSpecError(
+            f"{spec!r}: the model's name comes first, then its server's URL: "
+            f"'openai:{urls.strip()}@{url}{query_part}'"
         )
     if not at:
         # No hosted default: a spec that forgot its URL must not send prompts and the key away.

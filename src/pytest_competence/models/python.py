@@ -1,12 +1,16 @@
 """``py:MODULE:ATTR`` — a Python callable or object as a model.
 
-A spec is checked twice. When the run starts, :func:`check_python_spec` finds the module and
-reads its source — without running it, since importing a user's model may load weights for
-seconds and a pytest session that runs no competence test must not pay for that — so a missing
+:func:`check_python_spec` finds the module and reads its source without running it: a missing
 file, an unknown module, a syntax error, an attribute the module does not define (the message
 lists those it does, and the nearest), a value that is plainly not callable and a class whose
-``__init__`` needs arguments are usage errors before any test runs. :func:`python_model`
-imports the module when a competence test first needs the model and checks the object itself.
+``__init__`` needs arguments. :func:`python_model` imports the module and checks the object
+itself; an import that raises is said with its exception and the line of the user's code. The
+plugin imports the modules named on ``--competence-model`` when the run starts and only checks
+the others (see :mod:`pytest_competence._start`).
+
+A relative file or module is looked for in the rootdir, then beside the tests named on the
+command line, then (files) in the working directory, then on ``sys.path``; an error names
+every place looked.
 """
 
 from __future__ import annotations
@@ -15,16 +19,19 @@ import ast
 import difflib
 import importlib
 import importlib.util
+import os
 import sys
+import traceback
 import types
 from collections.abc import Iterable, Sequence
+from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
 from pytest_competence.policy import ModelSpecError
 from pytest_competence.protocol import Prompt
 
-from ._base import Model, where_raised
+from ._base import Model
 
 __all__ = ["CallableModel", "check_python_spec", "python_model"]
 
@@ -41,28 +48,58 @@ class CallableModel:
         return self.fn([p.text for p in prompts])
 
 
-def _file(module: str, spec: str, root: Path | None) -> Path:
-    """The ``.py`` file of a spec: relative to the rootdir, else the working directory."""
+def _places(root: Path | None, beside: Sequence[Path]) -> list[Path]:
+    """Where a relative ``py:`` file or module is looked for first: the rootdir, then the
+    folders of the test paths given on the command line."""
+    return list(dict.fromkeys(p for p in (root, *beside) if p is not None))
+
+
+def _looked(root: Path | None, beside: Sequence[Path], *, cwd: bool) -> str:
+    """Every place a file or module was looked for, in order, for an error message."""
+    places = [f"the rootdir {str(root)!r}"] if root is not None else []
+    tests = [repr(str(d)) for d in _places(None, beside) if d != root]
+    if tests:
+        places.append(f"beside the tests in {', '.join(tests)}")
+    if cwd and Path.cwd() not in _places(root, beside):
+        places.append(f"the working directory {os.getcwd()!r}")
+    return f"looked in {', '.join(places)} and on sys.path" if places else "looked on sys.path"
+
+
+def _file(module: str, spec: str, root: Path | None, beside: Sequence[Path] = ()) -> Path:
+    """The ``.py`` file of a spec: absolute, or found in the rootdir, beside the tests, in
+    the working directory, then on ``sys.path``."""
     path = Path(module)
-    if root is not None and not path.is_absolute() and (root / path).is_file():
-        path = root / path
-    if not path.is_file():
-        where = f" (looked in {str(root)!r} and the working directory)" if root else ""
-        raise ModelSpecError(f"Model spec {spec!r}: no such file {module!r}{where}")
-    return path
+    if path.is_absolute():
+        if path.is_file():
+            return path
+        raise ModelSpecError(f"Model spec {spec!r}: no such file {module!r}")
+    for place in [*_places(root, beside), Path.cwd(), *(Path(p or ".") for p in sys.path)]:
+        if (place / path).is_file():
+            return place / path
+    raise ModelSpecError(
+        f"Model spec {spec!r}: no such file {module!r} ({_looked(root, beside, cwd=True)})"
+    )
 
 
-def _searchable(root: Path | None) -> None:
-    if root is not None and str(root) not in sys.path:
-        # As `pythonpath = .` would: a module beside the rootdir's ini file is importable
-        # from any working directory and under plain `pytest`.
-        sys.path.insert(0, str(root))
+def _searchable(module: str, root: Path | None, beside: Sequence[Path] = ()) -> None:
+    """Make ``module`` importable from where it is found first: the rootdir, as
+    `pythonpath = .` would (a module beside the rootdir's ini file is importable from any
+    working directory and under plain `pytest`), else the first test folder that holds it."""
+    places = _places(root, beside)
+    top = module.partition(".")[0]
+    holder = next((p for p in places if PathFinder.find_spec(top, [str(p)]) is not None), root)
+    for place in dict.fromkeys(p for p in (root, holder) if p is not None):
+        if str(place) not in sys.path:
+            sys.path.insert(0, str(place))
 
 
-def _cannot_import(spec: str, module: str, exc: BaseException) -> ModelSpecError:
+def _cannot_import(
+    spec: str, module: str, exc: BaseException, root: Path | None, beside: Sequence[Path]
+) -> ModelSpecError:
     return ModelSpecError(
-        f"Model spec {spec!r}: cannot import module {module!r} ({exc}); check that it is "
-        f"installed, in the rootdir or on sys.path, or give a path to a .py file"
+        f"Model spec {spec!r}: cannot import module {module!r} ({exc}; "
+        f"{_looked(root, beside, cwd=False)}); check that it is installed, or give a path to "
+        f"a .py file"
     )
 
 
@@ -72,12 +109,44 @@ def _syntax_error(spec: str, exc: SyntaxError) -> ModelSpecError:
     )
 
 
-def _import(module: str, spec: str, root: Path | None) -> Any:
-    """The module of a ``py:`` spec: a ``.py`` file (relative to the rootdir, else the working
-    directory) or a dotted name (importable from the rootdir, then ``sys.path``)."""
+def _site(exc: BaseException) -> str:
+    """Where an exception raised while a module was imported comes from: the outermost line of
+    the user's code on its way (``file:line``), and the line that raised it when that is
+    another; the import machinery's and this package's frames left out."""
+    skipped = ("<", str(Path(__file__).parents[1]), str(Path(importlib.__file__).parent))
+    frames = [
+        f"{frame.f_code.co_filename}:{line}"
+        for frame, line in traceback.walk_tb(exc.__traceback__)
+        if not frame.f_code.co_filename.startswith(skipped)
+    ]
+    if not frames:
+        return "an unknown place"
+    return frames[0] if len(frames) == 1 else f"{frames[0]}, raised at {frames[-1]}"
+
+
+def _failed(
+    spec: str, module: str, exc: Exception, root: Path | None, beside: Sequence[Path]
+) -> ModelSpecError:
+    """The error of an import of ``module`` that raised ``exc``: the module (or a package
+    above it) was not found, or its code raised, said with the exception and its line."""
+    if isinstance(exc, SyntaxError):
+        return _syntax_error(spec, exc)
+    name = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if name is not None and not module.endswith(".py") and f"{module}.".startswith(f"{name}."):
+        return _cannot_import(spec, module, exc, root, beside)
+    fix = "; install what it imports, or fix the import" if isinstance(exc, ImportError) else ""
+    return ModelSpecError(
+        f"Model spec {spec!r}: importing {module!r} raised {type(exc).__name__}: {exc} "
+        f"(at {_site(exc)}){fix}"
+    )
+
+
+def _import(module: str, spec: str, root: Path | None, beside: Sequence[Path] = ()) -> Any:
+    """The module of a ``py:`` spec: a ``.py`` file or a dotted name, found as :func:`_file`
+    and :func:`_searchable` say."""
     try:
         if module.endswith(".py"):
-            path = _file(module, spec, root)
+            path = _file(module, spec, root, beside)
             name = f"_competence_model_{path.stem}"
             loader_spec = importlib.util.spec_from_file_location(name, path)
             assert loader_spec is not None and loader_spec.loader is not None
@@ -89,19 +158,12 @@ def _import(module: str, spec: str, root: Path | None) -> Any:
                 del sys.modules[name]
                 raise
             return mod
-        _searchable(root)
+        _searchable(module, root, beside)
         return importlib.import_module(module)
     except ModelSpecError:
         raise
-    except ImportError as exc:
-        raise _cannot_import(spec, module, exc) from None
-    except SyntaxError as exc:
-        raise _syntax_error(spec, exc) from None
     except Exception as exc:
-        raise ModelSpecError(
-            f"Model spec {spec!r}: importing {module!r} raised "
-            f"{type(exc).__name__}: {exc} (at {where_raised(exc)})"
-        ) from None
+        raise _failed(spec, module, exc, root, beside) from None
 
 
 def _parts(rest: str, spec: str) -> tuple[str, str]:
@@ -147,14 +209,17 @@ def _needs_arguments(spec: str, attr: str, why: str) -> ModelSpecError:
     )
 
 
-def python_model(rest: str, spec: str, root: str | Path | None = None) -> Model:
+def python_model(
+    rest: str, spec: str, root: str | Path | None = None, beside: Sequence[str | Path] = ()
+) -> Model:
     """Load ``MODULE:ATTR``. An object with ``generate`` receives Prompt objects; a class is
     instantiated with no arguments; any other callable receives a list of prompt strings.
 
-    ``root`` (the rootdir) is where a relative ``.py`` path or a module name is looked up first.
+    ``root`` (the rootdir) is where a relative ``.py`` path or a module name is looked up first,
+    then ``beside`` (the folders of the test paths on the command line), then ``sys.path``.
     """
     module, attr = _parts(rest, spec)
-    mod = _import(module, spec, Path(root) if root else None)
+    mod = _import(module, spec, Path(root) if root else None, [Path(p) for p in beside])
     try:
         obj = getattr(mod, attr)
     except AttributeError:
@@ -178,7 +243,9 @@ def python_model(rest: str, spec: str, root: str | Path | None = None) -> Model:
     return CallableModel(obj, spec)
 
 
-def check_python_spec(rest: str, spec: str, root: str | Path | None = None) -> None:
+def check_python_spec(
+    rest: str, spec: str, root: str | Path | None = None, beside: Sequence[str | Path] = ()
+) -> None:
     """Check ``MODULE:ATTR`` without running the module: :class:`ModelSpecError` for a
     malformed spec, a file or module that cannot be found, a syntax error, an attribute no
     statement of the module binds (listing those it binds), a value that is a literal (a
@@ -188,11 +255,16 @@ def check_python_spec(rest: str, spec: str, root: str | Path | None = None) -> N
     imported to search them) and its source parsed with :mod:`ast`. What the source cannot
     settle — a module that binds names dynamically (``from x import *``, a module
     ``__getattr__``, ``globals()``), an extension module, a value built by a call — is left to
-    :func:`python_model` when the model is first needed.
+    :func:`python_model` when the model is first needed. Files and modules are looked for
+    where :func:`python_model` looks.
     """
     module, attr = _parts(rest, spec)
-    where = Path(root) if root else None
-    path = _file(module, spec, where) if module.endswith(".py") else _located(module, spec, where)
+    where, tests = Path(root) if root else None, [Path(p) for p in beside]
+    path = (
+        _file(module, spec, where, tests)
+        if module.endswith(".py")
+        else _located(module, spec, where, tests)
+    )
     if path is None:
         return
     try:
@@ -217,23 +289,17 @@ def check_python_spec(rest: str, spec: str, root: str | Path | None = None) -> N
         raise _not_callable(spec, attr, kind)
 
 
-def _located(module: str, spec: str, root: Path | None) -> Path | None:
+def _located(module: str, spec: str, root: Path | None, beside: Sequence[Path]) -> Path | None:
     """The source file of a dotted module name, found as an import would; ``None`` when it has
     no Python source to read (an extension, a namespace package)."""
-    _searchable(root)
+    _searchable(module, root, beside)
     try:
         found = importlib.util.find_spec(module)
-    except ImportError as exc:  # a parent package that is missing
-        raise _cannot_import(spec, module, exc) from None
-    except SyntaxError as exc:
-        raise _syntax_error(spec, exc) from None
-    except Exception as exc:  # a parent package raised while it was imported
-        raise ModelSpecError(
-            f"Model spec {spec!r}: importing the package of {module!r} raised "
-            f"{type(exc).__name__}: {exc} (at {where_raised(exc)})"
-        ) from None
+    except Exception as exc:  # a parent package that is missing, or raised while imported
+        raise _failed(spec, module, exc, root, beside) from None
     if found is None:
-        raise _cannot_import(spec, module, ModuleNotFoundError(f"no module named {module!r}"))
+        missing = ModuleNotFoundError(f"No module named {module!r}", name=module)
+        raise _cannot_import(spec, module, missing, root, beside)
     origin = found.origin
     if origin is None or not origin.endswith(".py") or not Path(origin).is_file():
         return None

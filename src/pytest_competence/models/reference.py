@@ -252,8 +252,16 @@ def reference_policy(rest: str, spec: str) -> ReferencePolicy:
     factories, reads = ({}, {}) if name in generic else _declared()
     factory = generic.get(name) or factories.get(name)
     if factory is None:
+        from ._suggest import near
+
+        close = near(name, POLICIES)
+        scheme = spec.partition(":")[0]
+        meant = (
+            f" (did you mean '{scheme}:{close}{'?' + query if query else ''}'?)" if close else ""
+        )
         raise ModelSpecError(
-            f"Unknown reference policy {name!r} in {spec!r}; expected one of {', '.join(POLICIES)}"
+            f"Unknown reference policy {name!r} in {spec!r}{meant}; expected one of "
+            f"{', '.join(POLICIES)}"
         )
     params = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
     try:
@@ -266,6 +274,21 @@ def reference_policy(rest: str, spec: str) -> ReferencePolicy:
         made.families = reads.get(name)
         return made
     except TypeError:
-        raise ModelSpecError(
-            f"{spec!r}: policy {name!r} does not take parameters {sorted(params)}"
-        ) from None
+        raise _unknown_parameters(spec, name, factory, params) from None
+
+
+def _unknown_parameters(
+    spec: str, name: str, factory: Callable[..., Any], given: Mapping[str, str]
+) -> ModelSpecError:
+    """``factory`` refused ``given``: the parameters it does take, and the nearest."""
+    import inspect
+
+    from ._suggest import did_you_mean, near
+
+    takes = [p for p in inspect.signature(factory).parameters if p not in ("args", "kwargs")]
+    wrong = sorted(k for k in given if k not in takes) or sorted(given)
+    close = near(wrong[0], takes) if takes else None
+    return ModelSpecError(
+        f"{spec!r}: policy {name!r} does not take parameters {wrong}{did_you_mean(close)}; "
+        + (f"it takes {', '.join(takes)}" if takes else "it takes none")
+    )

@@ -49,7 +49,7 @@ PARAMS = (
 
 def vllm_model(rest: str, spec: str) -> VLLMModel:
     """Build the model of ``vllm:PATH_OR_ID[?key=value&…]`` (the engine starts on first use)."""
-    from .hf import locate
+    from .hf import hub_id, locate
 
     name, _, query = rest.partition("?")
     if not name.strip():
@@ -58,6 +58,8 @@ def vllm_model(rest: str, spec: str) -> VLLMModel:
             f"'vllm:Qwen/Qwen2.5-7B-Instruct'"
         )
     params = parse_params(query, PARAMS, spec)
+    # A directory that is not there is said whatever is installed.
+    path = None if hub_id(name.strip()) else locate(name.strip(), spec)
     import importlib.util
 
     if importlib.util.find_spec("vllm") is None:
@@ -66,7 +68,7 @@ def vllm_model(rest: str, spec: str) -> VLLMModel:
             f"pip install 'pytest-competence[vllm]' (a CUDA machine), or use "
             f"'hf:{name.strip()}' to run the model with transformers"
         )
-    return VLLMModel(spec, locate(name.strip(), spec), **params)
+    return VLLMModel(spec, path or locate(name.strip(), spec), **params)
 
 
 class VLLMModel:
