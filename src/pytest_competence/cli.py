@@ -20,13 +20,26 @@ from pytest_competence._settings import (
     output_path_problem,
     records_path_problem,
 )
+from pytest_competence._version import __version__
 from pytest_competence.protocol import InvalidArgument
 
 __all__ = ["BROKEN_PIPE", "batch_import", "main", "plan", "report", "trend"]
 
+#: What ``competence --help`` says first: plain text, as a terminal shows it (the module's
+#: docstring is reStructuredText, for the API reference).
+_DESCRIPTION = (
+    "Work on the families and on what a pytest run wrote, without pytest: generate a family's "
+    "design as a dataset, recompute and re-render an archived run (report), compare archived "
+    "checkpoints (trend), plan a design's sample sizes, import OpenAI Batch answers, audit "
+    "suites."
+)
+
 
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="competence", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="competence", description=_DESCRIPTION)
+    parser.add_argument(
+        "--version", action="version", version=f"competence {__version__}", help="Print the version"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     from pytest_competence.dataset import add_parser as add_generate_parser
 
