@@ -114,10 +114,20 @@ def test_plan_reproduces_the_sample_size_figures_of_the_paper(capsys):
     assert "with discordance 0.32: 3.7 points" in out
 
 
-def test_plan_rejects_empty_designs(capsys):
+@pytest.mark.parametrize("flag", ["--pairs", "--per-level"])
+def test_plan_rejects_empty_designs_naming_the_flag_as_typed(capsys, flag):
     with pytest.raises(SystemExit):
-        main(["plan", "--pairs", "0"])
-    assert "--per-level must be at least 1, got --per-level 0" in capsys.readouterr().err
+        main(["plan", flag, "0"])
+    assert f"plan: {flag} must be at least 1, got {flag} 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["-o", "--output"])
+def test_generate_names_the_output_flag_as_typed(capsys, flag):
+    with pytest.raises(SystemExit):
+        main(["generate", "horn", flag, "missing/x.jsonl"])
+    assert f"error: {flag} missing/x.jsonl: the directory missing does not exist" in (
+        capsys.readouterr().err
+    )
 
 
 def test_version(capsys):

@@ -21,6 +21,7 @@ from pytest_competence._settings import (
     records_path_problem,
 )
 from pytest_competence._version import __version__
+from pytest_competence.dataset import _AsTyped, _typed_as
 from pytest_competence.protocol import InvalidArgument
 
 __all__ = ["BROKEN_PIPE", "batch_import", "main", "plan", "report", "trend"]
@@ -119,6 +120,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         type=int,
         default=200,
         dest="pairs",
+        action=_AsTyped,
         help="Instances per level, as competence generate's --per-level (default 200)",
     )
     grid = plan.add_mutually_exclusive_group()
@@ -177,7 +179,8 @@ def plan(args: argparse.Namespace) -> int:
     levels = len(args.levels) if args.levels is not None else args.level_count
     levels = 9 if levels is None else levels
     if args.pairs < 1:
-        raise ValueError(f"--per-level must be at least 1, got --per-level {args.pairs}")
+        flag = _typed_as(args, "pairs", "--per-level")
+        raise ValueError(f"{flag} must be at least 1, got {flag} {args.pairs}")
     if levels < 1:
         given = "--levels names none" if args.levels is not None else f"got {levels}"
         raise ValueError(f"a design needs at least one level: {given}; e.g. --levels 4,8,16")
@@ -427,7 +430,9 @@ def _main(argv: Sequence[str] | None) -> int:
             return 2
     from pytest_competence.dataset import generate
 
-    problem = args.output != "-" and output_path_problem("-o", args.output)
+    problem = args.output != "-" and output_path_problem(
+        _typed_as(args, "output", "-o"), args.output
+    )
     if problem:
         parser.error(problem)
     try:
