@@ -172,6 +172,16 @@ def _floats(text: str) -> list[float]:
         ) from None
 
 
+def _say(line: str) -> None:
+    """``line`` on stderr, after everything printed so far: stdout is flushed first, so the two
+    keep their order when they go to one file or pipe (``competence trend … 2>&1 | less``)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # stdout's reader is gone, stderr's is not; main() ends the command
+        pass
+    print(line, file=sys.stderr)
+
+
 def plan(args: argparse.Namespace) -> int:
     """Print the CBE paper, arXiv:2610.22894, App. A "Sample sizes" figures for this design."""
     from pytest_competence.stats import half_width, minimum_detectable_difference
@@ -232,20 +242,16 @@ def report(args: argparse.Namespace) -> int:
     for what, path in written:
         print(f"competence {what}: {path}")
     for name in unrecomputed(archived):
-        print(
-            f"competence report: {name}: no records, figures kept as archived (not recomputed)",
-            file=sys.stderr,
-        )
+        _say(f"competence report: {name}: no records, figures kept as archived (not recomputed)")
     if args.bootstrap is None:  # another number of resamples changes the intervals, rightly
         differ = disagreements(archived, document)
         for line in differ[:20]:
-            print(f"competence report: figure disagrees with the records: {line}", file=sys.stderr)
+            _say(f"competence report: figure disagrees with the records: {line}")
         if differ:
-            print(
+            _say(
                 f"competence report: {len(differ)} archived figure(s) differ from what the "
                 f"records give (edited figures or removed records?); the reports written "
-                f"hold the recomputed ones",
-                file=sys.stderr,
+                f"hold the recomputed ones"
             )
             return 1
     return 0
@@ -309,7 +315,7 @@ def trend(args: argparse.Namespace) -> int:
         write_json_atomic(args.json, document, indent=1)
         print(f"competence JSON: {args.json}")
     for note in notes:
-        print(f"competence trend: {note}", file=sys.stderr)
+        _say(f"competence trend: {note}")
 
     def comparisons(flagged: Callable[[dict[str, Any]], bool]) -> list[str]:
         return sorted(
@@ -324,12 +330,9 @@ def trend(args: argparse.Namespace) -> int:
     regressed = comparisons(lambda r: r["regression"])
     unproven = comparisons(lambda r: r["noninferior"] is False)
     for where in regressed:
-        print(f"competence trend: significant regression, {where}", file=sys.stderr)
+        _say(f"competence trend: significant regression, {where}")
     for where in unproven:
-        print(
-            f"competence trend: not shown non-inferior (margin {args.margin:g}), {where}",
-            file=sys.stderr,
-        )
+        _say(f"competence trend: not shown non-inferior (margin {args.margin:g}), {where}")
     return 1 if regressed or unproven else 0
 
 
@@ -399,7 +402,7 @@ def _main(argv: Sequence[str] | None) -> int:
         try:
             return trend(args)
         except ValueError as exc:  # TrendError, and the statistics' own argument checks
-            print(f"competence trend: {exc}", file=sys.stderr)
+            _say(f"competence trend: {exc}")
             return 2
     if args.command == "plan":
         try:
@@ -419,13 +422,12 @@ def _main(argv: Sequence[str] | None) -> int:
         try:
             return report(args)
         except (OSError, ValueError) as exc:  # NotAResultsDocument is a ValueError
-            print(f"competence report: {exc}", file=sys.stderr)
+            _say(f"competence report: {exc}")
             return 2
         except (KeyError, TypeError, AttributeError) as exc:  # a shape check_shape lets pass
-            print(
+            _say(
                 f"competence report: not a results document: {args.results}: "
-                f"{type(exc).__name__}: {exc}",
-                file=sys.stderr,
+                f"{type(exc).__name__}: {exc}"
             )
             return 2
     from pytest_competence.dataset import generate
@@ -444,9 +446,10 @@ def _main(argv: Sequence[str] | None) -> int:
             with atomic_writer(args.output) as out:
                 count = generate(args, out)
     except InvalidArgument as exc:
+        sys.stdout.flush()  # the records written before it come first
         parser.error(str(exc))
     if args.output != "-":
-        print(f"wrote {count} prompts to {args.output}", file=sys.stderr)
+        _say(f"wrote {count} prompts to {args.output}")
     return 0
 
 
