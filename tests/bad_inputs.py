@@ -27,6 +27,7 @@ class Row:
     ini: tuple[str, ...] = ()
     args: tuple[str, ...] = ()
     probe: str | None = None  # the arguments of a @pytest.mark.competence_probe line
+    conftest: str = ""  # a conftest.py for the session (a family it registers)
 
 
 def check_row(pytester: pytest.Pytester, row: Row) -> None:
@@ -42,7 +43,16 @@ def check_row(pytester: pytest.Pytester, row: Row) -> None:
     """
     )
     pytester.makeini("[pytest]\n" + "\n".join(row.ini) + "\n")
-    result = pytester.runpytest("-p", "no:cacheprovider", *row.args)
+    if row.conftest:
+        pytester.makeconftest(row.conftest)
+    from pytest_competence.registry import FAMILIES
+
+    before = set(FAMILIES)
+    try:
+        result = pytester.runpytest("-p", "no:cacheprovider", *row.args)
+    finally:  # a family the conftest registered in this process is forgotten after it
+        for name in set(FAMILIES) - before:
+            del FAMILIES[name]
     output = "\n".join(result.outlines + result.errlines)
     assert result.ret == row.exit, output
     assert "Traceback" not in output, output

@@ -87,7 +87,9 @@ def test_page_commands_run_in_order(page: Path, tmp_path: Path):
         if block.skip:
             continue
         if block.file:
-            (tmp_path / block.file).write_text(block.body + "\n", "utf-8")
+            path = tmp_path / block.file
+            path.parent.mkdir(parents=True, exist_ok=True)  # my_package/__init__.py
+            path.write_text(block.body + "\n", "utf-8")
         elif block.lang == "bash":
             for command in commands(block):
                 if needs_hf(command) and not has_hf_extra():
