@@ -11,6 +11,7 @@ audit`` audits the suites of a folder (:mod:`pytest_competence.audit`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,13 +22,12 @@ from pytest_competence._settings import (
     records_path_problem,
 )
 from pytest_competence._version import __version__
-from pytest_competence.dataset import _AsTyped, _typed_as
+from pytest_competence.dataset import _AsTyped, _floats, _ints, _typed_as
 from pytest_competence.protocol import InvalidArgument
 
 __all__ = ["BROKEN_PIPE", "batch_import", "main", "plan", "report", "trend"]
 
-#: What ``competence --help`` says first: plain text, as a terminal shows it (the module's
-#: docstring is reStructuredText, for the API reference).
+#: What ``competence --help`` says first: plain text, not the docstring's reStructuredText.
 _DESCRIPTION = (
     "Work on the families and on what a pytest run wrote, without pytest: generate a family's "
     "design as a dataset, recompute and re-render an archived run (report), compare archived "
@@ -126,7 +126,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     grid = plan.add_mutually_exclusive_group()
     grid.add_argument(
         "--levels",
-        type=_integers,
+        type=_ints,
         default=None,
         help="The grid of sizes, comma-separated, as competence generate's --levels (e.g. "
         "4,8,16,32); only their number matters",
@@ -157,28 +157,11 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _integers(text: str) -> list[int]:
-    from pytest_competence.dataset import _ints
-
-    return _ints(text)
-
-
-def _floats(text: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated numbers, got {text!r}"
-        ) from None
-
-
 def _say(line: str) -> None:
     """``line`` on stderr, after everything printed so far: stdout is flushed first, so the two
     keep their order when they go to one file or pipe (``competence trend … 2>&1 | less``)."""
-    try:
+    with contextlib.suppress(BrokenPipeError):  # stdout's reader is gone; main() ends it
         sys.stdout.flush()
-    except BrokenPipeError:  # stdout's reader is gone, stderr's is not; main() ends the command
-        pass
     print(line, file=sys.stderr)
 
 
@@ -378,6 +361,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return BROKEN_PIPE
 
 
+def _unwritable(args: argparse.Namespace, *options: str) -> str | None:
+    """Why the file the first of ``options`` (their ``dest``) names cannot be written, in the
+    flag's words as typed; ``None`` when every one given can (``-`` is standard output)."""
+    for option in options:
+        path = getattr(args, option)
+        problem = path not in (None, "-") and output_path_problem(
+            _typed_as(args, option, f"--{option}"), path
+        )
+        if problem:
+            return problem
+    return None
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = _parser(argv)
     args = parser.parse_args(argv)
@@ -393,12 +389,9 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return run_audit(args)
     if args.command == "trend":
-        for option in ("markdown", "json"):
-            problem = getattr(args, option) and output_path_problem(
-                f"--{option}", getattr(args, option)
-            )
-            if problem:
-                parser.error(f"trend: {problem}")
+        problem = _unwritable(args, "markdown", "json")
+        if problem:
+            parser.error(f"trend: {problem}")
         try:
             return trend(args)
         except ValueError as exc:  # TrendError, and the statistics' own argument checks
@@ -410,13 +403,9 @@ def _main(argv: Sequence[str] | None) -> int:
         except ValueError as exc:
             parser.error(f"plan: {exc}")
     if args.command == "report":
-        for option in ("html", "markdown", "json", "records"):
-            problem = getattr(args, option) and output_path_problem(
-                f"--{option}", getattr(args, option)
-            )
-            if problem:
-                parser.error(f"report: {problem}")
-        problem = records_path_problem("--records", args.records, "--json", args.json)
+        problem = _unwritable(args, "html", "markdown", "json", "records") or (
+            records_path_problem("--records", args.records, "--json", args.json)
+        )
         if problem:
             parser.error(f"report: {problem}")
         try:
@@ -432,9 +421,7 @@ def _main(argv: Sequence[str] | None) -> int:
             return 2
     from pytest_competence.dataset import generate
 
-    problem = args.output != "-" and output_path_problem(
-        _typed_as(args, "output", "-o"), args.output
-    )
+    problem = _unwritable(args, "output")
     if problem:
         parser.error(problem)
     try:

@@ -61,6 +61,15 @@ def _typed_as(args: argparse.Namespace, dest: str, default: str) -> str:
     return str((getattr(args, "typed_as", None) or {}).get(dest) or default)
 
 
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers, got {text!r}"
+        ) from None
+
+
 def _names(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
