@@ -98,6 +98,20 @@ def test_page_commands_run_in_order(page: Path, tmp_path: Path):
                 run_command(command, tmp_path, block.exit)
 
 
+def test_install_commands_work_in_a_clean_shell():
+    """pytest-competence is installed from a clone (it is on no package index), with the
+    environment's own interpreter: a bare ``pip`` is the system's (PEP 668 refuses it) or none."""
+    bare = re.compile(r"(?<!-m )(?<![\w/.-])pip3? install")
+    by_name = re.compile(r"pip3? install [^\n`]*?(?<![\w.-])pytest-competence\b(?! @)")
+    found = [
+        f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
+        for page in [*PAGES, ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+        for n, line in enumerate(page.read_text("utf-8").splitlines(), 1)
+        if bare.search(line) or by_name.search(line)
+    ]
+    assert not found, "\n".join(found)
+
+
 def _pytest_knows(folder: Path) -> tuple[list[str], list[str]]:
     """The plugin's flags and ini options as ``pytest --help`` lists them: what pytest itself
     registered, not what the reference's generator records of ``pytest_addoption``."""
