@@ -28,6 +28,7 @@ class Row:
     args: tuple[str, ...] = ()
     probe: str | None = None  # the arguments of a @pytest.mark.competence_probe line
     files: tuple[tuple[str, str], ...] = ()  # (path, text) written beside the test first
+    conftest: str = ""  # a conftest.py for the session (a family it registers)
 
 
 def check_row(pytester: pytest.Pytester, row: Row) -> None:
@@ -47,7 +48,16 @@ def check_row(pytester: pytest.Pytester, row: Row) -> None:
         path = pytester.path / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    result = pytester.runpytest("-p", "no:cacheprovider", *row.args)
+    if row.conftest:
+        pytester.makeconftest(row.conftest)
+    from pytest_competence.registry import FAMILIES
+
+    before = set(FAMILIES)
+    try:
+        result = pytester.runpytest("-p", "no:cacheprovider", *row.args)
+    finally:  # a family the conftest registered in this process is forgotten after it
+        for name in set(FAMILIES) - before:
+            del FAMILIES[name]
     output = "\n".join(result.outlines + result.errlines)
     assert result.ret == row.exit, output
     assert "Traceback" not in output, output

@@ -12,7 +12,8 @@ The conventions the doc tests run them by (``tests/test_readme.py``, ``tests/tes
 
 HTML comments right before a fence qualify it: ``<!-- not run: why -->`` skips it (every block of
 another language must say why), ``<!-- file: NAME -->`` makes it a file the page's commands use
-(written to the scratch folder before they run, not run on its own), ``<!-- exit N -->`` says
+(written to the scratch folder before they run, its folders made, e.g. ``my_package/__init__.py``;
+not run on its own), ``<!-- exit N -->`` says
 that the block's commands exit with status N.
 """
 

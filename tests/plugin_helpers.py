@@ -151,6 +151,45 @@ def read_archive(path) -> tuple[dict, dict[str, list[dict]]]:
     return document, records
 
 
+#: A family as a third party writes it (the write-a-family how-to's shape), not registered: no
+#: ``__repr__`` of its own, options kept as attributes of their names, and an ``ideal_answer``
+#: that raises (IndexError) on text without its "Bits: " line.
+PARITY = """
+from pytest_competence.strategies import FAMILIES, Family, Item, Prompt, parse_choice, stream_rng
+
+
+class Parity(Family):
+    name, answer_space = "parity", ("yes", "no")
+    default_presentations = ("original",)
+
+    def __init__(self, width=1, *, label="bits"):
+        self.width, self.label = width, label
+
+    def design(self, *, levels, pairs, seed, presentations):
+        items = []
+        for n in levels:
+            for i in range(pairs):
+                bits = "".join(map(str, stream_rng(seed, n, i, 0).integers(0, 2, n)))
+                gold = "yes" if bits.count("1") % 2 == 0 else "no"
+                prompts = tuple(
+                    Prompt(family=self.name, instance_id=f"parity/{n}/{i}", presentation=p,
+                           system="", text=f"Bits: {bits}\\nAn even number of ones?",
+                           gold=gold, params={"n": n}, answer_space=self.answer_space)
+                    for p in presentations
+                )
+                items.append(Item(bits, prompts))
+        return items
+
+    def parse(self, text):
+        return parse_choice(text, self.answer_space)
+
+    @classmethod
+    def ideal_answer(cls, prompt):  # IndexError on text without "Bits: "
+        bits = prompt.text.split("Bits: ")[1].split("\\n")[0]
+        return "yes" if bits.count("1") % 2 == 0 else "no"
+"""
+
+
 def install_example_family(path: Any) -> Any:
     """Install ``examples/family_pkg`` (the bracket-matching family) under ``path/site`` as pip
     would: its module and a ``*.dist-info`` with its entry points. Put the folder on

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from bad_inputs import INTERRUPTED, Row, check_row
+from plugin_helpers import PARITY
 
 ROWS = [
     # -- the design: refused at collection, before anything is generated
@@ -86,6 +87,26 @@ ROWS = [
         "Unknown family='nope'",
         INTERRUPTED,
         marker="family='nope', levels=[4], pairs=8",
+    ),
+    Row(  # a family's ideal_answer raising on its own prompt: an ERROR naming the fix
+        "family-reader-raises",
+        "Unread.ideal_answer raised IndexError: list index out of range in ideal_answer(), on "
+        "a prompt of its own family 'unread'",
+        pytest.ExitCode.TESTS_FAILED,
+        marker="family='unread', levels=[4], pairs=8",
+        args=("--competence-model=ref:ideal",),
+        conftest=PARITY
+        + """
+class Unread(Parity):
+    name = "unread"
+
+    @classmethod
+    def ideal_answer(cls, prompt):
+        return prompt.text.split("Count: ")[1]
+
+
+FAMILIES["unread"] = Unread
+""",
     ),
     Row(
         # A vocabulary of one's own is checked as the suite's module builds it: a collection

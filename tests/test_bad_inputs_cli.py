@@ -69,6 +69,11 @@ CLI_ROWS = [
         "-o missing/x.jsonl: the directory missing does not exist",
     ),
     CliRow(
+        "generate-missing-dir-long-flag",
+        ("generate", "horn", "--output", "missing/x.jsonl"),
+        "--output missing/x.jsonl: the directory missing does not exist",
+    ),
+    CliRow(
         "generate-repeated-levels",
         ("generate", "ordering", "--levels", "4,4"),
         "Expected levels to name each size once",
@@ -111,7 +116,14 @@ CLI_ROWS = [
         "batch import: no response cache at 'nope.sqlite' (--cache)",
         file="jsonl",
     ),
-    CliRow("plan-zero-pairs", ("plan", "--pairs", "0"), "--per-level must be at least 1"),
+    CliRow(
+        "plan-zero-pairs", ("plan", "--pairs", "0"), "--pairs must be at least 1, got --pairs 0"
+    ),
+    CliRow(
+        "plan-zero-per-level",
+        ("plan", "--per-level", "0"),
+        "--per-level must be at least 1, got --per-level 0",
+    ),
     CliRow("plan-zero-levels", ("plan", "--level-count", "0"), "a design needs at least one level"),
     CliRow(
         "plan-levels-and-count",

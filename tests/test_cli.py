@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import subprocess
 import sys
 
@@ -112,10 +114,58 @@ def test_plan_reproduces_the_sample_size_figures_of_the_paper(capsys):
     assert "with discordance 0.32: 3.7 points" in out
 
 
-def test_plan_rejects_empty_designs(capsys):
+@pytest.mark.parametrize("flag", ["--pairs", "--per-level"])
+def test_plan_rejects_empty_designs_naming_the_flag_as_typed(capsys, flag):
     with pytest.raises(SystemExit):
-        main(["plan", "--pairs", "0"])
-    assert "--per-level must be at least 1, got --per-level 0" in capsys.readouterr().err
+        main(["plan", flag, "0"])
+    assert f"plan: {flag} must be at least 1, got {flag} 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["-o", "--output"])
+def test_generate_names_the_output_flag_as_typed(capsys, flag):
+    with pytest.raises(SystemExit):
+        main(["generate", "horn", flag, "missing/x.jsonl"])
+    assert f"error: {flag} missing/x.jsonl: the directory missing does not exist" in (
+        capsys.readouterr().err
+    )
+
+
+def test_version(capsys):
+    from pytest_competence._version import __version__
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out == f"competence {__version__}\n"
+
+
+def _every_parser() -> dict[str, argparse.ArgumentParser]:
+    """``competence …`` → its parser, each family's ``generate`` with its own flags."""
+    from pytest_competence.cli import _parser
+    from pytest_competence.registry import FAMILIES
+
+    def walk(parser: argparse.ArgumentParser, prog: str):
+        yield prog, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    yield from walk(sub, f"{prog} {name}")
+
+    found = dict(walk(_parser([]), "competence"))
+    for family in FAMILIES:
+        found.update(walk(_parser(["generate", family]), "competence"))
+    return found
+
+
+def test_every_help_is_plain_text():
+    """``-h`` is read in a terminal: no reStructuredText (``literal``, :role:`target`), which
+    the module docstrings use for the API reference."""
+    parsers = _every_parser()
+    assert "competence generate horn" in parsers and "competence batch import" in parsers
+    for prog, parser in parsers.items():
+        shown = parser.format_help()
+        markup = re.findall(r"``|:[a-z]+:`|`[^`\s]+`_", shown)
+        assert not markup, f"{prog} -h shows {markup}:\n{shown}"
 
 
 def test_plan_takes_the_grid_as_generate_does(capsys):

@@ -5,8 +5,9 @@
   ``<!-- file: NAME -->`` blocks written there first (``tests/doc_blocks.py``);
 - the site builds with ``sphinx -W --keep-going -n`` (the ``docs`` extra): a warning or a broken
   cross-reference fails it;
-- every registered pytest option, ini option, model-scheme parameter, reference policy,
-  ``competence`` command and public module appears in the built reference;
+- every pytest option and ini option ``pytest --help`` lists, model-scheme parameter, reference
+  policy, ``competence`` command and public module appears in the built reference, and every
+  option is named on a page written by hand too;
 - the built home page and a reference page load in headless Chromium with no console message,
   and their screenshots are real pictures (written to ``$COMPETENCE_TEST_ARTIFACTS`` when set).
 """
@@ -87,12 +88,55 @@ def test_page_commands_run_in_order(page: Path, tmp_path: Path):
         if block.skip:
             continue
         if block.file:
-            (tmp_path / block.file).write_text(block.body + "\n", "utf-8")
+            path = tmp_path / block.file
+            path.parent.mkdir(parents=True, exist_ok=True)  # my_package/__init__.py
+            path.write_text(block.body + "\n", "utf-8")
         elif block.lang == "bash":
             for command in commands(block):
                 if needs_hf(command) and not has_hf_extra():
                     continue  # a transformers model: needs the [hf] extra (.ci/run installs it)
                 run_command(command, tmp_path, block.exit)
+
+
+def test_install_commands_work_in_a_clean_shell():
+    """pytest-competence is installed from a clone (it is on no package index), with the
+    environment's own interpreter: a bare ``pip`` is the system's (PEP 668 refuses it) or none."""
+    bare = re.compile(r"(?<!-m )(?<![\w/.-])pip3? install")
+    by_name = re.compile(r"pip3? install [^\n`]*?(?<![\w.-])pytest-competence\b(?! @)")
+    found = [
+        f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
+        for page in [*PAGES, ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+        for n, line in enumerate(page.read_text("utf-8").splitlines(), 1)
+        if bare.search(line) or by_name.search(line)
+    ]
+    assert not found, "\n".join(found)
+
+
+def _pytest_knows(folder: Path) -> tuple[list[str], list[str]]:
+    """The plugin's flags and ini options as ``pytest --help`` lists them: what pytest itself
+    registered, not what the reference's generator records of ``pytest_addoption``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=folder,  # outside the project: its conftest and ini add nothing
+    )
+    assert done.returncode == 0, done.stderr
+    flags = re.findall(r"^  (--competence-[\w-]+)", done.stdout, re.M)
+    ini = re.findall(r"^  (competence_\w+) \(", done.stdout, re.M)
+    assert len(flags) > 10 and len(ini) > 10, done.stdout
+    return flags, ini
+
+
+def test_every_option_is_explained_on_a_page(tmp_path: Path):
+    """Each flag and ini option ``pytest --help`` lists is named on a page written by hand, in
+    the context that says when to use it, not only in the reference generated from the code."""
+    generated = DOCS / "reference" / "options.md"
+    text = "\n".join(p.read_text("utf-8") for p in [*PAGES, ROOT / "README.md"] if p != generated)
+    flags, ini = _pytest_knows(tmp_path)
+    unexplained = [o for o in flags + ini if not re.search(rf"{o}(?![\w-])", text)]
+    assert not unexplained, f"named on no page but the generated reference: {unexplained}"
 
 
 def test_the_py_contract_snippet_is_a_model_the_suite_catches(pytester: pytest.Pytester):
@@ -165,7 +209,7 @@ def test_site_builds_without_a_warning(site: Path):
 
 
 @pytest.mark.slow
-def test_the_reference_lists_every_option_parameter_and_command(site: Path):
+def test_the_reference_lists_every_option_parameter_and_command(site: Path, tmp_path: Path):
     """Read from the plugin's, the backends' and the CLI's own registrations, and looked up in
     the built pages: a new one that the pages do not show fails here."""
     sys.path.insert(0, str(DOCS / "_ext"))
@@ -176,11 +220,13 @@ def test_the_reference_lists_every_option_parameter_and_command(site: Path):
         sys.path.remove(str(DOCS / "_ext"))
     from pytest_competence.models import SCHEMES
 
-    registered = docs.registered_options()
+    # What pytest lists, read from pytest itself: an option the generator's recording of
+    # pytest_addoption missed (one a plugin registers some other way) fails here too.
+    flags, ini = _pytest_knows(tmp_path)
     options = _ids(site / "reference/options.html")
-    for names, _ in registered.options:
-        assert _anchor(f"cmdoption-pytest{names[-1]}") in options, names
-    for name, *_ in registered.ini:
+    for flag in flags:
+        assert _anchor(f"cmdoption-pytest{flag}") in options, flag
+    for name in ini:
         assert f"confval-{name}" in options, name
 
     models = _ids(site / "reference/models.html")

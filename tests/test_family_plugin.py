@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from plugin_helpers import install_example_family
+from plugin_helpers import PARITY, install_example_family
 from pytest_competence.registry import FamilyRegistry, check_family_class
 from pytest_competence.strategies import FAMILIES, Family, InvalidArgument, Ordering
 
@@ -219,3 +219,80 @@ def test_the_audit_catches_the_installed_family_shortcut(
         ]
     )
     result.stdout.no_fnmatch_line("*not audited*")
+
+
+# -- a family as a third party writes it (plugin_helpers.PARITY) -----------------------------
+
+
+@pytest.fixture
+def parity(monkeypatch: pytest.MonkeyPatch) -> type[Family]:
+    """The family above, registered in this process for the test."""
+    namespace: dict[str, Any] = {"__name__": "my_package"}
+    exec(PARITY, namespace)
+    monkeypatch.setitem(FAMILIES, "parity", namespace["Parity"])
+    return namespace["Parity"]
+
+
+def test_a_family_without_a_repr_is_named_by_its_class_and_options(parity: type) -> None:
+    assert repr(parity()) == "Parity()"
+    assert repr(parity(3)) == "Parity(width=3)"
+    assert repr(parity(label="x", width=1)) == "Parity(label='x')"
+    assert repr(_Good()) == "_Good()"  # no constructor of its own
+
+
+def test_messages_and_archives_name_the_family_not_an_object(pytester: pytest.Pytester) -> None:
+    """The failure, the audit and the design's fingerprint show ``Parity()``: an archive of
+    one run is the baseline of the next (an object's address would differ in each process)."""
+    pytester.makeconftest(PARITY + '\nFAMILIES["parity"] = Parity\n')
+    pytester.makepyfile(
+        test_parity="""
+        import pytest
+
+        @pytest.mark.competence(family="parity", levels=[4, 8], pairs=8)
+        def test_parity(competence):
+            pass
+        """
+    )
+    run = ("-p", "no:cacheprovider")
+    result = pytester.runpytest(*run, "--competence-model=ref:always-yes")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*Competence condition failed for model 'ref:always-yes' on Parity()"]
+    )
+    result = pytester.runpytest(*run, "--competence-audit")
+    result.stdout.fnmatch_lines(["*test_parity.py::test_parity[[]*[]]  Parity()  mutation score*"])
+    pytester.runpytest(*run, "--competence-model=ref:ideal", "--competence-json=base.json")
+    result = pytester.runpytest(
+        *run, "--competence-model=ref:ideal", "--competence-baseline=base.json"
+    )
+    result.assert_outcomes(passed=1)
+    assert " object at 0x" not in (pytester.path / "base.json").read_text("utf-8")
+
+
+def test_a_reader_that_raises_is_named_with_the_fix(parity: type) -> None:
+    """``Family.ideal_answer`` returns None for a prompt it cannot read; one that raises
+    instead is an error naming the family's method, where it raised, the prompt and the fix."""
+    from pytest_competence.policy import ideal_answer
+    from pytest_competence.protocol import Prompt
+
+    said = (
+        r"Parity\.ideal_answer raised IndexError: list index out of range in ideal_answer\(\), "
+        r"on {whose} \('nothing to read'\); return None for a prompt it cannot read"
+    )
+    with pytest.raises(RuntimeError, match=said.format(whose="a prompt's text")):
+        ideal_answer("nothing to read")  # offered to every family in turn
+    own = Prompt(
+        family="parity",
+        instance_id="parity/4/0",
+        presentation="original",
+        system="",
+        text="nothing to read",
+        gold="yes",
+        answer_space=("yes", "no"),
+    )
+    with pytest.raises(
+        RuntimeError, match=said.format(whose="a prompt of its own family 'parity'")
+    ):
+        ideal_answer(own)
+    # A prompt some family reads is answered before the one that raises is asked.
+    assert ideal_answer("Bits: 0110\nAn even number of ones?") == "yes"

@@ -122,6 +122,18 @@ def test_marker_is_registered(pytester: pytest.Pytester):
     assert result.ret == 0
 
 
+def test_the_model_option_names_every_scheme(pytester: pytest.Pytester):
+    """``pytest --help`` is where a user looks for what --competence-model takes."""
+    from pytest_competence.models import SCHEMES
+
+    result = pytester.runpytest("--help")
+    shown = " ".join(result.stdout.str().split("--competence-model", 1)[1].split()).split(
+        "--competence-json"
+    )[0]
+    missing = [scheme for scheme in SCHEMES if f"{scheme}:" not in shown]
+    assert not missing, f"--competence-model's help names no {missing}: {shown}"
+
+
 def test_strict_markers_accepts_the_marker(pytester: pytest.Pytester):
     pytester.makepyfile(test_x=SIMPLE)
     result = pytester.runpytest("--strict-markers", "--competence-model", "ref:ideal")

@@ -10,6 +10,7 @@ an ``<!-- not run … -->`` comment says why it is skipped.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,19 @@ def test_snippets_run(pytester: pytest.Pytester, lang: str, body: str):
     if needs_hf(body) and not has_hf_extra():
         pytest.skip("a transformers model: needs the [hf] extra (.ci/run installs it)")
     run_python(pytester, body)
+
+
+def test_the_docs_home_page_gives_the_first_command_as_the_readme_does():
+    """The same command, and the same time with its source: the README's figure."""
+
+    def first(page: Path) -> tuple[str, str]:
+        text = " ".join(page.read_text("utf-8").split())
+        timing = re.search(r"\(about [^()]*? after the install: [^()]*\)", text)
+        assert timing, f"{page.name} says nothing of the first command's time"
+        command = next(b.body for b in blocks(page) if b.lang == "bash")
+        return timing[0], command
+
+    assert first(ROOT / "docs" / "index.md") == first(ROOT / "README.md")
 
 
 def _commands() -> list[str]:

@@ -5,6 +5,7 @@ with the first — the McNemar figures recomputed with statsmodels from the arch
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -110,6 +111,28 @@ def test_trend_compares_each_checkpoint_with_the_previous_and_the_first(
     assert "paired bits: results[].instances" in done.stdout
     assert "c.json against a.json (first): " in done.stdout
     assert "| n | presentation | pairs |" in (pytester.path / "t.md").read_text("utf-8")
+
+
+def test_trend_writes_its_stderr_lines_after_its_tables(pytester: pytest.Pytester):
+    """Both streams into one pipe (``2>&1 | less``, a CI log): the tables stay whole and the
+    lines that name the regressions follow them, as they are written."""
+    write_suite(pytester, pairs=100)
+    _archive(pytester, GOOD, "a.json")
+    _archive(pytester, WORSE, "c.json")
+    apart = _trend(pytester.path, "a.json", "c.json")
+    assert apart.returncode == 1 and apart.stderr.strip(), apart.stderr
+    merged = subprocess.run(
+        [sys.executable, "-m", "pytest_competence.cli", "trend", "a.json", "c.json"],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+        # stdout block-buffered, as it is for a pipe in a user's shell
+        env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+    )
+    assert merged.returncode == 1
+    assert merged.stdout == apart.stdout + apart.stderr
 
 
 def test_trend_chooses_the_model_of_an_archive_that_holds_several(pytester: pytest.Pytester):

@@ -354,10 +354,14 @@ class Command(_MarkdownDirective):
             has_subcommands = any(
                 isinstance(a, argparse._SubParsersAction) for a in parser._actions
             )
+            if not words:
+                if _actions(parser):  # the command's own flags (--version)
+                    yield from self._options(prog, parser, set())
+                continue
             if words[:1] == ["generate"]:
                 if len(words) > 1:
                     continue  # one family's generate: under generate
-            elif not words or has_subcommands:
+            elif has_subcommands:
                 continue  # a group of subcommands, documented one by one
             yield from _fence("rubric", prog, [])
             yield from self._command(" ".join(words))

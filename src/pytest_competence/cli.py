@@ -11,6 +11,7 @@ audit`` audits the suites of a folder (:mod:`pytest_competence.audit`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,13 +21,26 @@ from pytest_competence._settings import (
     output_path_problem,
     records_path_problem,
 )
+from pytest_competence._version import __version__
+from pytest_competence.dataset import _AsTyped, _floats, _ints, _typed_as
 from pytest_competence.protocol import InvalidArgument
 
 __all__ = ["BROKEN_PIPE", "batch_import", "main", "plan", "report", "trend"]
 
+#: What ``competence --help`` says first: plain text, not the docstring's reStructuredText.
+_DESCRIPTION = (
+    "Work on the families and on what a pytest run wrote, without pytest: generate a family's "
+    "design as a dataset, recompute and re-render an archived run (report), compare archived "
+    "checkpoints (trend), plan a design's sample sizes, import OpenAI Batch answers, audit "
+    "suites."
+)
+
 
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="competence", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="competence", description=_DESCRIPTION)
+    parser.add_argument(
+        "--version", action="version", version=f"competence {__version__}", help="Print the version"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     from pytest_competence.dataset import add_parser as add_generate_parser
 
@@ -106,12 +120,13 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         type=int,
         default=200,
         dest="pairs",
+        action=_AsTyped,
         help="Instances per level, as competence generate's --per-level (default 200)",
     )
     grid = plan.add_mutually_exclusive_group()
     grid.add_argument(
         "--levels",
-        type=_integers,
+        type=_ints,
         default=None,
         help="The grid of sizes, comma-separated, as competence generate's --levels (e.g. "
         "4,8,16,32); only their number matters",
@@ -142,19 +157,12 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _integers(text: str) -> list[int]:
-    from pytest_competence.dataset import _ints
-
-    return _ints(text)
-
-
-def _floats(text: str) -> list[float]:
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated numbers, got {text!r}"
-        ) from None
+def _say(line: str) -> None:
+    """``line`` on stderr, after everything printed so far: stdout is flushed first, so the two
+    keep their order when they go to one file or pipe (``competence trend … 2>&1 | less``)."""
+    with contextlib.suppress(BrokenPipeError):  # stdout's reader is gone; main() ends it
+        sys.stdout.flush()
+    print(line, file=sys.stderr)
 
 
 def plan(args: argparse.Namespace) -> int:
@@ -164,7 +172,8 @@ def plan(args: argparse.Namespace) -> int:
     levels = len(args.levels) if args.levels is not None else args.level_count
     levels = 9 if levels is None else levels
     if args.pairs < 1:
-        raise ValueError(f"--per-level must be at least 1, got --per-level {args.pairs}")
+        flag = _typed_as(args, "pairs", "--per-level")
+        raise ValueError(f"{flag} must be at least 1, got {flag} {args.pairs}")
     if levels < 1:
         given = "--levels names none" if args.levels is not None else f"got {levels}"
         raise ValueError(f"a design needs at least one level: {given}; e.g. --levels 4,8,16")
@@ -216,20 +225,16 @@ def report(args: argparse.Namespace) -> int:
     for what, path in written:
         print(f"competence {what}: {path}")
     for name in unrecomputed(archived):
-        print(
-            f"competence report: {name}: no records, figures kept as archived (not recomputed)",
-            file=sys.stderr,
-        )
+        _say(f"competence report: {name}: no records, figures kept as archived (not recomputed)")
     if args.bootstrap is None:  # another number of resamples changes the intervals, rightly
         differ = disagreements(archived, document)
         for line in differ[:20]:
-            print(f"competence report: figure disagrees with the records: {line}", file=sys.stderr)
+            _say(f"competence report: figure disagrees with the records: {line}")
         if differ:
-            print(
+            _say(
                 f"competence report: {len(differ)} archived figure(s) differ from what the "
                 f"records give (edited figures or removed records?); the reports written "
-                f"hold the recomputed ones",
-                file=sys.stderr,
+                f"hold the recomputed ones"
             )
             return 1
     return 0
@@ -293,7 +298,7 @@ def trend(args: argparse.Namespace) -> int:
         write_json_atomic(args.json, document, indent=1)
         print(f"competence JSON: {args.json}")
     for note in notes:
-        print(f"competence trend: {note}", file=sys.stderr)
+        _say(f"competence trend: {note}")
 
     def comparisons(flagged: Callable[[dict[str, Any]], bool]) -> list[str]:
         return sorted(
@@ -308,12 +313,9 @@ def trend(args: argparse.Namespace) -> int:
     regressed = comparisons(lambda r: r["regression"])
     unproven = comparisons(lambda r: r["noninferior"] is False)
     for where in regressed:
-        print(f"competence trend: significant regression, {where}", file=sys.stderr)
+        _say(f"competence trend: significant regression, {where}")
     for where in unproven:
-        print(
-            f"competence trend: not shown non-inferior (margin {args.margin:g}), {where}",
-            file=sys.stderr,
-        )
+        _say(f"competence trend: not shown non-inferior (margin {args.margin:g}), {where}")
     return 1 if regressed or unproven else 0
 
 
@@ -359,6 +361,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return BROKEN_PIPE
 
 
+def _unwritable(args: argparse.Namespace, *options: str) -> str | None:
+    """Why the file the first of ``options`` (their ``dest``) names cannot be written, in the
+    flag's words as typed; ``None`` when every one given can (``-`` is standard output)."""
+    for option in options:
+        path = getattr(args, option)
+        problem = path not in (None, "-") and output_path_problem(
+            _typed_as(args, option, f"--{option}"), path
+        )
+        if problem:
+            return problem
+    return None
+
+
 def _main(argv: Sequence[str] | None) -> int:
     parser = _parser(argv)
     args = parser.parse_args(argv)
@@ -374,16 +389,13 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return run_audit(args)
     if args.command == "trend":
-        for option in ("markdown", "json"):
-            problem = getattr(args, option) and output_path_problem(
-                f"--{option}", getattr(args, option)
-            )
-            if problem:
-                parser.error(f"trend: {problem}")
+        problem = _unwritable(args, "markdown", "json")
+        if problem:
+            parser.error(f"trend: {problem}")
         try:
             return trend(args)
         except ValueError as exc:  # TrendError, and the statistics' own argument checks
-            print(f"competence trend: {exc}", file=sys.stderr)
+            _say(f"competence trend: {exc}")
             return 2
     if args.command == "plan":
         try:
@@ -391,30 +403,25 @@ def _main(argv: Sequence[str] | None) -> int:
         except ValueError as exc:
             parser.error(f"plan: {exc}")
     if args.command == "report":
-        for option in ("html", "markdown", "json", "records"):
-            problem = getattr(args, option) and output_path_problem(
-                f"--{option}", getattr(args, option)
-            )
-            if problem:
-                parser.error(f"report: {problem}")
-        problem = records_path_problem("--records", args.records, "--json", args.json)
+        problem = _unwritable(args, "html", "markdown", "json", "records") or (
+            records_path_problem("--records", args.records, "--json", args.json)
+        )
         if problem:
             parser.error(f"report: {problem}")
         try:
             return report(args)
         except (OSError, ValueError) as exc:  # NotAResultsDocument is a ValueError
-            print(f"competence report: {exc}", file=sys.stderr)
+            _say(f"competence report: {exc}")
             return 2
         except (KeyError, TypeError, AttributeError) as exc:  # a shape check_shape lets pass
-            print(
+            _say(
                 f"competence report: not a results document: {args.results}: "
-                f"{type(exc).__name__}: {exc}",
-                file=sys.stderr,
+                f"{type(exc).__name__}: {exc}"
             )
             return 2
     from pytest_competence.dataset import generate
 
-    problem = args.output != "-" and output_path_problem("-o", args.output)
+    problem = _unwritable(args, "output")
     if problem:
         parser.error(problem)
     try:
@@ -426,9 +433,10 @@ def _main(argv: Sequence[str] | None) -> int:
             with atomic_writer(args.output) as out:
                 count = generate(args, out)
     except InvalidArgument as exc:
+        sys.stdout.flush()  # the records written before it come first
         parser.error(str(exc))
     if args.output != "-":
-        print(f"wrote {count} prompts to {args.output}", file=sys.stderr)
+        _say(f"wrote {count} prompts to {args.output}")
     return 0
 
 

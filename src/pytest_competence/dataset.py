@@ -37,6 +37,39 @@ def _ints(text: str) -> list[int]:
         ) from None
 
 
+class _AsTyped(argparse.Action):
+    """Stores an option's value and the spelling the command line gave it (``--pairs`` or
+    ``--per-level``, ``-o`` or ``--output``), so that an error names what the user typed
+    (:func:`_typed_as`)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        typed = dict(getattr(namespace, "typed_as", None) or {})
+        typed[self.dest] = option_string
+        namespace.typed_as = typed
+
+
+def _typed_as(args: argparse.Namespace, dest: str, default: str) -> str:
+    """The spelling of ``dest``'s option in the command line ``args`` were parsed from
+    (:class:`_AsTyped`); ``default`` when it was not given."""
+    return str((getattr(args, "typed_as", None) or {}).get(dest) or default)
+
+
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers, got {text!r}"
+        ) from None
+
+
 def _names(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
@@ -114,7 +147,11 @@ def add_parser(sub: Any, argv: Sequence[str] | None) -> None:
         "--format hf: the family's training split)",
     )
     common.add_argument(
-        "-o", "--output", default="-", help="Output file (default: standard output)"
+        "-o",
+        "--output",
+        default="-",
+        action=_AsTyped,
+        help="Output file (default: standard output)",
     )
     common.add_argument(
         "--max-prompts",

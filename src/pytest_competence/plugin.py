@@ -47,8 +47,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="SPEC",
         dest="competence_models",
-        help="Model to evaluate: ref:NAME, py:MODULE:ATTR or an alias from competence_models; "
-        "repeatable or comma-separated",
+        help="Model to evaluate: ref:NAME (a reference policy), py:MODULE:ATTR (Python code), "
+        "openai:MODEL@BASE_URL (an OpenAI-compatible server), hf:PATH_OR_ID (transformers) or "
+        "vllm:PATH_OR_ID (vLLM) in this process, a scheme another package registers, or an "
+        "alias from competence_models; repeatable or comma-separated",
     )
     group.addoption(
         "--competence-json",

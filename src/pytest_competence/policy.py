@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from pytest_competence.protocol import Prompt
+    from pytest_competence.protocol import Family, Prompt
 
 __all__ = [
     "UNREADABLE",
@@ -87,14 +87,44 @@ def _text_prompt(text: str) -> Prompt:
 
 def ideal_answer(prompt: Prompt | str) -> str:
     """The ``ideal`` policy's answer: the prompt's family reads it (``Family.ideal_answer``);
-    a bare text, or a prompt of a family not registered, is offered to every family in turn."""
+    a bare text, or a prompt of a family not registered, is offered to every family in turn.
+    A family whose ``ideal_answer`` raises, rather than returning ``None`` for a prompt it
+    cannot read, is a ``RuntimeError`` naming it, the prompt and the fix."""
     from pytest_competence.registry import FAMILIES  # each family imported on first lookup
 
     if isinstance(prompt, str):
         prompt = _text_prompt(prompt)
     names = [prompt.family] if prompt.family in FAMILIES else list(FAMILIES)
     for name in names:
-        found = FAMILIES.hooks(name).ideal_answer(prompt)
+        family = FAMILIES.hooks(name)
+        try:
+            found = family.ideal_answer(prompt)
+        except Exception as exc:
+            # Its traceback, so that "where it raised" is the family's code, not this line.
+            raise RuntimeError(_read_failure(family, prompt, exc)).with_traceback(
+                exc.__traceback__
+            ) from exc
         if found is not None:
             return str(found)
     return UNREADABLE
+
+
+def _read_failure(family: type[Family], prompt: Prompt, exc: Exception) -> str:
+    """Why ``family.ideal_answer`` could not serve ``prompt``, in which function and the fix."""
+    import traceback
+
+    function = traceback.extract_tb(exc.__traceback__)[-1].name
+    whose = (
+        f"a prompt of its own family {prompt.family!r}"
+        if prompt.family == family.name
+        else f"a prompt of family {prompt.family!r}"
+        if prompt.family
+        else "a prompt's text"
+    )
+    text = prompt.text if len(prompt.text) <= 60 else prompt.text[:59] + "…"
+    return (
+        f"{family.__qualname__}.ideal_answer raised {type(exc).__name__}: {exc} in "
+        f"{function}(), on {whose} ({text!r}); return "
+        f"None for a prompt it cannot read, as pytest_competence.strategies.Family.ideal_answer "
+        f"says"
+    )

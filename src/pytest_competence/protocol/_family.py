@@ -134,6 +134,31 @@ class Family(ABC):
     name: str
     answer_space: tuple[str, ...]
 
+    def __repr__(self) -> str:
+        """``ClassName(option=value, …)``, as reports, messages and the design's fingerprint
+        name the family: the constructor's options that differ from their defaults, read from
+        the attributes of the same names (an option kept under another name is not shown;
+        override this to show it)."""
+        import inspect
+
+        cls = type(self)
+        try:
+            parameters = list(inspect.signature(cls).parameters.values())
+        except (TypeError, ValueError):  # no signature to read
+            parameters = []
+        shown = []
+        for p in parameters:
+            if p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) or p.name not in vars(self):
+                continue
+            value = vars(self)[p.name]
+            try:
+                default = p.default is not p.empty and bool(value == p.default)
+            except Exception:  # a value whose == is not a truth value (an array)
+                default = False
+            if not default:
+                shown.append(f"{p.name}={value!r}")
+        return f"{cls.__name__}({', '.join(shown)})"
+
     @abstractmethod
     def design(
         self, *, levels: Sequence[int], pairs: int, seed: int, presentations: Sequence[str]
@@ -217,7 +242,9 @@ class Family(ABC):
     @classmethod
     def ideal_answer(cls, prompt: Prompt) -> str | None:
         """The competent answer to one of this family's prompts, read from the prompt alone
-        (``ref:ideal`` and the noisy policies built on it); ``None`` when it cannot be read."""
+        (``ref:ideal`` and the noisy policies built on it); ``None`` when it cannot be read, as
+        for another family's prompt, which ``ref:ideal`` may offer every family. Raising
+        instead is an error that names this method."""
         return None
 
     @classmethod
