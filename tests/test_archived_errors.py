@@ -40,9 +40,6 @@ MODELS = ideal_py("""
     def not_a_list(prompts):
         return None
 
-    def two_arguments(prompts, temperature):
-        return []
-
     def not_text(prompts):
         return [1 for _ in prompts]
 """)
@@ -59,7 +56,6 @@ BROKEN = {
     "raises": "raised RuntimeError: CUDA out of memory",
     "short": "must return exactly one answer (or exception) per prompt",
     "not_a_list": "generate() returned a NoneType",
-    "two_arguments": "raised TypeError",
     "not_text": "the model returned a int, not text",
 }
 
@@ -119,21 +115,34 @@ def test_broken_models_are_archived_beside_one_that_answers(pytester: pytest.Pyt
     assert [r["outcome"] for r in document["results"] if r["model"] == specs[0]] == ["passed"] * 2
 
 
-def test_a_model_that_cannot_be_imported_when_needed_is_archived(pytester: pytest.Pytester):
-    """The default model (``competence_default_model``) is imported when a test first needs it;
-    a module that raises then is an error of each of its tests, with the module's exception."""
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [
+        ("raise RuntimeError('no GPU here')\n\ndef answer(p):\n    return p\n", "no GPU here"),
+        ("import numpyy\n\ndef answer(p):\n    return p\n", "No module named 'numpyy'"),
+        (
+            "def answer(prompts, temperature):\n    return prompts\n",
+            "cannot be called with one list of prompts",
+        ),
+    ],
+    ids=["raises-on-import", "import-fails", "wrong-signature"],
+)
+def test_a_model_that_cannot_be_loaded_when_needed_is_archived(
+    pytester: pytest.Pytester, source: str, words: str
+):
+    """The default model (``competence_default_model``) is loaded when a test first needs it;
+    a module that cannot be, or an object of the wrong signature, is an error of each of its
+    tests, with why."""
     pytester.makeini("[pytest]\ncompetence_default_model = py:gpu_only:answer\n")
-    pytester.makepyfile(
-        gpu_only="raise RuntimeError('no GPU here')\n\ndef answer(p):\n    return p\n"
-    )
+    pytester.makepyfile(gpu_only=source)
     pytester.syspathinsert()
     pytester.makepyfile(test_s=SUITE)
     result = pytester.runpytest("-p", "no:cacheprovider", "--competence-json=r.json")
     result.assert_outcomes(errors=2)
-    result.stdout.fnmatch_lines(["*importing 'gpu_only' raised RuntimeError: no GPU here*"])
+    result.stdout.fnmatch_lines([f"*competence_default_model: *{words}*"])
     document = json.loads((pytester.path / "r.json").read_text("utf-8"))
     assert [r["outcome"] for r in document["results"]] == ["error", "error"]
-    assert all("no GPU here" in r["errors"]["message"] for r in document["results"])
+    assert all(words in r["errors"]["message"] for r in document["results"])
 
 
 def test_a_dead_server_is_archived_beside_one_that_answers(pytester: pytest.Pytester):

@@ -186,6 +186,21 @@ ROWS = [
     ),
     # -- a py: module named on the command line is imported at start-up (issue #49)
     Row(
+        "py-wrong-signature",
+        "--competence-model: Model spec 'py:mymodel.py:answer': answer(prompts, temperature) "
+        "cannot be called with one list of prompts (missing a required argument: "
+        "'temperature'); a py: model is called with the batch as its one argument",
+        files=(("mymodel.py", "def answer(prompts, temperature):\n    return []\n"),),
+        args=("--competence-model=py:mymodel.py:answer",),
+    ),
+    Row(
+        "py-generate-wrong-signature",
+        "--competence-model: Model spec 'py:mymodel.py:Model': Model.generate() cannot be "
+        "called with one list of prompts (too many positional arguments)",
+        files=(("mymodel.py", "class Model:\n    def generate(self):\n        return []\n"),),
+        args=("--competence-model=py:mymodel.py:Model",),
+    ),
+    Row(
         "py-import-fails",
         "--competence-model: Model spec 'py:mymodel.py:answer': importing 'mymodel.py' raised "
         "ModuleNotFoundError: No module named 'numpyy' (at ",

@@ -54,6 +54,8 @@ class CompetenceSession:
         self.specs = specs
         self.aliases = aliases
         self.models: dict[str, Model] = {}
+        #: Where the models came from: --competence-model, or competence_default_model.
+        self.models_option = "--competence-model"
         self.records_files: dict[tuple, str] = {}  # evaluation key → its records part file
         self.fingerprints: dict[tuple, dict[str, Any]] = {}
         self.results: list[Result] = []
@@ -116,7 +118,7 @@ class CompetenceSession:
         model = resolve_model(spec, self.aliases, settings=backend_settings(self.config))
         return wire(self.config, model)  # the response cache and the progress line
 
-    def model(self, spec: str, option: str = "--competence-model") -> Model:
+    def model(self, spec: str, option: str | None = None) -> Model:
         """The model of ``spec``, resolved on first use (a ``py:`` module is imported now: its
         spec was checked at configure). A module that fails to import is a model that cannot
         answer (:class:`_Unloadable`): each test that needs it is an infrastructure error with
@@ -127,7 +129,8 @@ class CompetenceSession:
             try:
                 self.models[spec] = self.resolve(spec)
             except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
-                self.models[spec] = _Unloadable(spec, self.redact(f"{option}: {exc}"))
+                named = option or self.models_option
+                self.models[spec] = _Unloadable(spec, self.redact(f"{named}: {exc}"))
         return self.models[spec]
 
     def evaluate(self, spec: CompetenceSpec, model: Model, test: str = "") -> Evaluation:

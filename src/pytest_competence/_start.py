@@ -190,6 +190,7 @@ def start_session(config: pytest.Config) -> CompetenceSession:
         if spec not in aliases and ":" not in spec:
             raise pytest.UsageError(_unknown(spec, aliases, option))
     state = CompetenceSession(config, list(dict.fromkeys(specs)), aliases)
+    state.models_option = option
     for spec in state.specs:
         _check_model(state, spec, option)
     state.check_settings()

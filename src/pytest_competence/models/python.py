@@ -202,6 +202,25 @@ def _not_callable(spec: str, attr: str, kind: str) -> ModelSpecError:
     )
 
 
+def _check_batch_call(spec: str, what: str, fn: Any) -> None:
+    """:class:`ModelSpecError` when ``fn`` cannot be called with one batch of prompts, the
+    way the model is called: a wrong signature said now, not as each test's error."""
+    import inspect
+
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or C callable: nothing to read
+        return
+    try:
+        signature.bind([])
+    except TypeError as exc:
+        raise ModelSpecError(
+            f"Model spec {spec!r}: {what}{signature} cannot be called with one list of prompts "
+            f"({exc}); a py: model is called with the batch as its one argument: give the "
+            f"others defaults"
+        ) from None
+
+
 def _needs_arguments(spec: str, attr: str, why: str) -> ModelSpecError:
     return ModelSpecError(
         f"Model spec {spec!r}: class {attr!r} cannot be built without arguments ({why}); "
@@ -232,6 +251,7 @@ def python_model(
         except TypeError as exc:
             raise _needs_arguments(spec, attr, str(exc)) from None
     if callable(getattr(obj, "generate", None)):
+        _check_batch_call(spec, f"{attr}.generate", obj.generate)
         if not isinstance(getattr(obj, "name", None), str):
             try:
                 obj.name = spec
@@ -240,6 +260,7 @@ def python_model(
         return obj
     if not callable(obj):
         raise _not_callable(spec, attr, type(obj).__name__)
+    _check_batch_call(spec, attr, obj)
     return CallableModel(obj, spec)
 
 
