@@ -31,7 +31,7 @@ torch.set_num_threads(1)
 from pytest_competence.models import resolve_model
 from pytest_competence.probe import StateReader, probe_cells
 from pytest_competence.strategies import Ordering
-from pytest_competence.strategies._core import design_chunks
+from pytest_competence.protocol import design_chunks
 
 spec, total, precision, permutations = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 def peak():

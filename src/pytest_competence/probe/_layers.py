@@ -16,9 +16,15 @@ levels):
 * **AUROC**: in each fold, of the held-out rows' scores against their gold, averaged over the
   folds (scores of different folds' probes are never ranked together: their intercepts differ,
   which would bias a pooled AUROC below 0.5 on features that carry nothing);
-* **null**: the same folds and fits with the gold shuffled across instances (within strata),
-  ``permutations`` times (100 by default); the band is the central ``confidence`` interval of
-  those AUROCs per layer, the p-value ``(1 + #{null ≥ observed}) / (1 + permutations)``;
+* **null**: the whole procedure again with the gold shuffled across instances (within
+  strata), ``permutations`` times (100 by default): for each shuffle the folds are dealt anew
+  for the shuffled labels, by the same function, stratified the same way, from a stream of its
+  own, and every fold is refitted. The gold and its shuffles are then exchangeable when the
+  states carry nothing of the gold beyond the strata, so the p-value
+  ``(1 + #{null ≥ observed}) / (1 + permutations)`` holds its level (``tests/test_probe_null.py``
+  checks its size); folds dealt once, for the gold, would leave each shuffle's unbalanced for
+  its own labels, and where the probe reads the strata (pooled levels) that pulls the null
+  down. The band is the central ``confidence`` interval of those AUROCs per layer;
 * **first layer** reaching ``threshold`` (0.9 by default), or ``None`` — the paper's
   definition, which does not look at the null band; beside it, the **first layer above the
   null**: reaching ``threshold`` *and* above the band's upper edge, so that a small cell whose
@@ -28,11 +34,14 @@ levels):
 The probe is binary (gold = the first answer of a two-answer space, "yes"); λ is fixed, not
 tuned by an inner cross-validation.
 
-**Cost.** Per layer and fold, one thin SVD of the training rows (n × d) and Newton steps in
-q = 1 + min(n, d) dimensions for the 1 + ``permutations`` label vectors together: about
-``layers × folds × (1 + permutations) × steps × n·q²`` multiply-adds (steps ≈ 6–10), memory
-a layer in float64 plus 64 MB of Newton temporaries. At the paper's 200 instances per cell that
-is seconds; at thousands of instances of a wide model, fewer ``permutations`` or layers.
+**Cost.** Each of the 1 + ``permutations`` label vectors has folds of its own, so per layer,
+fold and label vector: the training rows (n × d) standardised and, when d > n, their Gram
+matrix and its eigendecomposition (about n²·d multiply-adds), then Newton steps in
+q = 1 + min(n, d) dimensions, stacked across the label vectors: about
+``layers × folds × (1 + permutations) × (n²·d + steps × n·q²)`` multiply-adds (steps ≈ 6–10),
+memory a layer in float64 plus blocks of 64 MB. At the paper's 200 instances per cell that is
+seconds for a small model, about 12 s a layer at d = 4,096 on one core; at thousands of
+instances of a wide model, fewer ``permutations`` or layers.
 """
 
 from __future__ import annotations
@@ -46,13 +55,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ._linear import (
-    RowSpace,
-    auroc,
     check_l2,
-    fit_in_row_space,
+    cross_validated_auroc,
+    deal_folds,
     instance_folds,
     instance_labels,
-    standardise,
 )
 from ._rows import PromptRows, plain_floats
 
@@ -144,7 +151,8 @@ def probe_layers(
     ``states`` is (N, layers, d), float32 or float16 (each layer is fitted in float64);
     ``gold`` (N,) boolean (the first answer, "yes"); ``instances`` (N,) labels (rows of one
     instance share a fold and a gold); ``strata`` (N,) labels the folds and the shuffles are
-    balanced within (pass the level when pooling levels); ``layers`` names the layers of
+    balanced within (pass the level when pooling levels; each shuffle's folds are dealt for
+    it, balanced for its labels within strata as the gold's are); ``layers`` names the layers of
     ``states``' second axis (default 0, 1, …). Seeded: equal arguments give equal curves.
     """
     X = np.asarray(states)
@@ -199,13 +207,12 @@ def probe_layers(
             f"per fold), has {positives} and {negatives}",
             **curve,
         )
-    fold = instance_folds(instances, y, folds=folds, strata=strata, seed=seed)
-    labels = _shuffled(y, first, inverse, strata, permutations, seed)
+    labels, fold = _shuffled_and_dealt(y, instances, strata, folds, permutations, seed)
     small = min(len(y), X.shape[2]) <= _SMALL_RANK
     with _one_blas_thread() if small else contextlib.nullcontext():
         areas = np.stack(
             [
-                _cross_validated(X[:, k, :], labels, fold, folds, float(l2))
+                cross_validated_auroc(X[:, k, :], labels, fold, folds, float(l2))
                 for k in range(X.shape[1])
             ]
         )  # (layers, 1 + permutations)
@@ -366,53 +373,41 @@ def check_arguments(
         )
 
 
-def _shuffled(
+def _shuffled_and_dealt(
     y: np.ndarray,
-    first: np.ndarray,
-    inverse: np.ndarray,
+    instances: ArrayLike,
     strata: ArrayLike | None,
+    folds: int,
     permutations: int,
     seed: int,
-) -> np.ndarray:
-    """(1 + permutations, N) labels: the gold, then the gold shuffled across instances within
-    strata (each instance keeps one label for all its rows)."""
-    per_instance = y[first]
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, fold)``, both (1 + permutations, N): the gold and its folds
+    (:func:`~._linear.instance_folds` with ``seed``), then ``permutations`` times the gold
+    shuffled across instances within strata (each instance keeps one label for all its rows)
+    and folds dealt anew for it by the same function, stratified by the shuffled label and the
+    strata, from a stream of its own (``[seed, 2, r]`` for shuffle r; the shuffles draw from
+    ``[seed, 1]``). Dealing once, for the gold, and reusing those folds would leave each
+    shuffle's folds unbalanced for its own labels: where the probe reads the strata (pooled
+    levels), that pulls the null's AUROC below the gold's and its p-values below their level."""
+    gold_folds = instance_folds(instances, y, folds=folds, strata=strata, seed=seed)
+    first, inverse = instance_labels(instances)
     stratum = (
         np.zeros(len(first), dtype=np.int64)
         if strata is None
         else np.unique(np.asarray(strata), return_inverse=True)[1].reshape(-1)[first]
     )
     rng = np.random.default_rng([seed, 1])  # a stream apart from the folds'
-    out = np.empty((1 + permutations, len(first)), dtype=bool)
-    out[0] = per_instance
+    labels = np.empty((1 + permutations, len(first)), dtype=bool)
+    fold = np.empty((1 + permutations, len(first)), dtype=np.int64)
+    labels[0], fold[0] = y[first], gold_folds[first]
     groups = [np.flatnonzero(stratum == s) for s in np.unique(stratum)]
     for row in range(1, 1 + permutations):
         for members in groups:
-            out[row, members] = per_instance[rng.permutation(members)]
-    return out[:, inverse]
-
-
-def _cross_validated(
-    X: np.ndarray, labels: np.ndarray, fold: np.ndarray, folds: int, l2: float
-) -> np.ndarray:
-    """The mean over folds of the held-out AUROC, one per label row; a fold whose training
-    rows hold one class (no finite fit) or whose held-out rows do (no AUROC) is left out of
-    the mean, and a row with no fold left is NaN."""
-    X = X.astype(np.float64)
-    areas = np.full((folds, labels.shape[0]), np.nan)
-    for f in range(folds):
-        test, train = fold == f, fold != f
-        Xtr, Xte = standardise(X[train], X[test])
-        space = RowSpace.of(Xtr)
-        Ytr = labels[:, train]
-        fit = Ytr.any(axis=1) & ~Ytr.all(axis=1)
-        if not fit.any():
-            continue
-        theta = fit_in_row_space(space.Z, Ytr[fit], l2)
-        scores = theta[:, :1] + theta[:, 1:] @ (Xte @ space.V).T
-        areas[f, fit] = auroc(scores, labels[fit][:, test])
-    counted = np.isfinite(areas).sum(axis=0)
-    return np.where(counted > 0, np.nansum(areas, axis=0) / np.maximum(counted, 1), np.nan)
+            labels[row, members] = labels[0, rng.permutation(members)]
+        fold[row] = deal_folds(
+            stratum * 2 + labels[row], folds, np.random.default_rng([seed, 2, row])
+        )
+    return labels[:, inverse], fold[:, inverse]
 
 
 #: Up to this rank (rows or features, whichever is fewer) the fits run on one BLAS thread.
