@@ -186,3 +186,25 @@ def test_an_interrupted_run_keeps_what_finished(pytester: pytest.Pytester):
     assert [(r["test"], r["outcome"]) for r in document["results"]] == [
         ("test_s.py::test_a[*]", "passed")
     ]
+
+
+def test_a_run_whose_every_pair_is_not_applicable_is_archived_and_not_green(
+    pytester: pytest.Pytester,
+):
+    """A shortcut of another family reads none of the suite's prompts: every pair is n/a. The
+    reports still say so, and a run that evaluated nothing is not green."""
+    pytester.makepyfile(test_s=SUITE)
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--competence-model=ref:horn-if-then",
+        "--competence-json=r.json",
+        "--competence-markdown=r.md",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(
+        ["competence: nothing was evaluated: every competence test × model was n/a *"]
+    )
+    document = json.loads((pytester.path / "r.json").read_text("utf-8"))
+    assert document["results"] == [] and len(document["not_applicable"]) == 2
+    assert "test_s.py::test_x[ref:horn-if-then]" in (pytester.path / "r.md").read_text("utf-8")

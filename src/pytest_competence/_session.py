@@ -286,7 +286,7 @@ class CompetenceSession:
             remove_empty(self.batch_targets.values())
         failed: list[tuple[str, str, str]] = []
         try:
-            if self.results:
+            if self.results or self.not_applicable:  # every pair the run saw is reported
                 self._write_reports(failed)
         finally:
             if self._own_parts and self.parts is not None:
@@ -298,9 +298,22 @@ class CompetenceSession:
         nothing = self._nothing_gated()
         if nothing:
             problems.append((NOTHING_GATED, nothing))
+        if self.not_applicable and not self.results and not self.awaiting:
+            problems.append((NOTHING_GATED, self._nothing_evaluated()))
         self.problems = [line for _, line in problems]
         if problems and session.exitstatus in _OVERRIDABLE:
             session.exitstatus = max(code for code, _ in problems)
+
+    def _nothing_evaluated(self) -> str:
+        """Why a run whose every competence test × model was n/a is not green: the models named
+        read none of its suites' prompts (a shortcut policy of another family, say)."""
+        models = list(dict.fromkeys(r["model"] for r in self.not_applicable))
+        families = list(dict.fromkeys(r["family"] for r in self.not_applicable))
+        return (
+            f"competence: nothing was evaluated: every competence test × model was n/a "
+            f"({_listed(models)} read no {_listed(families)} prompts). Name a model that reads "
+            f"these suites, e.g. --competence-model=ref:ideal"
+        )
 
     def _nothing_gated(self) -> str | None:
         """Why ``--competence-baseline`` gated no test of this run, or ``None``: an archive

@@ -99,6 +99,13 @@ def render_markdown(document: Mapping[str, Any]) -> str:
                 + ", ".join(f"`{_cell(name)}`" for name in m.not_applicable),
                 "",
             ]
+    skipped = document.get("not_applicable") or []
+    if skipped and not matrices:  # no table to show them in: one model, or nothing evaluated
+        out += [
+            f"n/a (skipped: the model does not read the family's prompts): "
+            + ", ".join(f"`{_cell(r['nodeid'])}`" for r in skipped),
+            "",
+        ]
     for r in document["results"]:
         met = r.get("condition_met")
         if r.get("report_only") and r.get("outcome") == "passed":
