@@ -102,7 +102,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
     skipped = document.get("not_applicable") or []
     if skipped and not matrices:  # no table to show them in: one model, or nothing evaluated
         out += [
-            f"n/a (skipped: the model does not read the family's prompts): "
+            "n/a (skipped: the model does not read the family's prompts): "
             + ", ".join(f"`{_cell(r['nodeid'])}`" for r in skipped),
             "",
         ]
