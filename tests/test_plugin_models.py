@@ -63,7 +63,7 @@ def test_py_model_with_wrong_number_of_answers(pytester: pytest.Pytester):
     result.stdout.fnmatch_lines(
         [
             "*model 'py:shortmodel:answer' returned 31 answers for 32 prompts; generate() must "
-            "return exactly one answer (or exception) per prompt, in order",
+            "return exactly one answer (or exception) per prompt, in order)",
         ]
     )
     assert_no_internals(result.stdout.str())

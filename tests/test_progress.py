@@ -240,7 +240,7 @@ def test_a_model_without_a_stream_shows_progress_batch_by_batch(pytester):
         test_suite="""
         import pytest
 
-        @pytest.mark.competence(levels=[4, 8, 16, 32], pairs=200)
+        @pytest.mark.competence(levels=[4, 8, 16, 32, 64, 128], pairs=400)
         def test_slow(competence):
             pass
     """,
@@ -248,5 +248,6 @@ def test_a_model_without_a_stream_shows_progress_batch_by_batch(pytester):
     raw = run_in_terminal(
         pytester, "--competence-model=py:slow.py:answer", "-o", "competence_shrink_calls=0"
     )
-    assert re.search(r"competence py:slow\.py:answer: [\d,]+/1,600", raw), raw
+    # 4,800 prompts in chunks of about a thousand, 0.6 s each: drawn after the first second.
+    assert re.search(r"competence py:slow\.py:answer: [\d,]+/4,800", raw), raw
     assert "competence py:slow" not in screen(raw)  # erased when the evaluation ended

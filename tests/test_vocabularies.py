@@ -228,6 +228,17 @@ def test_the_forward_reader_reads_each_catalog_vocabulary_by_its_own_phrases(voc
     assert answers == [p.gold for p in original]
 
 
+@pytest.mark.parametrize("vocabulary", [v.name for v in CATALOG[:3]])
+def test_ideal_reads_a_prompt_that_follows_the_system_prompt(vocabulary):
+    """A completions endpoint receives the system prompt, a blank line, then the text: a server
+    answering with the ideal policy (the tests' fake server) reads the text there too."""
+    from pytest_competence.strategies.ordering.policies import ordering_ideal
+
+    prompts = _prompts(Ordering(vocabulary=vocabulary))
+    texts = [f"{p.system}\n\n{p.text}" for p in prompts]
+    assert [ordering_ideal(t) for t in texts] == [p.gold for p in prompts]
+
+
 # -- what a reference policy cannot parse is n/a -----------------------------------------------------
 
 

@@ -174,9 +174,20 @@ _NAMES, _RULES = "Their names are [", " can be described by the following set of
 
 def _layouts(text: str) -> Iterator[tuple[int, tuple[str, ...], str]]:
     """``(people, names, body)`` for each way ``text`` splits into the context, its names line
-    and the rest: a vocabulary's own context words may hold the markers too."""
-    count = text.removeprefix("There are ").partition(" ")[0]
-    if not text.startswith("There are ") or not count.isdigit():
+    and the rest: a vocabulary's own context words may hold the markers too. The prompt may
+    follow other text (a completions endpoint receives the system prompt first)."""
+    begin = text.find(_CONTEXT)
+    while begin >= 0:
+        yield from _layouts_from(text[begin:])
+        begin = text.find(_CONTEXT, begin + 1)
+
+
+_CONTEXT = "There are "
+
+
+def _layouts_from(text: str) -> Iterator[tuple[int, tuple[str, ...], str]]:
+    count = text.removeprefix(_CONTEXT).partition(" ")[0]
+    if not count.isdigit():
         return
     people, at = int(count), text.find(_NAMES)
     while at >= 0:
