@@ -292,8 +292,10 @@ def stacked_bars(
     notes: Sequence[str] = (),
     note: str | None = None,
     height: int = 300,
+    x_name: str = "n",
 ) -> str:
-    """One bar per level stacking ``parts`` (label, colour) from the bottom; ``None``: no bar."""
+    """One bar per level stacking ``parts`` (label, colour) from the bottom; ``None``: no bar.
+    ``x_name`` names the levels (the axis and the bars' tooltips)."""
     legend, top = _legend([(label, color, "box") for label, color in parts])
     top += 6
     plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, height - top - _BOTTOM
@@ -331,7 +333,7 @@ def stacked_bars(
             base -= h
             out.append(
                 f'<rect x="{_c(cx - bar / 2)}" y="{_c(base)}" width="{_c(bar)}" '
-                f'height="{_c(h)}" fill="{color}"><title>{esc(label)}: n={esc(n)}, '
+                f'height="{_c(h)}" fill="{color}"><title>{esc(label)}: {esc(x_name)}={esc(n)}, '
                 f"{_num(value)}</title></rect>"
             )
             if h >= 14 and bar >= 30:
@@ -345,7 +347,7 @@ def stacked_bars(
     )
     out.append(
         f'<text x="{_LEFT + plot_w / 2:.1f}" y="{height - 2}" text-anchor="middle" '
-        f'class="axis">n</text>'
+        f'class="axis">{esc(x_name)}</text>'
     )
     if note:
         out.append(

@@ -123,7 +123,10 @@ def recompute(
                 if bootstrap is not None
                 else r["summary"].get("bootstrap", {}).get("B", 0)
             )
+            named = r.get("level_name")  # the archive's family object is not rebuilt
             r.update(analyze(evaluation, bootstrap=B, seed=r["design"]["seed"]))
+            if named:
+                r["level_name"] = named
             condition = parse_condition(r["design"]["require"]).with_gates(
                 r["design"].get("gates", [])
             )

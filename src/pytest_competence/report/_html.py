@@ -23,7 +23,7 @@ from pytest_competence.report._html_result import (
     result_section,
     table,
 )
-from pytest_competence.report._matrix import family_matrices
+from pytest_competence.report._matrix import family_matrices, level_text
 from pytest_competence.report._terminal import verdict
 from pytest_competence.report._warnings import warnings_html
 
@@ -164,14 +164,14 @@ def _index(document: Mapping[str, Any]) -> str:
     """One row per result, linking to its section, and the legend of the figures."""
     results = document.get("results") or []
     index = table(
-        ["", "test × model", "κ̄", "all correct", "first failing n"],
+        ["", "test × model", "κ̄", "all correct", "first failing level"],
         [
             [
                 badge(r),
                 f'<a href="#result-{i}"><code>{esc(r["nodeid"])}</code></a>',
                 num(r["summary"].get("kappa_bar")),
                 num(r["summary"].get("all_correct")),
-                esc((r.get("failing_case") or {}).get("level", "—")),
+                esc(_first_failing(r)),
             ]
             for i, r in enumerate(results)
         ],
@@ -179,6 +179,12 @@ def _index(document: Mapping[str, Any]) -> str:
     )
     legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in LEGEND)
     return f"<section id=results><h2>Results</h2>{index}<dl class=legend>{legend}</dl></section>"
+
+
+def _first_failing(r: Mapping[str, Any]) -> str:
+    """The failing case's level, named (``distractors = 0``); ``—`` when the condition holds."""
+    level = (r.get("failing_case") or {}).get("level")
+    return "—" if level is None else level_text(r, level)
 
 
 def render_html(document: Mapping[str, Any]) -> str:

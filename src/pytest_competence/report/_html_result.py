@@ -16,6 +16,7 @@ from pytest_competence.drawing import SHOWN_PRESENTATIONS, esc
 from pytest_competence.report._cells import family_html
 from pytest_competence.report._diagnosis import diagnosis_html
 from pytest_competence.report._gate import gate_html
+from pytest_competence.report._matrix import level_name
 from pytest_competence.report._probes import probes_html
 from pytest_competence.report._svg import result_plots
 from pytest_competence.report._terminal import verdict
@@ -96,7 +97,7 @@ def _plots(r: Mapping[str, Any]) -> str:
 def _level_table(r: Mapping[str, Any]) -> str:
     shown = r["presentations"]
     head = (
-        ["n", "instances", "joint"]
+        [esc(level_name(r)), "instances", "joint"]
         + [f"acc [{esc(p)}]" for p in shown]
         + [
             "mean acc (joint)",
@@ -167,7 +168,7 @@ def _pairs_table(r: Mapping[str, Any]) -> str:
     if not rows:
         return ""
     head = [
-        "n",
+        esc(level_name(r)),
         "pair",
         "joint",
         "ι",
@@ -259,7 +260,7 @@ def _summary(r: Mapping[str, Any]) -> str:
         if crossing is None:
             text = f"ι stays at or above τ = {tau} at every level"
         else:
-            text = f"ι first falls below τ = {tau} at n = {esc(crossing)}"
+            text = f"ι first falls below τ = {tau} at {esc(level_name(r))} = {esc(crossing)}"
         if again is not None:
             text += f"; the same crossing recurs in {again:.0%} of parametric bootstrap resamples"
         html += f"<p><b>Boundary.</b> {text}.</p>"
@@ -277,15 +278,16 @@ def _answer_map(mapping: Mapping[str, Any]) -> str:
     return ", ".join(f"{esc(k)}→{esc(v)}" for k, v in mapping.items())
 
 
-def _failing_case(case: Mapping[str, Any] | None) -> str:
+def _failing_case(r: Mapping[str, Any]) -> str:
+    case, name = r.get("failing_case"), esc(level_name(r))
     if not case:
         return '<h3>Failing case</h3><p class="muted">None: the condition holds.</p>'
     minimal = case.get("minimal") or {}
     title = "First failing case of the design"
     also = case.get("also_failing") or []
     text = (
-        f"Level n = {esc(case.get('level'))}: {esc(case.get('what'))}"
-        + (f"; also failing at n = {', '.join(esc(n) for n in also)}" if also else "")
+        f"Level {name} = {esc(case.get('level'))}: {esc(case.get('what'))}"
+        + (f"; also failing at {name} = {', '.join(esc(n) for n in also)}" if also else "")
         + (
             f". Instance <code>{esc(case['instance_id'])}</code>."
             if case.get("instance_id") is not None
@@ -293,7 +295,7 @@ def _failing_case(case: Mapping[str, Any] | None) -> str:
         )
     )
     rows = _observation_table(case.get("observations") or [])
-    return f"<h3>{title}</h3><p>{text}</p>{rows}{_minimal_case(minimal)}"
+    return f"<h3>{title}</h3><p>{text}</p>{rows}{_minimal_case(minimal, name)}"
 
 
 def _observation_table(observations: Sequence[Mapping[str, Any]]) -> str:
@@ -315,7 +317,7 @@ def _observation_table(observations: Sequence[Mapping[str, Any]]) -> str:
     return table(head, rows, left=7) if rows else ""
 
 
-def _minimal_case(m: Mapping[str, Any]) -> str:
+def _minimal_case(m: Mapping[str, Any], name: str = "n") -> str:
     """The minimised case (``failing_case.minimal``): θ, its cost, every presentation."""
     if not m:
         return ""
@@ -330,7 +332,7 @@ def _minimal_case(m: Mapping[str, Any]) -> str:
     spent = ", ".join(f"{esc(k)} {esc(v)}" for k, v in calls.items() if k != "total")
     boundary = m.get("boundary") or {}
     found = (
-        f" Boundary search on n: n = {esc(boundary.get('n'))} fails, in "
+        f" Boundary search on {name}: {name} = {esc(boundary.get('n'))} fails, in "
         f"{esc(boundary.get('calls'))} calls (at most {esc(boundary.get('bound'))})."
         if boundary.get("trail")
         else ""
@@ -378,7 +380,7 @@ def result_section(index: int, r: Mapping[str, Any]) -> str:
             f"(the figures below count the prompts without an answer as invalid): "
             f"{esc(errors['message'])}</p>"
         )
-    verdict = "" if errors else _failing_case(r.get("failing_case"))
+    verdict = "" if errors else _failing_case(r)
     return (
         f'<section id="result-{index}"><h2>{badge(r)}'
         f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"

@@ -13,7 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FamilyMatrix", "NOT_APPLICABLE", "family_matrices", "family_of"]
+__all__ = [
+    "FamilyMatrix",
+    "NOT_APPLICABLE",
+    "family_matrices",
+    "family_of",
+    "level_name",
+    "level_text",
+]
 
 NOT_APPLICABLE = "n/a"
 
@@ -31,6 +38,17 @@ class FamilyMatrix:
 def family_of(result: Mapping[str, Any]) -> str:
     """The family's name; for results archived before ``family_name``, its repr's class name."""
     return result.get("family_name") or str(result.get("family", "")).partition("(")[0].lower()
+
+
+def level_name(result: Mapping[str, Any]) -> str:
+    """What the result's level counts, as its family names it (``n``, ``depth``,
+    ``distractors``, …); ``n`` for results archived before ``level_name``."""
+    return str(result.get("level_name") or "n")
+
+
+def level_text(result: Mapping[str, Any], value: object) -> str:
+    """A level of the result, named: ``n = 8``, ``distractors = 0``."""
+    return f"{level_name(result)} = {value}"
 
 
 def _cell(r: Mapping[str, Any]) -> str:

@@ -12,7 +12,7 @@ from pytest_competence.drawing import SHOWN_PRESENTATIONS
 from pytest_competence.report._cells import aligned, tables_lines
 from pytest_competence.report._diagnosis import diagnosis_lines
 from pytest_competence.report._gate import bound_lines, gate_lines
-from pytest_competence.report._matrix import family_matrices
+from pytest_competence.report._matrix import family_matrices, level_name
 from pytest_competence.report._probes import probes_lines
 
 __all__ = ["summary_lines", "verdict"]
@@ -119,18 +119,20 @@ def first_failing(r: Mapping[str, Any], strict: int | None) -> str:
     first whose all-correct is below 1 (``strict``); a declared condition's is its failing
     case's, shown beside the strict one (a test may pass ``accuracy >= 0.6`` and still have
     instances wrong from some level on)."""
-    shown = "—" if strict is None else str(strict)
+    shown, name = ("—" if strict is None else str(strict)), level_name(r)
     if r.get("design", {}).get("require", "strict") in ("strict", ["strict"]):
-        return f"first failing n: {shown}"
+        return f"first failing {name}: {shown}"
     level = (r.get("failing_case") or {}).get("level")
     declared = "—" if level is None else str(level)
-    return f"first failing n ({r['condition']}): {declared}; all-correct < 1 from n: {shown}"
+    return (
+        f"first failing {name} ({r['condition']}): {declared}; all-correct < 1 from {name}: {shown}"
+    )
 
 
 def _table(r: Mapping[str, Any]) -> list[str]:
     shown = r["presentations"][:SHOWN_PRESENTATIONS]
     head = (
-        ["n", "pairs"]
+        [level_name(r), "pairs"]
         + [f"acc[{p}]" for p in shown]
         + ["R", "R 95% CI", "D", "U", "κ", "cover", "all-ok"]
     )
