@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from html.parser import HTMLParser
 
 import pytest
 
@@ -122,18 +124,89 @@ def test_quiet_terminal_prints_the_matrices_and_points_to_the_details():
 def test_html_and_markdown_have_the_matrix():
     page = render_html(_document())
     matrix = page.split("<h2>Which suite catches which model</h2>")[1].split("</section>")[0]
-    assert "<h3>horn</h3>" in matrix and "<h3>ordering</h3>" in matrix
-    # Each verdict coloured by its class (issue #24): caught, held, n/a, any other outcome.
-    for cell in ('"absent">n/a', '"caught">FAIL', '"held">pass', '"broke">ERROR'):
+    assert '<h3 id="matrix-horn">horn</h3>' in matrix
+    assert '<h3 id="matrix-ordering">ordering</h3>' in matrix
+    # Each verdict coloured by its class (issue #24): caught, held, n/a, any other outcome; each
+    # leads to its result (issue #47): results 0-3 are h.py::test_h[ref:ideal],
+    # t.py::test_a[ref:endpoint], t.py::test_a[ref:ideal], t.py::test_b[ref:ideal].
+    for cell in (
+        '"absent">n/a',
+        '"caught"><a href="#result-1">FAIL</a>',
+        '"held"><a href="#result-2">pass</a>',
+        '"broke"><a href="#result-3">ERROR</a>',
+    ):
         assert f"<td class={cell}</td>" in matrix, cell
-    # The matrix comes first, right under the headline counts; the index of results after it.
+    # The contents and the matrix come first, right under the headline counts; the index of
+    # results after them.
+    assert page.index("<nav id=toc>") < page.index("<section id=matrix>")
     assert page.index("<section id=matrix>") < page.index("<section id=results>")
     assert "n/a (they do not read horn prompts): <code>ref:endpoint</code>" in matrix
-    assert "; 2 test × model pairs n/a</p>" in page.split("<section id=matrix>")[0]
+    assert "4 results: 1 caught, 2 passed, 1 error, 2 n/a</b>" in page
     text = render_markdown(_document())
     assert "### Which suite catches which model" in text and "#### horn" in text
     assert "| t.py::test_b[*] | ERROR | n/a |" in text
     assert "n/a (they do not read horn prompts): `ref:endpoint`" in text
+
+
+class _Anchors(HTMLParser):
+    """Every element id with the hrefs inside it, and the hrefs of each matrix verdict."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.verdicts: dict[str, str] = {}  # href → the id of the matrix row holding it
+        self.backs: dict[str, str] = {}  # a result's id → where its back link leads
+        self._row: str | None = None
+        self._result: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if "id" in a:
+            self.ids.add(a["id"])
+            if a["id"].startswith("result-") and a["id"][7:].isdigit():
+                self._result = a["id"]
+        if tag == "tr":
+            self._row = a.get("id")
+        if tag == "a" and self._row and self._row.startswith("m-"):
+            self.verdicts[a["href"]] = self._row
+        if tag == "a" and a.get("class") == "back" and self._result:
+            self.backs[self._result] = a["href"]
+
+
+def round_trips(page: str) -> list[tuple[str, str]]:
+    """Each matrix verdict's link and the row its result links back to; asserts that both
+    ends exist on the page."""
+    found = _Anchors()
+    found.feed(page)
+    trips = []
+    for href, row in found.verdicts.items():
+        target = href.removeprefix("#")
+        assert target in found.ids, f"{href} leads nowhere"
+        assert found.backs[target] == f"#{row}", (href, row, found.backs.get(target))
+        trips.append((href, row))
+    return trips
+
+
+def test_every_verdict_leads_to_its_result_and_back():
+    document = _document()
+    trips = round_trips(render_html(document))
+    assert len(trips) == len(document["results"])  # every result is in a matrix, once
+    assert sorted(href for href, _ in trips) == [f"#result-{i}" for i in range(4)]
+
+
+def test_the_contents_count_each_family_in_competence_terms():
+    page = render_html(_document())
+    toc = page.split("<nav id=toc>")[1].split("</nav>")[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", toc)
+    cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", rows[1])]
+    assert cells == ["horn", "0", "1", "0", "1"]  # caught, passed, errors, n/a
+    cells = [re.sub(r"<[^>]+>", "", c) for c in re.findall(r"<td[^>]*>(.*?)</td>", rows[2])]
+    assert cells == ["ordering", "1", "1", "1", "1"]
+    # Failures and errors first, linked one by one: the error before the caught pair.
+    listed = re.findall(r'<li>.*?<a href="(#result-\d+)">', toc)
+    assert listed == ["#result-3", "#result-1"]
+    for anchor in ("#matrix", "#results", "#comparisons", "#matrix-horn", "#family-ordering"):
+        assert f'href="{anchor}"' in toc, anchor
 
 
 # -- end to end -----------------------------------------------------------------------------------

@@ -440,9 +440,10 @@ def test_report_only_runs_show_the_condition_not_the_outcome():
     caught.update(outcome="passed", report_only=True, condition_met=False)
     holds.update(outcome="passed", report_only=True, condition_met=True)
     page = render_html(make_document([caught, holds]))
-    index = page.split("</table>")[0]
+    index = page.split("<section id=results>")[1].split("</table>")[0]
     assert index.count("FAIL (report only)") == 1 and index.count(">PASS<") == 1
-    assert "2 passed, 0 failed (1 fail the condition, reported only)" in page
+    assert "2 results: 1 caught, 1 passed, 0 errors, 0 n/a</b>" in page
+    assert "report only: a caught pair passes in pytest" in page
 
 
 def test_empty_comparisons_and_empty_document():

@@ -14,20 +14,23 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_competence.drawing import esc
-from pytest_competence.report._cells import html_table
-from pytest_competence.report._html_result import (
-    badge,
-    interval,
-    num,
-    p_value,
-    result_section,
-    table,
+from pytest_competence.report._html_nav import (
+    MATRIX_CLASSES,
+    Links,
+    back_anchors,
+    family_groups,
+    family_slugs,
+    gate_html,
+    gated,
+    index_html,
+    matrix_html,
+    toc_html,
 )
-from pytest_competence.report._matrix import family_matrices, level_text
-from pytest_competence.report._terminal import verdict
+from pytest_competence.report._html_result import interval, p_value, result_section, table
+from pytest_competence.report._matrix import Counts, family_counts, family_matrices
 from pytest_competence.report._warnings import warnings_html
 
-__all__ = ["render_html"]
+__all__ = ["MATRIX_CLASSES", "render_html"]
 
 LEGEND = [
     ("R", "robust-correct: every presentation right, on jointly parsed instances"),
@@ -72,18 +75,21 @@ padding:6px 10px;margin:6px 0}dl.legend{display:grid;grid-template-columns:max-c
 gap:2px 12px;margin:8px 0 0}dl.legend dt{font-weight:600}dl.legend dd{margin:0}
 td.caught{background:#d1242f;color:#fff;font-weight:600}td.held{background:#dafbe1;color:#1a7f37}
 td.broke{background:#fff4d6;color:#7a5300;font-weight:600}td.absent{color:#8c959f}
+a{color:#0b57a3}td.caught a{color:#fff}td.held a{color:#1a7f37}td.broke a{color:#7a5300}
+table.matrix td a{display:block;text-decoration:none}table.matrix th:first-child{text-align:left}nav{background:#fff;border:1px solid #d8dde3;
+border-radius:8px;padding:16px 20px;margin:0 0 20px}ul.fails{columns:2 32em;margin:6px 0;
+padding-left:18px}ul.fails li{break-inside:avoid}h2.family{font-size:18px;margin:28px 0 10px}
+a.back{font-size:12px;font-weight:400;margin-left:10px;white-space:nowrap}
+tr:target{outline:3px solid #e0a526;outline-offset:-1px}tr:target td.l{background:#fff8c5}
+section:target,details:target{outline:3px solid #e0a526}
 """
-
-#: The matrix's cells by verdict: caught (red), held (green), n/a or not run (grey); any other
-#: pytest outcome (``ERROR``) amber.
-MATRIX_CLASSES = {"FAIL": "caught", "pass": "held", "n/a": "absent", "—": "absent"}
 
 
 def _comparisons(blocks: Sequence[Mapping[str, Any]]) -> str:
     if not blocks:
         return ""
     out = [
-        "<section><h2>Model comparisons</h2><p class=muted>McNemar on all prompts (invalid "
+        "<section id=comparisons><h2>Model comparisons</h2><p class=muted>McNemar on all prompts (invalid "
         "counts wrong), Holm across models; Δ accuracy = model − reference with a paired "
         "bootstrap interval stratified by n. b: model right, reference wrong.</p>"
     ]
@@ -120,87 +126,56 @@ def _comparisons(blocks: Sequence[Mapping[str, Any]]) -> str:
     return "".join(out) + "</section>"
 
 
-def _matrix(document: Mapping[str, Any]) -> str:
-    """Which suite catches which model, one table per family; n/a models named under it."""
-    matrices = family_matrices(document)
-    if not matrices:
-        return ""
-    out = [
-        "<section id=matrix><h2>Which suite catches which model</h2><p class=muted>The "
-        "condition and gates per test × model: FAIL means the suite caught the model; n/a "
-        "means the model does not read the family's prompts (skipped, never caught).</p>"
-    ]
-    for m in matrices:
-        classes = {c: MATRIX_CLASSES.get(c, "broke") for row in m.rows[1:] for c in row[1:]}
-        out.append(f"<h3>{esc(m.family)}</h3>{html_table(m.rows, classes)}")
-        if m.not_applicable:
-            out.append(
-                f"<p class=muted>n/a (they do not read {esc(m.family)} prompts): "
-                + ", ".join(f"<code>{esc(name)}</code>" for name in m.not_applicable)
-                + "</p>"
-            )
-    return "".join(out) + "</section>"
-
-
-def _header(document: Mapping[str, Any]) -> str:
-    """The title and the run's counts: the headline above the matrix."""
+def _header(document: Mapping[str, Any], total: Counts) -> str:
+    """The title and the run's counts in competence terms: the headline above the contents."""
     results = document.get("results") or []
-    caught = sum(verdict(r) == "FAIL (report only)" for r in results)
-    skipped = len(document.get("not_applicable") or [])
-    counts = {k: sum(r.get("outcome") == k for r in results) for k in ("passed", "failed")}
     models = ", ".join(f"<code>{esc(m)}</code>" for m in document.get("models") or []) or "—"
+    only = any(r.get("report_only") for r in results)
     return (
         f"<section><h1>pytest-competence report</h1><p class=muted>plugin version "
         f"{esc(document.get('plugin_version'))} · schema {esc(document.get('schema'))} · "
-        f"models {models} · {len(results)} result{'' if len(results) == 1 else 's'}: "
-        f"{counts['passed']} passed, "
-        f"{counts['failed']} failed"
-        f"{f' ({caught} fail the condition, reported only)' if caught else ''}"
-        f"{f'; {skipped} test × model pairs n/a' if skipped else ''}</p></section>"
+        f"models {models}</p><p><b>{len(results)} result{'' if len(results) == 1 else 's'}: "
+        f"{esc(total.text())}</b> (test × model pairs)"
+        f"{'; report only: a caught pair passes in pytest' if only and total.caught else ''}"
+        f"</p></section>"
     )
-
-
-def _index(document: Mapping[str, Any]) -> str:
-    """One row per result, linking to its section, and the legend of the figures."""
-    results = document.get("results") or []
-    index = table(
-        ["", "test × model", "κ̄", "all correct", "first failing level"],
-        [
-            [
-                badge(r),
-                f'<a href="#result-{i}"><code>{esc(r["nodeid"])}</code></a>',
-                num(r["summary"].get("kappa_bar")),
-                num(r["summary"].get("all_correct")),
-                esc(_first_failing(r)),
-            ]
-            for i, r in enumerate(results)
-        ],
-        left=2,
-    )
-    legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in LEGEND)
-    return f"<section id=results><h2>Results</h2>{index}<dl class=legend>{legend}</dl></section>"
-
-
-def _first_failing(r: Mapping[str, Any]) -> str:
-    """The failing case's level, named (``distractors = 0``); ``—`` when the condition holds."""
-    level = (r.get("failing_case") or {}).get("level")
-    return "—" if level is None else level_text(r, level)
 
 
 def render_html(document: Mapping[str, Any]) -> str:
-    """The whole report as one HTML page: the headline counts and, first below them, the
-    matrix of which suite catches which model (its cells coloured by verdict); then the index
-    of results with the legend, one section per result, comparisons. Every element id is
-    unique on the page (a result's tables are prefixed with its ``result-N-``)."""
+    """The whole report as one HTML page: the headline counts and the table of contents; the
+    warnings; the matrix of which suite catches which model, whose cells lead to their
+    results; the gate's verdicts; the index of results with the legend; the results, family by
+    family (errors and failures first), each linking back to its row; the comparisons. Every
+    element id is unique on the page (a result's tables are prefixed with its ``result-N-``)."""
     results = document.get("results") or []
-    body = "".join(result_section(i, r) for i, r in enumerate(results))
+    matrices = family_matrices(document)
+    counts = family_counts(document)
+    slugs = family_slugs(list(counts))
+    links = Links()
+    back = back_anchors(document, matrices, slugs)
+    legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in LEGEND)
+    groups = "".join(
+        f'<div id="family-{slugs[family]}" class=family><h2 class=family>{esc(family)}: '
+        f"{esc(counts[family].text())}</h2>"
+        + "".join(result_section(i, results[i], links.back(back[i])) for i in indexes)
+        + "</div>"
+        for family, indexes in family_groups(document).items()
+    )
+    body = (
+        _header(document, sum(counts.values(), Counts()))
+        + toc_html(document, counts, slugs, links, matrices=bool(matrices), gated=gated(document))
+        + warnings_html(document)
+        + matrix_html(matrices, slugs, links)
+        + gate_html(document, links)
+        + index_html(document, links, f"<dl class=legend id=legend>{legend}</dl>")
+        + groups
+        + _comparisons(document.get("comparisons") or [])
+    )
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>pytest-competence report</title><style>{CSS}</style></head><body>"
-        f"{_header(document)}{warnings_html(document)}{_matrix(document)}{_index(document)}{body}"
-        f"{_comparisons(document.get('comparisons') or [])}"
-        "</body></html>\n"
+        f"{body}</body></html>\n"
     )

@@ -354,8 +354,13 @@ def _minimal_case(m: Mapping[str, Any], name: str = "n") -> str:
     )
 
 
-def result_section(index: int, r: Mapping[str, Any]) -> str:
-    """The section of result ``index``: its heading, plots, tables and failing cases."""
+def _back(href: str) -> str:
+    return f'<a class=back href="{esc(href)}">↑ back to its row</a>' if href else ""
+
+
+def result_section(index: int, r: Mapping[str, Any], back: str = "") -> str:
+    """The section of result ``index``: its heading (with a link ``back`` to the row that
+    leads to it), plots, tables and failing cases."""
     design = r.get("design") or {}
     require = design.get("require")
     meta = _kv(
@@ -383,7 +388,7 @@ def result_section(index: int, r: Mapping[str, Any]) -> str:
     verdict = "" if errors else _failing_case(r)
     return (
         f'<section id="result-{index}"><h2>{badge(r)}'
-        f"<code>{esc(r['nodeid'])}</code></h2>{meta}{_plots(r)}"
+        f"<code>{esc(r['nodeid'])}</code>{_back(back)}</h2>{meta}{_plots(r)}"
         # A family's own figures and tables (Family.figures, Family.tables) lead.
         f"{family_html(r, f'result-{index}-')}{diagnosis_html(r)}{probes_html(index, r)}"
         f"<h3>Per level</h3>{_level_table(r)}{_pairs_table(r)}{_summary(r)}{gate_html(r)}"

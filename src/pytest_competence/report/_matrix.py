@@ -10,12 +10,15 @@ family's table; :attr:`FamilyMatrix.not_applicable` names it instead.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 __all__ = [
+    "Counts",
     "FamilyMatrix",
     "NOT_APPLICABLE",
+    "cell",
+    "family_counts",
     "family_matrices",
     "family_of",
     "level_name",
@@ -27,12 +30,36 @@ NOT_APPLICABLE = "n/a"
 
 @dataclass(frozen=True)
 class FamilyMatrix:
-    """One family's table: ``rows`` (header ``["test", *models]`` first) and the models that
-    read none of its prompts."""
+    """One family's table: ``rows`` (header ``["test", *models]`` first), the models that
+    read none of its prompts, and ``results``: per row below the header, per model, the index
+    of that cell's result in the document's ``results`` (``None`` for an n/a or absent cell)."""
 
     family: str
     rows: list[list[str]]
     not_applicable: tuple[str, ...]
+    results: list[list[int | None]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """A family's (or the run's) test × model pairs in competence terms: ``caught`` (the
+    condition or a gate failed), ``passed``, ``errors`` (infrastructure errors, or any other
+    pytest outcome: no verdict on the model) and ``not_applicable`` (skipped as n/a)."""
+
+    caught: int = 0
+    passed: int = 0
+    errors: int = 0
+    not_applicable: int = 0
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(*(a + b for a, b in zip(astuple(self), astuple(other))))
+
+    def text(self) -> str:
+        """``3 caught, 5 passed, 0 errors, 12 n/a``."""
+        return (
+            f"{self.caught} caught, {self.passed} passed, {self.errors} "
+            f"error{'' if self.errors == 1 else 's'}, {self.not_applicable} n/a"
+        )
 
 
 def family_of(result: Mapping[str, Any]) -> str:
@@ -51,7 +78,8 @@ def level_text(result: Mapping[str, Any], value: object) -> str:
     return f"{level_name(result)} = {value}"
 
 
-def _cell(r: Mapping[str, Any]) -> str:
+def cell(r: Mapping[str, Any]) -> str:
+    """The result's matrix cell: ``pass``, ``FAIL`` or the outcome in capitals (``ERROR``)."""
     outcome = r.get("outcome")
     if outcome not in ("passed", "failed"):
         return str(outcome or "?").upper()
@@ -59,41 +87,66 @@ def _cell(r: Mapping[str, Any]) -> str:
     return "pass" if (outcome == "passed" if met is None else met) else "FAIL"
 
 
+def _models(document: Mapping[str, Any]) -> list[str]:
+    """The models of the run: ``models`` first, in their order, then any other result's."""
+    results: Sequence[Mapping[str, Any]] = document.get("results") or []
+    skipped: Sequence[Mapping[str, Any]] = document.get("not_applicable") or []
+    given = document.get("models") or []
+    named = [r["model"] for r in [*results, *skipped]]
+    return list(dict.fromkeys([m for m in given if m in named] + named))
+
+
+def family_counts(document: Mapping[str, Any]) -> dict[str, Counts]:
+    """Each family's :class:`Counts`, in node-id order of its first test × model."""
+    pairs = sorted(
+        [(r["nodeid"], family_of(r), cell(r)) for r in document.get("results") or []]
+        + [(r["nodeid"], r["family"], NOT_APPLICABLE) for r in document.get("not_applicable") or []]
+    )
+    counts: dict[str, Counts] = {}
+    for _, family, verdict in pairs:
+        counts[family] = counts.get(family, Counts()) + Counts(
+            caught=verdict == "FAIL",
+            passed=verdict == "pass",
+            errors=verdict not in ("FAIL", "pass", NOT_APPLICABLE),
+            not_applicable=verdict == NOT_APPLICABLE,
+        )
+    return counts
+
+
 def family_matrices(document: Mapping[str, Any]) -> list[FamilyMatrix]:
     """The matrices of a results document, one per family in node-id order; none for a run of
     fewer than two models (there is nothing to compare)."""
     results: Sequence[Mapping[str, Any]] = document.get("results") or []
     skipped: Sequence[Mapping[str, Any]] = document.get("not_applicable") or []
-    given = document.get("models") or []
-    models = list(
-        dict.fromkeys(
-            [m for m in given if any(r["model"] == m for r in [*results, *skipped])]
-            + [r["model"] for r in [*results, *skipped]]
-        )
-    )
+    models = _models(document)
     if len(models) < 2:
         return []
-    cells: dict[tuple[str, str], str] = {}
+    cells: dict[tuple[str, str], tuple[str, int | None]] = {}
     tests: dict[str, dict[str, None]] = {}  # family → its tests, in node-id order
     pairs = sorted(
-        [(r["nodeid"], family_of(r), r["test"], r["model"], _cell(r)) for r in results]
-        + [(r["nodeid"], r["family"], r["test"], r["model"], NOT_APPLICABLE) for r in skipped]
+        [
+            (r["nodeid"], family_of(r), r["test"], r["model"], cell(r), i)
+            for i, r in enumerate(results)
+        ]
+        + [(r["nodeid"], r["family"], r["test"], r["model"], NOT_APPLICABLE, -1) for r in skipped]
     )
-    for _, family, test, model, cell in pairs:
+    for _, family, test, model, verdict, index in pairs:
         tests.setdefault(family, {})[test] = None
-        cells[(test, model)] = cell
+        cells[(test, model)] = (verdict, None if index < 0 else index)
+    absent = ("—", None)
     matrices = []
     for family, names in tests.items():
         ran = [
             m
             for m in models
-            if any(cells.get((t, m), NOT_APPLICABLE) != NOT_APPLICABLE for t in names)
+            if any(cells.get((t, m), absent)[0] not in (NOT_APPLICABLE, "—") for t in names)
         ]
-        absent = tuple(
+        missing = tuple(
             m
             for m in models
-            if m not in ran and any(cells.get((t, m)) == NOT_APPLICABLE for t in names)
+            if m not in ran and any(cells.get((t, m), absent)[0] == NOT_APPLICABLE for t in names)
         )
-        rows = [["test", *ran]] + [[t, *(cells.get((t, m), "—") for m in ran)] for t in names]
-        matrices.append(FamilyMatrix(family, rows, absent))
+        rows = [["test", *ran]] + [[t, *(cells.get((t, m), absent)[0] for m in ran)] for t in names]
+        indexes = [[cells.get((t, m), absent)[1] for m in ran] for t in names]
+        matrices.append(FamilyMatrix(family, rows, missing, indexes))
     return matrices
