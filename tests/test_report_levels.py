@@ -71,7 +71,6 @@ def test_horn_distractor_levels_are_named_distractors_in_every_report(
         "-p",
         "no:cacheprovider",
         "--competence-model=py:always_yes:answer",
-        "--competence-report-only",
         "--competence-json=r.json",
         "--competence-html=r.html",
         "--competence-markdown=r.md",
@@ -80,7 +79,8 @@ def test_horn_distractor_levels_are_named_distractors_in_every_report(
         "-o",
         "competence_shrink_calls=0",
     )
-    result.assert_outcomes(passed=1)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*first failing level: distractors=0: *"])  # the failure
     (r,) = json.loads((pytester.path / "r.json").read_text("utf-8"))["results"]
     assert r["level_name"] == "distractors"
     assert r["failing_case"]["level"] == 0  # a yes-sayer is wrong on the near misses at once
