@@ -10,10 +10,11 @@ no timestamps, no randomness, so serial and ``-n auto`` runs give byte-identical
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from pytest_competence.drawing import esc
+from pytest_competence.drawing import Defs, esc
+from pytest_competence.report._html_compare import comparisons_html
 from pytest_competence.report._html_nav import (
     MATRIX_CLASSES,
     Links,
@@ -26,8 +27,9 @@ from pytest_competence.report._html_nav import (
     matrix_html,
     toc_html,
 )
-from pytest_competence.report._html_result import interval, p_value, result_section, table
-from pytest_competence.report._matrix import Counts, family_counts, family_matrices
+from pytest_competence.report._html_parts import LEFT_COLUMNS
+from pytest_competence.report._html_result import result_section
+from pytest_competence.report._matrix import Counts, family_counts, family_matrices, level_name
 from pytest_competence.report._warnings import warnings_html
 
 __all__ = ["MATRIX_CLASSES", "render_html"]
@@ -59,8 +61,7 @@ section{background:#fff;border:1px solid #d8dde3;border-radius:8px;padding:16px 
 margin:0 0 20px}
 table{border-collapse:collapse;font-size:13px;margin:4px 0}th,td{padding:3px 8px;
 border-bottom:1px solid #e6e9ed;text-align:right;vertical-align:top;white-space:nowrap}
-td.l{white-space:normal}th{background:#f3f4f6;white-space:normal}
-td.l,th.l{text-align:left}.wide{overflow-x:auto}table.kv td{text-align:left}
+th{background:#f3f4f6;white-space:normal}.wide{overflow-x:auto}table.kv td{text-align:left}
 table.kv td:first-child{color:#57606a}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px;font-weight:600;margin-right:6px}.passed{background:#2c7a4b}
 .failed{background:#c0392b}.other{background:#6a737d}.muted{color:#57606a}
@@ -68,62 +69,31 @@ section.warnings{border-color:#d4a72c;background:#fff8c5}
 .plots{display:grid;grid-template-columns:repeat(auto-fit,minmax(420px,1fr));gap:12px 20px}
 figure{margin:0}figcaption{font-weight:600;font-size:13px;margin:0 0 2px}
 figcaption span{font-weight:400;color:#57606a}svg.chart{width:100%;height:auto}
-svg text{font:11px system-ui,sans-serif;fill:#24292f}svg text.axis{font-size:12px}
-svg text.rule,svg text.small{fill:#57606a;font-size:10px}svg text.note{fill:#57606a;font-size:13px}
-svg text.onbar{fill:#fff;font-size:10px}.warn{background:#fff4d6;border-left:4px solid #e0a526;
+text{font:11px system-ui,sans-serif;fill:#24292f}text.axis{font-size:12px}
+text.rule,text.small{fill:#57606a;font-size:10px}text.note{fill:#57606a;font-size:13px}
+g.series{fill:none}path.dots{stroke-width:6px;stroke-linecap:round}.warn{background:#fff4d6;border-left:4px solid #e0a526;
 padding:6px 10px;margin:6px 0}dl.legend{display:grid;grid-template-columns:max-content 1fr;
 gap:2px 12px;margin:8px 0 0}dl.legend dt{font-weight:600}dl.legend dd{margin:0}
 td.caught{background:#d1242f;color:#fff;font-weight:600}td.held{background:#dafbe1;color:#1a7f37}
 td.broke{background:#fff4d6;color:#7a5300;font-weight:600}td.absent{color:#8c959f}
 a{color:#0b57a3}td.caught a{color:#fff}td.held a{color:#1a7f37}td.broke a{color:#7a5300}
-table.matrix td a{display:block;text-decoration:none}table.matrix th:first-child{text-align:left}nav{background:#fff;border:1px solid #d8dde3;
+table.matrix td a{display:block;text-decoration:none}nav{background:#fff;border:1px solid #d8dde3;
 border-radius:8px;padding:16px 20px;margin:0 0 20px}ul.fails{columns:2 32em;margin:6px 0;
 padding-left:18px}ul.fails li{break-inside:avoid}h2.family{font-size:18px;margin:28px 0 10px}
 a.back{font-size:12px;font-weight:400;margin-left:10px;white-space:nowrap}
-tr:target{outline:3px solid #e0a526;outline-offset:-1px}tr:target td.l{background:#fff8c5}
-section:target,details:target{outline:3px solid #e0a526}
+tr:target{outline:3px solid #e0a526;outline-offset:-1px}tr:target td:first-child{background:#fff8c5}
+section:target,details:target{outline:3px solid #e0a526}svg.defs{position:absolute;width:0;
+height:0;overflow:hidden}details.result{background:#fff;border:1px solid #d8dde3;border-radius:8px;
+padding:8px 20px;margin:0 0 8px}details.result>summary{cursor:pointer;font-size:14px}
+details.result[open]>summary{margin-bottom:10px}
 """
 
 
-def _comparisons(blocks: Sequence[Mapping[str, Any]]) -> str:
-    if not blocks:
-        return ""
-    out = [
-        "<section id=comparisons><h2>Model comparisons</h2><p class=muted>McNemar on all prompts (invalid "
-        "counts wrong), Holm across models; Δ accuracy = model − reference with a paired "
-        "bootstrap interval stratified by n. b: model right, reference wrong.</p>"
-    ]
-    head = ["model", "presentation", "n", "Δ accuracy [95% CI]", "b", "c", "test", "p", "p (Holm)"]
-    for block in blocks:
-        deltas = block.get("accuracy_delta") or {}
-        rows: list[list[str]] = []
-        per_level: list[list[str]] = []
-        for row in block.get("mcnemar") or []:
-            for t in row.get("tests") or []:
-                delta = (deltas.get(t["model"]) or {}).get(row["presentation"])
-                cells = [
-                    f"<code>{esc(t['model'])}</code>",
-                    esc(row["presentation"]),
-                    esc(row["n"]),
-                    interval(delta, signed=True) if row["n"] == "all" else "",
-                    esc(t.get("b")),
-                    esc(t.get("c")),
-                    esc(t.get("method")),
-                    p_value(t.get("p_value")),
-                    p_value(t.get("p_holm")),
-                ]
-                (rows if row["n"] == "all" else per_level).append(cells)
-        out.append(
-            f"<h3><code>{esc(block['test'])}</code>: against "
-            f"<code>{esc(block['reference'])}</code></h3>" + table(head, rows, left=2)
-        )
-        if per_level:
-            out.append(
-                "<details><summary>per level</summary>"
-                + table(head, per_level, left=2)
-                + "</details>"
-            )
-    return "".join(out) + "</section>"
+#: A table's first ``N`` columns, aligned left and wrapped by its class ``lN``.
+CSS += (
+    ",".join(f"table.l{n} :is(td,th):nth-child(-n+{n})" for n in range(1, LEFT_COLUMNS + 1))
+    + "{text-align:left;white-space:normal}\n"
+)
 
 
 def _header(document: Mapping[str, Any], total: Counts) -> str:
@@ -151,13 +121,13 @@ def render_html(document: Mapping[str, Any]) -> str:
     matrices = family_matrices(document)
     counts = family_counts(document)
     slugs = family_slugs(list(counts))
-    links = Links()
+    links, defs = Links(), Defs()
     back = back_anchors(document, matrices, slugs)
     legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in LEGEND)
     groups = "".join(
         f'<div id="family-{slugs[family]}" class=family><h2 class=family>{esc(family)}: '
         f"{esc(counts[family].text())}</h2>"
-        + "".join(result_section(i, results[i], links.back(back[i])) for i in indexes)
+        + "".join(result_section(i, results[i], links.back(back[i]), defs) for i in indexes)
         + "</div>"
         for family, indexes in family_groups(document).items()
     )
@@ -169,7 +139,9 @@ def render_html(document: Mapping[str, Any]) -> str:
         + gate_html(document, links)
         + index_html(document, links, f"<dl class=legend id=legend>{legend}</dl>")
         + groups
-        + _comparisons(document.get("comparisons") or [])
+        + comparisons_html(
+            document.get("comparisons") or [], {r["test"]: level_name(r) for r in results}
+        )
     )
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
@@ -177,5 +149,5 @@ def render_html(document: Mapping[str, Any]) -> str:
         "style-src 'unsafe-inline'\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>pytest-competence report</title><style>{CSS}</style></head><body>"
-        f"{body}</body></html>\n"
+        f"{defs.html()}{body}</body></html>\n"
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_competence.drawing import esc
 from pytest_competence.report._gate import gate_verdict
-from pytest_competence.report._html_result import badge, num, table
+from pytest_competence.report._html_parts import badge, num, table
 from pytest_competence.report._matrix import (
     Counts,
     FamilyMatrix,
@@ -176,7 +176,7 @@ def matrix_html(matrices: Sequence[FamilyMatrix], slugs: Mapping[str, str], link
     ]
     for m in matrices:
         slug = slugs[m.family]
-        head = "".join(f"<th>{esc(c)}</th>" for c in m.rows[0])
+        head = "".join(f"<th>{esc(c)}" for c in m.rows[0])
         body = []
         for k, (row, indexes) in enumerate(zip(m.rows[1:], m.results)):
             cells = "".join(
@@ -186,13 +186,12 @@ def matrix_html(matrices: Sequence[FamilyMatrix], slugs: Mapping[str, str], link
                     if index is None
                     else f'<a href="{links.result(index)}">{esc(verdict)}</a>'
                 )
-                + "</td>"
                 for verdict, index in zip(row[1:], indexes)
             )
-            body.append(f'<tr id="m-{slug}-{k}"><td class=l>{esc(row[0])}</td>{cells}</tr>')
+            body.append(f'<tr id="m-{slug}-{k}"><td>{esc(row[0])}{cells}')
         out.append(
             f'<h3 id="matrix-{slug}">{esc(m.family)}</h3><div class="wide"><table '
-            f'class="matrix"><tr>{head}</tr>{"".join(body)}</table></div>'
+            f'class="matrix l1"><tr>{head}{"".join(body)}</table></div>'
         )
         if m.not_applicable:
             out.append(
@@ -246,18 +245,16 @@ def _first_failing(r: Mapping[str, Any]) -> str:
 def index_html(document: Mapping[str, Any], links: Links, legend: str) -> str:
     """One row per result (``#i-N``), leading to its section, then the legend of the figures."""
     rows = [
-        f'<tr id="i-{i}"><td class=l>{badge(r)}</td><td class=l><a href="{links.result(i)}">'
-        f"<code>{esc(r['nodeid'])}</code></a></td><td>{num(r['summary'].get('kappa_bar'))}"
-        f"</td><td>{num(r['summary'].get('all_correct'))}</td>"
-        f"<td>{esc(_first_failing(r))}</td></tr>"
+        f'<tr id="i-{i}"><td>{badge(r)}<td><a href="{links.result(i)}">'
+        f"<code>{esc(r['nodeid'])}</code></a><td>{num(r['summary'].get('kappa_bar'))}"
+        f"<td>{num(r['summary'].get('all_correct'))}<td>{esc(_first_failing(r))}"
         for i, r in enumerate(document.get("results") or [])
     ]
     head = "".join(
-        f"<th{' class=l' if k < 2 else ''}>{h}</th>"
-        for k, h in enumerate(["", "test × model", "κ̄", "all correct", "first failing level"])
+        f"<th>{h}" for h in ["", "test × model", "κ̄", "all correct", "first failing level"]
     )
     return (
-        f'<section id=results><h2>Results</h2><div class="wide"><table><tr>{head}</tr>'
+        f'<section id=results><h2>Results</h2><div class="wide"><table class=l2><tr>{head}'
         f"{''.join(rows)}</table></div>{legend}</section>"
     )
 

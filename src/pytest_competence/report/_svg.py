@@ -19,6 +19,7 @@ from pytest_competence.drawing import (
     SHARED,
     SHOWN_PRESENTATIONS,
     Band,
+    Defs,
     Series,
     bullet_chart,
     level_chart,
@@ -30,8 +31,11 @@ from pytest_competence.report._matrix import level_name
 __all__ = ["result_plots"]
 
 
-def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """The four plots of one ``results[]`` entry as ``(title, caption, svg)``.
+def result_plots(
+    r: Mapping[str, Any], defs: Defs | None = None, *, profile_only: bool = False
+) -> list[tuple[str, str, str]]:
+    """The four plots of one ``results[]`` entry as ``(title, caption, svg)`` (``profile_only``:
+    the first alone); with ``defs``, their frames are the page's shared ones.
 
     (1) accuracy per presentation, ι and R with its Wilson band against n (CBE paper, arXiv:2610.22894, Fig. 2);
     (2) κₙ per pair against n, gaps where undefined (Fig. 7); (3) R/D/U stacked per level;
@@ -71,6 +75,7 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         series,
         y_label="share",
         x_name=x_name,
+        defs=defs,
         rules=[(tau, f"τ = {tau:g}", "left")] if tau is not None else [],
         note="no levels"
         if not levels
@@ -78,6 +83,13 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         if undefined
         else None,
     )
+    more = len(r["presentations"]) - len(shown)
+    first_of = (
+        f"; the first {len(shown)} of {len(r['presentations'])} presentations" if more else ""
+    )
+    profile = ("Profile", f"accuracy per presentation, ι and R (log₂ {x_name}){first_of}", first)
+    if profile_only:
+        return [profile]
 
     names = [
         name
@@ -106,6 +118,7 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         kappas,
         y_label="κₙ",
         x_name=x_name,
+        defs=defs,
         y_range=(low, 1.0),
         y_ticks=ticks,
         rules=rules,
@@ -128,6 +141,7 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         notes=[f"{lv['jointly_parsed']}/{lv['instances']}" for lv in levels],
         note="no instance jointly parsed" if undefined else None,
         x_name=x_name,
+        defs=defs,
     )
     rows = [
         (
@@ -136,13 +150,9 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         )
         for lv in levels
     ]
-    fourth = bullet_chart("Any, fraction and all correct per level", rows, BULLET)
-    more = len(r["presentations"]) - len(shown)
-    first_of = (
-        f"; the first {len(shown)} of {len(r['presentations'])} presentations" if more else ""
-    )
+    fourth = bullet_chart("Any, fraction and all correct per level", rows, BULLET, defs=defs)
     return [
-        ("Profile", f"accuracy per presentation, ι and R (log₂ {x_name}){first_of}", first),
+        profile,
         ("Chance-corrected invariance", f"gaps where κₙ is undefined{first_of}", second),
         ("Paired masses", "on jointly parsed instances; below: jointly parsed/instances", third),
         ("Systematicity", "any · fraction · all correct", fourth),
