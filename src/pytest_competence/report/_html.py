@@ -10,8 +10,10 @@ no timestamps, no randomness, so serial and ``-n auto`` runs give byte-identical
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from typing import Any
+from urllib.parse import quote
 
 from pytest_competence.drawing import Defs, esc
 from pytest_competence.report._html_compare import comparisons_html
@@ -29,10 +31,16 @@ from pytest_competence.report._html_nav import (
 )
 from pytest_competence.report._html_parts import LEFT_COLUMNS
 from pytest_competence.report._html_result import result_section
-from pytest_competence.report._matrix import Counts, family_counts, family_matrices, level_name
+from pytest_competence.report._matrix import (
+    Counts,
+    family_counts,
+    family_matrices,
+    family_of,
+    level_name,
+)
 from pytest_competence.report._warnings import warnings_html
 
-__all__ = ["MATRIX_CLASSES", "render_html"]
+__all__ = ["MATRIX_CLASSES", "SPLIT_BYTES", "pages_folder", "render_html", "render_pages"]
 
 LEGEND = [
     ("R", "robust-correct: every presentation right, on jointly parsed instances"),
@@ -85,9 +93,13 @@ tr:target{outline:3px solid #e0a526;outline-offset:-1px}tr:target td:first-child
 section:target,details:target{outline:3px solid #e0a526}svg.defs{position:absolute;width:0;
 height:0;overflow:hidden}details.result{background:#fff;border:1px solid #d8dde3;border-radius:8px;
 padding:8px 20px;margin:0 0 8px}details.result>summary{cursor:pointer;font-size:14px}
-details.result[open]>summary{margin-bottom:10px}
+details.result[open]>summary{margin-bottom:10px}nav.up{padding:8px 20px}
 """
 
+
+#: Past this many bytes (UTF-8), one page is split into a main page and a page per family:
+#: the README's first command (255 results) makes one page of about 1.8 MB.
+SPLIT_BYTES = 2_000_000
 
 #: A table's first ``N`` columns, aligned left and wrapped by its class ``lN``.
 CSS += (
@@ -117,20 +129,147 @@ def render_html(document: Mapping[str, Any]) -> str:
     results; the gate's verdicts; the index of results with the legend; the results, family by
     family (errors and failures first), each linking back to its row; the comparisons. Every
     element id is unique on the page (a result's tables are prefixed with its ``result-N-``)."""
+    return _main(document)
+
+
+def pages_folder(name: str) -> str:
+    """The folder of a split report's family pages, beside its main page ``name``:
+    ``competence-report.html`` → ``competence-report-pages``."""
+    return f"{name.rsplit('.', 1)[0] if '.' in name[1:] else name}-pages"
+
+
+def render_pages(
+    document: Mapping[str, Any], *, name: str = "report.html", max_bytes: int = SPLIT_BYTES
+) -> dict[str, str]:
+    """The report as pages, by their paths relative to the main page's folder: the main page
+    (``name``) alone while it stays within ``max_bytes`` (0: whatever its size).
+
+    Past that, the main page keeps its contents, matrices, gate and index, which lead to the
+    rest, in :func:`pages_folder`: each family's results on ``FAMILY.html``, then
+    ``FAMILY-2.html``, … (errors and failures first), each page within ``max_bytes`` unless one
+    result alone is larger, each result linking back to its row on the main page; and each
+    family's model comparisons on ``FAMILY-comparisons.html``.
+    """
+    single = render_html(document)
+    if not max_bytes or len(single.encode("utf-8")) <= max_bytes:
+        return {name: single}
+    folder = pages_folder(name)
+    slugs = family_slugs(list(family_counts(document)))
+    home = Links(home=f"../{quote(name)}")
+    parts = {
+        family: _chunks(single, indexes, max_bytes)
+        for family, indexes in family_groups(document).items()
+    }
+    files = {
+        family: [
+            f"{folder}/{slugs[family]}{'' if k == 0 else f'-{k + 1}'}.html"
+            for k in range(len(chunks))
+        ]
+        for family, chunks in parts.items()
+    }
+    where = {i: files[f][k] for f, chunks in parts.items() for k, c in enumerate(chunks) for i in c}
+    compared = {
+        family: f"{folder}/{slugs[family]}-comparisons.html"
+        for family in parts
+        if _comparisons(document, family)
+    }
+    pages = {name: _main(document, {f: fs[0] for f, fs in files.items()}, where, compared)}
+    up = f'<a href="../{esc(quote(name))}#toc">↑ the report: contents, matrices, gate, index</a>'
+    for family, chunks in parts.items():
+        for k, (chunk, file) in enumerate(zip(chunks, files[family])):
+            defs = Defs()
+            others = " ".join(
+                f'<a href="{esc(quote(other.rsplit("/", 1)[1]))}">{n + 1}</a>'
+                if n != k
+                else f"<b>{n + 1}</b>"
+                for n, other in enumerate(files[family])
+            )
+            group = _group(document, family, chunk, home, defs)
+            more = f" · {esc(family)}, page {others}" if len(chunks) > 1 else ""
+            pages[file] = _page(family, defs, f"<nav class=up>{up}{more}</nav>{group}")
+        if family in compared:
+            body = f"<nav class=up>{up}</nav>{_comparisons(document, family)}"
+            pages[compared[family]] = _page(f"{family}: model comparisons", Defs(), body)
+    return pages
+
+
+def _chunks(single: str, indexes: list[int], max_bytes: int) -> list[list[int]]:
+    """A family's results in runs whose sections, as the one page ``single`` holds them,
+    together stay within ``max_bytes`` less a page's share of chart definitions."""
+    starts = {
+        int(m[1]): m.start() for m in re.finditer(r'<(?:section|details) id="result-(\d+)"', single)
+    }
+    ends = sorted(starts.values()) + [len(single)]
+    shared = single.find("</defs></svg>") + 1  # the definitions lead the page
+    budget = 0.9 * max_bytes * (1 - shared / len(single))  # 0.9: the definitions vary by page
+    out: list[list[int]] = [[]]
+    used = 0.0
+    for i in indexes:
+        start = starts[i]
+        size = next(e for e in ends if e > start) - start
+        if out[-1] and used + size > budget:
+            out.append([])
+            used = 0.0
+        out[-1].append(i)
+        used += size
+    return out
+
+
+def _comparisons(
+    document: Mapping[str, Any], family: str | None = None, exclude: Collection[str] = ()
+) -> str:
+    """The comparisons section: every test's, ``family``'s alone, or all but those of the
+    families in ``exclude`` (which are on their family's page)."""
     results = document.get("results") or []
-    matrices = family_matrices(document)
+    families = {r["test"]: family_of(r) for r in results}
+    return comparisons_html(
+        [
+            b
+            for b in document.get("comparisons") or []
+            if (family is None or families.get(b["test"]) == family)
+            and families.get(b["test"]) not in exclude
+        ],
+        {r["test"]: level_name(r) for r in results},
+    )
+
+
+def _group(
+    document: Mapping[str, Any], family: str, indexes: list[int], links: Links, defs: Defs
+) -> str:
+    """A family's results under its heading (``#family-SLUG``)."""
+    results = document.get("results") or []
     counts = family_counts(document)
-    slugs = family_slugs(list(counts))
-    links, defs = Links(), Defs()
-    back = back_anchors(document, matrices, slugs)
-    legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in LEGEND)
-    groups = "".join(
-        f'<div id="family-{slugs[family]}" class=family><h2 class=family>{esc(family)}: '
+    slug = family_slugs(list(counts))[family]
+    back = back_anchors(document, family_matrices(document), family_slugs(list(counts)))
+    return (
+        f'<div id="family-{slug}" class=family><h2 class=family>{esc(family)}: '
         f"{esc(counts[family].text())}</h2>"
         + "".join(result_section(i, results[i], links.back(back[i]), defs) for i in indexes)
         + "</div>"
-        for family, indexes in family_groups(document).items()
     )
+
+
+def _main(
+    document: Mapping[str, Any],
+    files: Mapping[str, str] | None = None,
+    where: Mapping[int, str] | None = None,
+    compared: Mapping[str, str] | None = None,
+) -> str:
+    """The main page; with ``files`` (each family's first page), ``where`` (each result's
+    page) and ``compared`` (each family's comparisons page), without the results and the
+    comparisons, which are on those pages."""
+    files, where, compared = files or {}, where or {}, compared or {}
+    matrices = family_matrices(document)
+    counts = family_counts(document)
+    slugs = family_slugs(list(counts))
+    groups = family_groups(document)
+    links = Links(
+        {i: quote(file) for i, file in where.items()},
+        {f: quote(file) for f, file in files.items()},
+        comparisons={f: quote(file) for f, file in compared.items()},
+    )
+    defs = Defs()
+    legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in LEGEND)
     body = (
         _header(document, sum(counts.values(), Counts()))
         + toc_html(document, counts, slugs, links, matrices=bool(matrices), gated=gated(document))
@@ -138,16 +277,24 @@ def render_html(document: Mapping[str, Any]) -> str:
         + matrix_html(matrices, slugs, links)
         + gate_html(document, links)
         + index_html(document, links, f"<dl class=legend id=legend>{legend}</dl>")
-        + groups
-        + comparisons_html(
-            document.get("comparisons") or [], {r["test"]: level_name(r) for r in results}
+        + "".join(
+            _group(document, family, indexes, links, defs)
+            for family, indexes in groups.items()
+            if family not in files
         )
+        + _comparisons(document, exclude=set(compared))
     )
+    return _page("pytest-competence report", defs, body)
+
+
+def _page(title: str, defs: Defs, body: str) -> str:
+    """A whole page: the CSP that forbids script and every load, the style, the charts'
+    shared definitions, ``body``."""
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>pytest-competence report</title><style>{CSS}</style></head><body>"
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
         f"{defs.html()}{body}</body></html>\n"
     )

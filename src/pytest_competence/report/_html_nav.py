@@ -47,11 +47,13 @@ MATRIX_CLASSES = {"FAIL": "caught", "pass": "held", "n/a": "absent", "—": "abs
 class Links:
     """Where each result's section is: ``pages`` maps a result's index, and ``families`` a
     family's name, to its page relative to the main page (absent: on the main page); ``home``
-    is the main page seen from a family page (``""`` on the main page itself)."""
+    is the main page seen from a family page (``""`` on the main page itself);
+    ``comparisons`` maps a family to the page of its model comparisons, if they have one."""
 
     pages: Mapping[int, str] = field(default_factory=dict)
     families: Mapping[str, str] = field(default_factory=dict)
     home: str = ""
+    comparisons: Mapping[str, str] = field(default_factory=dict)
 
     def result(self, index: int) -> str:
         """The href of result ``index``'s section, from the main page."""
@@ -149,17 +151,23 @@ def toc_html(
         ('<a href="#matrix">Which suite catches which model</a>', matrices),
         (f'<a href="#gate">Gate</a> ({gated} gated)', gated > 0),
         ('<a href="#results">Results</a> (index and legend)', True),
-        (
-            f'<a href="#comparisons">Model comparisons</a> '
-            f"({len(document.get('comparisons') or [])})",
-            bool(document.get("comparisons")),
-        ),
+        (_comparisons(document, links), bool(document.get("comparisons"))),
     ]
     sections = " · ".join(text for text, shown in others if shown)
     return (
         f"<nav id=toc><h2>Contents</h2><p>{sections}</p>{families}{first}</nav>"
         if document.get("results") or document.get("not_applicable")
         else ""
+    )
+
+
+def _comparisons(document: Mapping[str, Any], links: Links) -> str:
+    """The link to the comparisons: one, or one per family when they are on its own page."""
+    blocks = document.get("comparisons") or []
+    if not links.comparisons:
+        return f'<a href="#comparisons">Model comparisons</a> ({len(blocks)})'
+    return "Model comparisons: " + ", ".join(
+        f'<a href="{file}#comparisons">{esc(f)}</a>' for f, file in links.comparisons.items()
     )
 
 
