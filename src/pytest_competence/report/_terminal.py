@@ -12,10 +12,10 @@ from pytest_competence.drawing import SHOWN_PRESENTATIONS
 from pytest_competence.report._cells import aligned, tables_lines
 from pytest_competence.report._diagnosis import diagnosis_lines
 from pytest_competence.report._gate import bound_lines, gate_lines
-from pytest_competence.report._matrix import family_matrices, level_name
+from pytest_competence.report._matrix import Counts, family_counts, family_matrices, level_name
 from pytest_competence.report._probes import probes_lines
 
-__all__ = ["summary_lines", "verdict"]
+__all__ = ["counts_line", "summary_lines", "verdict"]
 
 
 def _num(value: float | None) -> str:
@@ -37,6 +37,17 @@ def verdict(r: Mapping[str, Any]) -> str:
     if r.get("report_only") and r.get("outcome") == "passed":
         return "PASS" if r.get("condition_met") else "FAIL (report only)"
     return "PASS" if r.get("outcome") == "passed" else str(r.get("outcome", "?")).upper()
+
+
+def counts_line(document: Mapping[str, Any]) -> str:
+    """The run's test × model pairs in competence terms, the last line before pytest's own:
+    ``competence: 126 caught, 129 passed, 0 errors, 748 n/a (test × model pairs)``, and why
+    pytest counted the caught ones as passed in a report-only run."""
+    total = sum(family_counts(document).values(), Counts())
+    only = total.caught and any(r.get("report_only") for r in document.get("results") or [])
+    return f"competence: {total.text()} (test × model pairs" + (
+        "; report only: pytest passed the caught ones)" if only else ")"
+    )
 
 
 def _matrix(document: Mapping[str, Any]) -> list[str]:
