@@ -98,4 +98,4 @@ def test_horn_distractor_levels_are_named_distractors_in_every_report(
 
     markdown = (pytester.path / "r.md").read_text("utf-8")
     assert "| distractors | pairs |" in markdown
-    assert "first failing level distractors = 0" in markdown
+    assert "first failing level distractors=0" in markdown

@@ -9,7 +9,7 @@ from typing import Any
 from pytest_competence.report._cells import markdown_table, tables_markdown
 from pytest_competence.report._diagnosis import diagnosis_markdown
 from pytest_competence.report._gate import bound_markdown, gate_markdown
-from pytest_competence.report._matrix import family_matrices, level_name, level_text
+from pytest_competence.report._matrix import family_matrices, level_name
 from pytest_competence.report._probes import probes_markdown
 
 __all__ = ["render_markdown"]
@@ -152,7 +152,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
             "",
             f"- Condition ({_cell(r['condition'])}): "
             + (
-                f"❌ first failing level {_cell(level_text(r, case['level']))}: "
+                f"❌ first failing level {_cell(level_name(r))}={case['level']}: "
                 f"{_cell(case['what'])}"
                 if case
                 else "✅ holds at every level"
