@@ -144,8 +144,39 @@ def test_html_and_markdown_have_the_matrix():
     assert "4 results: 1 caught, 2 passed, 1 error, 2 n/a</b>" in page
     text = render_markdown(_document())
     assert "### Which suite catches which model" in text and "#### horn" in text
-    assert "| t.py::test_b[*] | ERROR | n/a |" in text
+    # Each verdict links to its result, each row is an anchor its results link back to.
+    assert '| <a id="m-ordering-1"></a>t.py::test_b[*] | [ERROR](#result-3) | n/a |' in text
     assert "n/a (they do not read horn prompts): `ref:endpoint`" in text
+
+
+def test_markdown_has_the_page_s_structure_and_its_links_lead_somewhere():
+    text = render_markdown(_document())
+    ids = set(re.findall(r'<a id="([\w-]+)"></a>', text))
+    hrefs = re.findall(r"\]\(#([\w-]+)\)", text)
+    assert hrefs and set(hrefs) <= ids  # no link leads nowhere
+    assert {f"result-{i}" for i in range(4)} <= set(hrefs)  # every result reachable
+    counts = text.index("**4 results: 1 caught, 2 passed, 1 error, 2 n/a**")
+    assert counts < text.index("| [ordering](#matrix-ordering) | [1](#family-ordering) |")
+    # Failures and errors first, the error before the caught pair, before the matrix.
+    first = text.index("Failures and errors first")
+    assert first < text.index("- ERROR [`t.py::test_b[ref:ideal]`](#result-3)")
+    assert text.index("(#result-3)", first) < text.index("(#result-1)", first)
+    assert first < text.index('<a id="matrix"></a>') < text.index('<a id="results"></a>')
+    # Each result links back to its matrix row.
+    for i, row in ((1, "m-ordering-0"), (3, "m-ordering-1"), (0, "m-horn-0")):
+        section = text.split(f'<a id="result-{i}"></a>', 1)[1]
+        assert section.split("\n", 3)[2].endswith(f"[↑ its row](#{row})"), section[:200]
+
+
+def test_markdown_past_its_limit_leaves_passing_results_out_first_and_says_so():
+    document = _document()
+    whole = render_markdown(document)
+    limit = len(whole.encode()) - 1
+    cut = render_markdown(document, max_bytes=limit)
+    assert len(cut.encode()) <= limit
+    assert "left out to stay within GitHub's" in cut
+    assert '<a id="result-1"></a>' in cut and '<a id="result-3"></a>' in cut  # failures kept
+    assert "| [ordering](#matrix-ordering)" in cut  # the contents and matrices stay
 
 
 class _Anchors(HTMLParser):
@@ -291,3 +322,17 @@ def test_a_policy_of_another_family_is_skipped_as_not_applicable(
         if c["test"].endswith("test_order[*]")
         for m in [c["reference"], *c["models"]]
     )
+
+
+def test_the_step_summary_stays_within_github_s_mib_counting_what_is_there(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+):
+    from pytest_competence.report import write_outputs
+    from pytest_competence.report._markdown import STEP_SUMMARY_BYTES
+
+    summary = tmp_path / "summary.md"
+    summary.write_text("x" * (STEP_SUMMARY_BYTES - 3000), "utf-8")  # an earlier step's
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    write_outputs(_document())
+    assert summary.stat().st_size <= STEP_SUMMARY_BYTES
+    assert "left out to stay within GitHub's" in summary.read_text("utf-8")

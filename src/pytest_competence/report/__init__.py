@@ -159,7 +159,9 @@ def write_outputs(
     failed: list[tuple[str, str, str]] | None = None,
     html_max_bytes: int | None = None,
 ) -> list[tuple[str, str]]:
-    """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set.
+    """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set
+    (within GitHub's 1 MiB per step, counting what the file holds already: past it, results are
+    left out, the passing ones first, with a line that says so).
     Returns ``(what, path)`` of each file written.
 
     An HTML report past ``html_max_bytes`` (by default :data:`~._html.SPLIT_BYTES`; 0 never
@@ -204,7 +206,7 @@ def write_outputs(
         written += [("records", path)] if made else []
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if markdown_path or summary:
-        from pytest_competence.report._markdown import render_markdown
+        from pytest_competence.report._markdown import STEP_SUMMARY_BYTES, render_markdown
 
         text = render_markdown(document)
         if markdown_path:
@@ -212,8 +214,13 @@ def write_outputs(
         if summary:
 
             def append() -> None:
+                # GitHub takes at most 1 MiB per step's summary: what is there already counts.
+                room = STEP_SUMMARY_BYTES - (
+                    os.path.getsize(summary) if os.path.exists(summary) else 0
+                )
+                fits = len(text.encode("utf-8")) <= room
                 with open(summary, "a", encoding="utf-8", errors="backslashreplace") as out:
-                    out.write(text)
+                    out.write(text if fits else render_markdown(document, max_bytes=max(room, 0)))
 
             attempt("GITHUB_STEP_SUMMARY", summary, append)
             if written and written[-1][0] == "GITHUB_STEP_SUMMARY":

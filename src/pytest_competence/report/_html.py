@@ -20,9 +20,6 @@ from pytest_competence.report._html_compare import comparisons_html
 from pytest_competence.report._html_nav import (
     MATRIX_CLASSES,
     Links,
-    back_anchors,
-    family_groups,
-    family_slugs,
     gate_html,
     gated,
     index_html,
@@ -33,9 +30,12 @@ from pytest_competence.report._html_parts import LEFT_COLUMNS
 from pytest_competence.report._html_result import result_section
 from pytest_competence.report._matrix import (
     Counts,
+    back_anchors,
     family_counts,
+    family_groups,
     family_matrices,
     family_of,
+    family_slugs,
     level_name,
 )
 from pytest_competence.report._warnings import warnings_html

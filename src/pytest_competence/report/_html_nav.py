@@ -9,7 +9,6 @@ result section links back to the row that leads to it (:func:`back_anchors`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,20 +16,11 @@ from typing import Any
 from pytest_competence.drawing import esc
 from pytest_competence.report._gate import gate_verdict
 from pytest_competence.report._html_parts import badge, num, table
-from pytest_competence.report._matrix import (
-    Counts,
-    FamilyMatrix,
-    cell,
-    family_of,
-    level_text,
-)
+from pytest_competence.report._matrix import Counts, FamilyMatrix, cell, level_text
 
 __all__ = [
     "MATRIX_CLASSES",
     "Links",
-    "back_anchors",
-    "family_groups",
-    "family_slugs",
     "gate_html",
     "gated",
     "index_html",
@@ -66,30 +56,6 @@ class Links:
     def back(self, anchor: str) -> str:
         """The href of ``anchor`` on the main page, from the page being written."""
         return f"{self.home}#{anchor}"
-
-
-def family_slugs(families: Sequence[str]) -> dict[str, str]:
-    """Each family's id fragment and page name: its name in ``[a-z0-9_-]``, unique."""
-    out: dict[str, str] = {}
-    for family in families:
-        slug = re.sub(r"[^a-z0-9_-]+", "-", family.lower()).strip("-") or "family"
-        while slug in out.values():
-            slug += "-"
-        out[family] = slug
-    return out
-
-
-def back_anchors(
-    document: Mapping[str, Any], matrices: Sequence[FamilyMatrix], slugs: Mapping[str, str]
-) -> dict[int, str]:
-    """Each result's way back: its row in its family's matrix, else its row in the index."""
-    out = {i: f"i-{i}" for i in range(len(document.get("results") or []))}
-    for m in matrices:
-        for k, row in enumerate(m.results):
-            for index in row:
-                if index is not None:
-                    out[index] = f"m-{slugs[m.family]}-{k}"
-    return out
 
 
 def _failing(document: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
@@ -265,17 +231,3 @@ def index_html(document: Mapping[str, Any], links: Links, legend: str) -> str:
         f'<section id=results><h2>Results</h2><div class="wide"><table class=l2><tr>{head}'
         f"{''.join(rows)}</table></div>{legend}</section>"
     )
-
-
-def family_groups(document: Mapping[str, Any]) -> dict[str, list[int]]:
-    """Each family's results, errors first, then the caught ones, then those that passed; in
-    node-id order within each."""
-    order = {"pass": 2, "FAIL": 1}
-    groups: dict[str, list[int]] = {}
-    results = document.get("results") or []
-    for i, r in enumerate(results):
-        groups.setdefault(family_of(r), []).append(i)
-    return {
-        family: sorted(indexes, key=lambda i: order.get(cell(results[i]), 0))
-        for family, indexes in groups.items()
-    }

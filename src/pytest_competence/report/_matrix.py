@@ -9,6 +9,7 @@ family's table; :attr:`FamilyMatrix.not_applicable` names it instead.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import astuple, dataclass, field
 from typing import Any
@@ -17,10 +18,13 @@ __all__ = [
     "Counts",
     "FamilyMatrix",
     "NOT_APPLICABLE",
+    "back_anchors",
     "cell",
     "family_counts",
+    "family_groups",
     "family_matrices",
     "family_of",
+    "family_slugs",
     "level_name",
     "level_text",
 ]
@@ -150,3 +154,41 @@ def family_matrices(document: Mapping[str, Any]) -> list[FamilyMatrix]:
         indexes = [[cells.get((t, m), absent)[1] for m in ran] for t in names]
         matrices.append(FamilyMatrix(family, rows, missing, indexes))
     return matrices
+
+
+def family_slugs(families: Sequence[str]) -> dict[str, str]:
+    """Each family's id fragment and page name: its name in ``[a-z0-9_-]``, unique."""
+    out: dict[str, str] = {}
+    for family in families:
+        slug = re.sub(r"[^a-z0-9_-]+", "-", family.lower()).strip("-") or "family"
+        while slug in out.values():
+            slug += "-"
+        out[family] = slug
+    return out
+
+
+def back_anchors(
+    document: Mapping[str, Any], matrices: Sequence[FamilyMatrix], slugs: Mapping[str, str]
+) -> dict[int, str]:
+    """Each result's way back: its row in its family's matrix, else its row in the index."""
+    out = {i: f"i-{i}" for i in range(len(document.get("results") or []))}
+    for m in matrices:
+        for k, row in enumerate(m.results):
+            for index in row:
+                if index is not None:
+                    out[index] = f"m-{slugs[m.family]}-{k}"
+    return out
+
+
+def family_groups(document: Mapping[str, Any]) -> dict[str, list[int]]:
+    """Each family's results, errors first, then the caught ones, then those that passed; in
+    node-id order within each."""
+    order = {"pass": 2, "FAIL": 1}
+    groups: dict[str, list[int]] = {}
+    results = document.get("results") or []
+    for i, r in enumerate(results):
+        groups.setdefault(family_of(r), []).append(i)
+    return {
+        family: sorted(indexes, key=lambda i: order.get(cell(results[i]), 0))
+        for family, indexes in groups.items()
+    }
