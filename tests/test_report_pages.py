@@ -9,7 +9,7 @@ from pathlib import Path
 from pytest_competence.report import write_outputs
 from pytest_competence.report._html import SPLIT_BYTES, render_html, render_pages
 from test_matrix import _document
-from test_report_html import Page
+from test_report_html import Page, make_document, make_result
 
 
 def _ids(page: str) -> set[str]:
@@ -91,3 +91,17 @@ def test_write_outputs_writes_the_pages_and_removes_stale_ones(tmp_path: Path):
     assert write_outputs(document, html_path=str(out)) == [("HTML", str(out))]
     assert not (tmp_path / "report-pages").exists()
     assert out.read_text("utf-8") == render_html(document)
+
+
+def test_every_page_stays_within_the_limit_its_results_allow():
+    results = [
+        make_result(f"m{k}", nodeid=f"t.py::test_{k // 3}[m{k}]", levels=(4, 8, 16, 32, 64))
+        for k in range(30)
+    ]
+    document = make_document(results)
+    one = len(render_html(document).encode())
+    limit = one // 4
+    pages = render_pages(document, name="r.html", max_bytes=limit)
+    assert len(pages) > 4
+    for name, page in pages.items():
+        assert len(page.encode()) <= limit, name

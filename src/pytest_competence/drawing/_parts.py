@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -47,26 +48,51 @@ def esc(value: object) -> str:
 class Defs:
     """Markup that the charts of one page share, each distinct piece drawn once.
 
-    :meth:`use` files a piece (a chart's frame and legend) under an id and returns the
-    ``<use>`` that draws it; :meth:`html` is the hidden ``<svg>`` holding them all, to be
-    placed once on the page. Ids are ``prefix`` and a number, in first-use order.
+    :meth:`use` files a piece (a chart's frame and legend, or a whole chart) under an id and
+    returns the ``<use>`` that draws it; :meth:`html` is the hidden ``<svg>`` holding them, to
+    be placed once on the page — all of them, or only those a part of the charts draws
+    (:meth:`drawn`), for a page that holds only that part. Ids are ``prefix`` and a number, in
+    first-use order.
     """
 
     def __init__(self, prefix: str = "svg-") -> None:
         self.prefix = prefix
-        self._ids: dict[str, str] = {}
+        self._ids: dict[str, str] = {}  # piece → id
+        self._pieces: dict[str, str] = {}  # id → piece
 
     def use(self, markup: str) -> str:
         """A ``<use>`` of ``markup``, filed on first use."""
-        key = self._ids.setdefault(markup, f"{self.prefix}{len(self._ids)}")
+        key = self._ids.get(markup)
+        if key is None:
+            key = self._ids[markup] = f"{self.prefix}{len(self._ids)}"
+            self._pieces[key] = markup
         return f'<use href="#{key}"/>'
 
-    def html(self) -> str:
-        """The hidden ``<svg>`` of every piece filed; empty when none was."""
-        if not self._ids:
+    def drawn(self, markup: str) -> set[str]:
+        """The ids of the pieces ``markup`` draws, and of those they draw in turn."""
+        found: set[str] = set()
+        todo = _USE.findall(markup)
+        while todo:
+            key = todo.pop()
+            if key not in found and key in self._pieces:
+                found.add(key)
+                todo += _USE.findall(self._pieces[key])
+        return found
+
+    def size(self, keys: set[str]) -> int:
+        """The bytes (UTF-8) that :meth:`html` spends on ``keys``."""
+        return sum(len(f'<g id="{k}">{self._pieces[k]}</g>'.encode()) for k in keys)
+
+    def html(self, keys: set[str] | None = None) -> str:
+        """The hidden ``<svg>`` of every piece filed, or of ``keys`` alone; empty when none."""
+        shown = [k for k in self._pieces if keys is None or k in keys]
+        if not shown:
             return ""
-        pieces = "".join(f'<g id="{key}">{markup}</g>' for markup, key in self._ids.items())
+        pieces = "".join(f'<g id="{key}">{self._pieces[key]}</g>' for key in shown)
         return f'<svg class="defs" aria-hidden="true"><defs>{pieces}</defs></svg>'
+
+
+_USE = re.compile(r'<use href="#([^"]+)"/>')
 
 
 def _c(x: float) -> str:

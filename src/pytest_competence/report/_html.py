@@ -10,7 +10,6 @@ no timestamps, no randomness, so serial and ``-n auto`` runs give byte-identical
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -129,7 +128,8 @@ def render_html(document: Mapping[str, Any]) -> str:
     results; the gate's verdicts; the index of results with the legend; the results, family by
     family (errors and failures first), each linking back to its row; the comparisons. Every
     element id is unique on the page (a result's tables are prefixed with its ``result-N-``)."""
-    return _main(document)
+    defs = Defs()
+    return _main(document, _sections(document, defs), defs)
 
 
 def pages_folder(name: str) -> str:
@@ -148,18 +148,22 @@ def render_pages(
     rest, in :func:`pages_folder`: each family's results on ``FAMILY.html``, then
     ``FAMILY-2.html``, … (errors and failures first), each page within ``max_bytes`` unless one
     result alone is larger, each result linking back to its row on the main page; and each
-    family's model comparisons on ``FAMILY-comparisons.html``.
+    family's model comparisons on ``FAMILY-comparisons.html``. Each result is rendered once,
+    whether the report is one page or many.
     """
-    single = render_html(document)
+    defs = Defs()
+    sections = _sections(document, defs)
+    single = _main(document, sections, defs)
     if not max_bytes or len(single.encode("utf-8")) <= max_bytes:
         return {name: single}
     folder = pages_folder(name)
-    slugs = family_slugs(list(family_counts(document)))
-    home = Links(home=f"../{quote(name)}")
-    parts = {
-        family: _chunks(single, indexes, max_bytes)
-        for family, indexes in family_groups(document).items()
-    }
+    counts = family_counts(document)
+    slugs = family_slugs(list(counts))
+    room = max_bytes - len(_page("", Defs(), "<nav class=up></nav>" * 2).encode("utf-8")) - 2000
+    home = f"../{esc(quote(name))}"
+    # Each section's back link gains the main page's address on a family page.
+    extra = len(home.encode("utf-8"))
+    parts = {family: _chunks(defs, runs, room, extra) for family, runs in sections.items()}
     files = {
         family: [
             f"{folder}/{slugs[family]}{'' if k == 0 else f'-{k + 1}'}.html"
@@ -167,51 +171,79 @@ def render_pages(
         ]
         for family, chunks in parts.items()
     }
-    where = {i: files[f][k] for f, chunks in parts.items() for k, c in enumerate(chunks) for i in c}
+    where = {
+        i: files[f][k] for f, chunks in parts.items() for k, c in enumerate(chunks) for i, _ in c
+    }
     compared = {
         family: f"{folder}/{slugs[family]}-comparisons.html"
         for family in parts
         if _comparisons(document, family)
     }
-    pages = {name: _main(document, {f: fs[0] for f, fs in files.items()}, where, compared)}
-    up = f'<a href="../{esc(quote(name))}#toc">↑ the report: contents, matrices, gate, index</a>'
+    main = _main(document, {}, Defs(), {f: fs[0] for f, fs in files.items()}, where, compared)
+    pages = {name: main}
+    up = f'<a href="{home}#toc">↑ the report: contents, matrices, gate, index</a>'
     for family, chunks in parts.items():
         for k, (chunk, file) in enumerate(zip(chunks, files[family])):
-            defs = Defs()
             others = " ".join(
                 f'<a href="{esc(quote(other.rsplit("/", 1)[1]))}">{n + 1}</a>'
                 if n != k
                 else f"<b>{n + 1}</b>"
                 for n, other in enumerate(files[family])
             )
-            group = _group(document, family, chunk, home, defs)
             more = f" · {esc(family)}, page {others}" if len(chunks) > 1 else ""
-            pages[file] = _page(family, defs, f"<nav class=up>{up}{more}</nav>{group}")
+            # A back link leads to the main page's row: only the report writes '<a class=back'.
+            body = "".join(html for _, html in chunk).replace(
+                '<a class=back href="#', f'<a class=back href="{home}#'
+            )
+            group = _heading(family, slugs[family], counts[family]) + body + "</div>"
+            pages[file] = _page(
+                family, defs, f"<nav class=up>{up}{more}</nav>{group}", defs.drawn(body)
+            )
         if family in compared:
             body = f"<nav class=up>{up}</nav>{_comparisons(document, family)}"
             pages[compared[family]] = _page(f"{family}: model comparisons", Defs(), body)
     return pages
 
 
-def _chunks(single: str, indexes: list[int], max_bytes: int) -> list[list[int]]:
-    """A family's results in runs whose sections, as the one page ``single`` holds them,
-    together stay within ``max_bytes`` less a page's share of chart definitions."""
-    starts = {
-        int(m[1]): m.start() for m in re.finditer(r'<(?:section|details) id="result-(\d+)"', single)
+def _sections(document: Mapping[str, Any], defs: Defs) -> dict[str, list[tuple[int, str]]]:
+    """Each family's result sections, errors and failures first, as the main page shows them
+    (their back links lead to ``#m-…`` rows on the same page), their charts filed in
+    ``defs``."""
+    results = document.get("results") or []
+    counts = family_counts(document)
+    back = back_anchors(document, family_matrices(document), family_slugs(list(counts)))
+    return {
+        family: [(i, result_section(i, results[i], f"#{back[i]}", defs)) for i in indexes]
+        for family, indexes in family_groups(document).items()
     }
-    ends = sorted(starts.values()) + [len(single)]
-    shared = single.find("</defs></svg>") + 1  # the definitions lead the page
-    budget = 0.9 * max_bytes * (1 - shared / len(single))  # 0.9: the definitions vary by page
-    out: list[list[int]] = [[]]
-    used = 0.0
-    for i in indexes:
-        start = starts[i]
-        size = next(e for e in ends if e > start) - start
-        if out[-1] and used + size > budget:
+
+
+def _heading(family: str, slug: str, counts: Counts) -> str:
+    """A family's results open under this heading (``#family-SLUG``); ``</div>`` closes them."""
+    return (
+        f'<div id="family-{slug}" class=family><h2 class=family>{esc(family)}: '
+        f"{esc(counts.text())}</h2>"
+    )
+
+
+def _chunks(
+    defs: Defs, sections: list[tuple[int, str]], room: int, extra: int
+) -> list[list[tuple[int, str]]]:
+    """A family's sections in runs that fit ``room`` bytes with the chart definitions they
+    draw, each section ``extra`` bytes longer than now (a run of one section may not fit)."""
+    out: list[list[tuple[int, str]]] = [[]]
+    used, drawn = 0, set[str]()
+    for index, html in sections:
+        new = defs.drawn(html) - drawn
+        size = len(html.encode("utf-8")) + extra + defs.size(new)
+        if out[-1] and used + size > room:
             out.append([])
-            used = 0.0
-        out[-1].append(i)
+            used, drawn = 0, set()
+            new = defs.drawn(html)
+            size = len(html.encode("utf-8")) + extra + defs.size(new)
+        out[-1].append((index, html))
         used += size
+        drawn |= new
     return out
 
 
@@ -233,42 +265,26 @@ def _comparisons(
     )
 
 
-def _group(
-    document: Mapping[str, Any], family: str, indexes: list[int], links: Links, defs: Defs
-) -> str:
-    """A family's results under its heading (``#family-SLUG``)."""
-    results = document.get("results") or []
-    counts = family_counts(document)
-    slug = family_slugs(list(counts))[family]
-    back = back_anchors(document, family_matrices(document), family_slugs(list(counts)))
-    return (
-        f'<div id="family-{slug}" class=family><h2 class=family>{esc(family)}: '
-        f"{esc(counts[family].text())}</h2>"
-        + "".join(result_section(i, results[i], links.back(back[i]), defs) for i in indexes)
-        + "</div>"
-    )
-
-
 def _main(
     document: Mapping[str, Any],
+    sections: Mapping[str, list[tuple[int, str]]],
+    defs: Defs,
     files: Mapping[str, str] | None = None,
     where: Mapping[int, str] | None = None,
     compared: Mapping[str, str] | None = None,
 ) -> str:
-    """The main page; with ``files`` (each family's first page), ``where`` (each result's
-    page) and ``compared`` (each family's comparisons page), without the results and the
-    comparisons, which are on those pages."""
+    """The main page, with the result ``sections`` (their charts in ``defs``); with ``files``
+    (each family's first page), ``where`` (each result's page) and ``compared`` (each family's
+    comparisons page), the results and comparisons are on those pages instead."""
     files, where, compared = files or {}, where or {}, compared or {}
     matrices = family_matrices(document)
     counts = family_counts(document)
     slugs = family_slugs(list(counts))
-    groups = family_groups(document)
     links = Links(
         {i: quote(file) for i, file in where.items()},
         {f: quote(file) for f, file in files.items()},
         comparisons={f: quote(file) for f, file in compared.items()},
     )
-    defs = Defs()
     legend = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in LEGEND)
     body = (
         _header(document, sum(counts.values(), Counts()))
@@ -278,8 +294,10 @@ def _main(
         + gate_html(document, links)
         + index_html(document, links, f"<dl class=legend id=legend>{legend}</dl>")
         + "".join(
-            _group(document, family, indexes, links, defs)
-            for family, indexes in groups.items()
+            _heading(family, slugs[family], counts[family])
+            + "".join(html for _, html in runs)
+            + "</div>"
+            for family, runs in sections.items()
             if family not in files
         )
         + _comparisons(document, exclude=set(compared))
@@ -287,14 +305,14 @@ def _main(
     return _page("pytest-competence report", defs, body)
 
 
-def _page(title: str, defs: Defs, body: str) -> str:
+def _page(title: str, defs: Defs, body: str, drawn: set[str] | None = None) -> str:
     """A whole page: the CSP that forbids script and every load, the style, the charts'
-    shared definitions, ``body``."""
+    shared definitions (those ``drawn``, or all), ``body``."""
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
-        f"{defs.html()}{body}</body></html>\n"
+        f"{defs.html(drawn)}{body}</body></html>\n"
     )

@@ -2,8 +2,8 @@
 results, the gate's summary and the index of results.
 
 Navigation is links and CSS ``:target`` only (the page runs no script). A result is
-``#result-N`` (``N`` its place in the document's ``results``), on the main page or on its
-family's page (:class:`Links`); a matrix row is ``#m-FAMILY-K``, an index row ``#i-N``, and each
+``#result-N`` (``N`` its place in the document's ``results``), on the main page or on a page of
+its family's (:class:`Links`); a matrix row is ``#m-FAMILY-K``, an index row ``#i-N``, and each
 result section links back to the row that leads to it (:func:`back_anchors`).
 """
 
@@ -36,13 +36,11 @@ MATRIX_CLASSES = {"FAIL": "caught", "pass": "held", "n/a": "absent", "—": "abs
 @dataclass(frozen=True)
 class Links:
     """Where each result's section is: ``pages`` maps a result's index, and ``families`` a
-    family's name, to its page relative to the main page (absent: on the main page); ``home``
-    is the main page seen from a family page (``""`` on the main page itself);
+    family's name, to its page relative to the main page (absent: on the main page);
     ``comparisons`` maps a family to the page of its model comparisons, if they have one."""
 
     pages: Mapping[int, str] = field(default_factory=dict)
     families: Mapping[str, str] = field(default_factory=dict)
-    home: str = ""
     comparisons: Mapping[str, str] = field(default_factory=dict)
 
     def result(self, index: int) -> str:
@@ -52,10 +50,6 @@ class Links:
     def family(self, family: str, slug: str) -> str:
         """The href of a family's results, from the main page."""
         return f"{self.families.get(family, '')}#family-{slug}"
-
-    def back(self, anchor: str) -> str:
-        """The href of ``anchor`` on the main page, from the page being written."""
-        return f"{self.home}#{anchor}"
 
 
 def _failing(document: Mapping[str, Any]) -> list[tuple[int, Mapping[str, Any]]]:
