@@ -42,13 +42,16 @@ def assert_no_internals(output: str) -> None:
 
 
 def profile_section(output: str) -> list[str]:
-    """The non-blank lines of the ``competence profiles`` terminal section."""
+    """The non-blank lines of the ``competence profiles`` terminal section, up to the run's
+    counts line (``competence: N caught, …``) that ends it."""
     lines = output.splitlines()
     starts = [i for i, line in enumerate(lines) if re.match(r"^=+ competence profiles =+$", line)]
     assert len(starts) == 1, output
     section = []
     for line in lines[starts[0] + 1 :]:
-        if line.startswith("=") or re.match(r"^\d+ (passed|failed|error)", line):
+        if line.startswith("=") or re.match(
+            r"^(\d+ (passed|failed|error)|competence: \d+ caught)", line
+        ):
             break
         if line.strip():
             section.append(line)

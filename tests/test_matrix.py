@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from html.parser import HTMLParser
 
 import pytest
 
@@ -122,18 +124,122 @@ def test_quiet_terminal_prints_the_matrices_and_points_to_the_details():
 def test_html_and_markdown_have_the_matrix():
     page = render_html(_document())
     matrix = page.split("<h2>Which suite catches which model</h2>")[1].split("</section>")[0]
-    assert "<h3>horn</h3>" in matrix and "<h3>ordering</h3>" in matrix
-    # Each verdict coloured by its class (issue #24): caught, held, n/a, any other outcome.
-    for cell in ('"absent">n/a', '"caught">FAIL', '"held">pass', '"broke">ERROR'):
-        assert f"<td class={cell}</td>" in matrix, cell
-    # The matrix comes first, right under the headline counts; the index of results after it.
+    assert '<h3 id="matrix-horn">horn</h3>' in matrix
+    assert '<h3 id="matrix-ordering">ordering</h3>' in matrix
+    # Each verdict coloured by its class (issue #24): caught, held, n/a, any other outcome; each
+    # leads to its result (issue #47): results 0-3 are h.py::test_h[ref:ideal],
+    # t.py::test_a[ref:endpoint], t.py::test_a[ref:ideal], t.py::test_b[ref:ideal].
+    for cell in (
+        '"absent">n/a',
+        '"caught"><a href="#result-1">FAIL</a>',
+        '"held"><a href="#result-2">pass</a>',
+        '"broke"><a href="#result-3">ERROR</a>',
+    ):
+        assert f"<td class={cell}" in matrix, cell
+    # The contents and the matrix come first, right under the headline counts; the index of
+    # results after them.
+    assert page.index("<nav id=toc>") < page.index("<section id=matrix>")
     assert page.index("<section id=matrix>") < page.index("<section id=results>")
     assert "n/a (they do not read horn prompts): <code>ref:endpoint</code>" in matrix
-    assert "; 2 test × model pairs n/a</p>" in page.split("<section id=matrix>")[0]
+    assert "4 results: 1 caught, 2 passed, 1 error, 2 n/a</b>" in page
     text = render_markdown(_document())
     assert "### Which suite catches which model" in text and "#### horn" in text
-    assert "| t.py::test_b[*] | ERROR | n/a |" in text
+    # Each verdict links to its result, each row is an anchor its results link back to.
+    assert '| <a id="m-ordering-1"></a>t.py::test_b[*] | [ERROR](#result-3) | n/a |' in text
     assert "n/a (they do not read horn prompts): `ref:endpoint`" in text
+
+
+def test_markdown_has_the_page_s_structure_and_its_links_lead_somewhere():
+    text = render_markdown(_document())
+    ids = set(re.findall(r'<a id="([\w-]+)"></a>', text))
+    hrefs = re.findall(r"\]\(#([\w-]+)\)", text)
+    assert hrefs and set(hrefs) <= ids  # no link leads nowhere
+    assert {f"result-{i}" for i in range(4)} <= set(hrefs)  # every result reachable
+    counts = text.index("**4 results: 1 caught, 2 passed, 1 error, 2 n/a**")
+    assert counts < text.index("| [ordering](#matrix-ordering) | [1](#family-ordering) |")
+    # Failures and errors first, the error before the caught pair, before the matrix.
+    first = text.index("Failures and errors first")
+    assert first < text.index("- ERROR [`t.py::test_b[ref:ideal]`](#result-3)")
+    assert text.index("(#result-3)", first) < text.index("(#result-1)", first)
+    assert first < text.index('<a id="matrix"></a>') < text.index('<a id="results"></a>')
+    # Each result links back to its matrix row.
+    for i, row in ((1, "m-ordering-0"), (3, "m-ordering-1"), (0, "m-horn-0")):
+        section = text.split(f'<a id="result-{i}"></a>', 1)[1]
+        assert section.split("\n", 3)[2].endswith(f"[↑ its row](#{row})"), section[:200]
+
+
+def test_markdown_past_its_limit_leaves_passing_results_out_first_and_says_so():
+    document = _document()
+    whole = render_markdown(document)
+    limit = len(whole.encode()) - 1
+    cut = render_markdown(document, max_bytes=limit)
+    assert len(cut.encode()) <= limit
+    assert "left out to stay within GitHub's" in cut
+    assert '<a id="result-1"></a>' in cut and '<a id="result-3"></a>' in cut  # failures kept
+    assert "| [ordering](#matrix-ordering)" in cut  # the contents and matrices stay
+
+
+class _Anchors(HTMLParser):
+    """Every element id with the hrefs inside it, and the hrefs of each matrix verdict."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.verdicts: dict[str, str] = {}  # href → the id of the matrix row holding it
+        self.backs: dict[str, str] = {}  # a result's id → where its back link leads
+        self._row: str | None = None
+        self._result: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if "id" in a:
+            self.ids.add(a["id"])
+            if a["id"].startswith("result-") and a["id"][7:].isdigit():
+                self._result = a["id"]
+        if tag == "tr":
+            self._row = a.get("id")
+        if tag == "a" and self._row and self._row.startswith("m-"):
+            self.verdicts[a["href"]] = self._row
+        if tag == "a" and a.get("class") == "back" and self._result:
+            self.backs[self._result] = a["href"]
+
+
+def round_trips(page: str) -> list[tuple[str, str]]:
+    """Each matrix verdict's link and the row its result links back to; asserts that both
+    ends exist on the page."""
+    found = _Anchors()
+    found.feed(page)
+    trips = []
+    for href, row in found.verdicts.items():
+        target = href.removeprefix("#")
+        assert target in found.ids, f"{href} leads nowhere"
+        assert found.backs[target] == f"#{row}", (href, row, found.backs.get(target))
+        trips.append((href, row))
+    return trips
+
+
+def test_every_verdict_leads_to_its_result_and_back():
+    document = _document()
+    trips = round_trips(render_html(document))
+    assert len(trips) == len(document["results"])  # every result is in a matrix, once
+    assert sorted(href for href, _ in trips) == [f"#result-{i}" for i in range(4)]
+
+
+def test_the_contents_count_each_family_in_competence_terms():
+    page = render_html(_document())
+    toc = page.split("<nav id=toc>")[1].split("</nav>")[0]
+    rows = toc.split("</table>")[0].split("<tr>")
+
+    def cells(row: str) -> list[str]:
+        return [re.sub(r"<[^>]+>", "", c) for c in row.split("<td>")[1:]]
+
+    assert cells(rows[2]) == ["horn", "0", "1", "0", "1"]  # caught, passed, errors, n/a
+    assert cells(rows[3]) == ["ordering", "1", "1", "1", "1"]
+    # Failures and errors first, linked one by one: the error before the caught pair.
+    listed = re.findall(r'<li>.*?<a href="(#result-\d+)">', toc)
+    assert listed == ["#result-3", "#result-1"]
+    for anchor in ("#matrix", "#results", "#comparisons", "#matrix-horn", "#family-ordering"):
+        assert f'href="{anchor}"' in toc, anchor
 
 
 # -- end to end -----------------------------------------------------------------------------------
@@ -171,6 +277,7 @@ def test_a_policy_of_another_family_is_skipped_as_not_applicable(
         *xdist,
         "-p",
         "no:cacheprovider",
+        "-v",
         "-rs",
         "-o",
         "competence_database=none",
@@ -180,14 +287,17 @@ def test_a_policy_of_another_family_is_skipped_as_not_applicable(
         "ref:ideal,ref:endpoint,ref:horn-if-then,py:only_horn_model:only_horn",
     )
     # endpoint is caught on neither suite, horn-if-then on the Horn suite, only-horn on Horn.
-    result.assert_outcomes(passed=2 + 1, failed=2, skipped=3)
-    result.stdout.fnmatch_lines_random(
-        [
-            "SKIPPED [[]1[]] *ref:endpoint does not read horn prompts",
-            "SKIPPED [[]1[]] *ref:horn-if-then does not read ordering prompts",
-            "SKIPPED [[]1[]] *py:only_horn_model:only_horn does not read ordering prompts",
-        ]
-    )
+    # The n/a pairs are skips that pytest counts apart (issue #47): "N/A" under -v, no line
+    # of their own under -rs, "3 n/a" in the final line.
+    result.assert_outcomes(passed=2 + 1, failed=2, skipped=0)
+    for nodeid in (
+        "test_horn[ref:endpoint]",
+        "test_order[ref:horn-if-then]",
+        "test_order[py:only_horn_model:only_horn]",
+    ):
+        assert any("N/A" in line and nodeid in line for line in result.outlines), nodeid
+    assert not any(line.startswith("SKIPPED") for line in result.outlines)
+    result.stdout.fnmatch_lines(["*2 failed, 3 passed, 3 n/a in*"])
     result.stdout.fnmatch_lines(
         [
             "which suite catches which model*",
@@ -212,3 +322,17 @@ def test_a_policy_of_another_family_is_skipped_as_not_applicable(
         if c["test"].endswith("test_order[*]")
         for m in [c["reference"], *c["models"]]
     )
+
+
+def test_the_step_summary_stays_within_github_s_mib_counting_what_is_there(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+):
+    from pytest_competence.report import write_outputs
+    from pytest_competence.report._markdown import STEP_SUMMARY_BYTES
+
+    summary = tmp_path / "summary.md"
+    summary.write_text("x" * (STEP_SUMMARY_BYTES - 3000), "utf-8")  # an earlier step's
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    write_outputs(_document())
+    assert summary.stat().st_size <= STEP_SUMMARY_BYTES
+    assert "left out to stay within GitHub's" in summary.read_text("utf-8")

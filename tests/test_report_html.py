@@ -255,6 +255,9 @@ def hostile_document() -> dict:
 # -- reading the page back -----------------------------------------------------------------
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "area", "base", "col", "embed", "source", "wbr"}
+#: Elements whose end tag HTML makes optional, and what closes them implicitly (the report's
+#: tables leave out ``</td>``, ``</th>`` and ``</tr>``).
+IMPLIED = {"td": {"td", "th", "tr"}, "th": {"td", "th", "tr"}, "tr": {"tr"}}
 
 
 class Page(HTMLParser):
@@ -271,6 +274,8 @@ class Page(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         self.tags.append((tag, dict(attrs)))
+        while self.stack and tag in IMPLIED.get(self.stack[-1], ()):
+            self.stack.pop()  # a new cell closes the cell before it, a new row the row
         if tag not in VOID:
             self.stack.append(tag)
 
@@ -278,6 +283,8 @@ class Page(HTMLParser):
         self.tags.append((tag, dict(attrs)))
 
     def handle_endtag(self, tag):
+        while tag == "table" and self.stack and self.stack[-1] in IMPLIED:
+            self.stack.pop()  # </table> closes its last cell and row
         if not self.stack or self.stack[-1] != tag:
             self.errors.append(f"</{tag}> closes {self.stack[-1:]}")
         else:
@@ -295,7 +302,29 @@ def _sections(page: str) -> list[str]:
 
 
 def _svgs(section: str) -> list[str]:
-    return re.findall(r"<svg\b.*?</svg>", section, flags=re.S)
+    """The charts of a page or section, in order (the page's shared definitions aside)."""
+    return re.findall(r'<svg class="chart".*?</svg>', section, flags=re.S)
+
+
+def _drawn(page: str, svg: str) -> str:
+    """A chart with each ``<use>`` replaced by what it draws from the page's definitions."""
+    defs = page.split('<svg class="defs"', 1)[1].split("</defs>", 1)[0]
+    pieces = {
+        key: body.removesuffix("</g>")
+        for key, body in re.findall(r'<g id="(svg-\d+)">(.*?)(?=<g id="svg-\d+">|$)', defs, re.S)
+    }
+    while "<use " in svg:
+        svg = re.sub(r'<use href="#(svg-\d+)"/>', lambda m: pieces[m[1]], svg)
+    return svg
+
+
+def _dots(chart: str) -> list[tuple[float, float]]:
+    """The points of a chart's series: each a zero-length, round-capped segment."""
+    return [
+        (float(x), float(y))
+        for d in re.findall(r'<path class="dots" d="([^"]*)"', chart)
+        for x, y in re.findall(r"M(-?[\d.]+) (-?[\d.]+)h0", d)
+    ]
 
 
 # -- structure ---------------------------------------------------------------------------------
@@ -307,7 +336,8 @@ def test_page_parses_with_one_svg_per_plot_per_result():
     parsed = Page(page)
     assert parsed.errors == [] and parsed.stack == []
     assert page.startswith("<!DOCTYPE html>")
-    assert parsed.count("svg") == PLOTS_PER_RESULT * len(document["results"])
+    # Each failing result's plots, and one hidden <svg> of the definitions they share.
+    assert parsed.count("svg") == PLOTS_PER_RESULT * len(document["results"]) + 1
     sections = _sections(page)
     assert len(sections) == len(document["results"])
     for section, result in zip(sections, document["results"]):
@@ -351,7 +381,9 @@ def test_each_result_shows_its_figures_summary_and_failing_case():
         "R 95% CI",
     ):
         assert needed in text, needed
-    assert section.count("<details><summary>prompt</summary><pre>") == 2
+    # Both presentations asked the same text here: shown once, named the second time.
+    assert section.count("<details><summary>prompt</summary><pre>") == 1
+    assert "as for original" in text
     assert "Amy is in front of Bob. Is Amy first?" in text
     comparisons = page.split("<h2>Model comparisons</h2>")[1]
     assert "-0.200 [-0.310, -0.090]" in comparisons and "0.021" in comparisons
@@ -361,12 +393,12 @@ def test_x_axis_is_log2_with_ticks_at_each_level():
     page = render_html(
         make_document([make_result(levels=(4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048))])
     )
-    profile = _svgs(page)[0]
+    profile = _drawn(page, _svgs(page)[0])
     labels = re.findall(r'text-anchor="middle">([^<]+)</text>', profile)
     assert labels[:10] == ["4", "8", "16", "32", "64", "128", "256", "512", "1k", "2k"]
-    xs = [float(x) for x in re.findall(r'<circle cx="([\d.]+)"', profile)[:10]]
+    xs = [x for x, _ in _dots(profile)[:10]]
     gaps = [b - a for a, b in zip(xs, xs[1:])]
-    assert max(gaps) - min(gaps) < 0.2  # doubling n moves a constant distance: a log₂ axis
+    assert max(gaps) - min(gaps) <= 1  # doubling n moves a constant distance: a log₂ axis
 
 
 def test_undefined_kappa_leaves_a_gap_in_its_line():
@@ -374,8 +406,9 @@ def test_undefined_kappa_leaves_a_gap_in_its_line():
     for lv in result["levels"][1:2]:
         lv["kappa"] = None
         lv["pairs"]["equivalent"]["kappa"] = None
-    kappa_plot = _svgs(render_html(make_document([result])))[1]
-    assert kappa_plot.count("<circle") == 3
+    page = render_html(make_document([result]))
+    kappa_plot = _drawn(page, _svgs(page)[1])
+    assert len(_dots(kappa_plot)) == 3
     assert kappa_plot.count("<polyline") == 1  # n=4 alone, then 16–32 joined
 
 
@@ -395,8 +428,8 @@ def test_hostile_strings_are_escaped_everywhere():
     for hostile in (HOSTILE_SCRIPT, HOSTILE_IMG):
         assert hostile in text  # shown to the reader as text
     assert f"vocabulary='{HOSTILE_SCRIPT}'" in text  # the family repr
-    svg_text = "".join(Page("".join(_svgs(page))).text)
-    assert HOSTILE_IMG in svg_text  # a presentation name inside the plots' labels
+    defs = page.split('<svg class="defs"', 1)[1].split("</svg>", 1)[0]
+    assert HOSTILE_IMG in "".join(Page(defs).text)  # a presentation name in the plots' legends
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
@@ -413,7 +446,7 @@ def test_nothing_jointly_parsed_renders_dashes():
     del result["summary"]["bootstrap"]
     page = render_html(make_document([result]))
     parsed = Page(page)
-    assert parsed.errors == [] and parsed.count("svg") == PLOTS_PER_RESULT
+    assert parsed.errors == [] and parsed.count("svg") == PLOTS_PER_RESULT + 1
     text = "".join(parsed.text)
     assert "R and ι undefined" in text and "κₙ undefined at every level" in text
     assert "stays at or above τ = 0.85" in text and "coin flip" not in text
@@ -428,10 +461,11 @@ def test_a_single_level_and_no_failing_case():
     result.update(outcome="passed", failing_case=None)
     page = render_html(make_document([result]))
     parsed = Page(page)
-    assert parsed.errors == [] and parsed.count("svg") == PLOTS_PER_RESULT
-    assert ">8</text>" in _svgs(page)[0]
-    assert "None: the condition holds." in "".join(parsed.text)
-    assert "PASS" in page
+    # A result that passed is one line, folded: its profile alone, beside the definitions.
+    assert parsed.errors == [] and parsed.count("svg") == 1 + 1
+    assert ">8</text>" in _drawn(page, _svgs(page)[0])
+    assert '<details id="result-0" class="result"><summary><span class="badge passed">PASS' in page
+    assert "First failing case" not in page
 
 
 def test_report_only_runs_show_the_condition_not_the_outcome():
@@ -440,9 +474,10 @@ def test_report_only_runs_show_the_condition_not_the_outcome():
     caught.update(outcome="passed", report_only=True, condition_met=False)
     holds.update(outcome="passed", report_only=True, condition_met=True)
     page = render_html(make_document([caught, holds]))
-    index = page.split("</table>")[0]
+    index = page.split("<section id=results>")[1].split("</table>")[0]
     assert index.count("FAIL (report only)") == 1 and index.count(">PASS<") == 1
-    assert "2 passed, 0 failed (1 fail the condition, reported only)" in page
+    assert "2 results: 1 caught, 1 passed, 0 errors, 0 n/a</b>" in page
+    assert "report only: a caught pair passes in pytest" in page
 
 
 def test_empty_comparisons_and_empty_document():
@@ -509,7 +544,10 @@ def test_plugin_writes_the_report_of_a_real_run(pytester: pytest.Pytester):
     assert page == render_html(document)
     parsed = Page(page)
     assert parsed.errors == [] and parsed.count("script") == parsed.count("img") == 0
-    assert parsed.count("svg") == PLOTS_PER_RESULT * 2 * 4
+    # Four plots for each failing result, the profile alone for each that passed, and the
+    # page's shared definitions.
+    passed = sum(r["outcome"] == "passed" for r in document["results"])
+    assert passed and parsed.count("svg") == PLOTS_PER_RESULT * (8 - passed) + passed + 1
     text = "".join(parsed.text)
     for model in MODELS.split(","):
         assert f"test_a[{model}]" in text and f"test_b[{model}]" in text
@@ -581,4 +619,9 @@ def test_many_presentations_fold_their_pairwise_tables():
     assert "<summary><b>Paired figures per level</b>" in page
     assert "accuracy differences and McNemar tests for 8 presentations</summary>" in page
     few = render_html(make_document([make_result()]))
-    assert "<h3>Paired figures per level</h3>" in few and "McNemar tests for" not in few
+    assert "McNemar tests for" not in few
+    # Two presentations: one pair, whose figures are the level's; its McNemar test joins the
+    # per-level table instead of a table of its own.
+    assert "Paired figures per level" not in few
+    levels = few.split("<h3>Per level</h3>")[1].split("</table>")[0]
+    assert "<th>b<th>c<th>test<th>p<tr>" in levels

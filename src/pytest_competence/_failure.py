@@ -113,13 +113,14 @@ def failure_message(
     level (and the others), and one failing instance with every presentation."""
     case = failing_case(condition, evaluation, profiles)
     assert case is not None
+    name = getattr(evaluation.family, "level_name", "n")  # what the level counts
     lines = [
         f"Competence condition failed for model {evaluation.model!r} on {evaluation.family!r}",
         f"  condition: {condition}",
-        f"  first failing level: n={case['level']}: {case['what']}",
+        f"  first failing level: {name}={case['level']}: {case['what']}",
     ]
     if case["also_failing"]:
-        lines.append(f"  also failing at n = {', '.join(map(str, case['also_failing']))}")
+        lines.append(f"  also failing at {name} = {', '.join(map(str, case['also_failing']))}")
     if case["instance_id"] is not None:
         lines.append(f"  failing instance {case['instance_id']}:")
         lines.append(describe_case(case["observations"], indent="    "))

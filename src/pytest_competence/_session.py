@@ -394,20 +394,18 @@ class CompetenceSession:
                 f"{len(self.results)} test × model result(s) that finished",
                 yellow=True,
             )
-        if self.document is None:
-            for line in self.problems:
-                terminalreporter.write_line(line, red=True, bold=True)
-            return
-        from pytest_competence.report._terminal import summary_lines
+        from pytest_competence.report._terminal import counts_line, summary_lines
 
-        terminalreporter.section("competence profiles")
-        lines = summary_lines(
-            self.document, verbosity=terminalreporter.verbosity, errors_shown=True
-        )
-        for line in lines:
-            terminalreporter.write_line(line)
-        for what, path in self.written:
-            terminalreporter.write_line(f"competence {what}: {path}")
+        if self.document is not None:
+            terminalreporter.section("competence profiles")
+            verbosity = terminalreporter.verbosity
+            for line in summary_lines(self.document, verbosity=verbosity, errors_shown=True):
+                terminalreporter.write_line(line)
+            for what, path in self.written:
+                terminalreporter.write_line(f"competence {what}: {path}")
+        if self.results or self.not_applicable:  # beside pytest's counts, in competence terms
+            pairs = {"results": self.results, "not_applicable": self.not_applicable}
+            terminalreporter.write_line(counts_line(pairs), bold=True)
         for line in self.problems:
             terminalreporter.write_line(line, red=True, bold=True)
 

@@ -23,7 +23,17 @@ from pytest_competence._session import NOT_APPLICABLE, RESULT
 if TYPE_CHECKING:
     from pytest_competence.result import Result
 
-__all__ = ["junit_properties", "pytest_pyfunc_call", "pytest_runtest_makereport"]
+__all__ = [
+    "NA_CATEGORY",
+    "junit_properties",
+    "pytest_pyfunc_call",
+    "pytest_report_teststatus",
+    "pytest_runtest_makereport",
+]
+
+#: The terminal's category of the test × model pairs skipped as not applicable: pytest's final
+#: line counts them as ``748 n/a`` rather than among the skipped tests.
+NA_CATEGORY = "n/a"
 
 
 @pytest.hookimpl(wrapper=True)
@@ -150,3 +160,15 @@ def pytest_runtest_makereport(
         if skipped is not None:
             report.competence_not_applicable = skipped  # type: ignore[attr-defined]
     return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, str] | None:
+    """A pair skipped as not applicable (the model does not read the family's prompts) writes
+    no letter on the progress line — a run of many shortcut policies would fill it with ``s``
+    — and counts as ``n/a`` in pytest's final line; ``-v`` names it ``N/A``. Still a skip for
+    JUnit, ``--lf`` and the exit status; on the xdist controller too (the attribute travels on
+    the report)."""
+    if getattr(report, "competence_not_applicable", None) is not None:
+        return NA_CATEGORY, "", "N/A"
+    return None

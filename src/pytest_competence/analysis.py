@@ -252,6 +252,7 @@ def analyze(
         "model": evaluation.model,
         "family": repr(evaluation.family),
         "family_name": getattr(evaluation.family, "name", ""),
+        "level_name": getattr(evaluation.family, "level_name", "n"),
         "presentations": presentations,
         "levels": levels,
         "summary": summary,

@@ -30,6 +30,7 @@ class Analysis(TypedDict):
     model: str
     family: str  # the family's repr: its configuration
     family_name: str
+    level_name: str  # what the level n counts: "n", "depth", "distractors", "steps", …
     presentations: list[str]
     levels: list[dict[str, Any]]
     summary: dict[str, Any]

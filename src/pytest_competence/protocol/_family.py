@@ -109,6 +109,7 @@ class Family(ABC):
 
     **Optional**, each a method or class attribute with the default written here:
 
+    - :attr:`level_name` — what the level counts, as the reports name it;
     - :attr:`default_presentations`, :attr:`default_attempts`; :meth:`check_design` (raise
       :class:`InvalidArgument` at collection, before any model runs); an
       ``item(n, index, seed, presentations)`` method that draws one instance alone, so that
@@ -133,6 +134,11 @@ class Family(ABC):
 
     name: str
     answer_space: tuple[str, ...]
+
+    #: What the level ``n`` counts, as the reports name it (table headings, plot axes, "first
+    #: failing n"): ``"n"`` unless the family says, e.g. ``"depth"`` or ``"steps"``. An instance
+    #: whose options decide what the level counts sets its own in ``__init__``.
+    level_name: str = "n"
 
     def __repr__(self) -> str:
         """``ClassName(option=value, …)``, as reports, messages and the design's fingerprint

@@ -123,7 +123,10 @@ def recompute(
                 if bootstrap is not None
                 else r["summary"].get("bootstrap", {}).get("B", 0)
             )
+            named = r.get("level_name")  # the archive's family object is not rebuilt
             r.update(analyze(evaluation, bootstrap=B, seed=r["design"]["seed"]))
+            if named:
+                r["level_name"] = named
             condition = parse_condition(r["design"]["require"]).with_gates(
                 r["design"].get("gates", [])
             )
@@ -154,9 +157,17 @@ def write_outputs(
     records: Iterable[RecordSource] = (),
     records_path: str | None = None,
     failed: list[tuple[str, str, str]] | None = None,
+    html_max_bytes: int | None = None,
 ) -> list[tuple[str, str]]:
-    """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set.
+    """Write the requested files; append Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set
+    (within GitHub's 1 MiB per step, counting what the file holds already: past it, results are
+    left out, the passing ones first, with a line that says so).
     Returns ``(what, path)`` of each file written.
+
+    An HTML report past ``html_max_bytes`` (by default :data:`~._html.SPLIT_BYTES`; 0 never
+    splits) is a main page at ``html_path`` and a
+    page per family in a folder beside it (:func:`~._html.render_pages`); written whole before
+    the main page that links to them, with the pages an earlier run left there removed.
 
     With ``json_path``, ``records`` (each result's record lines, in document order) go to the
     records file, ``records_path`` or by default next to the JSON
@@ -195,7 +206,7 @@ def write_outputs(
         written += [("records", path)] if made else []
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if markdown_path or summary:
-        from pytest_competence.report._markdown import render_markdown
+        from pytest_competence.report._markdown import STEP_SUMMARY_BYTES, render_markdown
 
         text = render_markdown(document)
         if markdown_path:
@@ -203,14 +214,48 @@ def write_outputs(
         if summary:
 
             def append() -> None:
+                # GitHub takes at most 1 MiB per step's summary: what is there already counts.
+                room = STEP_SUMMARY_BYTES - (
+                    os.path.getsize(summary) if os.path.exists(summary) else 0
+                )
+                fits = len(text.encode("utf-8")) <= room
                 with open(summary, "a", encoding="utf-8", errors="backslashreplace") as out:
-                    out.write(text)
+                    out.write(text if fits else render_markdown(document, max_bytes=max(room, 0)))
 
             attempt("GITHUB_STEP_SUMMARY", summary, append)
             if written and written[-1][0] == "GITHUB_STEP_SUMMARY":
                 written.pop()  # appended to, not a report of this run's own
     if html_path:
-        from pytest_competence.report._html import render_html
+        from pytest_competence.report._html import SPLIT_BYTES, pages_folder, render_pages
 
-        attempt("HTML", html_path, lambda: write_text_atomic(html_path, render_html(document)))
+        where, name = os.path.split(html_path)
+        limit = SPLIT_BYTES if html_max_bytes is None else html_max_bytes
+        pages = render_pages(document, name=name or "report.html", max_bytes=limit)
+        folder = os.path.join(where, pages_folder(name))
+
+        def write_html() -> None:
+            for page, text in pages.items():  # the family pages first, the main page last
+                if page != name:
+                    os.makedirs(folder, exist_ok=True)
+                    write_text_atomic(os.path.join(where, page), text)
+            _remove_stale(folder, {os.path.join(where, page) for page in pages})
+            write_text_atomic(html_path, pages[name])
+
+        if attempt("HTML", html_path, write_html) and len(pages) > 1:
+            written.append(("HTML pages", f"{folder}{os.sep} ({len(pages) - 1} families)"))
     return written
+
+
+def _remove_stale(folder: str, kept: set[str]) -> None:
+    """Remove the family pages an earlier run left in ``folder`` that this run did not write
+    (all of them when this run's report is one page), and the folder once empty."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    for entry in names:
+        path = os.path.join(folder, entry)
+        if entry.endswith(".html") and path not in kept:
+            os.remove(path)
+    if not os.listdir(folder):
+        os.rmdir(folder)

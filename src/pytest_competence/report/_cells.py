@@ -56,19 +56,19 @@ def markdown_table(rows: Rows) -> list[str]:
 
 
 def html_table(rows: Rows, classes: Mapping[str, str] | None = None) -> str:
-    """An HTML table in a horizontally scrolling block; the first column is a label.
+    """An HTML table in a horizontally scrolling block; the first column is a label (aligned
+    left by the table's class ``l1``, as :func:`~._html_result.table` does). Cells and rows
+    leave out their optional end tags, as :func:`~._html_result.table` says.
     ``classes`` gives a cell whose whole text is a key that class (a matrix's ``FAIL``)."""
     classes = classes or {}
 
-    def cell(i: int, c: str) -> str:
-        names = " ".join(n for n in ("l" if i == 0 else "", classes.get(c, "")) if n)
-        return (f'<td class="{names}">' if names else "<td>") + f"{escape(c)}</td>"
+    def cell(c: str) -> str:
+        name = classes.get(c)
+        return (f'<td class="{name}">' if name else "<td>") + escape(c)
 
-    head = "".join(f"<th>{escape(c)}</th>" for c in rows[0])
-    body = "".join(
-        "<tr>" + "".join(cell(i, c) for i, c in enumerate(row)) + "</tr>" for row in rows[1:]
-    )
-    return f'<div class="wide"><table><tr>{head}</tr>{body}</table></div>'
+    head = "".join(f"<th>{escape(c)}" for c in rows[0])
+    body = "".join("<tr>" + "".join(cell(c) for c in row) for row in rows[1:])
+    return f'<div class="wide"><table class=l1><tr>{head}{body}</table></div>'
 
 
 def family_tables(r: Mapping[str, Any]) -> list[Table]:

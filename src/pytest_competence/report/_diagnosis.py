@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_competence.drawing import number
 from pytest_competence.report._cells import aligned, html_table, markdown_table
+from pytest_competence.report._matrix import level_name
 
 __all__ = ["diagnosis_html", "diagnosis_lines", "diagnosis_markdown"]
 
@@ -36,8 +37,8 @@ def _rows(block: Mapping[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _level_rows(block: Mapping[str, Any]) -> list[list[str]]:
-    rows = [["n", "presentation", "prompts", "best agreement", "answers like"]]
+def _level_rows(block: Mapping[str, Any], level: str = "n") -> list[list[str]]:
+    rows = [[level, "presentation", "prompts", "best agreement", "answers like"]]
     for lv in block["by_level"]:
         top = lv["agreement"][lv["best"][0]]
         shown = lv["best"][:4] + ([f"+{len(lv['best']) - 4}"] if len(lv["best"]) > 4 else [])
@@ -77,7 +78,7 @@ def diagnosis_lines(r: Mapping[str, Any]) -> list[str]:
     return [
         f"    diagnosis: {block['verdict']}",
         *aligned(_rows(block), "      "),
-        *aligned(_level_rows(block), "      "),
+        *aligned(_level_rows(block, level_name(r)), "      "),
         *(f"      {x}" for x in _detail(block)),
     ]
 
@@ -93,7 +94,7 @@ def diagnosis_markdown(r: Mapping[str, Any]) -> list[str]:
         "",
         *markdown_table(_rows(block)),
         "",
-        *markdown_table(_level_rows(block)),
+        *markdown_table(_level_rows(block, level_name(r))),
         "",
         *(f"- {x}" for x in _detail(block)),
         "",
@@ -109,5 +110,5 @@ def diagnosis_html(r: Mapping[str, Any]) -> str:
     return (
         f"<h3>Diagnosis: which reference policy it answers like</h3>"
         f"<p>{escape(block['verdict'])}</p>{html_table(_rows(block))}"
-        f"{html_table(_level_rows(block))}" + (f"<ul>{items}</ul>" if items else "")
+        f"{html_table(_level_rows(block, level_name(r)))}" + (f"<ul>{items}</ul>" if items else "")
     )

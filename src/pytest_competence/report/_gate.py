@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_competence.drawing import SHOWN_PRESENTATIONS
 from pytest_competence.report._cells import aligned, html_table, markdown_table, p_text
+from pytest_competence.report._matrix import level_name
 
 __all__ = [
     "bound_lines",
@@ -96,13 +97,15 @@ def power_sentence(gate: Mapping[str, Any]) -> str | None:
     return text
 
 
-def gate_rows(gate: Mapping[str, Any], *, limit: int | None = None) -> list[list[str]]:
-    """The gated cells as text rows, the header first; with ``limit``, only the cells of the
-    first ``limit`` presentations."""
+def gate_rows(
+    gate: Mapping[str, Any], *, limit: int | None = None, level: str = "n"
+) -> list[list[str]]:
+    """The gated cells as text rows, the header first (``level`` heads the levels' column);
+    with ``limit``, only the cells of the first ``limit`` presentations."""
     names = list(dict.fromkeys(r["presentation"] for r in gate["comparisons"]))
     shown = set(names if limit is None else names[:limit])
     ni = _ni(gate)
-    head = ["n", "presentation", "pairs", "candidate", "baseline", "Δ"]
+    head = [level, "presentation", "pairs", "candidate", "baseline", "Δ"]
     head += ["lower bound (Holm)", "p (Holm)"] if ni else ["p (Holm)"]
     if gate.get("power"):
         head.append("margin at 80%" if ni else "detectable drop")
@@ -138,7 +141,7 @@ def _hidden(gate: Mapping[str, Any]) -> int:
 
 def bound_sentences(r: Mapping[str, Any]) -> list[str]:
     """The bound behind a strict pass, and each threshold stated with a confidence."""
-    bounds = r.get("bounds") or {}
+    bounds, name = r.get("bounds") or {}, level_name(r)
     out = []
     strict = bounds.get("strict")
     if strict and strict["failures"] == 0:
@@ -152,12 +155,12 @@ def bound_sentences(r: Mapping[str, Any]) -> list[str]:
         edge = pick(known, key=lambda lv: lv["bound"]) if known else None
         where = (
             f"; {'lowest' if t['side'] == 'lower' else 'highest'} {t['side']} bound "
-            f"{edge['bound']:.3f} at n={edge['n']}"
+            f"{edge['bound']:.3f} at {name}={edge['n']}"
             if edge
             else "; no level with a bound"
         )
         failing = [str(lv["n"]) for lv in t["levels"] if not lv["holds"]]
-        verdict = "holds" if not failing else f"fails at n={', '.join(failing)}"
+        verdict = "holds" if not failing else f"fails at {name}={', '.join(failing)}"
         out.append(f"{t['threshold']} (one-sided Wilson): {verdict}{where}")
     return out
 
@@ -180,7 +183,9 @@ def gate_lines(r: Mapping[str, Any]) -> list[str]:
     if power:
         lines.append(f"      {power}")
     if gate["comparisons"]:
-        lines.extend(aligned(gate_rows(gate, limit=SHOWN_PRESENTATIONS), "      "))
+        lines.extend(
+            aligned(gate_rows(gate, limit=SHOWN_PRESENTATIONS, level=level_name(r)), "      ")
+        )
         hidden = _hidden(gate)
         if hidden:
             lines.append(f"      (+{hidden} more presentations in the JSON and HTML reports)")
@@ -213,7 +218,7 @@ def gate_markdown(r: Mapping[str, Any], cell: Any) -> list[str]:
         warn = "⚠️ " if gate["power"]["underpowered"] else ""
         out.append(f"  - {warn}{cell(power)}")
     if gate["comparisons"]:
-        rows = [[cell(c) for c in row] for row in gate_rows(gate)]
+        rows = [[cell(c) for c in row] for row in gate_rows(gate, level=level_name(r))]
         out += [
             "",
             f"  <details><summary>gate per level × presentation ({len(rows) - 1} cells)</summary>",
@@ -243,7 +248,7 @@ def gate_html(r: Mapping[str, Any]) -> str:
             kind = "warn" if gate["power"]["underpowered"] else "muted"
             parts.append(f'<p class="{kind}"><b>Power.</b> {escape(power)}.</p>')
         if gate.get("comparisons"):
-            parts.append(html_table(gate_rows(gate)))
+            parts.append(html_table(gate_rows(gate, level=level_name(r))))
     return "".join(parts)
 
 

@@ -19,24 +19,29 @@ from pytest_competence.drawing import (
     SHARED,
     SHOWN_PRESENTATIONS,
     Band,
+    Defs,
     Series,
     bullet_chart,
     level_chart,
     level_label,
     stacked_bars,
 )
+from pytest_competence.report._matrix import level_name
 
 __all__ = ["result_plots"]
 
 
-def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """The four plots of one ``results[]`` entry as ``(title, caption, svg)``.
+def result_plots(
+    r: Mapping[str, Any], defs: Defs | None = None, *, profile_only: bool = False
+) -> list[tuple[str, str, str]]:
+    """The four plots of one ``results[]`` entry as ``(title, caption, svg)`` (``profile_only``:
+    the first alone); with ``defs``, their frames are the page's shared ones.
 
     (1) accuracy per presentation, ι and R with its Wilson band against n (CBE paper, arXiv:2610.22894, Fig. 2);
     (2) κₙ per pair against n, gaps where undefined (Fig. 7); (3) R/D/U stacked per level;
     (4) any/fraction/all correct as bullet rows (systematicity paper, arXiv:2609.13948, Fig. 4).
     """
-    levels, summary = r["levels"], r["summary"]
+    levels, summary, x_name = r["levels"], r["summary"], level_name(r)
     shown = r["presentations"][:SHOWN_PRESENTATIONS]  # the rest: the family's own section
     ns = [lv["n"] for lv in levels]
     series = [
@@ -65,10 +70,12 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     tau = (summary.get("boundary") or {}).get("tau")
     undefined = levels and all(lv.get("invariance") is None for lv in levels)
     first = level_chart(
-        "Accuracy, invariance and robust correctness against n",
+        f"Accuracy, invariance and robust correctness against {x_name}",
         ns,
         series,
         y_label="share",
+        x_name=x_name,
+        defs=defs,
         rules=[(tau, f"τ = {tau:g}", "left")] if tau is not None else [],
         note="no levels"
         if not levels
@@ -76,6 +83,13 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         if undefined
         else None,
     )
+    more = len(r["presentations"]) - len(shown)
+    first_of = (
+        f"; the first {len(shown)} of {len(r['presentations'])} presentations" if more else ""
+    )
+    profile = ("Profile", f"accuracy per presentation, ι and R (log₂ {x_name}){first_of}", first)
+    if profile_only:
+        return [profile]
 
     names = [
         name
@@ -99,10 +113,12 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     if kbar is not None:
         rules.append((kbar, f"κ̄ = {kbar:.2f}", "left"))
     second = level_chart(
-        "Chance-corrected invariance κₙ against n",
+        f"Chance-corrected invariance κₙ against {x_name}",
         ns,
         kappas,
         y_label="κₙ",
+        x_name=x_name,
+        defs=defs,
         y_range=(low, 1.0),
         y_ticks=ticks,
         rules=rules,
@@ -124,21 +140,19 @@ def result_plots(r: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         ],
         notes=[f"{lv['jointly_parsed']}/{lv['instances']}" for lv in levels],
         note="no instance jointly parsed" if undefined else None,
+        x_name=x_name,
+        defs=defs,
     )
     rows = [
         (
-            f"n = {level_label(lv['n'])}",
+            f"{x_name} = {level_label(lv['n'])}",
             (lv.get("any_correct"), lv.get("fraction_correct"), lv.get("all_correct")),
         )
         for lv in levels
     ]
-    fourth = bullet_chart("Any, fraction and all correct per level", rows, BULLET)
-    more = len(r["presentations"]) - len(shown)
-    first_of = (
-        f"; the first {len(shown)} of {len(r['presentations'])} presentations" if more else ""
-    )
+    fourth = bullet_chart("Any, fraction and all correct per level", rows, BULLET, defs=defs)
     return [
-        ("Profile", f"accuracy per presentation, ι and R (log₂ n){first_of}", first),
+        profile,
         ("Chance-corrected invariance", f"gaps where κₙ is undefined{first_of}", second),
         ("Paired masses", "on jointly parsed instances; below: jointly parsed/instances", third),
         ("Systematicity", "any · fraction · all correct", fourth),

@@ -12,10 +12,10 @@ from pytest_competence.drawing import SHOWN_PRESENTATIONS
 from pytest_competence.report._cells import aligned, tables_lines
 from pytest_competence.report._diagnosis import diagnosis_lines
 from pytest_competence.report._gate import bound_lines, gate_lines
-from pytest_competence.report._matrix import family_matrices
+from pytest_competence.report._matrix import Counts, family_counts, family_matrices, level_name
 from pytest_competence.report._probes import probes_lines
 
-__all__ = ["summary_lines", "verdict"]
+__all__ = ["counts_line", "summary_lines", "verdict"]
 
 
 def _num(value: float | None) -> str:
@@ -37,6 +37,17 @@ def verdict(r: Mapping[str, Any]) -> str:
     if r.get("report_only") and r.get("outcome") == "passed":
         return "PASS" if r.get("condition_met") else "FAIL (report only)"
     return "PASS" if r.get("outcome") == "passed" else str(r.get("outcome", "?")).upper()
+
+
+def counts_line(document: Mapping[str, Any]) -> str:
+    """The run's test × model pairs in competence terms, the last line before pytest's own:
+    ``competence: 126 caught, 129 passed, 0 errors, 748 n/a (test × model pairs)``, and why
+    pytest counted the caught ones as passed in a report-only run."""
+    total = sum(family_counts(document).values(), Counts())
+    only = total.caught and any(r.get("report_only") for r in document.get("results") or [])
+    return f"competence: {total.text()} (test × model pairs" + (
+        "; report only: pytest passed the caught ones)" if only else ")"
+    )
 
 
 def _matrix(document: Mapping[str, Any]) -> list[str]:
@@ -119,18 +130,20 @@ def first_failing(r: Mapping[str, Any], strict: int | None) -> str:
     first whose all-correct is below 1 (``strict``); a declared condition's is its failing
     case's, shown beside the strict one (a test may pass ``accuracy >= 0.6`` and still have
     instances wrong from some level on)."""
-    shown = "—" if strict is None else str(strict)
+    shown, name = ("—" if strict is None else str(strict)), level_name(r)
     if r.get("design", {}).get("require", "strict") in ("strict", ["strict"]):
-        return f"first failing n: {shown}"
+        return f"first failing {name}: {shown}"
     level = (r.get("failing_case") or {}).get("level")
     declared = "—" if level is None else str(level)
-    return f"first failing n ({r['condition']}): {declared}; all-correct < 1 from n: {shown}"
+    return (
+        f"first failing {name} ({r['condition']}): {declared}; all-correct < 1 from {name}: {shown}"
+    )
 
 
 def _table(r: Mapping[str, Any]) -> list[str]:
     shown = r["presentations"][:SHOWN_PRESENTATIONS]
     head = (
-        ["n", "pairs"]
+        [level_name(r), "pairs"]
         + [f"acc[{p}]" for p in shown]
         + ["R", "R 95% CI", "D", "U", "κ", "cover", "all-ok"]
     )

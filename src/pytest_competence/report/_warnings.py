@@ -77,4 +77,4 @@ def warnings_html(document: Mapping[str, Any]) -> str:
     if not found:
         return ""
     items = "".join(f"<li>{esc(w['message'])}</li>" for w in found)
-    return f"<section class=warnings><h2>Warnings</h2><ul>{items}</ul></section>"
+    return f"<section id=warnings class=warnings><h2>Warnings</h2><ul>{items}</ul></section>"

@@ -137,10 +137,10 @@ def systematicity_figures(r: Mapping[str, Any]) -> list[Figure]:
             _chart("Systematicity by isomorphism type", _named(block)),
         )
     ]
-    levels = block.get("by_level") or []
+    levels, name = block.get("by_level") or [], r.get("level_name") or "n"
     if len(levels) > 1:
         per_level = [
-            (f"n = {level_label(lv['n'])}", lv["pooled"]) for lv in levels if "pooled" in lv
+            (f"{name} = {level_label(lv['n'])}", lv["pooled"]) for lv in levels if "pooled" in lv
         ]
         out.append(
             Figure(

@@ -168,6 +168,7 @@ class Concepts(RuleInduction):
     """
 
     name = "concepts"
+    level_name = "length"
     isomorphisms = (REORDER, REBIND)
     levels = (1, 5)
     system = CONCEPTS_SYSTEM.format(n_query=6)  # the default; each instance fills in its own

@@ -104,6 +104,7 @@ class Grammar(RuleInduction):
     """
 
     name = "grammar"
+    level_name = "functions"
     isomorphisms = (REORDER, "substitute", "recompose")
     levels = (1, 4)
 

@@ -152,6 +152,7 @@ class Horn(Family):
                 f"Expected vary to be one of {', '.join(map(repr, VARY))}, but got vary={vary!r}"
             )
         self.vary = vary
+        self.level_name = vary  # the level counts rules, the proof depth or distractor rules
         for key, value in (("depth", depth), ("distractors", distractors)):
             if value is not None and (
                 isinstance(value, bool)

@@ -85,6 +85,7 @@ class Intervention(Family):
     """
 
     name = "intervention"
+    level_name = "rules"
     answer_space = LETTERS
     shortcuts = ("ref:iw-stuck", "ref:iw-jumpy", "ref:iw-letter?letter=A")
 

@@ -105,6 +105,7 @@ class Ordering(Family):
     """
 
     name = "ordering"
+    level_name = "n"
     answer_space = ("yes", "no")
     shortcuts = ("ref:endpoint", "ref:forward-reader", "ref:names-order", "ref:threshold?n=64")
 

@@ -79,6 +79,7 @@ class Programs(RuleInduction):
     """
 
     name = "programs"
+    level_name = "steps"
     isomorphisms = (REORDER, SUBSTITUTE)
     levels = (1, 5)
     shortcuts = ("ref:programs-copy-nearest", "ref:surface")

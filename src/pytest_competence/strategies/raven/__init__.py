@@ -125,6 +125,7 @@ class Raven(RuleInduction):
     """
 
     name = "raven"
+    level_name = "features"
     isomorphisms = (REORDER, PERMUTE)
     levels = (1, 4)
     shortcuts = ("ref:raven-aligned", "ref:surface")

@@ -72,6 +72,7 @@ class Reformulations(Family):
     """
 
     name = "reformulations"
+    level_name = "size"
     answer_space = ANSWERS
     shortcuts = ("ref:crt-ignore-negation", "ref:crt-hedge")
 
