@@ -292,3 +292,29 @@ def test_memory_is_flat_in_the_number_of_records(suite, tmp_path):
         assert merged.document["records_file"]["count"] == 8 * lines
         assert Path(records).stat().st_size > 8 * lines * 300
     assert peaks[40_000] < peaks[4_000] + 2 * 2**20, peaks
+
+
+@pytest.mark.slow
+def test_a_bigger_mix_in_three_shards_under_xdist(tmp_path):
+    """Three of the example suites (Horn, ordering, reformulations: parametrized tests, n/a
+    pairs, failures minimised) gated against a baseline model, as three shards of two xdist
+    workers each, records gzip-compressed: the merge equals the single run."""
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    for name in ("test_horn", "test_ordering_left_right", "test_reformulations"):
+        (tmp_path / f"{name}_suite.py").write_text((examples / f"{name}.py").read_text("utf-8"))
+    (tmp_path / "pytest.ini").write_text(INI + "python_files = *_suite.py\n", "utf-8")
+    common = (
+        "--competence-model=ref:ideal,ref:noisy?p=0.05,ref:horn-if-then",
+        "--competence-baseline=ref:ideal",
+    )
+    pytest_run(tmp_path, *common, "--competence-json=single.json",
+               "--competence-records=single.records.jsonl.gz")  # fmt: skip
+    shards = [f"shard-{k}.json" for k in (1, 2, 3)]
+    for k, shard in enumerate(shards, 1):
+        pytest_run(tmp_path, "-n", "2", *common, f"--competence-shard={k}/3",
+                   f"--competence-json={shard}")  # fmt: skip
+    competence(tmp_path, "merge", "-o", "all.json", *shards, "--records", "all.records.jsonl.gz")
+    assert_same_run(tmp_path, "single.json", "all.json")
+    document = json.loads((tmp_path / "all.json").read_text("utf-8"))
+    assert all(r["gate"] for r in document["results"])
+    assert len(document["comparisons"]) == len({r["test"] for r in document["results"]})
