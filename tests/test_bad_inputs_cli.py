@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from plugin_helpers import scripted_document
-from pytest_competence.report import write_outputs
+from pytest_competence.report import SCHEMA, write_outputs
 from pytest_competence.report._records_file import archived_records
 from pytest_competence.spec import spec_from_marker
 
@@ -290,6 +290,80 @@ CLI_ROWS = [
         "",
         exit=0,
     ),
+    # -- competence merge (issue #50): one line naming the test and the archives
+    CliRow(
+        "merge-old-schema",
+        ("merge", "-o", "m.json", "{file:m-v2}", "{file:good}"),
+        "good.json: schema 'pytest-competence/results/1', expected "
+        "'pytest-competence/results/2'; rewrite it with this version first: competence report",
+    ),
+    CliRow(
+        "merge-other-version",
+        ("merge", "-o", "m.json", "{file:m-v2}", "{file:v2-old}"),
+        "v2-old.json was written by pytest-competence 0.0.1",
+    ),
+    CliRow(
+        "merge-other-design",
+        ("merge", "-o", "m.json", "{file:m-v2}", "{file:v2-seed}"),
+        "test_hostile.py::test_x[*] [py:scripted]: ",
+    ),
+    CliRow(
+        "merge-other-design-named",
+        ("merge", "-o", "m.json", "{file:m-v2}", "{file:v2-seed}"),
+        "v2-seed.json holds another design than ",
+    ),
+    CliRow(
+        "merge-two-identities",
+        ("merge", "-o", "m.json", "{file:v2-identity}", "{file:v2-identity-b}"),
+        "model 'py:scripted' is two models: test_hostile.py::test_y[*] [py:scripted] in ",
+    ),
+    CliRow(
+        "merge-other-answers",
+        ("merge", "-o", "m.json", "{file:m-v2}", "{file:v2-answers}"),
+        "v2-answers.json hold different results for it (one design, other answers)",
+    ),
+    CliRow(
+        "merge-not-results",
+        ("merge", "-o", "m.json", "{file:m-v2}", "{file:jsonl}"),
+        "not a results document: ",
+    ),
+    CliRow(
+        "merge-missing-archive",
+        ("merge", "-o", "m.json", "{file:m-v2}", "nothing.json"),
+        "competence merge: nothing.json: No such file or directory",
+    ),
+    CliRow(
+        "merge-records-missing",
+        ("merge", "-o", "m.json", "{file:m-v2}", "{file:m-records-missing}"),
+        "m-records-missing.json: records file ",
+    ),
+    CliRow(
+        "merge-records-foreign",
+        ("merge", "-o", "m.json", "{file:m-v2}", "{file:m-records-foreign}"),
+        "is not the one this document was written with",
+    ),
+    CliRow(
+        "merge-output-is-an-archive",
+        ("merge", "-o", "{file:m-v2}", "{file:m-v2}", "{file:m-v2-gz}"),
+        "m-v2.json is one of the archives merged; write the merge to a new file",
+    ),
+    CliRow(
+        "merge-missing-dir",
+        ("merge", "-o", "missing/m.json", "{file:m-v2}"),
+        "competence merge: -o missing/m.json: the directory missing does not exist",
+    ),
+    CliRow(
+        "merge-records-is-output",
+        ("merge", "-o", "m.json", "--records", "m.json", "{file:m-v2}"),
+        "--records m.json: is the -o file itself",
+    ),
+    CliRow(
+        "merge-no-output",
+        ("merge", "{file:m-v2}"),
+        "the following arguments are required: -o/--output",
+        usage=True,
+    ),
+    CliRow("merge-good", ("merge", "-o", "m.json", "{file:m-v2}", "{file:m-v2-gz}"), "", exit=0),
     CliRow(
         "report-records-missing-dir",
         ("report", "{file}", "--json", "r.json", "--records", "missing/r.jsonl"),
@@ -365,6 +439,35 @@ def prepared(tmp_path_factory):
             doc["results"].append(dict(result, model="py:other", nodeid="other"))
         paths[name] = folder / f"{name}.json"
         paths[name].write_text(json.dumps(doc), "utf-8")
+    # The merge reads this version's archives only: these are the records-file ones above
+    # under its schema (scripted_document writes /1's), pointing to the same records files.
+    for name in ("v2", "v2-gz", "records-missing", "records-foreign"):
+        doc = dict(json.loads(paths[name].read_text("utf-8")), schema=SCHEMA)
+        paths[f"m-{name}"] = folder / f"m-{name}.json"
+        paths[f"m-{name}"].write_text(json.dumps(doc), "utf-8")
+    v2 = json.loads(paths["m-v2"].read_text("utf-8"))
+    for name, how in (
+        ("v2-old", "version"),
+        ("v2-seed", "seed"),
+        ("v2-identity", "identity"),
+        ("v2-identity-b", "identity-b"),
+        ("v2-answers", "answers"),
+    ):
+        doc = copy.deepcopy(v2)
+        result = doc["results"][0]
+        if how == "version":
+            doc["plugin_version"] = "0.0.1"
+        elif how == "seed":
+            result["design"]["seed"] = 7
+        elif how == "answers":
+            result["summary"]["all_correct"] = 0.123
+        else:  # the same model name, answered by two models (one per archive)
+            result["model_identity"] = "aaaa" if how == "identity" else "bbbb"
+            if how == "identity-b":
+                result["test"] = result["test"].replace("test_x", "test_y")
+                result["nodeid"] = result["nodeid"].replace("test_x", "test_y")
+        paths[name] = folder / f"{name}.json"
+        paths[name].write_text(json.dumps(doc), "utf-8")
     paths["jsonl"] = folder / "data.jsonl"
     paths["jsonl"].write_text('{"schema": "pytest-competence/dataset/1"}\n{"prompt": "p"}\n')
     return folder, paths
@@ -390,5 +493,5 @@ def test_cli_input(prepared, row: CliRow):
     assert done.returncode == row.exit, output
     assert "Traceback" not in output, output
     assert row.expected in done.stderr, done.stderr
-    if row.exit == 2 and row.id.startswith(("report", "trend")) and not row.usage:
+    if row.exit == 2 and row.id.startswith(("report", "trend", "merge")) and not row.usage:
         assert len(done.stderr.splitlines()) == 1, done.stderr  # one line, no usage banner

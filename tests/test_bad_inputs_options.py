@@ -353,6 +353,29 @@ ROWS = [
         args=("--competence-batch-max-lines=10",),
     ),
     Row(
+        "shard-zero",
+        "argument --competence-shard: got '0/3': K counts the shards from 1 to N=3, e.g. "
+        "--competence-shard=1/3",
+        args=("--competence-shard=0/3",),
+    ),
+    Row(
+        "shard-past-count",
+        "argument --competence-shard: got '4/3': K counts the shards from 1 to N=3",
+        args=("--competence-shard=4/3",),
+    ),
+    Row(
+        "shard-not-k-of-n",
+        "argument --competence-shard: expected K/N, shard K of N shards, e.g. "
+        "--competence-shard=1/3; got 'x'",
+        args=("--competence-shard=x",),
+    ),
+    Row(
+        "shard-no-shards",
+        "argument --competence-shard: got '1/0': N is the number of shards, at least 1",
+        args=("--competence-shard=1/0",),
+    ),
+    Row("shard-one-of-one", "", 0, args=("--competence-shard=1/1",)),
+    Row(
         "batch-runner-choice",
         "argument --competence-batch-runner: invalid choice: 'sglang'",
         args=("--competence-batch-export=r.jsonl", "--competence-batch-runner=sglang"),

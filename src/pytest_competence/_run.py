@@ -294,6 +294,7 @@ class CompetenceRun:
         ``probes``, a probed test's ``probes`` block too (:meth:`probe_block`)."""
         from pytest_competence._failure import failing_case
         from pytest_competence.analysis import analyze
+        from pytest_competence.models.identity import model_identity
 
         settings = self.session.settings
         result: Result = {
@@ -318,6 +319,9 @@ class CompetenceRun:
                 "fingerprint": self.fingerprint(),
             },
             "failing_case": failing_case(self.condition, self.evaluation, self.profiles),
+            # Which model answered, beyond its name: competence merge refuses archives that
+            # bind one name to two models.
+            "model_identity": model_identity(self.model),
             "sampling": {  # what the greedy-server warning reads (report._warnings)
                 "temperature": _temperature(self.model),
                 "attempts": self.spec.attempts,

@@ -3,7 +3,8 @@
 ``competence generate FAMILY …`` writes a family's design as JSON Lines
 (:mod:`pytest_competence.dataset`); ``competence report`` recomputes and re-renders an archived
 ``--competence-json`` document; ``competence trend`` compares a series of archived checkpoints
-(:mod:`pytest_competence.report._trend`); ``competence plan`` prints a design's interval widths;
+(:mod:`pytest_competence.report._trend`); ``competence merge`` joins the archives of several runs
+(:mod:`pytest_competence.report._merge`); ``competence plan`` prints a design's interval widths;
 ``competence batch import`` stores OpenAI Batch results in the response cache; ``competence
 audit`` audits the suites of a folder (:mod:`pytest_competence.audit`).
 """
@@ -17,10 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence._settings import (
-    output_path_problem,
-    records_path_problem,
-)
+from pytest_competence._settings import output_path_problem, records_path_problem
 from pytest_competence._version import __version__
 from pytest_competence.dataset import _AsTyped, _floats, _ints, _typed_as
 from pytest_competence.protocol import InvalidArgument
@@ -30,8 +28,8 @@ __all__ = ["BROKEN_PIPE", "batch_import", "main", "plan", "report", "trend"]
 #: What ``competence --help`` says first: plain text, not the docstring's reStructuredText.
 _DESCRIPTION = (
     "Work on the families and on what a pytest run wrote, without pytest: generate a family's "
-    "design as a dataset, recompute and re-render an archived run (report), compare archived "
-    "checkpoints (trend), plan a design's sample sizes, import OpenAI Batch answers, audit "
+    "design as a dataset, recompute and re-render an archived run (report), merge the archives "
+    "of several runs (merge), compare archived checkpoints (trend), plan a design's sample sizes, import OpenAI Batch answers, audit "
     "suites."
 )
 
@@ -152,8 +150,10 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     plan.add_argument("--confidence", type=float, default=0.95, help="Confidence (default 0.95)")
     plan.add_argument("--power", type=float, default=0.8, help="Power (default 0.8)")
     from pytest_competence.audit._command import add_parser as add_audit_parser
+    from pytest_competence.report._merge import add_parser as add_merge_parser
 
     add_audit_parser(sub)
+    add_merge_parser(sub)
     return parser
 
 
@@ -384,6 +384,10 @@ def _main(argv: Sequence[str] | None) -> int:
             return batch_import(args)
         except (OSError, ValueError, BatchError) as exc:
             parser.error(f"batch import: {exc}")
+    if args.command == "merge":
+        from pytest_competence.report._merge import run as run_merge
+
+        return run_merge(args, _say)
     if args.command == "audit":
         from pytest_competence.audit._command import run as run_audit
 

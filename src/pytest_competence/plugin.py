@@ -6,7 +6,7 @@ configure time the settings are read and checked once (:class:`~._session.Compet
 cheap model specs are resolved (a bad one is a usage error before anything runs), and the plugins
 that do the work are registered: the marker's tests and fixtures (:mod:`._fixtures`), the verdict
 after each body (:mod:`._verdict`), minimisation (:mod:`.minimise`), the audit
-(:mod:`.audit._plugin`), the lookahead (:mod:`._lookahead`) and the xdist hand-over.
+(:mod:`.audit._plugin`), the lookahead (:mod:`._lookahead`), the shards (:mod:`._shard`), xdist.
 """
 
 from __future__ import annotations
@@ -87,9 +87,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="Evaluate and report every condition and gate, but do not fail tests",
     )
-    from pytest_competence._batch_files import add_options
+    from pytest_competence import _batch_files, _shard
 
-    add_options(group)  # --competence-batch-export and its caps
+    _batch_files.add_options(group)  # --competence-batch-export and its caps
+    _shard.add_option(group)  # --competence-shard
     group.addoption(
         "--competence-audit",
         action="store_true",
@@ -215,9 +216,10 @@ def pytest_configure(config: pytest.Config) -> None:
     state = start_session(config)
     config.stash[STATE] = state
     config.pluginmanager.register(state, "competence-session")
-    from pytest_competence import _fixtures, _verdict
+    from pytest_competence import _fixtures, _shard, _verdict
 
     config.pluginmanager.register(_fixtures, "competence-fixtures")
+    config.pluginmanager.register(_shard, "competence-shard")  # --competence-shard
     config.pluginmanager.register(_verdict, "competence-verdict")
     if config.getoption("competence_audit"):
         from pytest_competence.audit._plugin import AuditPlugin

@@ -53,7 +53,9 @@ class Result(_Verdict, total=False):
 
     ``errors`` is there when infrastructure errors ended the test, ``diagnosis`` with
     ``--competence-diagnose``, ``probes`` for a probed test (``--competence-probe``,
-    ``@pytest.mark.competence_probe``); ``sampling`` (the model's temperature, the attempts,
+    ``@pytest.mark.competence_probe``); ``model_identity`` (a hash naming the model behind its
+    name, :func:`~pytest_competence.models.identity.model_identity`; ``competence merge`` refuses
+    one name bound to two), ``sampling`` (the model's temperature, the attempts,
     the prompts sent more than once and those whose answers varied) and ``bounds`` (the
     bounds behind the verdict, :meth:`~pytest_competence.conditions.Condition.bounds`) in
     results of this version; ``nodeid`` and ``outcome`` are set when the report reaches the
@@ -62,6 +64,7 @@ class Result(_Verdict, total=False):
 
     errors: dict[str, Any]
     diagnosis: dict[str, Any]
+    model_identity: str | None
     sampling: dict[str, Any]
     probes: dict[str, Any]
     bounds: dict[str, Any]

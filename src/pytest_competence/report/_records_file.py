@@ -21,9 +21,9 @@ import io
 import itertools
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from pytest_competence.report._archive import NotAResultsDocument, check_record
 
@@ -33,11 +33,13 @@ __all__ = [
     "part_lines",
     "pointers",
     "read_records",
+    "record_lines",
     "write_records_file",
 ]
 
 #: Bytes read at a time when hashing a records file.
 _CHUNK = 1 << 20
+_T = TypeVar("_T")
 
 
 class RecordsFileError(NotAResultsDocument):
@@ -174,7 +176,15 @@ def read_records(
         for result in document["results"]:
             yield result, result.get("records") or None
         return
-    handle, name = _opened(document, Path(folder))
+    yield from _per_result(document, Path(folder), _result_records)
+
+
+def _per_result(
+    document: Mapping[str, Any], folder: Path, stream: Callable[..., Iterator[_T]]
+) -> Iterator[tuple[dict[str, Any], Iterator[_T] | None]]:
+    """Each result with ``stream(result, count, lines, name)`` over its lines of the records
+    file (checked against its sha256 first), drained before the next result is taken."""
+    handle, name = _opened(document, folder)
     with handle:
         lines = enumerate(handle, 1)
         for result in document["results"]:
@@ -182,15 +192,48 @@ def read_records(
             if not isinstance(pointer, dict) or not pointer.get("count"):
                 yield result, None
                 continue
-            stream = _result_records(result, pointer["count"], lines, name)
-            yield result, stream
-            for _ in stream:  # what the caller left unread
+            records = stream(result, pointer["count"], lines, name)
+            yield result, records
+            for _ in records:  # what the caller left unread
                 pass
         for number, _ in lines:
             raise RecordsFileError(
                 f"records file {name}: line {number} is past the last record "
                 f"the document counts ({document['records_file']['count']})"
             )
+
+
+def record_lines(
+    document: Mapping[str, Any], folder: str | os.PathLike[str]
+) -> Iterator[tuple[dict[str, Any], Iterator[bytes] | None]]:
+    """As :func:`read_records`, each record as its line with the result's tag taken off: the
+    bytes :func:`write_records_file` takes back, so a copy is byte for byte and no JSON is
+    parsed (``competence merge`` copies records this way). A line of another result, or one
+    too few, is a :class:`RecordsFileError`; a document without a records file has none."""
+    if "records_file" not in document:
+        for result in document["results"]:
+            yield result, None
+        return
+    yield from _per_result(document, Path(folder), _untagged)
+
+
+def _untagged(
+    result: Mapping[str, Any], count: int, lines: Iterator[tuple[int, bytes]], name: str
+) -> Iterator[bytes]:
+    nodeid, tag, read = result["nodeid"], _tag(result["nodeid"], result["model"]), 0
+    for number, line in itertools.islice(lines, count):
+        rest = line[len(tag) :] if line.startswith(tag) else b""
+        if not rest.startswith((b", ", b"}")):
+            raise RecordsFileError(
+                f"records file {name}: line {number} is not a record of {nodeid}: the records "
+                f"file does not match the document"
+            )
+        read += 1
+        yield b"{" + (rest[2:] if rest.startswith(b", ") else rest)
+    if read < count:
+        raise RecordsFileError(
+            f"records file {name} ends after {read} of the {count} records of {nodeid}: truncated"
+        )
 
 
 def _result_records(
