@@ -121,16 +121,16 @@ class CompetenceSession:
     def model(self, spec: str, option: str | None = None) -> Model:
         """The model of ``spec``, resolved on first use (a ``py:`` module is imported now: its
         spec was checked at configure). A module that fails to import is a model that cannot
-        answer (:class:`_Unloadable`): each test that needs it is an infrastructure error with
+        answer (:class:`~.models.Unloadable`): each test that needs it is an infrastructure error with
         that message, naming ``option``, archived like any other; it is imported once."""
         if spec not in self.models:
-            from pytest_competence.models import ModelSpecError
+            from pytest_competence.models import ModelSpecError, Unloadable
 
             try:
                 self.models[spec] = self.resolve(spec)
             except (ModelSpecError, ImportError) as exc:  # ImportError: a backend's extra
                 named = option or self.models_option
-                self.models[spec] = _Unloadable(spec, self.redact(f"{named}: {exc}"))
+                self.models[spec] = Unloadable(spec, self.redact(f"{named}: {exc}"))
         return self.models[spec]
 
     def evaluate(self, spec: CompetenceSpec, model: Model, test: str = "") -> Evaluation:
@@ -408,20 +408,6 @@ class CompetenceSession:
             terminalreporter.write_line(counts_line(pairs), bold=True)
         for line in self.problems:
             terminalreporter.write_line(line, red=True, bold=True)
-
-
-class _Unloadable:
-    """The model of a spec whose module or backend could not be loaded when a test first needed
-    it: every call fails with why (a :class:`~.models.ModelCallError`), so each of its tests is
-    an infrastructure error with a result in every report, never a test that vanishes."""
-
-    def __init__(self, name: str, reason: str) -> None:
-        self.name, self.reason = name, reason
-
-    def generate(self, prompts: Any) -> list[str | BaseException]:
-        from pytest_competence.models import ModelCallError
-
-        raise ModelCallError(self.reason)
 
 
 #: The exit status of a run that could not write a report it was asked for: pytest's own

@@ -23,6 +23,7 @@ __all__ = [
     "ModelWrapper",
     "NoAnswer",
     "ScoringModel",
+    "Unloadable",
     "as_they_come",
     "groups_as_they_come",
     "overlaps_generation",
@@ -206,3 +207,16 @@ def overlaps_generation(model: object) -> bool:
     """Whether the design's next chunk is generated while ``model`` answers this one: only for
     a model that declares ``releases_gil`` (see :class:`Model`)."""
     return bool(getattr(model, "releases_gil", False))
+
+
+class Unloadable:
+    """The model of a spec whose module or backend could not be loaded when a test first needed
+    it: every call fails with why (a :class:`ModelCallError`), so each of its tests is an
+    infrastructure error with a result in every report, never a test that vanishes."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name, self.reason = name, reason
+
+    def generate(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:
+        """Fail: the model could not be loaded."""
+        raise ModelCallError(self.reason)

@@ -19,6 +19,7 @@ import ast
 import difflib
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 import traceback
@@ -203,10 +204,7 @@ def _not_callable(spec: str, attr: str, kind: str) -> ModelSpecError:
 
 
 def _check_batch_call(spec: str, what: str, fn: Any) -> None:
-    """:class:`ModelSpecError` when ``fn`` cannot be called with one batch of prompts, the
-    way the model is called: a wrong signature said now, not as each test's error."""
-    import inspect
-
+    """:class:`ModelSpecError` when ``fn`` cannot be called with one batch of prompts."""
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):  # a builtin or C callable: nothing to read
