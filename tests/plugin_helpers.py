@@ -215,3 +215,27 @@ def install_example_family(path: Any) -> Any:
     )
     (info / "entry_points.txt").write_text(f"[{section[1]}]\n{entries}\n")
     return site
+
+
+#: The shard and merge tests' suite: two families, a parametrized design, a plain test, and a
+#: model (ref:horn-if-then) that reads no ordering prompts (n/a there).
+SHARD_SUITE = """
+    import pytest
+
+    @pytest.mark.competence(family="horn", levels=[4, 8], pairs=8)
+    def test_horn(competence):
+        pass
+
+    @pytest.mark.competence(family="ordering", levels=[4, 8, 16], pairs=12)
+    def test_ordering(competence):
+        pass
+
+    @pytest.mark.parametrize("pairs", [4, 20])
+    @pytest.mark.competence(family="horn", levels=[4], pairs=8)
+    def test_pairs(competence, pairs):
+        pass
+
+    def test_plain():
+        pass
+"""
+SHARD_MODELS = "ref:ideal,ref:noisy?p=0.2,ref:horn-if-then"

@@ -16,36 +16,17 @@ import gzip
 import json
 import subprocess
 import sys
+import textwrap
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
+from plugin_helpers import SHARD_MODELS as MODELS
+from plugin_helpers import SHARD_SUITE as SUITE
 from pytest_competence._version import __version__
 from pytest_competence.report._merge import MergeError, merge, merge_documents
 
-#: Two families, a parametrized design, a plain test, and three models: one that reads no
-#: ordering prompts (n/a there), and ref:ideal first, the comparisons' reference.
-SUITE = """
-import pytest
-
-@pytest.mark.competence(family="horn", levels=[4, 8], pairs=8)
-def test_horn(competence):
-    pass
-
-@pytest.mark.competence(family="ordering", levels=[4, 8, 16], pairs=12)
-def test_ordering(competence):
-    pass
-
-@pytest.mark.parametrize("pairs", [4, 20])
-@pytest.mark.competence(family="horn", levels=[4], pairs=8)
-def test_pairs(competence, pairs):
-    pass
-
-def test_plain():
-    pass
-"""
-MODELS = "ref:ideal,ref:noisy?p=0.2,ref:horn-if-then"
 #: Nothing saved between runs: a case one run saves, the next would replay.
 INI = "[pytest]\ncompetence_database = none\n"
 
@@ -77,7 +58,7 @@ def competence(folder: Path, *args: str, status: int = 0) -> subprocess.Complete
 def suite(tmp_path_factory) -> Path:
     """The suite's folder, with the single run's archive ``single.json``."""
     folder = tmp_path_factory.mktemp("suite")
-    (folder / "test_suite.py").write_text(SUITE, "utf-8")
+    (folder / "test_suite.py").write_text(textwrap.dedent(SUITE), "utf-8")
     (folder / "pytest.ini").write_text(INI, "utf-8")
     pytest_run(folder, "--competence-model", MODELS, "--competence-json=single.json")
     return folder

@@ -18,30 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import plugin_helpers  # noqa: F401  (the engine, imported before any in-process session)
+from plugin_helpers import SHARD_MODELS as MODELS
+from plugin_helpers import SHARD_SUITE as SUITE
 from pytest_competence._shard import Shard, assign, parse_shard
 
-#: A small mix: two families, a parametrized design, a plain test, and a model (ref:horn-if-then)
-#: that reads no ordering prompts (n/a there).
-SUITE = """
-    import pytest
-
-    @pytest.mark.competence(family="horn", levels=[4, 8], pairs=8)
-    def test_horn(competence):
-        pass
-
-    @pytest.mark.competence(family="ordering", levels=[4, 8, 16], pairs=12)
-    def test_ordering(competence):
-        pass
-
-    @pytest.mark.parametrize("pairs", [4, 20])
-    @pytest.mark.competence(family="horn", levels=[4], pairs=8)
-    def test_pairs(competence, pairs):
-        pass
-
-    def test_plain():
-        pass
-"""
-MODELS = "ref:ideal,ref:noisy?p=0.2,ref:horn-if-then"
 #: Prompts per item of SUITE (levels × pairs × 2 presentations), by test (test_pairs: by pairs).
 PROMPTS = {"test_horn": 32, "test_ordering": 72, "-4]": 8, "-20]": 40}
 
@@ -142,7 +122,7 @@ def test_workers_agree_under_xdist(pytester):
         "-p", "no:cacheprovider", "-n", "2", "-v", "--competence-model", MODELS,
         "--competence-shard=1/2",
     )  # fmt: skip
-    ran = re.findall(r"\[gw\d\] \[ *\d+%\] \w+ (test_suite\.py::\S+)", result.stdout.str())
+    ran = re.findall(r"\[gw\d\] \[ *\d+%\] [\w/]+ (test_suite\.py::\S+)", result.stdout.str())
     assert sorted(ran) == sorted(alone), result.stdout.str()
 
 
