@@ -240,6 +240,17 @@ def test_a_family_without_a_repr_is_named_by_its_class_and_options(parity: type)
     assert repr(_Good()) == "_Good()"  # no constructor of its own
 
 
+@pytest.fixture
+def forget_families() -> Iterator[None]:
+    """Families a conftest of an in-process pytester run registers are forgotten after the
+    test: later tests in this process see the built-in families only."""
+    before = set(FAMILIES)
+    yield
+    for name in set(FAMILIES) - before:
+        del FAMILIES[name]
+
+
+@pytest.mark.usefixtures("forget_families")
 def test_messages_and_archives_name_the_family_not_an_object(pytester: pytest.Pytester) -> None:
     """The failure, the audit and the design's fingerprint show ``Parity()``: an archive of
     one run is the baseline of the next (an object's address would differ in each process)."""

@@ -371,7 +371,7 @@ def test_marker_catches_the_if_then_reader_and_passes_ideal(pytester: pytest.Pyt
     result.stdout.fnmatch_lines(
         [
             "*test_renderers*ref:horn-if-then*",
-            "*first failing level: n=2*",
+            "*first failing level: rules=2*",
         ]
     )
     assert (pytester.path / "r.html").stat().st_size > 0

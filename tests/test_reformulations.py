@@ -275,7 +275,7 @@ def test_marker_catches_the_hedger_and_reports_three_way_answers(pytester: pytes
         "r.json",
     )
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*test_nested*ref:crt-hedge*", "*first failing level: n=1*"])
+    result.stdout.fnmatch_lines(["*test_nested*ref:crt-hedge*", "*first failing level: size=1*"])
     doc = json.loads((pytester.path / "r.json").read_text("utf-8"))
     assert doc and (pytester.path / "r.html").stat().st_size > 0
 

@@ -245,7 +245,7 @@ def test_ideal_reads_a_prompt_that_follows_the_system_prompt(vocabulary):
 def test_a_reference_policy_says_which_prompts_it_reads():
     family = Ordering(vocabulary=LIKES)
     prompts = _prompts(family, levels=(4,), pairs=4)
-    unread = [replace(p, text="A puzzle. " + p.text) for p in prompts]
+    unread = [replace(p, text=p.text.replace("There are ", "Picture ", 1)) for p in prompts]
     for spec in ("ref:ideal", "ref:noisy", "ref:sampled", *ORDERING_SHORTCUTS):
         model = resolve_model(spec)
         assert reads_prompts(model, prompts) and not reads_prompts(model, unread), spec
@@ -298,7 +298,7 @@ LIKES = Vocabulary(
 class Prefixed(Ordering):
     # A rendering of one's own, which no reference reader parses.
     def render(self, z, view):
-        return "A puzzle. " + super().render(z, view)
+        return super().render(z, view).replace("There are ", "Picture ", 1)
 
 
 @pytest.mark.competence(family="ordering", levels=[4, 8], pairs=8)
@@ -354,12 +354,13 @@ def test_a_suite_on_a_vocabulary_of_ones_own_never_catches_a_policy_for_not_read
         if "test_prefixed" in r["test"] and r["family"] == "ordering" and "parse" in r["reason"]
     )
     assert unread == sorted(ordering[:-1])
-    result.stdout.fnmatch_lines_random(
-        [
-            f"SKIPPED [[]1[]] *{model} does not read the ordering prompts of "
-            f"Ordering(vocabulary='likes_more') (it cannot parse the design's first instance)"
-            for model in ("ref:ideal", "ref:endpoint")
-        ]
-    )
+    reasons = {
+        r["model"]: r["reason"] for r in document["not_applicable"] if "prefixed" in r["test"]
+    }
+    for model in ("ref:ideal", "ref:endpoint"):  # n/a pairs report as n/a, their reasons here
+        assert reasons[model] == (
+            f"{model} does not read the ordering prompts of Ordering(vocabulary='likes_more') "
+            f"(it cannot parse the design's first instance)"
+        )
     result.stdout.fnmatch_lines(["    test_suite.py::test_prefixed[[]*[]]  *n/a  *FAIL"])
     assert ("test_prefixed", "ref:ideal") not in verdicts
