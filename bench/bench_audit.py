@@ -145,7 +145,7 @@ def example_specs() -> list[tuple[str, object]]:
     import itertools
     from pathlib import Path
 
-    from pytest_competence.spec import spec_from_marker
+    from pytest_competence.engine.spec import spec_from_marker
 
     out = []
     for path in sorted((Path(__file__).resolve().parent.parent / "examples").glob("test_*.py")):

@@ -65,7 +65,7 @@ def example_specs() -> list[Any]:
     """The two tests' designs, read from the example's markers."""
     import importlib.util
 
-    from pytest_competence.spec import spec_from_marker
+    from pytest_competence.engine.spec import spec_from_marker
 
     found = importlib.util.spec_from_file_location("left_right", ROOT / EXAMPLE)
     assert found is not None and found.loader is not None
@@ -97,9 +97,9 @@ def write_prompts(path: Path) -> list[str]:
 def api_client(url: str, concurrency: int, _: Path, designed: bool = False) -> None:
     """The Python API on the example's designs; ``designed``: generated before the first
     request (the ``api-designed`` client) instead of beside the request stream."""
-    from pytest_competence.evaluate import evaluate
+    from pytest_competence.engine.evaluate import evaluate
+    from pytest_competence.engine.profile import profile
     from pytest_competence.models import resolve_model
-    from pytest_competence.profile import profile
 
     model = resolve_model(f"openai:m@{url}?concurrency={concurrency}")
     specs = example_specs()

@@ -56,8 +56,8 @@ class Instant:
 
 API = """
 import os
-from pytest_competence.evaluate import evaluate
-from pytest_competence.profile import profile
+from pytest_competence.engine.evaluate import evaluate
+from pytest_competence.engine.profile import profile
 from pytest_competence.strategies import Ordering
 from instant import Instant
 

@@ -30,7 +30,7 @@ import time
 from _machine import describe
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 
-from pytest_competence.evaluate import evaluate
+from pytest_competence.engine.evaluate import evaluate
 from pytest_competence.minimise import Asker, Budget, fails, minimise
 from pytest_competence.models import resolve_model
 from pytest_competence.strategies import Ordering

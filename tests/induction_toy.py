@@ -56,7 +56,7 @@ class Toyshift(RuleInduction):
 
 def register() -> None:
     """Make ``family="toyshift"`` and its systematicity analysis known to this process."""
-    from pytest_competence.analysis import FAMILY_ANALYSES
+    from pytest_competence.engine.analysis import FAMILY_ANALYSES
     from pytest_competence.strategies._induction.metrics import systematicity_summary
 
     FAMILIES["toyshift"] = Toyshift

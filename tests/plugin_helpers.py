@@ -8,20 +8,20 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import pytest_competence.analysis  # noqa: F401
+import pytest_competence.engine.analysis  # noqa: F401
 
 # Import the engine here, before any in-process session: pytester restores ``sys.modules`` after
 # each in-process run, so anything first imported inside one (numpy included) would be imported
 # afresh by the next.
-import pytest_competence.conditions  # noqa: F401
-import pytest_competence.evaluate  # noqa: F401
+import pytest_competence.engine.conditions  # noqa: F401
+import pytest_competence.engine.evaluate  # noqa: F401
+import pytest_competence.engine.profile  # noqa: F401
+import pytest_competence.engine.spec  # noqa: F401
 import pytest_competence.models.python  # noqa: F401
 import pytest_competence.models.reference  # noqa: F401
-import pytest_competence.profile  # noqa: F401
 import pytest_competence.report  # noqa: F401
 import pytest_competence.report._compare  # noqa: F401
 import pytest_competence.report._terminal  # noqa: F401
-import pytest_competence.spec  # noqa: F401
 import pytest_competence.stats  # noqa: F401
 
 INTERNALS = re.compile(
@@ -106,11 +106,11 @@ def scripted_document(spec, given: list[object]) -> dict:
     without a pytest run: figures as the plugin builds them, the records embedded in the result
     as archives of schema /1 held them (``write_outputs(..., records=archived_records(doc, "."))``
     moves them to a records file)."""
-    from pytest_competence._failure import failing_case
-    from pytest_competence._records import records
-    from pytest_competence.analysis import analyze
-    from pytest_competence.evaluate import evaluate
-    from pytest_competence.profile import profile
+    from pytest_competence.engine._failure import failing_case
+    from pytest_competence.engine._records import records
+    from pytest_competence.engine.analysis import analyze
+    from pytest_competence.engine.evaluate import evaluate
+    from pytest_competence.engine.profile import profile
     from pytest_competence.report import READABLE_SCHEMAS, build_document
 
     evaluation = evaluate(spec.family, spec.design(), Scripted(given), 1)

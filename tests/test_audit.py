@@ -330,7 +330,7 @@ def test_the_example_endpoint_suite_lets_the_endpoint_shortcut_pass_and_interior
     from pathlib import Path
 
     from pytest_competence.audit._suite import audit_spec
-    from pytest_competence.spec import spec_from_marker
+    from pytest_competence.engine.spec import spec_from_marker
 
     path = Path(__file__).resolve().parent.parent / "examples" / "test_ordering_front_behind.py"
     loader = importlib.util.spec_from_file_location("example_front_behind", path)
@@ -354,7 +354,7 @@ def test_the_example_endpoint_suite_lets_the_endpoint_shortcut_pass_and_interior
 
 def test_no_family_says_not_audited():
     from pytest_competence.audit._suite import audit_spec, summary_lines
-    from pytest_competence.spec import spec_from_marker
+    from pytest_competence.engine.spec import spec_from_marker
 
     doc = audit_spec(spec_from_marker(("horn",), {"levels": [2, 4], "pairs": 8}))
     assert doc["auditable"] is True and doc["caught"]

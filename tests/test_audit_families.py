@@ -13,8 +13,8 @@ from pytest_competence.audit._universe import (
     family_zoo,
     suite_universe,
 )
+from pytest_competence.engine.spec import spec_from_marker
 from pytest_competence.models.reference import reference_policy
-from pytest_competence.spec import spec_from_marker
 
 # (marker args, marker kwargs, a shortcut the declared suite lets pass)
 SURVIVING = {
@@ -307,7 +307,7 @@ def test_the_path_classes_are_the_policies_grouped_by_their_responses():
 
 def test_the_diagnosis_of_a_horn_shortcut_names_the_cell_to_add():
     from pytest_competence.audit._diagnose import diagnose
-    from pytest_competence.evaluate import evaluate
+    from pytest_competence.engine.evaluate import evaluate
     from pytest_competence.models import resolve_model
     from pytest_competence.strategies import Horn
 

@@ -10,8 +10,7 @@ import pytest
 
 # Imported before any in-process session (see tests/test_plugin.py for why).
 import pytest_competence.audit._suite
-import pytest_competence.models.reference
-import pytest_competence.spec  # noqa: F401
+import pytest_competence.engine.spec  # noqa: F401
 
 SUITES = """
 import pytest

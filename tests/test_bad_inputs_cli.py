@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from plugin_helpers import scripted_document
+from pytest_competence.engine.spec import spec_from_marker
 from pytest_competence.report import SCHEMA, write_outputs
 from pytest_competence.report._records_file import archived_records
-from pytest_competence.spec import spec_from_marker
 
 
 @dataclass(frozen=True)

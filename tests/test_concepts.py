@@ -270,7 +270,7 @@ def test_balanced_query_sets_catch_the_constant_answer():
     """Uniform query draws leave many sets all one label, which "all true"/"all false" solves;
     balanced=True (beyond the paper) draws half of each, and the text still determines every
     label (the independent reader re-derives them)."""
-    from pytest_competence.evaluate import evaluate as ask
+    from pytest_competence.engine.evaluate import evaluate as ask
     from pytest_competence.models import resolve_model
 
     def solved(fam: Concepts, value: str) -> float:

@@ -13,8 +13,8 @@ from tests.test_shrink_plugin import minimal_section
 # Imported before any in-process session (pytester restores sys.modules after each one).
 import pytest_competence.minimise._asking  # noqa: F401
 import pytest_competence.minimise._casedb  # noqa: F401
-import pytest_competence.minimise._falsify  # noqa: F401
 import pytest_competence.minimise._shrink  # noqa: F401
+import pytest_competence.plugin._falsify  # noqa: F401
 from pytest_competence.strategies import (
     FAMILIES,
     Horn,

@@ -17,7 +17,7 @@ import pytest_competence.models.reference  # noqa: F401  (imported before in-pro
 from pytest_competence.audit._core import Observations
 from pytest_competence.audit._diagnose import diagnose
 from pytest_competence.audit._universe import family_zoo
-from pytest_competence.evaluate import evaluate
+from pytest_competence.engine.evaluate import evaluate
 from pytest_competence.models import resolve_model
 from pytest_competence.strategies import Ordering
 from pytest_competence.strategies.ordering.policies import read_ordering

@@ -254,7 +254,7 @@ def test_the_reference_lists_every_option_parameter_and_command(site: Path, tmp_
             assert own in cli or (prog.startswith(shared) and common in cli), (prog, name)
 
     marker = (site / "reference/marker.html").read_text("utf-8")
-    from pytest_competence.spec import DESIGN_KEYS
+    from pytest_competence.engine.spec import DESIGN_KEYS
 
     for key in DESIGN_KEYS:
         assert (

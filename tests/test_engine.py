@@ -7,15 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_competence import strategies as families
-from pytest_competence.conditions import CompetenceFailure, Condition, parse_condition
-from pytest_competence.evaluate import evaluate
+from pytest_competence.engine.conditions import CompetenceFailure, Condition, parse_condition
+from pytest_competence.engine.evaluate import evaluate
+from pytest_competence.engine.profile import profile
 from pytest_competence.models import (
     ModelProtocolError,
     ModelSpecError,
     parse_aliases,
     resolve_model,
 )
-from pytest_competence.profile import profile
 from pytest_competence.strategies import AnswerMap, InvalidArgument, Ordering, parse_choice
 
 
@@ -258,7 +258,7 @@ def test_a_run_without_competence_tests_loads_no_engine(pytester, workers):
         "import pytest\n"
         "@pytest.mark.parametrize('k', range(4))\n"
         "def test_modules(k):\n"
-        "    heavy = ('numpy', 'scipy', 'httpx', 'pytest_competence.spec')\n"
+        "    heavy = ('numpy', 'scipy', 'httpx', 'pytest_competence.engine.spec')\n"
         "    assert [m for m in heavy if m in sys.modules] == []\n"
     )
     result = pytester.runpytest_subprocess("-p", "no:randomly", *workers)
@@ -332,7 +332,7 @@ def test_attempts_are_majority_voted_and_all_kept(plan, correct, reason):
 
 
 def test_attempts_must_be_positive():
-    from pytest_competence.spec import spec_from_marker
+    from pytest_competence.engine.spec import spec_from_marker
 
     with pytest.raises(InvalidArgument, match="attempts=0"):
         spec_from_marker((), {"levels": [4], "pairs": 4, "attempts": 0})
@@ -340,7 +340,7 @@ def test_attempts_must_be_positive():
 
 @pytest.mark.parametrize("name", ["ordering", "horn", "reformulations", "intervention", "grammar"])
 def test_a_marker_without_presentations_asks_for_the_familys_default(name):
-    from pytest_competence.spec import spec_from_marker
+    from pytest_competence.engine.spec import spec_from_marker
     from pytest_competence.strategies import default_presentations, family
 
     expected = {"ordering": ("original", "equivalent"), "horn": ("original", "equivalent")}.get(
@@ -358,7 +358,7 @@ def test_a_marker_without_presentations_asks_for_the_familys_default(name):
 
 def test_rule_induction_sends_each_prompt_five_times_unless_told():
     """systematicity paper, arXiv:2609.13948, §3.6: N = 5 attempts per variation, a pass their strict majority."""
-    from pytest_competence.spec import spec_from_marker
+    from pytest_competence.engine.spec import spec_from_marker
 
     assert spec_from_marker(("programs",), {"levels": [1], "pairs": 2}).attempts == 5
     assert spec_from_marker(("programs",), {"levels": [1], "pairs": 2, "attempts": 1}).attempts == 1

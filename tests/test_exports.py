@@ -67,10 +67,10 @@ def test_the_public_modules_are_the_api_the_readme_documents() -> None:
         "pytest_competence.audit",
         "pytest_competence.report",
         "pytest_competence.training",
-        "pytest_competence.rewards",
+        "pytest_competence.training.rewards",
     ):
         assert documented in names
-    assert "pytest_competence._session" not in names
+    assert "pytest_competence.plugin._session" not in names
 
 
 @pytest.mark.parametrize(("name", "path"), MODULES, ids=[name for name, _ in MODULES])

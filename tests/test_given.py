@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 # Imported before any in-process session (pytester restores sys.modules after each one).
 import pytest_competence.given  # noqa: F401
-from pytest_competence.conditions import CompetenceFailure
+from pytest_competence.engine.conditions import CompetenceFailure
 from pytest_competence.given import assert_competent, model_backed_settings
 from pytest_competence.models import resolve_model
 from pytest_competence.strategies import InvalidArgument, Ordering

@@ -299,7 +299,7 @@ def test_a_server_without_logprobs_cannot_score_and_is_asked_once(server, prompt
 
 
 def test_asking_ahead_holds_only_the_batches_being_read(server, prompts):
-    """A token that asks a whole design ahead (one per test: :mod:`pytest_competence._lookahead`)
+    """A token that asks a whole design ahead (one per test: :mod:`pytest_competence.engine._lookahead`)
     keeps a batch only while its answers are read: it once kept every chunk's requests until the
     test ended, and a 50k-prompt test peaked at 191 MB instead of 113 MB."""
     from pytest_competence.models._pipe import Ahead, asking_ahead
@@ -409,7 +409,7 @@ def test_plugin_import_does_not_load_backends():
     # The training helpers (rewards, training rows) are as light as the plugin: no trl, no datasets.
     code = (
         "import sys, pytest_competence.plugin, pytest_competence.models,"
-        " pytest_competence.rewards, pytest_competence.training;"
+        " pytest_competence.training.rewards, pytest_competence.training;"
         "print(sorted(m for m in ('httpx', 'torch', 'transformers', 'vllm', 'sqlite3', 'trl',"
         " 'datasets') if m in sys.modules))"
     )

@@ -1,4 +1,4 @@
-"""One request stream across tests (``pytest_competence._lookahead``): the next test's prompts go
+"""One request stream across tests (``pytest_competence.engine._lookahead``): the next test's prompts go
 out while this one's tail is answered, within the window, never at an outage, and every figure
 is what it is without it.
 
@@ -45,10 +45,10 @@ import hashlib, json, os, time
 
 import pytest
 
-import pytest_competence.spec
+import pytest_competence.engine.spec
 from pytest_competence.models import _wire
 
-pytest_competence.spec.CHUNK_PROMPTS = 16
+pytest_competence.engine.spec.CHUNK_PROMPTS = 16
 LOG = os.environ["SEND_LOG"]
 _post = _wire.Connection.post
 
@@ -75,8 +75,8 @@ VOCABULARIES = {"test_a": "front_behind", "test_b": "left_right", "test_c": "old
 
 def bodies(url: str) -> dict[str, str]:
     """The SHA-256 of every request body the suite sends, and the test it belongs to."""
+    from pytest_competence.engine.spec import spec_from_marker
     from pytest_competence.models import resolve_model
-    from pytest_competence.spec import spec_from_marker
 
     model = resolve_model(f"openai:m@{url}")
     owner = {}
@@ -151,8 +151,8 @@ def test_the_default_window_holds_a_tests_last_two_chunks_and_the_next_tests_fir
     import threading
     from types import SimpleNamespace
 
-    from pytest_competence._lookahead import DEFAULT_WINDOW, WINDOW_CHUNKS, Lookahead, Window
-    from pytest_competence.spec import CHUNK_PROMPTS
+    from pytest_competence.engine._lookahead import DEFAULT_WINDOW, WINDOW_CHUNKS, Lookahead, Window
+    from pytest_competence.engine.spec import CHUNK_PROMPTS
 
     assert DEFAULT_WINDOW == WINDOW_CHUNKS * CHUNK_PROMPTS  # written out there: no numpy import
     defaults = Lookahead(None, DEFAULT_WINDOW)  # type: ignore[arg-type]  # the sizes alone

@@ -1,6 +1,6 @@
 """Honest outcomes: a broken server or model object is an ERROR, never a failing model.
 
-Three outcomes stay apart (see ``pytest_competence.evaluate``): answers, invalid answers (counted
+Three outcomes stay apart (see ``pytest_competence.engine.evaluate``): answers, invalid answers (counted
 wrong), and infrastructure errors — a test whose evaluation holds errors is pytest's ERROR, is not
 minimised, saves nothing to the example database, and says why in one line.
 """

@@ -277,7 +277,7 @@ def test_explicit_check(pytester: pytest.Pytester):
     result.stdout.fnmatch_lines(
         [
             ">       competence.check()",
-            "E       pytest_competence.conditions.CompetenceFailure: Competence condition failed for "
+            "E       pytest_competence.engine.conditions.CompetenceFailure: Competence condition failed for "
             "model 'ref:always-yes' *",
             "E         first failing level: n=4: 4 of 8 instances fail (all-correct 50.0%)",
         ]

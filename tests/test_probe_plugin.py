@@ -19,7 +19,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from pytest_competence.evaluate import evaluate  # noqa: E402
+from pytest_competence.engine.evaluate import evaluate  # noqa: E402
 from pytest_competence.models import resolve_model  # noqa: E402
 from pytest_competence.probe import (  # noqa: E402
     PromptRows,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_competence._files import json_text, write_json_atomic
+from pytest_competence.engine._files import json_text, write_json_atomic
 from pytest_competence.report._archive import RECORD_FIELDS
 from pytest_competence.report._records_file import (
     RecordsFileError,
@@ -121,7 +121,7 @@ WRITE = textwrap.dedent("""
     from pathlib import Path
     from pytest_competence.report import write_outputs
     from pytest_competence.report._records_file import part_lines
-    import pytest_competence._settings
+    import pytest_competence.engine._run_settings
 
     def status(key):
         return int(re.search(key + r":\\s+(\\d+)", Path("/proc/self/status").read_text())[1])
@@ -166,7 +166,7 @@ def test_writing_the_records_file_takes_no_memory_per_record(tmp_path):
 def test_an_archive_of_schema_1_is_rewritten_with_a_records_file(tmp_path):
     from plugin_helpers import read_archive, scripted_document
     from pytest_competence.cli import main as cli_main
-    from pytest_competence.spec import spec_from_marker
+    from pytest_competence.engine.spec import spec_from_marker
 
     spec = spec_from_marker((), {"levels": [4, 8], "pairs": 4})
     n = sum(len(item.prompts) for item in spec.design())

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_competence.evaluate import evaluate
+from pytest_competence.engine.evaluate import evaluate
+from pytest_competence.engine.profile import profile
 from pytest_competence.models import resolve_model
-from pytest_competence.profile import profile
 from pytest_competence.strategies import CATALOG, PRESENTATIONS, Ordering
 
 ALL = list(PRESENTATIONS)

@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_competence.rewards import (
+from pytest_competence.strategies import (
+    FAMILIES,
+    AnswerMap,
+    InvalidArgument,
+    default_presentations,
+    family,
+)
+from pytest_competence.training.rewards import (
     EPSILON,
     GRPOReward,
     Sample,
@@ -21,13 +28,6 @@ from pytest_competence.rewards import (
     prompt_advantages,
     samples,
     score,
-)
-from pytest_competence.strategies import (
-    FAMILIES,
-    AnswerMap,
-    InvalidArgument,
-    default_presentations,
-    family,
 )
 
 

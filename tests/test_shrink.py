@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.database import InMemoryExampleDatabase, ReadOnlyDatabase
 
-from pytest_competence.evaluate import evaluate
+from pytest_competence.engine.evaluate import evaluate
 from pytest_competence.minimise import (
     Asker,
     Budget,

@@ -15,8 +15,8 @@ from tests.test_plugin import assert_no_internals, esc
 # Imported before any in-process session (pytester restores sys.modules after each one).
 import pytest_competence.minimise._asking  # noqa: F401
 import pytest_competence.minimise._casedb  # noqa: F401
-import pytest_competence.minimise._falsify  # noqa: F401
 import pytest_competence.minimise._shrink  # noqa: F401
+import pytest_competence.plugin._falsify  # noqa: F401
 
 SUITE = """
     import pytest

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from plugin_helpers import ideal_py, read_archive
-from pytest_competence._files import json_text
-from pytest_competence._progress import ProgressModel
-from pytest_competence._records import RecordsPart, _record, evaluation_from_records, records
-from pytest_competence._redaction import redact_all
-from pytest_competence._reduced import NOT_KEPT
-from pytest_competence.analysis import analyze
-from pytest_competence.evaluate import evaluate, evaluate_chunks
-from pytest_competence.evaluation import Reduction
+from pytest_competence.engine._files import json_text
+from pytest_competence.engine._progress import ProgressModel
+from pytest_competence.engine._records import RecordsPart, _record, evaluation_from_records, records
+from pytest_competence.engine._redaction import redact_all
+from pytest_competence.engine._reduced import NOT_KEPT
+from pytest_competence.engine.analysis import analyze
+from pytest_competence.engine.evaluate import evaluate, evaluate_chunks
+from pytest_competence.engine.evaluation import Reduction
+from pytest_competence.engine.spec import spec_from_marker
 from pytest_competence.models import resolve_model
-from pytest_competence.spec import spec_from_marker
 from pytest_competence.strategies import FAMILIES, Parsed
 
 #: Two levels each family accepts (its own size checks), with pairs a multiple of every
@@ -122,7 +122,7 @@ def test_a_bounded_reduction_drops_raw_text_not_figures(monkeypatch: pytest.Monk
 
     exact = evaluate(spec.family, items, Chatty())
     rows = [list(row) for row in exact.observations]
-    monkeypatch.setattr("pytest_competence.evaluation._RAW_LIMIT", 5)
+    monkeypatch.setattr("pytest_competence.engine.evaluation._RAW_LIMIT", 5)
     bounded = Reduction("chatty", spec.family, (), bounded=True)
     bounded.add(items, rows)
     small = bounded.finish(lambda: ((item, None) for item in items))
@@ -171,9 +171,9 @@ def test_one_progress_line_counts_every_chunk(monkeypatch: pytest.MonkeyPatch) -
 
     model = ProgressModel(Streaming(), Config())  # type: ignore[arg-type]
     spec = _spec("ordering", pairs=16)
-    monkeypatch.setattr("pytest_competence._progress.progress_enabled", lambda config: True)
+    monkeypatch.setattr("pytest_competence.engine._progress.progress_enabled", lambda config: True)
     monkeypatch.setattr(
-        "pytest_competence._progress._terminal", lambda config: (shown.append, lambda: 200)
+        "pytest_competence.engine._progress._terminal", lambda config: (shown.append, lambda: 200)
     )
     with model.expect(spec.prompt_count):
         span = model._span
@@ -199,7 +199,7 @@ def test_a_run_asks_chunk_by_chunk_and_writes_every_record(pytester: pytest.Pyte
         model = Model()
     """)
     )
-    pytester.makeconftest("import pytest_competence.spec as s\ns.CHUNK_PROMPTS = 10\n")
+    pytester.makeconftest("import pytest_competence.engine.spec as s\ns.CHUNK_PROMPTS = 10\n")
     pytester.makepyfile(
         test_x="""
         import pytest

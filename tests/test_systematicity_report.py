@@ -14,9 +14,9 @@ import pytest
 import induction_toy
 from induction_toy import Toyshift
 from plugin_helpers import profile_section
-from pytest_competence.analysis import FAMILY_ANALYSES, analyze
 from pytest_competence.cli import main as cli_main
-from pytest_competence.evaluate import evaluate
+from pytest_competence.engine.analysis import FAMILY_ANALYSES, analyze
+from pytest_competence.engine.evaluate import evaluate
 from pytest_competence.models import resolve_model
 from pytest_competence.report._cells import family_html as systematicity_html
 from pytest_competence.report._cells import tables_lines as systematicity_lines

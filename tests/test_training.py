@@ -9,18 +9,18 @@ from pathlib import Path
 import pytest
 
 from pytest_competence.cli import main
-from pytest_competence.splits import (
-    EVAL_SEEDS,
-    SPLITS,
-    TRAIN_SEEDS,
-    overlap,
-    split,
-)
 from pytest_competence.strategies import CATALOG, FAMILIES, InvalidArgument, Ordering
 from pytest_competence.training import (
     dataset,
     grpo_order,
     rows,
+)
+from pytest_competence.training.splits import (
+    EVAL_SEEDS,
+    SPLITS,
+    TRAIN_SEEDS,
+    overlap,
+    split,
 )
 
 COLUMNS = {

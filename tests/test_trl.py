@@ -24,9 +24,9 @@ pytest.importorskip(
 )
 
 import tiny_llama  # noqa: E402
-from pytest_competence.rewards import GRPOReward  # noqa: E402
 from pytest_competence.strategies import Ordering, family  # noqa: E402
 from pytest_competence.training import dataset, grpo_order, rows  # noqa: E402
+from pytest_competence.training.rewards import GRPOReward  # noqa: E402
 
 G = 4  # samples per prompt, as in the CBE paper, arXiv:2610.22894, App. B.3
 

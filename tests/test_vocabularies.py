@@ -16,10 +16,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_competence.evaluate import evaluate
+from pytest_competence.engine.evaluate import evaluate
+from pytest_competence.engine.profile import profile
 from pytest_competence.models import reads_prompts, resolve_model
 from pytest_competence.policy import UNREADABLE
-from pytest_competence.profile import profile
 from pytest_competence.protocol import InvalidArgument
 from pytest_competence.strategies import CATALOG, PRESENTATIONS, Ordering, Phrase, Vocabulary
 

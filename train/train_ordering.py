@@ -27,14 +27,14 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from pytest_competence.splits import TRAIN_SEEDS
 from pytest_competence.strategies import CATALOG, Ordering
 from pytest_competence.strategies.names import first_names
+from pytest_competence.training.splits import TRAIN_SEEDS
 
 SPECIALS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
 ANSWERS = ("yes", "no")
 #: Evaluation designs use small seeds (the plugin's default is 1); training draws from far away,
-#: from the seeds of the training splits (pytest_competence.splits).
+#: from the seeds of the training splits (pytest_competence.training.splits).
 TRAIN_SEED_BASE = TRAIN_SEEDS.start
 
 

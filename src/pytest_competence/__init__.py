@@ -23,20 +23,20 @@ __all__ = [
 ]
 
 _LAZY = {
-    "CompetenceFailure": "pytest_competence.conditions",
-    "CompetenceRun": "pytest_competence._run",
-    "CompetenceTrainingOverlap": "pytest_competence._run",
-    "Condition": "pytest_competence.conditions",
-    "Evaluation": "pytest_competence.evaluation",
-    "evaluate": "pytest_competence.evaluate",
+    "CompetenceFailure": "pytest_competence.engine.conditions",
+    "CompetenceRun": "pytest_competence.engine._test_run",
+    "CompetenceTrainingOverlap": "pytest_competence.engine._test_run",
+    "Condition": "pytest_competence.engine.conditions",
+    "Evaluation": "pytest_competence.engine.evaluation",
+    "evaluate": "pytest_competence.engine.evaluate",
     "resolve_model": "pytest_competence.models",
 }
 
 if TYPE_CHECKING:
-    from pytest_competence._run import CompetenceRun, CompetenceTrainingOverlap
-    from pytest_competence.conditions import CompetenceFailure, Condition
-    from pytest_competence.evaluate import evaluate
-    from pytest_competence.evaluation import Evaluation
+    from pytest_competence.engine._test_run import CompetenceRun, CompetenceTrainingOverlap
+    from pytest_competence.engine.conditions import CompetenceFailure, Condition
+    from pytest_competence.engine.evaluate import evaluate
+    from pytest_competence.engine.evaluation import Evaluation
     from pytest_competence.models import resolve_model
 
 

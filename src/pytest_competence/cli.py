@@ -1,7 +1,7 @@
 """The ``competence`` command: ``generate`` datasets, ``report`` from an archive, ``plan`` sizes.
 
 ``competence generate FAMILY …`` writes a family's design as JSON Lines
-(:mod:`pytest_competence.dataset`); ``competence report`` recomputes and re-renders an archived
+(:mod:`pytest_competence.training.dataset`); ``competence report`` recomputes and re-renders an archived
 ``--competence-json`` document; ``competence trend`` compares a series of archived checkpoints
 (:mod:`pytest_competence.report._trend`); ``competence merge`` joins the archives of several runs
 (:mod:`pytest_competence.report._merge`); ``competence plan`` prints a design's interval widths;
@@ -18,10 +18,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_competence._settings import output_path_problem, records_path_problem
 from pytest_competence._version import __version__
-from pytest_competence.dataset import _AsTyped, _floats, _ints, _typed_as
+from pytest_competence.engine._run_settings import output_path_problem, records_path_problem
 from pytest_competence.protocol import InvalidArgument
+from pytest_competence.training.dataset import _AsTyped, _floats, _ints, _typed_as
 
 __all__ = ["BROKEN_PIPE", "batch_import", "main", "plan", "report", "trend"]
 
@@ -40,7 +40,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "--version", action="version", version=f"competence {__version__}", help="Print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    from pytest_competence.dataset import add_parser as add_generate_parser
+    from pytest_competence.training.dataset import add_parser as add_generate_parser
 
     add_generate_parser(sub, argv)
     rep = sub.add_parser("report", help="Recompute and re-render a results JSON, no model calls")
@@ -149,7 +149,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     plan.add_argument("--confidence", type=float, default=0.95, help="Confidence (default 0.95)")
     plan.add_argument("--power", type=float, default=0.8, help="Power (default 0.8)")
-    from pytest_competence.audit._command import add_parser as add_audit_parser
+    from pytest_competence.plugin._audit_command import add_parser as add_audit_parser
     from pytest_competence.report._merge import add_parser as add_merge_parser
 
     add_audit_parser(sub)
@@ -251,7 +251,7 @@ def _ini_cache() -> tuple[Path, str]:
     class _Read:
         @pytest.hookimpl(tryfirst=True)
         def pytest_cmdline_main(self, config: pytest.Config) -> int:
-            from pytest_competence._wiring import cache_path
+            from pytest_competence.engine._wiring import cache_path
 
             ini = f"the ini file {config.inipath}" if config.inipath else "no ini file"
             found["cache"] = (cache_path(config), f"competence_cache_path; {ini}")
@@ -270,7 +270,7 @@ def trend(args: argparse.Namespace) -> int:
     """``competence trend``: print the series, write it as Markdown and JSON if asked; exit 1
     when any comparison shows a significant regression or, with ``--test non-inferiority``,
     when any comparison is not shown non-inferior (so a CI step can gate on it)."""
-    from pytest_competence._files import write_json_atomic, write_text_atomic
+    from pytest_competence.engine._files import write_json_atomic, write_text_atomic
     from pytest_competence.report._trend import trend_document, trend_lines, trend_markdown
 
     for option, value, low_closed, example in (
@@ -321,8 +321,8 @@ def trend(args: argparse.Namespace) -> int:
 
 def batch_import(args: argparse.Namespace) -> int:
     """``competence batch import``: store a batch run's answers in the response cache."""
-    from pytest_competence._cache import ResponseCache
-    from pytest_competence.batch import import_results
+    from pytest_competence.engine._cache import ResponseCache
+    from pytest_competence.engine.batch import import_results
 
     path, source = (Path(args.cache), "--cache") if args.cache else _ini_cache()
     if not path.is_file():
@@ -378,7 +378,7 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = _parser(argv)
     args = parser.parse_args(argv)
     if args.command == "batch":
-        from pytest_competence.batch import BatchError
+        from pytest_competence.engine.batch import BatchError
 
         try:
             return batch_import(args)
@@ -389,7 +389,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
         return run_merge(args, _say)
     if args.command == "audit":
-        from pytest_competence.audit._command import run as run_audit
+        from pytest_competence.plugin._audit_command import run as run_audit
 
         return run_audit(args)
     if args.command == "trend":
@@ -423,7 +423,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 f"{type(exc).__name__}: {exc}"
             )
             return 2
-    from pytest_competence.dataset import generate
+    from pytest_competence.training.dataset import generate
 
     problem = _unwritable(args, "output")
     if problem:
@@ -432,7 +432,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.output == "-":
             count = generate(args, sys.stdout)
         else:
-            from pytest_competence._files import atomic_writer
+            from pytest_competence.engine._files import atomic_writer
 
             with atomic_writer(args.output) as out:
                 count = generate(args, out)

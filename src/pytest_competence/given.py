@@ -13,7 +13,7 @@
         assert_competent(competence_model, case)
 
 :func:`assert_competent` asks every presentation of one instance in one batched model call and
-raises :class:`~pytest_competence.conditions.CompetenceFailure` naming the case, every prompt,
+raises :class:`~pytest_competence.engine.conditions.CompetenceFailure` naming the case, every prompt,
 raw and parsed answer and gold. Answers are remembered per model for the session, so
 Hypothesis's shrinker never sends a prompt twice and its final replay of the minimal example sees
 the answers that failed; on that final replay the case is asked once more with fresh attempts,
@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_competence._failure import describe_case, observation_records
-from pytest_competence.conditions import CompetenceFailure
+from pytest_competence.engine._failure import describe_case, observation_records
+from pytest_competence.engine.conditions import CompetenceFailure
 from pytest_competence.minimise import Asker, Budget, Memo, verdicts
 from pytest_competence.models import Model
 from pytest_competence.protocol import InvalidArgument, Observation, Prompt, default_presentations
@@ -109,7 +109,7 @@ def assert_competent(
         attempts: sends per prompt; with N > 1 each answer is the strict majority of N.
 
     Returns the observations (e.g. for ``target()``); raises
-    :class:`~pytest_competence.conditions.CompetenceFailure` when a presentation is wrong.
+    :class:`~pytest_competence.engine.conditions.CompetenceFailure` when a presentation is wrong.
     """
     __tracebackhide__ = True
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:

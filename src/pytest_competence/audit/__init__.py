@@ -31,7 +31,6 @@ from pytest_competence.audit._universe import SuiteCell, Universe, family_zoo, s
 
 if TYPE_CHECKING:
     from pytest_competence.audit._diagnose import diagnose
-    from pytest_competence.audit._plugin import CompetenceAuditWarning
     from pytest_competence.audit._suite import audit_suite
 
 __all__ = [
@@ -60,10 +59,13 @@ __all__ = [
 ]
 
 _LAZY = {
-    "CompetenceAuditWarning": "._plugin",
     "audit_suite": "._suite",
     "diagnose": "._diagnose",
 }
+
+
+class CompetenceAuditWarning(UserWarning):
+    """A competence suite lets a non-competent reference policy pass."""
 
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

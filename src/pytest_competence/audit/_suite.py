@@ -38,7 +38,7 @@ IDEAL = "ref:ideal"
 
 
 def audit_spec(spec: Any, *, pairs: int = AUDIT_PAIRS) -> dict[str, Any]:
-    """The audit of a :class:`~pytest_competence.spec.CompetenceSpec`, as a JSON-able dict."""
+    """The audit of a :class:`~pytest_competence.engine.spec.CompetenceSpec`, as a JSON-able dict."""
     return audit_suite(
         spec.family,
         levels=list(spec.levels),

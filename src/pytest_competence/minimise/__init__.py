@@ -6,14 +6,13 @@
   vocabulary scan, Hypothesis's shrinker, a confirmation (:func:`minimise`);
 - :mod:`._casedb` keeps minimal cases in Hypothesis example databases, local and shared
   (:class:`CaseStore`);
-- :mod:`._falsify` is the plugin's side: a failed test's case minimised into its failure
-  message and its report (:func:`minimise_failure`) — in the suite's declared space first, then
-  beyond it for a finding of its own — and saved cases replayed after a pass
-  (:func:`replay_saved`); :mod:`._record` is how a minimal case reads, as data and as text;
-- :mod:`._hooks` checks the ``competence_shrink`` marker and ini options (:class:`ShrinkHooks`).
+- :mod:`._record` is how a minimal case reads, as data and as text;
+- :mod:`._budget` checks the ``competence_shrink`` marker's arguments and the ini options
+  (:func:`shrink_settings`).
 
-This face hands each name on from its module when first asked for: the plugin loads the hooks
-at start-up without Hypothesis, and the rest only when a test fails or replays.
+The plugin's side — a failed test's case minimised into its failure message and saved cases
+replayed after a pass — is :mod:`pytest_competence.plugin._falsify`. This face hands each name
+on from its module when first asked for, so nothing here loads Hypothesis before a test fails.
 """
 
 from __future__ import annotations
@@ -24,23 +23,17 @@ from pytest_competence._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from ._asking import Asker, Budget, Memo, verdicts
+    from ._budget import SHRINK_MARKER_HELP, ShrinkSettings, shrink_settings
     from ._casedb import (
         CaseDatabases,
         CaseStore,
         SavedCase,
         case_key,
         github_location,
+        may_hold_cases,
         open_databases,
     )
-    from ._falsify import MINIMAL, attach_minimal, minimise_failure, replay_saved
-    from ._hooks import (
-        SHRINK_MARKER_HELP,
-        ShrinkHooks,
-        ShrinkSettings,
-        settings_for,
-        shrink_settings,
-    )
-    from ._record import minimal_record, minimal_text
+    from ._record import minimal_record, minimal_text, saved_by
     from ._shrink import (
         Boundary,
         CaseSpace,
@@ -60,17 +53,11 @@ _MODULES = {
         "SavedCase",
         "case_key",
         "github_location",
+        "may_hold_cases",
         "open_databases",
     ),
-    "._falsify": ("MINIMAL", "attach_minimal", "minimise_failure", "replay_saved"),
-    "._record": ("minimal_record", "minimal_text"),
-    "._hooks": (
-        "SHRINK_MARKER_HELP",
-        "ShrinkHooks",
-        "ShrinkSettings",
-        "settings_for",
-        "shrink_settings",
-    ),
+    "._record": ("minimal_record", "minimal_text", "saved_by"),
+    "._budget": ("SHRINK_MARKER_HELP", "ShrinkSettings", "shrink_settings"),
     "._shrink": (
         "Boundary",
         "CaseSpace",
@@ -85,7 +72,6 @@ _MODULES = {
 _LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
-    "MINIMAL",
     "SHRINK_MARKER_HELP",
     "Asker",
     "Boundary",
@@ -97,21 +83,18 @@ __all__ = [
     "Minimal",
     "Replay",
     "SavedCase",
-    "ShrinkHooks",
     "ShrinkSettings",
-    "attach_minimal",
     "boundary_search",
     "case_key",
     "check_minimal",
     "fails",
     "github_location",
+    "may_hold_cases",
     "minimal_record",
     "minimal_text",
     "minimise",
-    "minimise_failure",
     "open_databases",
-    "replay_saved",
-    "settings_for",
+    "saved_by",
     "shrink_settings",
     "verdicts",
 ]

@@ -16,8 +16,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from pytest_competence.evaluate import _observe, ask_model, majority
-from pytest_competence.evaluation import Evaluation, InfrastructureError
+from pytest_competence.engine.evaluate import _observe, ask_model, majority
+from pytest_competence.engine.evaluation import Evaluation, InfrastructureError
 from pytest_competence.models import Model
 from pytest_competence.protocol import Observation, Parsed, Prompt
 

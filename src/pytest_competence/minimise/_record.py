@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_competence._failure import describe_case, observation_records
+from pytest_competence.engine._failure import describe_case, observation_records
 
-from ._hooks import ShrinkSettings
+from ._budget import ShrinkSettings
 from ._shrink import Minimal
 
 __all__ = ["minimal_record", "minimal_text", "outside_text", "saved_by"]

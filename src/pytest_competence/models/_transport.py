@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from pytest_competence._redaction import redact
+from pytest_competence.engine._redaction import redact
 
 from ._base import ModelCallError  # the transport's failures (re-exported)
 from ._limits import DEFAULT_MAX_RESPONSE_MIB, MIB, Body, LimitExceeded

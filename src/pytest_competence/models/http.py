@@ -299,7 +299,7 @@ class OpenAIModel:
         """The OpenAI Batch input lines of ``p`` (without their ``custom_id``), each with how
         its response becomes the answer (``None``: the answer text; else what
         :func:`read_scores` needs). The exact bodies :meth:`generate` would send (see
-        :mod:`pytest_competence.batch`): one line for a generated answer or a chat-mode score,
+        :mod:`pytest_competence.engine.batch`): one line for a generated answer or a chat-mode score,
         one per candidate for a completions-mode score."""
         url = f"/v1{self.path}"
         if not self.scores(p):

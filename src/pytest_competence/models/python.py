@@ -6,7 +6,7 @@ lists those it does, and the nearest), a value that is plainly not callable and 
 ``__init__`` needs arguments. :func:`python_model` imports the module and checks the object
 itself; an import that raises is said with its exception and the line of the user's code. The
 plugin imports the modules named on ``--competence-model`` when the run starts and only checks
-the others (see :mod:`pytest_competence._start`).
+the others (see :mod:`pytest_competence.plugin._start`).
 
 A relative file or module is looked for in the rootdir, then beside the tests named on the
 command line, then (files) in the working directory, then on ``sys.path``; an error names

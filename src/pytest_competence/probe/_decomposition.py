@@ -46,7 +46,7 @@ from pytest_competence.stats.bootstrap import BootstrapInterval, paired_bootstra
 from ._rows import PromptRows, evaluation_rows, plain_floats
 
 if TYPE_CHECKING:
-    from pytest_competence.evaluation import Evaluation
+    from pytest_competence.engine.evaluation import Evaluation
 
 __all__ = [
     "DecompositionCell",
@@ -162,7 +162,7 @@ def decompose_evaluation(
     evaluation: Evaluation, *, B: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> list[DecompositionCell] | None:
     """:func:`decompose` of an evaluation's own scores — the candidate-scoring readout's, kept
-    as it answered (:attr:`~pytest_competence.evaluation.Evaluation.scores`): no second model
+    as it answered (:attr:`~pytest_competence.engine.evaluation.Evaluation.scores`): no second model
     pass. ``None`` when no answer of the evaluation came from scoring (generated answers carry
     no margins; for an ``hf:`` model the probes read them: :func:`~.run.probe_evaluation`)."""
     scores = evaluation.scores

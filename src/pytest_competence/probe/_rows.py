@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 if TYPE_CHECKING:
-    from pytest_competence.evaluation import Evaluation
+    from pytest_competence.engine.evaluation import Evaluation
     from pytest_competence.strategies import Prompt
 
 __all__ = ["Cell", "PromptRows", "evaluation_rows", "plain_floats"]

@@ -30,7 +30,7 @@ from ._reading import AnswerStates, StateReader
 from ._rows import plain_floats
 
 if TYPE_CHECKING:
-    from pytest_competence.evaluation import Evaluation
+    from pytest_competence.engine.evaluation import Evaluation
     from pytest_competence.strategies import Item
 
 __all__ = ["ProbeReport", "probe_design", "probe_evaluation", "probe_model"]

@@ -84,7 +84,7 @@ class FamilyLike(Protocol):
 
 class Evaluated(Protocol):
     """What a family's :meth:`Family.metrics` reads of an evaluation
-    (:class:`pytest_competence.evaluation.Evaluation`, live or rebuilt from an archive)."""
+    (:class:`pytest_competence.engine.evaluation.Evaluation`, live or rebuilt from an archive)."""
 
     def __len__(self) -> int:
         """Instances of the design."""
@@ -273,7 +273,7 @@ class Family(ABC):
     #: others (empty: the family's default presentations).
     training_presentations: ClassVar[tuple[str, ...]] = ()
 
-    #: Named splits beside every family's ``train`` and ``eval`` (``pytest_competence.splits``):
+    #: Named splits beside every family's ``train`` and ``eval`` (``pytest_competence.training.splits``):
     #: ``(name, training, options, description)``, ``options`` mapping an option to the values
     #: the split covers.
     named_splits: ClassVar[tuple[tuple[str, bool, Mapping[str, tuple[Any, ...]], str], ...]] = ()

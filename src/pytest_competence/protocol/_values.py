@@ -199,7 +199,7 @@ class Figure:
 class Observation:
     """One prompt, the model's raw answer (``None`` when the call for it failed), and its parse.
 
-    ``error`` is the reason of an infrastructure error (see :mod:`pytest_competence.evaluate`), ``None`` for an
+    ``error`` is the reason of an infrastructure error (see :mod:`pytest_competence.engine.evaluate`), ``None`` for an
     answer; an errored observation is also invalid, with the same reason. ``scores`` are the
     candidate-scoring readout's log-probabilities, one per answer of ``prompt.answer_space`` in
     its order (``-inf`` for a candidate the model gave none), when the answer came from scoring;

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_competence._version import __version__
-from pytest_competence.analysis import SCHEMA
+from pytest_competence.engine.analysis import SCHEMA
 
 __all__ = [
     "READABLE_SCHEMAS",
@@ -106,11 +106,11 @@ def recompute(
     Raises :class:`~pytest_competence.report._records_file.RecordsFileError` for a records file
     that is missing, truncated or another document's.
     """
-    from pytest_competence._failure import failing_case
-    from pytest_competence._records import evaluation_from_records
-    from pytest_competence.analysis import analyze
-    from pytest_competence.conditions import parse_condition
-    from pytest_competence.profile import profile
+    from pytest_competence.engine._failure import failing_case
+    from pytest_competence.engine._records import evaluation_from_records
+    from pytest_competence.engine.analysis import analyze
+    from pytest_competence.engine.conditions import parse_condition
+    from pytest_competence.engine.profile import profile
     from pytest_competence.report._records_file import read_records
 
     results = []
@@ -171,13 +171,13 @@ def write_outputs(
 
     With ``json_path``, ``records`` (each result's record lines, in document order) go to the
     records file, ``records_path`` or by default next to the JSON
-    (:func:`~pytest_competence._settings.records_name`), first: the JSON then points to it,
+    (:func:`~pytest_competence.engine._run_settings.records_name`), first: the JSON then points to it,
     holding its sha256. Without ``failed`` the first file that cannot be written raises its
     ``OSError``; with a list, each such file is added to it as ``(what, path, reason)`` and the
     others are still written (a JSON whose records file failed is written without pointing to
     one).
     """
-    from pytest_competence._files import write_json_atomic, write_text_atomic
+    from pytest_competence.engine._files import write_json_atomic, write_text_atomic
 
     written: list[tuple[str, str]] = []
 
@@ -193,7 +193,7 @@ def write_outputs(
         return True
 
     if json_path:
-        from pytest_competence._settings import records_name
+        from pytest_competence.engine._run_settings import records_name
         from pytest_competence.report._records_file import pointers, write_records_file
 
         path = records_path or records_name(json_path)

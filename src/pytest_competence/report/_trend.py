@@ -83,8 +83,8 @@ def trend_document(
     :class:`TrendError` naming the archive and the fix.
     """
     from pytest_competence import stats
-    from pytest_competence._gate import archived_correct, archived_fingerprint
-    from pytest_competence._gate import design_differences as differences
+    from pytest_competence.engine._release_gate import archived_correct, archived_fingerprint
+    from pytest_competence.engine._release_gate import design_differences as differences
 
     if test == "non-inferiority" and not margin:  # said before any archive is read
         raise TrendError(

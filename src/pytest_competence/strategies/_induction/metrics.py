@@ -4,7 +4,7 @@ systematicity paper, arXiv:2609.13948, §3.5: for each task ``T`` and ``K`` samp
 solves-any (max_k pass), a fraction (mean_k pass) and solves-all (min_k pass); the three are
 averaged over tasks and ``gap = any − all`` is the share of tasks solved in some variations but
 not all. Under stochastic decoding each pass is the strict majority over ``N`` attempts (§3.6),
-which :func:`pytest_competence.evaluate.majority` already made the observation's answer; with
+which :func:`pytest_competence.engine.evaluate.majority` already made the observation's answer; with
 ``N ≥ 2`` and ``K ≥ 2`` the within/between-variation variance decomposition of App. A is
 reported on the per-attempt correctness as well.
 

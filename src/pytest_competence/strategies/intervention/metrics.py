@@ -1,6 +1,6 @@
 """Metrics of the intervention-worlds family: does the answer move when it should, and only then?
 
-Computed from an :class:`~pytest_competence.evaluate.Evaluation` alone — each prompt's params
+Computed from an :class:`~pytest_competence.engine.evaluate.Evaluation` alone — each prompt's params
 (``cluster``, ``world``, ``mapping``, ``readout``, ``transition``), its gold letter and the parsed
 answer — so an archived evaluation gives the same figures as a live one. Letters are decoded back
 through the cell's mapping (``"TFU"``: A = TRUE, B = FALSE, C = UNKNOWN) before any comparison.

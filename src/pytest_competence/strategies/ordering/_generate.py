@@ -2,7 +2,7 @@
 
 Records' ``meta`` give the entity names and every phrase of the vocabulary, with which an
 independent checker recomputes the gold answer from the prompt text alone. With a split (see
-``pytest_competence.splits``) the vocabularies default to the split's and must lie inside it.
+``pytest_competence.training.splits``) the vocabularies default to the split's and must lie inside it.
 """
 
 from __future__ import annotations

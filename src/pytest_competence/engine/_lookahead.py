@@ -1,0 +1,440 @@
+"""One request stream across a run's tests: each design asked ahead of its reduction, and the next
+test's design asked while this one's last answers arrive.
+
+Without it a test asks its design a chunk at a time (:meth:`~.spec.CompetenceSpec.chunks`), each
+chunk once the previous one is answered, and the next test starts asking only after this one's
+verdict, reports and teardown: the server idles at the end of every chunk while its last answers
+come back, and for a few tenths of a second between tests. With a model whose answers come from
+a server (``concurrent_calls``: the ``openai:`` backend, behind the response cache),
+
+- a :class:`Pipeline` generates a design's chunks in a thread of its own and asks each one as soon
+  as it is generated, each in a thread that waits on the model's request stream
+  (:mod:`.models._pipe`), while the test reduces the chunks before it, in design order;
+- once a test's last chunk has been asked, :class:`Lookahead` starts the next test's pipeline
+  (pytest's ``nextitem``), so its first prompts are in flight while this test's tail is
+  answered, its verdict given and its reports written; the next test's evaluation takes the
+  pipeline over instead of starting afresh.
+
+What stays the same: every chunk is reduced in design order, with its answers in prompt order,
+exactly as :func:`~.evaluate.evaluate_chunks` reduces them, so every figure and record is what it
+would have been (only when each answer arrives changes); prompts asked ahead are asked through
+the same wrappers (the response cache, in the cache mode of the run). Minimisation, replays and
+baselines ask *now*, ahead of anything asked ahead (:func:`~.models._pipe.asking_ahead`).
+
+Bounds: per model, at most ``competence_lookahead`` prompts (default :data:`DEFAULT_WINDOW`, three
+chunks; 0 turns all this off) and three times :data:`~.spec.CHUNK_CHARACTERS` of prompt text are
+asked and not yet reduced, whichever tests they belong to, plus at most one chunk: the test being
+evaluated always gets its next chunk once it has none outstanding, so it never waits on prompts
+asked ahead of it (which get room only within the window); only one test ahead is started, and none
+for a design and model already evaluated or under way (a later test reuses that evaluation); a
+pipeline started ahead for a test that then does not ask it (skipped, deselected, the run stopped)
+is dropped when that test ends, its requests cancelled. At an outage — the model's
+:class:`~.models._transport.Breaker` open — nothing more is asked ahead.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Generator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_competence.engine.spec import CompetenceSpec
+    from pytest_competence.models import Model
+    from pytest_competence.plugin._session import CompetenceSession
+    from pytest_competence.protocol import Item, Prompt
+
+__all__ = ["DEFAULT_WINDOW", "WINDOW_CHUNKS", "Lookahead", "Pipeline", "Window", "add_ini"]
+
+#: Chunks the window holds by default: a test's last two, asked and not yet reduced, and the
+#: next test's first. With two, a test of two chunks filled it, and the next test's first chunk
+#: waited until this test's first was reduced — after its last answer whenever the smaller
+#: second chunk was answered first — and the server sat idle between the tests.
+WINDOW_CHUNKS = 3
+#: Prompts asked ahead of their reduction, per model: :data:`WINDOW_CHUNKS` chunks of
+#: :data:`~.spec.CHUNK_PROMPTS` (not imported here: the spec module loads numpy).
+DEFAULT_WINDOW = 3 * 1024
+#: A design nothing was asked ahead for starts with a chunk of this many rounds of the model's
+#: ``concurrency`` (128 prompts at 32 in flight), not a whole chunk: its first requests go out
+#: once those are generated, not once 1,024 are.
+FIRST_ROUNDS = 4
+
+
+def add_ini(parser: pytest.Parser) -> None:
+    """The ``competence_lookahead`` ini option."""
+    parser.addini(
+        "competence_lookahead",
+        default=str(DEFAULT_WINDOW),
+        help="Prompts an openai: model may have asked ahead of their test's reduction, the "
+        f"next test's included; 0 asks each chunk only when it is needed (default: "
+        f"{DEFAULT_WINDOW})",
+    )
+
+
+def window_size(config: pytest.Config) -> int:
+    """``competence_lookahead``, checked: a ``pytest.UsageError`` names the option and the fix."""
+    raw = str(config.getini("competence_lookahead")).strip()
+    try:
+        size = int(raw)
+    except ValueError:
+        size = -1
+    if size < 0:
+        raise pytest.UsageError(
+            f"competence_lookahead: expected a whole number of prompts (0 turns asking ahead "
+            f"off), but got {raw!r}; e.g. competence_lookahead = {DEFAULT_WINDOW}"
+        )
+    return size
+
+
+class Window:
+    """Prompts (and their characters) asked and not yet reduced, for one model."""
+
+    def __init__(self, prompts: int, characters: int) -> None:
+        self.prompts, self.characters = prompts, characters
+        self._used = [0, 0]
+        self._changed = threading.Condition()
+
+    def acquire(
+        self, prompts: int, characters: int, stop: threading.Event, pipeline: Pipeline
+    ) -> bool:
+        """Wait for room for one of ``pipeline``'s chunks; ``False`` if ``stop`` was set
+        meanwhile. A pipeline its test is reducing always gets a chunk when it has none
+        outstanding, whatever the others hold (so a test never waits on one asked ahead of it:
+        at most one chunk beyond the window); one asked ahead gets room only within it."""
+        with self._changed:
+            while not stop.is_set():
+                used_p, used_c = self._used
+                if (
+                    not used_p
+                    or (pipeline.claimed.is_set() and not pipeline.held[0])
+                    or (used_p + prompts <= self.prompts and used_c + characters <= self.characters)
+                ):
+                    self._used = [used_p + prompts, used_c + characters]
+                    return True
+                self._changed.wait(0.5)
+            return False
+
+    def release(self, prompts: int, characters: int) -> None:
+        with self._changed:
+            self._used = [self._used[0] - prompts, self._used[1] - characters]
+            self._changed.notify_all()
+
+    def wake(self) -> None:
+        with self._changed:
+            self._changed.notify_all()
+
+
+def _outage(model: object) -> bool:
+    breaker = getattr(model, "breaker", None)
+    return bool(getattr(breaker, "open", False))
+
+
+_END = object()
+
+
+class Pipeline:
+    """One evaluation's chunks, generated and asked ahead; iterate for ``(items, answers)`` in
+    design order (see the module docstring). ``submitted`` is called, from the pipeline's own
+    thread, once its last chunk has been asked (or it stopped)."""
+
+    def __init__(
+        self,
+        spec: CompetenceSpec,
+        model: Model,
+        window: Window,
+        submitted: Callable[[], None] = lambda: None,
+        *,
+        claimed: bool = False,
+        first: int | None = None,
+    ) -> None:
+        from pytest_competence.engine._progress import ProgressModel
+
+        self.spec, self.window, self.submitted = spec, window, submitted
+        self.first = first  # prompts in the first chunk, if fewer than a chunk's
+        # The progress line is drawn by the test's own thread (:meth:`__iter__`), from a count
+        # the asking threads keep; they ask the model beneath it.
+        self.progress = model if isinstance(model, ProgressModel) else None
+        self.model = model.model if isinstance(model, ProgressModel) else model
+        self.answered = 0  # answers arrived, counted by the asking threads
+        from pytest_competence.models._pipe import Ahead
+
+        self.token = Ahead()  # drops what was asked ahead and not taken (close())
+        self.stop = threading.Event()
+        self.claimed = threading.Event()  # its test is reducing it (else it is asked ahead)
+        if claimed:
+            self.claimed.set()
+        self.done = threading.Event()  # every chunk asked (or the pipeline stopped)
+        # Room this pipeline holds in the window; all of it given back at close(), whatever
+        # thread or queue its chunks were in then.
+        self.held = [0, 0]
+        self._holding = threading.Lock()
+        self._closed = False
+        self._chunks: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+        from concurrent.futures import ThreadPoolExecutor  # not at import: start-up time
+
+        self._asking = ThreadPoolExecutor(4, thread_name_prefix="competence-ask")
+        self._feeder = threading.Thread(target=self._feed, name="competence-ahead", daemon=True)
+        self._feeder.start()
+
+    # -- the pipeline's threads ------------------------------------------------------------------
+
+    def _feed(self) -> None:
+        from pytest_competence.engine.evaluate import sent_prompts
+
+        try:
+            for items in self.spec.chunks(first=self.first):
+                prompts = sent_prompts(items, self.spec.attempts)
+                cost = (len(prompts), sum(len(p.text) for p in prompts))
+                if not self._wait_for_room(cost):
+                    break
+                try:
+                    asked = self._asking.submit(self._ask, prompts)
+                except RuntimeError:  # the pipeline was closed meanwhile
+                    break
+                self._chunks.put((items, asked, cost))
+        except BaseException as exc:  # a family that cannot generate: the test's error, in order
+            self._chunks.put(exc)
+        finally:
+            self._chunks.put(_END)
+            self.done.set()
+            self.submitted()
+
+    def _wait_for_room(self, cost: tuple[int, int]) -> bool:
+        """Room in the window, and, while the pipeline is still ahead of its test, no outage
+        (its test, once it takes the pipeline over, asks every prompt, as it would have);
+        ``False`` once the pipeline is closed."""
+        while not self.stop.is_set():
+            if not self.claimed.is_set() and _outage(self.model):
+                self.claimed.wait(0.2)
+                continue
+            if not self.window.acquire(*cost, self.stop, self):
+                return False
+            if not self._hold(cost):
+                return False
+            if self.claimed.is_set() or not _outage(self.model):
+                return True
+            self._give_back(cost)  # the outage began while this chunk waited for room
+        return False
+
+    def _hold(self, cost: tuple[int, int]) -> bool:
+        """Count room just taken as this pipeline's; give it back at once if it is closed."""
+        with self._holding:
+            if not self._closed:
+                self.held = [self.held[0] + cost[0], self.held[1] + cost[1]]
+                return True
+        self.window.release(*cost)
+        return False
+
+    def _give_back(self, cost: tuple[int, int]) -> None:
+        with self._holding:
+            if self._closed:  # close() gave back all it held
+                return
+            self.held = [self.held[0] - cost[0], self.held[1] - cost[1]]
+        self.window.release(*cost)
+
+    def _ask(self, prompts: Sequence[Prompt]) -> list[object]:
+        from pytest_competence.engine.evaluate import ask_model
+        from pytest_competence.models._pipe import asking_ahead
+
+        with asking_ahead(self.token):
+            return ask_model(_Counted(self.model, self), prompts)
+
+    # -- the test's thread -----------------------------------------------------------------------
+
+    def __iter__(self) -> Iterator[tuple[list[Item], list[object]]]:
+        shown = 0
+        try:
+            while True:
+                got = self._chunks.get()
+                if got is _END:
+                    return
+                if isinstance(got, BaseException):
+                    raise got
+                items, asked, cost = got
+                try:
+                    while True:
+                        try:
+                            answers = asked.result(timeout=0.2)
+                            break
+                        except TimeoutError:
+                            shown = self._show(shown)
+                finally:
+                    self._give_back(cost)
+                shown = self._show(shown)
+                yield items, answers
+        finally:
+            self.close()
+
+    def _show(self, shown: int) -> int:
+        now = self.answered
+        if self.progress is not None and now > shown:
+            self.progress.advance(now - shown)
+        return now
+
+    def close(self) -> None:
+        """Stop asking; chunks asked and not taken give their room back (their requests are
+        answered into the cache, if any, or dropped)."""
+        self.stop.set()
+        self.window.wake()
+        self._asking.shutdown(wait=False, cancel_futures=True)
+        self.token.cancel()
+        with self._holding:
+            self._closed, held, self.held = True, self.held, [0, 0]
+        if held[0]:
+            self.window.release(*held)
+
+    def claim(self) -> None:
+        """Its test takes it over: from now on it asks as if asked by its test."""
+        self.claimed.set()
+        self.window.wake()
+
+
+class _Counted:
+    """``model`` counting its answers as they arrive (the progress line's count)."""
+
+    def __init__(self, model: Model, pipeline: Pipeline) -> None:
+        self.model, self.pipeline, self.name = model, pipeline, model.name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.model, attr)
+
+    def generate(self, prompts: Sequence[Prompt]) -> list[str | BaseException]:
+        from pytest_competence.models import as_they_come
+        from pytest_competence.models.readout import in_order
+
+        def counted() -> Iterator[tuple[int, str | BaseException]]:
+            for pair in as_they_come(self.model, prompts):
+                self.pipeline.answered += 1
+                yield pair
+
+        return in_order(counted(), len(prompts), self.name)
+
+
+class Lookahead:
+    """The run's pipelines: the next test's started once this one's last chunk is asked."""
+
+    def __init__(self, session: CompetenceSession, size: int) -> None:
+        self.session, self.size = session, size
+        self.windows: dict[str, Window] = {}
+        self.ahead: dict[tuple, Pipeline] = {}  # started for a later test, not yet taken
+        # Evaluations under way or done: a later test of the same design and model reuses the
+        # evaluation (CompetenceSession.evaluations), so asking it ahead would ask it twice.
+        self.taken: set[tuple] = set()
+        self._next: tuple[CompetenceSpec, Model, tuple] | None = None
+        self._owed = False  # a pipeline finished asking before the next test was known
+        self._lock = threading.Lock()
+
+    @property
+    def characters(self) -> int:
+        """Prompt characters a window holds. Read when a window is made, not at install: the
+        lookahead is made in every run with the plugin on, competence tests or not, and the
+        spec module loads numpy (~0.15 s of start-up)."""
+        from pytest_competence.engine.spec import CHUNK_CHARACTERS
+
+        return WINDOW_CHUNKS * CHUNK_CHARACTERS
+
+    @classmethod
+    def install(cls, config: pytest.Config, session: CompetenceSession) -> Lookahead | None:
+        """The run's lookahead, registered as a plugin; ``None`` when it is off."""
+        size = window_size(config)
+        if not size or session.settings.batch_export or config.getoption("competence_audit"):
+            return None
+        lookahead = cls(session, size)
+        config.pluginmanager.register(lookahead, "competence-lookahead")
+        return lookahead
+
+    def applies(self, model: object) -> bool:
+        return bool(getattr(model, "concurrent_calls", False))
+
+    def pipeline(self, spec: CompetenceSpec, model: Model, key: tuple) -> Pipeline | None:
+        """The pipeline of ``model`` on ``spec``: the one started ahead, or a new one; ``None``
+        for a model that answers in this process."""
+        if not self.applies(model):
+            return None
+        with self._lock:
+            started = self.ahead.pop(key, None)
+            self.taken.add(key)
+        if started is None:
+            # Nothing was asked ahead: the server waits for this design's first chunk, so that
+            # one is small — a few rounds of the model's concurrency, generated in a few ms —
+            # and the next, a whole chunk, is generated while it is answered.
+            # (A model that does not say its concurrency starts with a whole chunk.)
+            concurrency = getattr(model, "concurrency", None)
+            first = FIRST_ROUNDS * int(concurrency) if concurrency else None
+            return self._start(spec, model, claimed=True, first=first)
+        started.claim()
+        return started
+
+    def _start(
+        self, spec: CompetenceSpec, model: Model, *, claimed: bool = False, first: int | None = None
+    ) -> Pipeline:
+        window = self.windows.get(model.name)
+        if window is None:
+            window = self.windows[model.name] = Window(self.size, self.characters)
+        return Pipeline(spec, model, window, self._submitted, claimed=claimed, first=first)
+
+    def _submitted(self) -> None:
+        with self._lock:
+            planned, self._next = self._next, None
+            if planned is None:
+                self._owed = True
+                return
+            self._owed = False
+            spec, model, key = planned
+            if key in self.ahead or key in self.taken or _outage(model):
+                return
+            self.ahead[key] = self._start(spec, model)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Generator[None, object, object]:
+        planned = self._plan(nextitem)
+        with self._lock:
+            self._next = planned
+            owed = self._owed
+        if owed:
+            self._submitted()
+        try:
+            return (yield)
+        finally:
+            keep = planned[2] if planned is not None else None
+            with self._lock:
+                dropped = [p for k, p in self.ahead.items() if k != keep]
+                self.ahead = {k: p for k, p in self.ahead.items() if k == keep}
+            for pipeline in dropped:
+                pipeline.close()
+
+    def _plan(self, item: pytest.Item | None) -> tuple[CompetenceSpec, Model, tuple] | None:
+        """What ``item`` will ask, if it is a competence test of a model asked ahead."""
+        marker = item.get_closest_marker("competence") if item is not None else None
+        callspec = getattr(item, "callspec", None)
+        if marker is None or callspec is None:
+            return None
+        model = self.session.models.get(callspec.params.get("competence_model"))
+        if model is None or not self.applies(model):
+            return None
+        from pytest_competence.engine.spec import overridable, spec_from_marker
+        from pytest_competence.models import reads_family
+
+        names = overridable(marker.args, marker.kwargs)
+        overrides = {k: v for k, v in callspec.params.items() if k in names}
+        try:
+            spec = spec_from_marker(marker.args, marker.kwargs, overrides)
+            spec.check_size(self.session.settings.max_prompts)
+        except Exception:  # the test's own setup reports it
+            return None
+        key = (spec.key, spec.attempts, model.name)
+        if not reads_family(model, spec.family.name) or key in self.taken:
+            return None
+        return spec, model, key
+
+    def pytest_sessionfinish(self) -> None:
+        with self._lock:
+            dropped, self.ahead = list(self.ahead.values()), {}
+        for pipeline in dropped:
+            pipeline.close()
