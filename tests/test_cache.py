@@ -457,7 +457,7 @@ def test_the_cache_file_does_not_move_with_the_working_directory(
     if ini:
         pytester.makeini("[pytest]\n")
     (suite / "conftest.py").write_text(
-        "from pytest_competence.engine._wiring import cache_path\n\n\n"
+        "from pytest_competence.plugin._wiring import cache_path\n\n\n"
         "def pytest_report_header(config):\n"
         "    return f'cache file: {cache_path(config)}'\n"
     )

@@ -151,8 +151,8 @@ def test_the_default_window_holds_a_tests_last_two_chunks_and_the_next_tests_fir
     import threading
     from types import SimpleNamespace
 
-    from pytest_competence.engine._lookahead import DEFAULT_WINDOW, WINDOW_CHUNKS, Lookahead, Window
     from pytest_competence.engine.spec import CHUNK_PROMPTS
+    from pytest_competence.plugin._lookahead import DEFAULT_WINDOW, WINDOW_CHUNKS, Lookahead, Window
 
     assert DEFAULT_WINDOW == WINDOW_CHUNKS * CHUNK_PROMPTS  # written out there: no numpy import
     defaults = Lookahead(None, DEFAULT_WINDOW)  # type: ignore[arg-type]  # the sizes alone

@@ -165,16 +165,15 @@ def test_one_progress_line_counts_every_chunk(monkeypatch: pytest.MonkeyPatch) -
 
     shown: list[str] = []
 
-    class Config:
-        def getoption(self, name: str) -> int:
-            return 0
+    class Terminal:  # the engine's Terminal, shown
+        def enabled(self) -> bool:
+            return True
 
-    model = ProgressModel(Streaming(), Config())  # type: ignore[arg-type]
+        def writer(self):  # noqa: ANN202
+            return shown.append, lambda: 200
+
+    model = ProgressModel(Streaming(), Terminal())
     spec = _spec("ordering", pairs=16)
-    monkeypatch.setattr("pytest_competence.engine._progress.progress_enabled", lambda config: True)
-    monkeypatch.setattr(
-        "pytest_competence.engine._progress._terminal", lambda config: (shown.append, lambda: 200)
-    )
     with model.expect(spec.prompt_count):
         span = model._span
         assert span is not None

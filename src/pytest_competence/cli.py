@@ -240,32 +240,6 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ini_cache() -> tuple[Path, str]:
-    """The response cache a pytest run in this directory uses, and where that was read: pytest
-    itself finds the rootdir and the ini file (and reads ``PYTEST_ADDOPTS``), then stops before
-    configuring or collecting anything."""
-    import pytest
-
-    found: dict[str, tuple[Path, str]] = {}
-
-    class _Read:
-        @pytest.hookimpl(tryfirst=True)
-        def pytest_cmdline_main(self, config: pytest.Config) -> int:
-            from pytest_competence.engine._wiring import cache_path
-
-            ini = f"the ini file {config.inipath}" if config.inipath else "no ini file"
-            found["cache"] = (cache_path(config), f"competence_cache_path; {ini}")
-            return 0
-
-    code = pytest.main(["-p", "no:cacheprovider"], plugins=[_Read()])
-    if "cache" not in found:
-        raise ValueError(
-            f"pytest could not read its configuration here (exit {int(code)}: its message is "
-            f"above); fix it, or pass --cache PATH"
-        )
-    return found["cache"]
-
-
 def trend(args: argparse.Namespace) -> int:
     """``competence trend``: print the series, write it as Markdown and JSON if asked; exit 1
     when any comparison shows a significant regression or, with ``--test non-inferiority``,
@@ -324,7 +298,12 @@ def batch_import(args: argparse.Namespace) -> int:
     from pytest_competence.engine._cache import ResponseCache
     from pytest_competence.engine.batch import import_results
 
-    path, source = (Path(args.cache), "--cache") if args.cache else _ini_cache()
+    if args.cache:
+        path, source = Path(args.cache), "--cache"
+    else:
+        from pytest_competence.plugin._wiring import ini_cache
+
+        path, source = ini_cache()
     if not path.is_file():
         raise ValueError(
             f"no response cache at {str(path)!r} ({source}): export the requests first with "

@@ -17,24 +17,35 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pytest_competence.models import Model, ModelWrapper, as_they_come
 
 if TYPE_CHECKING:
-    import pytest
-
     from pytest_competence.protocol import Prompt
 
 __all__ = [
     "LABEL",
     "Progress",
     "ProgressModel",
+    "Terminal",
     "expecting",
     "label",
     "per_batch",
-    "progress_enabled",
 ]
+
+
+class Terminal(Protocol):
+    """Where a progress line is drawn (the plugin's is pytest's terminal reporter)."""
+
+    def enabled(self) -> bool:
+        """Whether this process shows a progress line at all."""
+        ...
+
+    def writer(self) -> tuple[Callable[[str], None], Callable[[], int]]:
+        """``write(raw)`` and ``room()``: the columns left on the current line."""
+        ...
+
 
 #: The most characters of a model's name the line shows.
 LABEL = 20
@@ -126,46 +137,18 @@ class Progress:
 
 
 @contextlib.contextmanager
-def per_batch(config: pytest.Config, model: Model, total: int) -> Iterator[Callable[[int], None]]:
+def per_batch(terminal: Terminal, model: Model, total: int) -> Iterator[Callable[[int], None]]:
     """Inside, a function that counts answers on a progress line of ``total``: for a model
     without a line of its own (no ``stream``), called with each batch it answers; for any other
     model (its answers counted as they arrive) it does nothing."""
-    if callable(getattr(model, "expect", None)) or not progress_enabled(config):
+    if callable(getattr(model, "expect", None)) or not terminal.enabled():
         yield lambda count: None
         return
-    bar = Progress(model.name, total, *_terminal(config))
+    bar = Progress(model.name, total, *terminal.writer())
     try:
         yield bar.advance
     finally:
         bar.close()
-
-
-def progress_enabled(config: pytest.Config) -> bool:
-    """Whether this process shows progress: a terminal with markup, not ``-q``, not a worker."""
-    if hasattr(config, "workerinput") or config.getoption("verbose") < 0:
-        return False
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is None:
-        return False
-    tty = reporter.isatty  # a bool before pytest 8.4, a callable bool since
-    return bool((tty() if callable(tty) else tty) and getattr(reporter, "hasmarkup", False))
-
-
-def _terminal(config: pytest.Config) -> tuple[Callable[[str], None], Callable[[], int]]:
-    writer = config.get_terminal_writer()
-    capture = config.pluginmanager.get_plugin("capturemanager")
-
-    def write(raw: str) -> None:
-        # The evaluation runs while pytest captures output: step out of capture, like live logs.
-        guard = capture.global_and_fixture_disabled() if capture else contextlib.nullcontext()
-        with guard:
-            writer.write_raw(raw, flush=True)
-
-    def room() -> int:
-        used = writer.width_of_current_line
-        return writer.fullwidth - used if used >= 0 else 0
-
-    return write, room
 
 
 @contextlib.contextmanager
@@ -182,9 +165,9 @@ def expecting(model: object, total: int) -> Iterator[None]:
 class ProgressModel(ModelWrapper):
     """``model`` with a progress line while it answers; other attributes are the model's."""
 
-    def __init__(self, model: Model, config: pytest.Config) -> None:
+    def __init__(self, model: Model, terminal: Terminal) -> None:
         super().__init__(model)
-        self.config = config
+        self.terminal = terminal
 
     def __repr__(self) -> str:
         return f"ProgressModel({self.model!r})"
@@ -195,10 +178,10 @@ class ProgressModel(ModelWrapper):
     def expect(self, total: int) -> Iterator[None]:
         """One progress line over every call made inside: ``total`` answers in all (a design
         asked chunk by chunk counts, and times, as a whole)."""
-        if self._span is not None or not progress_enabled(self.config):
+        if self._span is not None or not self.terminal.enabled():
             yield
             return
-        self._span = Progress(self.name, total, *_terminal(self.config))
+        self._span = Progress(self.name, total, *self.terminal.writer())
         try:
             yield
         finally:
@@ -212,10 +195,10 @@ class ProgressModel(ModelWrapper):
             self._span.advance(count)
 
     def stream(self, prompts: Sequence[Prompt]) -> Iterator[tuple[int, str | BaseException]]:
-        if self._span is None and not progress_enabled(self.config):
+        if self._span is None and not self.terminal.enabled():
             yield from as_they_come(self.model, prompts)
             return
-        bar = self._span or Progress(self.name, len(prompts), *_terminal(self.config))
+        bar = self._span or Progress(self.name, len(prompts), *self.terminal.writer())
         try:
             for pair in as_they_come(self.model, prompts):
                 bar.advance()

@@ -13,8 +13,6 @@ import json
 import warnings
 from typing import TYPE_CHECKING, Any, cast
 
-import pytest
-
 if TYPE_CHECKING:
     from pytest_competence.engine.evaluation import Evaluation, InfrastructureError
     from pytest_competence.engine.profile import LevelProfile
@@ -25,7 +23,6 @@ if TYPE_CHECKING:
     from pytest_competence.probe import ProbeReport, ProbeSettings
 
 __all__ = [
-    "RUN",
     "CompetenceNotReplayed",
     "CompetenceRun",
     "CompetenceTrainingOverlap",
@@ -373,7 +370,3 @@ def _temperature(model: Model) -> float | None:
     decoding = getattr(model, "decoding", None)
     value = decoding.get("temperature") if isinstance(decoding, dict) else None
     return float(value) if isinstance(value, (int, float)) else None
-
-
-#: The run of a competence test, on its item (the fixture puts it there, the verdict reads it).
-RUN = pytest.StashKey[CompetenceRun]()

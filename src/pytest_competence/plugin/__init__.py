@@ -6,7 +6,7 @@ configure time the settings are read and checked once (:class:`~._session.Compet
 cheap model specs are resolved (a bad one is a usage error before anything runs), and the plugins
 that do the work are registered: the marker's tests and fixtures (:mod:`._fixtures`), the verdict
 after each body (:mod:`._verdict`), minimisation (:mod:`.minimise`), the audit
-(:mod:`._audit`), the lookahead (:mod:`._lookahead`), the shards (:mod:`._shard`), xdist.
+(:mod:`._audit`), the lookahead (:mod:`._lookahead`), the shards (:mod:`._sharding`), xdist.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_competence.engine._lookahead import add_ini as add_lookahead_ini
+from pytest_competence.plugin._lookahead import add_ini as add_lookahead_ini
 from pytest_competence.plugin._session import STATE, CompetenceSession
 from pytest_competence.plugin._start import start_session, worker_usage_error
 
@@ -87,11 +87,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="Evaluate and report every condition and gate, but do not fail tests",
     )
-    from pytest_competence.engine import _export_files as _batch_files
-    from pytest_competence.engine import _shard
+    from pytest_competence.plugin import _exports, _sharding
 
-    _batch_files.add_options(group)  # --competence-batch-export and its caps
-    _shard.add_option(group)  # --competence-shard
+    _exports.add_options(group)  # --competence-batch-export and its caps
+    _sharding.add_option(group)  # --competence-shard
     group.addoption(
         "--competence-audit",
         action="store_true",
@@ -119,7 +118,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(FAMILY:NAME, e.g. ordering:paper-heldin): a test whose design overlaps one "
         "warns",
     )
-    from pytest_competence.engine._run_settings import add_gate_options
+    from pytest_competence.plugin._options import add_gate_options
 
     add_gate_options(parser)  # competence_gate, _alpha, _regression_margin, _underpowered
     parser.addini(
@@ -217,11 +216,10 @@ def pytest_configure(config: pytest.Config) -> None:
     state = start_session(config)
     config.stash[STATE] = state
     config.pluginmanager.register(state, "competence-session")
-    from pytest_competence.engine import _shard
-    from pytest_competence.plugin import _fixtures, _verdict
+    from pytest_competence.plugin import _fixtures, _sharding, _verdict
 
     config.pluginmanager.register(_fixtures, "competence-fixtures")
-    config.pluginmanager.register(_shard, "competence-shard")  # --competence-shard
+    config.pluginmanager.register(_sharding, "competence-shard")  # --competence-shard
     config.pluginmanager.register(_verdict, "competence-verdict")
     if config.getoption("competence_audit"):
         from pytest_competence.plugin._audit import AuditPlugin

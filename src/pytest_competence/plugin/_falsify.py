@@ -45,8 +45,8 @@ _STARTS = 8  # failing design instances tried as starting points, smallest n fir
 
 def _where(config: pytest.Config) -> tuple[str, list[str], Any]:
     """The example databases' settings: local directory, shared ones, the folder relative
-    directories are taken from (the rootdir: :func:`~pytest_competence.engine._wiring.files_root`)."""
-    from pytest_competence.engine._wiring import files_root
+    directories are taken from (the rootdir: :func:`~pytest_competence.plugin._wiring.files_root`)."""
+    from pytest_competence.plugin._wiring import files_root
 
     return (
         config.getini("competence_database"),
@@ -59,7 +59,7 @@ def _test_id(item: pytest.Item) -> str:
     """The test's node id, its file's path taken from the folder the databases' paths are
     (so that a suite run from another working directory, without an ini file, keys its
     cases as before)."""
-    from pytest_competence.engine._wiring import files_root
+    from pytest_competence.plugin._wiring import files_root
 
     root = files_root(item.config)
     if root == item.config.rootpath:

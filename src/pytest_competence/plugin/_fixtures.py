@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_competence.engine._test_run import RUN
+from pytest_competence.plugin._keys import RUN
 from pytest_competence.plugin._session import NO_MODEL, NOT_APPLICABLE, RESULT, STATE
 
 if TYPE_CHECKING:

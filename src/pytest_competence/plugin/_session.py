@@ -25,11 +25,11 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_competence.engine._export_files import Target
-    from pytest_competence.engine._lookahead import Lookahead
     from pytest_competence.engine.evaluation import Evaluation
     from pytest_competence.engine.result import Result
     from pytest_competence.engine.spec import CompetenceSpec
     from pytest_competence.models import Model
+    from pytest_competence.plugin._lookahead import Lookahead
     from pytest_competence.training.splits import Split
 
 __all__ = [
@@ -45,7 +45,7 @@ class CompetenceSession:
     """Model specs, loaded models, shared evaluations, and the results gathered for the reports."""
 
     def __init__(self, config: pytest.Config, specs: list[str], aliases: dict[str, str]) -> None:
-        from pytest_competence.engine._run_settings import read_settings
+        from pytest_competence.plugin._options import read_settings
 
         #: Every run-wide setting, checked once: a bad ini value or output path is a
         #: UsageError now, before any model is loaded.
@@ -112,8 +112,8 @@ class CompetenceSession:
     # -- models and designs ------------------------------------------------------------------
 
     def resolve(self, spec: str) -> Model:
-        from pytest_competence.engine._wiring import backend_settings, wire
         from pytest_competence.models import resolve_model
+        from pytest_competence.plugin._wiring import backend_settings, wire
 
         model = resolve_model(spec, self.aliases, settings=backend_settings(self.config))
         return wire(self.config, model)  # the response cache and the progress line
@@ -152,6 +152,7 @@ class CompetenceSession:
         from pytest_competence.engine._records import RecordsPart
         from pytest_competence.engine._release_gate import DesignDigest
         from pytest_competence.engine.evaluate import evaluate_chunks
+        from pytest_competence.plugin._terminal import PytestTerminal
 
         part = None if self.parts is None else RecordsPart(self.parts, label, self.secrets())
         digest = DesignDigest() if spec.key not in self.fingerprints else None
@@ -167,7 +168,7 @@ class CompetenceSession:
         try:
             with (
                 expecting(model, spec.prompt_count),
-                per_batch(self.config, model, spec.prompt_count) as advance,
+                per_batch(PytestTerminal(self.config), model, spec.prompt_count) as advance,
             ):
                 # Asked ahead where the model's answers come from a server (._lookahead).
                 asked = lookahead.pipeline(spec, model, key) if lookahead is not None else None
@@ -214,7 +215,7 @@ class CompetenceSession:
     def secrets(self) -> list[str]:
         """The API keys this run knows: the values of ``competence_api_key_env`` and of each
         loaded model's ``key_env`` (see :mod:`~pytest_competence.engine._redaction`)."""
-        from pytest_competence.engine._wiring import api_keys
+        from pytest_competence.plugin._wiring import api_keys
 
         return api_keys(self.config, *self.models.values())
 

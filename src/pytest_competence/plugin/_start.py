@@ -46,8 +46,8 @@ def _check_model(state: CompetenceSession, spec: str, option: str, load: bool = 
     via = f"alias {spec!r} in competence_models: " if target != spec else ""
     try:
         if target.startswith("py:") and not load:
-            from pytest_competence.engine._wiring import dirs_of_test_paths
             from pytest_competence.models.python import check_python_spec
+            from pytest_competence.plugin._wiring import dirs_of_test_paths
 
             config = state.config
             check_python_spec(
@@ -195,8 +195,8 @@ def start_session(config: pytest.Config) -> CompetenceSession:
         _check_model(state, spec, option)
     state.check_settings()
     _check_baseline(state)
-    from pytest_competence.engine._export_files import start as start_exports
-    from pytest_competence.engine._lookahead import Lookahead
+    from pytest_competence.plugin._exports import start as start_exports
+    from pytest_competence.plugin._lookahead import Lookahead
 
     # Every process plans the same file sets; the controller empties them (a fresh set a run).
     state.batch_targets = start_exports(config, state.models, worker=state.is_worker)

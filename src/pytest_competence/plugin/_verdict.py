@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_competence.engine._test_run import RUN
+from pytest_competence.plugin._keys import RUN
 from pytest_competence.plugin._session import NOT_APPLICABLE, RESULT
 
 if TYPE_CHECKING:

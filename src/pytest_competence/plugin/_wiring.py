@@ -27,6 +27,7 @@ __all__ = [
     "cache_path",
     "dirs_of_test_paths",
     "files_root",
+    "ini_cache",
     "wire",
 ]
 
@@ -112,6 +113,29 @@ def wire(config: pytest.Config, model: Model) -> Model:
         model = CachedModel(model, _cache(config), mode, secrets=api_keys(config, model))
     if callable(getattr(model, "stream", None)):
         from pytest_competence.engine._progress import ProgressModel
+        from pytest_competence.plugin._terminal import PytestTerminal
 
-        model = ProgressModel(model, config)
+        model = ProgressModel(model, PytestTerminal(config))
     return model
+
+
+def ini_cache() -> tuple[Path, str]:
+    """The response cache a pytest run in this directory uses, and where that was read: pytest
+    itself finds the rootdir and the ini file (and reads ``PYTEST_ADDOPTS``), then stops before
+    configuring or collecting anything."""
+    found: dict[str, tuple[Path, str]] = {}
+
+    class _Read:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_cmdline_main(self, config: pytest.Config) -> int:
+            ini = f"the ini file {config.inipath}" if config.inipath else "no ini file"
+            found["cache"] = (cache_path(config), f"competence_cache_path; {ini}")
+            return 0
+
+    code = pytest.main(["-p", "no:cacheprovider"], plugins=[_Read()])
+    if "cache" not in found:
+        raise ValueError(
+            f"pytest could not read its configuration here (exit {int(code)}: its message is "
+            f"above); fix it, or pass --cache PATH"
+        )
+    return found["cache"]
