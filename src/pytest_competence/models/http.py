@@ -48,6 +48,7 @@ from pytest_competence.policy import ModelSpecError
 from pytest_competence.protocol import Prompt
 
 from ._base import NoAnswer
+from ._bodies import Bodies
 from ._limits import DEFAULT_MAX_RESPONSE_MIB, MIB
 from ._logprobs import echoed_tokens, first_token_logprobs, read_scores, span_logprob, top_scores
 from ._params import Param, choice, number, parse_params, text, whole
@@ -213,6 +214,7 @@ class OpenAIModel:
         self.base_urls = list(base_urls)
         self.mode, self.readout, self.top_logprobs, self.seed = mode, readout, top_logprobs, seed
         self.decoding = {k: list(v) if k == "stop" else v for k, v in decoding.items()}
+        self.bodies = Bodies(model, mode, self.decoding, seed, top_logprobs)
         self.concurrency, self.timeout, self.key_env = concurrency, timeout, key_env
         self.policy = RetryPolicy(attempts=attempts, budget=budget, backoff=backoff)
         self.breaker = Breaker(len(self.base_urls))  # across batches: a dead server stays dead
@@ -243,57 +245,15 @@ class OpenAIModel:
 
     # -- requests --------------------------------------------------------------------------------
 
-    def _prompt_text(self, p: Prompt) -> str:
-        return f"{p.system}\n\n{p.text}" if p.system else p.text
-
-    def _body(self, p: Prompt, **override: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, **self.decoding}
-        if self.seed is not None:
-            body["seed"] = self.seed + p.attempt
-        if self.mode == "chat":
-            messages = [{"role": "system", "content": p.system}] if p.system else []
-            body["messages"] = [*messages, {"role": "user", "content": p.text}]
-        else:
-            body["prompt"] = self._prompt_text(p)
-        body.update(override)
-        return body
-
     @property
     def path(self) -> str:
         """The endpoint under the base URL: ``/chat/completions`` or ``/completions``."""
-        return "/chat/completions" if self.mode == "chat" else "/completions"
+        return self.bodies.path
 
     def scores(self, p: Prompt) -> bool:
         """Whether ``p`` is answered by candidate scoring: the spec's ``readout=score``, or a
         prompt whose own readout is ``score``."""
         return self.readout == "score" or p.readout == "score"
-
-    def _score_requests(
-        self, p: Prompt, candidates: Sequence[str]
-    ) -> list[tuple[dict[str, Any], tuple[int, int] | None]]:
-        """The bodies that score ``p``'s candidates, each with the characters of its candidate
-        in the echoed text (completions mode), or ``None`` (chat mode: one body for all).
-
-        Chat: one token at temperature 0 with ``logprobs`` and ``top_logprobs`` (the first answer
-        token's alternatives). Completions: per candidate, the prompt and the candidate echoed
-        with ``logprobs`` (exact: the sum over the candidate's tokens). The one-token cap goes
-        under ``max_completion_tokens`` when the spec sends that field, else ``max_tokens``.
-        """
-        cap = "max_completion_tokens" if "max_completion_tokens" in self.decoding else "max_tokens"
-        if self.mode == "chat":
-            body = self._body(
-                p, temperature=0.0, logprobs=True, top_logprobs=self.top_logprobs, **{cap: 1}
-            )
-            return [(body, None)]
-        t = self._prompt_text(p)
-        out: list[tuple[dict[str, Any], tuple[int, int] | None]] = []
-        for c in candidates:
-            joined = c if not t or t[-1].isspace() else f" {c}"
-            body = self._body(
-                p, prompt=t + joined, temperature=0.0, echo=True, logprobs=1, **{cap: 1}
-            )
-            out.append((body, (len(t), len(t) + len(joined))))
-        return out
 
     def batch_lines(self, p: Prompt) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
         """The OpenAI Batch input lines of ``p`` (without their ``custom_id``), each with how
@@ -303,7 +263,7 @@ class OpenAIModel:
         one per candidate for a completions-mode score."""
         url = f"/v1{self.path}"
         if not self.scores(p):
-            return [({"method": "POST", "url": url, "body": self._body(p)}, None)]
+            return [({"method": "POST", "url": url, "body": self.bodies.body(p)}, None)]
         candidates = list(p.answer_space)
         return [
             (
@@ -312,7 +272,7 @@ class OpenAIModel:
                 if span is None
                 else {"candidates": candidates, "candidate": j, "span": list(span)},
             )
-            for j, (body, span) in enumerate(self._score_requests(p, candidates))
+            for j, (body, span) in enumerate(self.bodies.scoring(p, candidates))
         ]
 
     def _send(
@@ -395,7 +355,7 @@ class OpenAIModel:
         from ._transport import Call
 
         pipe, secrets = self._keyed_pipe()
-        calls = [Call(self.path, self._body(p)) for p in prompts]
+        calls = [Call(self.path, self.bodies.body(p)) for p in prompts]
         yield from pipe.groups(calls, self._answer_text, secrets=secrets)
 
     def generate(self, prompts: Sequence[Prompt]) -> list[Answer]:
@@ -415,14 +375,14 @@ class OpenAIModel:
         from ._transport import Call
 
         if self.mode == "chat":
-            calls = [Call(self.path, self._score_requests(p, candidates)[0][0]) for p in prompts]
+            calls = [Call(self.path, self.bodies.scoring(p, candidates)[0][0]) for p in prompts]
             for i, got in self._send(calls, first_token_logprobs):
                 yield i, got if isinstance(got, BaseException) else top_scores(got, candidates)
             return
         # Completions: the server echoes prompt + candidate with the logprob of every token.
         calls, spans = [], []
         for p in prompts:
-            for body, span in self._score_requests(p, candidates):
+            for body, span in self.bodies.scoring(p, candidates):
                 assert span is not None  # completions mode: every body has its candidate's span
                 calls.append(Call(self.path, body))
                 spans.append(span)
