@@ -1,38 +1,19 @@
-"""One HTTP/1.1 keep-alive connection for the JSON POSTs of :mod:`._transport`; answers parsed
-by httptools.
+"""One HTTP/1.1 keep-alive connection for the JSON POSTs of :mod:`._transport`.
 
-Why not ``httpx.AsyncClient``: against a local 50 ms server at 32 requests in flight, httpx, even
-with one client per worker, spent 1.5 ms of client CPU per request (2.3 ms at 128): its
-request/response models, header merging, cookie and auth hooks, httpcore's pool. A worker of the
-transport owns one :class:`Connection` per replica and sends one request at a time on it, so
-there is no pool to manage; each request leaves as one segment (its head written here: a request
-line, the checked header lines, ``Content-Length``), and the answer is parsed by httptools, the
-binding of llhttp — Node.js's HTTP/1.1 parser, in C — that uvicorn uses. It replaced h11 (the
-pure-Python parser under httpcore), which was half of the request stream's own CPU: the Python
-API spends 14% less CPU a request at 128 in flight, 21% less at 32 (``bench/README.md``).
-
-What this module adds to the parser is the I/O loop and the rules that keep every answer with the
-request that produced it:
+Not ``httpx.AsyncClient``, whose models, hooks and pool cost several times the client CPU a
+request (``bench/README.md``): a worker owns one :class:`Connection` per replica and sends one
+request at a time on it, each as one segment, and :class:`~._response.Response` (httptools)
+reads the answer. The rules that keep every answer with the request that produced it:
 
 - a connection is reused only when nothing is left of the previous answer: no byte after the
-  complete response (two responses to one request is a protocol error), no byte or close while
-  idle (httpcore's ``has_expired``), not ``Connection: close``; anything else opens a new one;
-- any protocol error closes the connection, and a ``1xx`` other than ``100 Continue`` is one
-  (this client never asks to switch protocols, so a ``101`` is never the answer);
-- every answer is bounded (:mod:`._limits`): the body on the wire and after inflating, the header
-  block in size and in time after its first byte, the chunk-size lines and trailers in size;
-  ``Content-Length`` with ``Transfer-Encoding`` is refused as RFC 9112 §6.3 advises, and so is
-  any ``Transfer-Encoding`` but ``chunked``;
-- the whole try — connect, send, headers and body — has one deadline: a server dripping a byte
-  at a time cannot stretch it, as it can a timeout per read.
+  complete response, no byte or close while idle (httpcore's ``has_expired``), not
+  ``Connection: close``; any protocol error closes it;
+- every answer is bounded (:mod:`._limits`), and the whole try — connect, send, headers, body —
+  has one deadline, which a server dripping a byte at a time cannot stretch.
 
-It speaks ``POST`` over ``http`` or ``https`` (TLS through httpx's default context, so
-certificates are checked as httpx checks them). Proxies are not spoken here: :func:`proxied`
-tells the transport when the environment names one, and then httpx carries the requests.
-Failures are raised as the httpx exceptions of the same meaning (``ConnectError``,
-``ConnectTimeout``, ``ReadTimeout``, ``ReadError``, ``RemoteProtocolError``,
-``LocalProtocolError``), so the retry rules see one vocabulary whichever carried the request;
-a limit passed is :class:`~._limits.LimitExceeded`.
+TLS uses httpx's default context; proxies are left to httpx (:func:`proxied`). Failures are the
+httpx exceptions of the same meaning, so the retry rules see one vocabulary whichever carried
+the request; a limit passed is :class:`~._limits.LimitExceeded`.
 """
 
 from __future__ import annotations

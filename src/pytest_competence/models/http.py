@@ -1,37 +1,16 @@
 """``openai:MODEL@BASE_URL[,URL…][?key=value&…]``: an OpenAI-compatible server as a model.
 
-Works with vLLM, SGLang, TGI, llama.cpp, Ollama, ``transformers serve`` and hosted
-OpenAI-compatible APIs. The base URL is required: prompts and the API key go where it says and
-nowhere else, so a hosted API is named in full (``openai:gpt-4o-mini@https://api.openai.com/v1``);
-a spec without one is a usage error. With several URLs (replicas of one model) each request goes
-to the replica with the fewest requests in flight. The API key is read
-from the environment variable named by ``key_env`` (default: the ``competence_api_key_env`` ini
-option, ``OPENAI_API_KEY``) at request time, and sent only in the ``Authorization`` header: it is
-never part of the model's name, repr, cache key or any error message.
+Works with vLLM, SGLang, TGI, llama.cpp, Ollama, ``transformers serve`` and hosted APIs. The base
+URL is required: prompts and the API key go where it says and nowhere else, so a hosted API is
+named in full (``openai:gpt-4o-mini@https://api.openai.com/v1``). With several URLs (replicas of
+one model) each request goes to the replica with the fewest requests in flight. The API key is
+read at request time from the environment variable ``key_env`` (default: the
+``competence_api_key_env`` ini option, else ``OPENAI_API_KEY``) and sent only in the
+``Authorization`` header: never in the model's name, repr, cache key or any error message.
 
-Parameters (``?temperature=0&max_tokens=16``):
-
-==================  ========================================================================
-``mode``            ``chat`` (``/chat/completions``, default) or ``completions``
-                    (``/completions``; the prompt is the system prompt, a blank line, the text)
-``temperature``     default ``0`` (greedy); ``top_p``, ``max_tokens``, ``stop`` (repeatable) and
-                    ``reasoning_effort`` are sent only when given
-``seed``            sent as ``seed + attempt``: sampled repeats differ, and reproduce
-``readout``         ``generate`` (default) or ``score``: answer with the most likely of the
-                    prompt's answer space, from logprobs (``top_logprobs`` first-token
-                    alternatives in chat mode; exact echoed prompt logprobs in completions mode).
-                    A response without logprobs is final at once, not retried: that server
-                    cannot score (``transformers serve`` returns none; vLLM returns up to
-                    ``--max-logprobs`` alternatives, default 20)
-``concurrency``     requests in flight at once (default 32)
-``timeout``         seconds per try (default 60); ``attempts`` tries per prompt (default 6) within
-                    ``budget`` seconds (default 600), waits from ``backoff`` seconds (default 0.5)
-``key_env``         the environment variable holding the API key
-==================  ========================================================================
-
-``max_response_mib`` is the largest response body accepted in MiB, on the wire and after
-decompression (default: the ``competence_max_response_mib`` ini option, else 16): a larger answer
-is an infrastructure error, not retried.
+The parameters are :data:`PARAMS`. With ``readout=score`` the answer is the most likely of the
+prompt's answer space, from logprobs; a server that returns none cannot score, so its answer is
+final at once, not retried.
 """
 
 from __future__ import annotations
