@@ -4,7 +4,7 @@ h11's, which it replaced, and aiohttp's C parser.
 The wire (``models/_wire.py``) writes each request's head itself and parses each answer with
 httptools (llhttp, in C); until 2026-12-04 it framed both with h11, a pure-Python parser. This
 measures the framing alone, in one process, with no socket: per exchange, the request head as
-``Connection.request_head`` builds it and the answer parsed to its end by ``_wire._Answer``
+``Connection.request_head`` builds it and the answer parsed to its end by ``_response.Response``
 (every check the wire makes included), for a typical chat-completion answer sent with
 ``Content-Length`` and with ``Transfer-Encoding: chunked``; beside it, the same exchange through
 h11 (``h11.Request`` with the same headers, the body, the end of message, then the parse), and
@@ -29,7 +29,8 @@ import h11
 import httptools
 
 from pytest_competence.models._limits import DEFAULT_MAX_RESPONSE_MIB, MIB
-from pytest_competence.models._wire import Connection, _Answer, _header_fields
+from pytest_competence.models._response import Response
+from pytest_competence.models._wire import Connection, _header_fields
 
 # The wire, and the header fields it sends.
 WIRE = Connection("http://127.0.0.1:8000/v1", {"Authorization": "Bearer sk-0000"}, None)
@@ -90,7 +91,7 @@ def h11_parse(conn: h11.Connection, wire: bytes) -> bytes:
 def wire_exchange(wire: bytes) -> bytes:
     """The request head as the wire writes it, and the answer parsed as the wire parses it."""
     WIRE.request_head("/chat/completions", len(REQUEST)) + REQUEST
-    answer = _Answer(DEFAULT_MAX_RESPONSE_MIB * MIB)
+    answer = Response(DEFAULT_MAX_RESPONSE_MIB * MIB)
     answer.feed(wire)
     assert answer.complete and answer.body is not None
     return answer.body.finish()

@@ -84,7 +84,7 @@ def bodies(url: str) -> dict[str, str]:
         spec = spec_from_marker((), {"levels": [4, 8], "pairs": 16, "vocabulary": vocabulary})
         for item in spec.design():
             for p in item.prompts:
-                owner[hashlib.sha256(json.dumps(model._body(p)).encode()).hexdigest()] = test
+                owner[hashlib.sha256(json.dumps(model.bodies.body(p)).encode()).hexdigest()] = test
     return owner
 
 

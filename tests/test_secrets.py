@@ -9,6 +9,7 @@ in echoed bodies and in exception messages, and no piece of it survives.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import subprocess
 import sys
@@ -17,9 +18,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pipe_helpers import ask
 from plugin_helpers import read_archive
 from pytest_competence.models import resolve_model
-from pytest_competence.models._transport import Call, ModelCallError, RetryPolicy, post_all
+from pytest_competence.models._transport import Call, ModelCallError
 from server_fixtures import fake_server_process, server  # noqa: F401
 
 KEY = "sk-test-NEVER-SHOWN-9f8e7d6c5b4a39281706"
@@ -33,18 +35,9 @@ def leaked(text: str) -> list[str]:
 
 
 def ask_once(url: str, **kw):
-    """One request through the transport, the key in its Authorization header."""
+    """One request through the request stream, the key in its Authorization header."""
     calls = [Call("/chat/completions", {"model": "m", "messages": []})]
-    [(_, result)] = post_all(
-        calls,
-        lambda body: body,
-        urls=[url],
-        headers={"Authorization": f"Bearer {KEY}"},
-        concurrency=1,
-        timeout=5.0,
-        policy=RetryPolicy(attempts=1),
-        **kw,
-    )
+    [(_, result)] = ask(calls, [url], headers={"Authorization": f"Bearer {KEY}"}, **kw)
     return result
 
 
@@ -63,18 +56,19 @@ def test_an_echoed_key_is_redacted_at_every_offset_around_the_cut(server):
 
 
 @pytest.mark.parametrize("error", [httpx.ConnectError, httpx.ReadTimeout, RuntimeError])
-def test_a_key_in_an_exception_message_is_redacted_at_every_offset(monkeypatch, error):
+def test_a_key_in_an_exception_message_is_redacted_at_every_offset(error):
     # httpx errors are the network's (retried, then reported); RuntimeError is a client bug.
-    from pytest_competence.models._wire import Connection
-
     for offset in range(0, CUT + 40, 7):
         message = "x" * offset + KEY + " and Bearer " + KEY
 
-        async def fail(*args, **kwargs):
-            raise error(message)
+        @contextlib.asynccontextmanager
+        async def failing():
+            async def send(replica, path, body, timeout):
+                raise error(message)
 
-        monkeypatch.setattr(Connection, "post", fail)
-        result = ask_once("http://127.0.0.1:9/v1", secrets=[KEY])
+            yield send
+
+        result = ask_once("http://127.0.0.1:9/v1", secrets=[KEY], connect=failing)
         assert isinstance(result, ModelCallError) and "[redacted]" in str(result)
         assert not leaked(str(result)), (offset, str(result))
 

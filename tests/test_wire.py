@@ -17,7 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from pytest_competence.models._transport import Call, ModelCallError, RetryPolicy, post_all
+from pipe_helpers import ask
+from pytest_competence.models._transport import Call, ModelCallError, RetryPolicy
 from pytest_competence.models._wire import Connection, proxied
 from scripted_server import reply as scripted_reply
 from scripted_server import scripted  # noqa: F401
@@ -263,20 +264,14 @@ def test_a_malformed_answer_is_a_protocol_error_and_retried(scripted, garbage):
 
     def script(request: bytes) -> tuple[bytes, bool]:
         sent.append(request)
-        broken = len(sent) <= 2  # the direct post below, then the first try of post_all
+        broken = len(sent) <= 2  # the direct post below, then the pipe's first try
         return (garbage if broken else reply()), broken
 
     server = scripted(script)
     with pytest.raises(httpx.RemoteProtocolError):
         post(server.url)
-    [(_, answer)] = post_all(
-        [Call("/chat/completions", {})],
-        lambda data: data,
-        urls=[server.url],
-        headers={},
-        concurrency=1,
-        timeout=5.0,
-        policy=RetryPolicy(attempts=2, backoff=0.0),
+    [(_, answer)] = ask(
+        [Call("/chat/completions", {})], [server.url], policy=RetryPolicy(attempts=2, backoff=0.0)
     )
     assert answer == json.loads(BODY) and len(sent) == 3
 
@@ -294,13 +289,10 @@ def test_an_answer_cut_short_is_a_protocol_error(scripted):
 def test_a_header_http_cannot_carry_is_refused_without_showing_it(scripted):
     server = scripted(lambda request: (reply(), False))
     secret = "sk-secret\r\nX-Injected: 1"
-    [(_, answer)] = post_all(
+    [(_, answer)] = ask(
         [Call("/chat/completions", {})],
-        lambda data: data,
-        urls=[server.url],
+        [server.url],
         headers={"Authorization": secret},
-        concurrency=1,
-        timeout=5.0,
         policy=RetryPolicy(attempts=3),
     )
     assert isinstance(answer, ModelCallError)
@@ -334,21 +326,12 @@ def test_the_wire_runs_on_the_event_loop_the_policy_gives(scripted, uvloop_polic
     server = scripted(lambda request: (reply(), False))
     loops = []
 
-    def read(data: Any) -> Any:
-        return data
-
     async def probe() -> None:
         loops.append(type(asyncio.get_running_loop()).__module__)
 
     asyncio.run(probe())
-    answers = post_all(
-        [Call("/chat/completions", {"n": k}) for k in range(8)],
-        read,
-        urls=[server.url],
-        headers={},
-        concurrency=4,
-        timeout=5.0,
-        policy=RetryPolicy(attempts=1),
+    answers = ask(
+        [Call("/chat/completions", {"n": k}) for k in range(8)], [server.url], concurrency=4
     )
     assert loops[0].startswith("uvloop")
     assert [answer for _, answer in sorted(answers)] == [json.loads(BODY)] * 8

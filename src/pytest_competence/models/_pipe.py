@@ -1,22 +1,15 @@
 """One model's requests, from any number of batches, on one event loop: a stream that never drains.
 
-:func:`~._transport.post_all` runs a batch on an event loop of its own and ends with it, so the
-last requests of a batch are answered while the others' connections sit idle, and the next batch
-opens its connections afresh. A :class:`Pipe` is kept by its model for as long as the model
-lives: ``concurrency`` workers, each with its own keep-alive connection per replica, take the
-requests of every batch in turn from one queue — first come, first served within a priority —
-so a batch given while another is still being answered starts the moment a worker is free, and
-the server never idles between them. At most ``concurrency`` requests are in flight in all,
-whichever batches they belong to.
+A :class:`Pipe` is kept by its model for as long as the model lives: ``concurrency`` workers,
+each with its own keep-alive connection per replica, take the requests of every batch in turn
+from one queue, so a batch given while another is still being answered starts the moment a
+worker is free and the server never idles between batches. At most ``concurrency`` requests are
+in flight in all. A batch asked *ahead* (:func:`asking_ahead`) waits behind every batch asked
+now, so work done ahead never delays work that is needed now.
 
-Two priorities: a batch asked *ahead* (:func:`asking_ahead`: the next chunks of a design, the
-next test's prompts) waits behind every batch asked now (a minimisation's probes, a baseline),
-so work done ahead never delays work that is needed now.
-
-Every request goes through :func:`~._transport._one` as in :func:`~._transport.post_all`: the
-same retries, breaker, limits and redaction; each batch's ``(index, result)`` pairs come back to
-its caller's thread, every index exactly once. Closing a batch's iterator early drops its
-queued requests and cancels those in flight.
+Every request goes through :func:`~._transport._one` (retries, breaker, limits, redaction); each
+batch's ``(index, result)`` pairs come back to its caller's thread, every index exactly once.
+Closing a batch's iterator early drops its queued requests and cancels those in flight.
 """
 
 from __future__ import annotations
@@ -31,20 +24,18 @@ from collections import deque
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-import httpx
-
 from ._base import ModelCallError
 from ._transport import (
     _CREDENTIAL_HEADERS,
     Breaker,
     Call,
+    Connect,
     RetryPolicy,
     _Job,
     _one,
     _Replicas,
-    _sender,
+    connector,
 )
-from ._wire import proxied
 
 __all__ = ["Ahead", "Pipe", "asking_ahead"]
 
@@ -126,7 +117,8 @@ class Pipe:
     """The event-loop thread and workers of one model (see the module docstring).
 
     ``headers`` go with every request (an API key among them is redacted from every error);
-    ``breaker`` is the model's, shared by every batch.
+    ``breaker`` is the model's, shared by every batch. ``connect`` opens each worker's
+    connections: :func:`~._transport.connector`'s by default, a stand-in in tests.
     """
 
     def __init__(
@@ -139,10 +131,12 @@ class Pipe:
         policy: RetryPolicy,
         breaker: Breaker,
         max_body: int,
+        connect: Connect | None = None,
     ) -> None:
         self.urls, self.headers = list(urls), dict(headers)
         self.concurrency, self.timeout, self.policy = concurrency, timeout, policy
         self.breaker, self.max_body = breaker, max_body
+        self._connect = connect
         self.credentials = [v for k, v in headers.items() if k.lower() in _CREDENTIAL_HEADERS]
         self._now: deque[tuple[_Batch[Any], int]] = deque()
         self._ahead: deque[tuple[_Batch[Any], int]] = deque()
@@ -288,16 +282,10 @@ class Pipe:
         self._wake = asyncio.Event()
         self._ready.set()
         replicas, rng = _Replicas(self.urls), random.Random()
-        via_proxy = any(proxied(u) for u in self.urls)
-        # One TLS context serves every worker (httpx's defaults: certifi's roots, hostname checks).
-        tls = (
-            httpx.create_ssl_context()
-            if via_proxy or any(u.startswith("https:") for u in self.urls)
-            else None
-        )
+        connect = self._connect or connector(self.urls, self.headers, self.max_body)
 
         async def worker() -> None:
-            async with _sender(self.urls, self.headers, tls, via_proxy, self.max_body) as send:
+            async with connect() as send:
                 while not self._closed:
                     taken = self._next()
                     if taken is None:

@@ -1,15 +1,10 @@
-"""JSON POSTs to OpenAI-compatible servers: bounded concurrency, retries, several replicas.
+"""JSON POSTs to OpenAI-compatible servers: one request's tries, the replicas, the breaker.
 
-:func:`post_all` sends one request per :class:`Call`, at most ``concurrency`` at a time, on an
-event loop of its own thread: each of ``concurrency`` workers keeps one keep-alive connection per
-replica (:mod:`._wire`; through httpx when the environment names a proxy), and yields
-``(index, result)`` as each request completes — so a caller can commit every answer
-the moment it arrives. A result is what ``parse`` made of the response, or a
-:class:`ModelCallError` saying why the request failed for good: requests are retried with
+:func:`_one` sends one :class:`Call` until it has an answer or a final error: retried with
 exponential backoff and jitter on 408, 429, 5xx, transport errors and unreadable bodies,
 honouring ``Retry-After``, within a number of attempts and a time budget; other 4xx, and an
-answer past a limit of :mod:`._limits`, are final at once. Nothing is dropped: every index comes
-back exactly once.
+answer past a limit of :mod:`._limits`, are final at once. :func:`connector` opens each worker's
+connections (:mod:`._wire`; httpx when the environment names a proxy). :mod:`._pipe` runs them.
 """
 
 from __future__ import annotations
@@ -18,13 +13,12 @@ import asyncio
 import contextlib
 import email.utils
 import json
-import queue
 import random
 import ssl
-import threading
 import time
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -33,23 +27,26 @@ import httpx
 from pytest_competence.engine._redaction import redact
 
 from ._base import ModelCallError  # the transport's failures (re-exported)
-from ._limits import DEFAULT_MAX_RESPONSE_MIB, MIB, Body, LimitExceeded
+from ._limits import Body, LimitExceeded
 from ._wire import Connection, Reply, proxied, within
 
 __all__ = [
     "BadResponse",
     "Breaker",
     "Call",
+    "Connect",
     "FinalResponse",
     "ModelCallError",
     "RetryPolicy",
-    "post_all",
+    "connector",
 ]
 
 
 T = TypeVar("T")
 #: How a worker sends: ``(replica, path, JSON body, timeout) -> the answer``.
 Send = Callable[[int, str, bytes, float], Awaitable[Reply]]
+#: How a worker opens its connections: entered once per worker, it gives the worker's :data:`Send`.
+Connect = Callable[[], AbstractAsyncContextManager[Send]]
 
 _CREDENTIAL_HEADERS = frozenset({"authorization", "api-key", "x-api-key"})
 
@@ -248,60 +245,6 @@ async def _one(
     )
 
 
-async def _all(
-    job: _Job[T],
-    urls: Sequence[str],
-    headers: Mapping[str, str],
-    concurrency: int,
-    emit: Callable[[list[tuple[int, T | ModelCallError]]], None],
-    runner: _Runner,
-) -> None:
-    loop = runner.loop = asyncio.get_running_loop()
-    runner.task = asyncio.current_task()
-    # Answers that arrive in one turn of the loop go to the caller's thread together: each
-    # hand-over wakes that thread and passes the GIL, which cost more than parsing the answer.
-    arrived: list[tuple[int, T | ModelCallError]] = []
-
-    def hand_over() -> None:
-        if arrived:
-            emit(arrived.copy())
-            arrived.clear()
-
-    def done(item: tuple[int, T | ModelCallError]) -> None:
-        if not arrived:
-            loop.call_soon(hand_over)
-        arrived.append(item)
-
-    replicas, rng = _Replicas(urls), random.Random()
-    workers = max(1, min(concurrency, len(job.calls)))
-    todo = iter(range(len(job.calls)))  # shared by the workers: one event loop, no lock needed
-    via_proxy = any(proxied(u) for u in urls)
-    # One TLS context serves every worker (httpx's defaults: certifi's roots, hostname checks).
-    tls = (
-        httpx.create_ssl_context()
-        if via_proxy or any(u.startswith("https:") for u in urls)
-        else None
-    )
-
-    async def worker() -> None:
-        async with _sender(urls, headers, tls, via_proxy, job.max_body) as send:
-            for i in todo:
-                if runner.stopped.is_set():
-                    return
-                result: T | ModelCallError
-                try:
-                    result = await _one(send, replicas, job, job.calls[i], rng)
-                except Exception as exc:  # a bug here must still answer for the item
-                    reason = f"client error: {type(exc).__name__}: {exc}"
-                    result = ModelCallError(job.redact(reason))
-                done((i, result))
-
-    try:
-        await asyncio.gather(*(worker() for _ in range(workers)))
-    finally:
-        hand_over()
-
-
 @contextlib.asynccontextmanager
 async def _sender(
     urls: Sequence[str],
@@ -358,84 +301,15 @@ async def _sender(
         yield send
 
 
-class _Runner:
-    """The event-loop thread behind one :func:`post_all`; stops it when the caller stops reading."""
-
-    def __init__(self) -> None:
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.task: asyncio.Task[Any] | None = None
-        self.stopped = threading.Event()
-
-    def stop(self) -> None:
-        self.stopped.set()
-        loop, task = self.loop, self.task
-        if loop is not None and task is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(task.cancel)
-            except RuntimeError:  # the loop closed in between: nothing left to cancel
-                pass
-
-
-class _Crash:
-    def __init__(self, exc: BaseException) -> None:
-        self.exc = exc
-
-
-def post_all(
-    calls: Sequence[Call],
-    parse: Callable[[Any], T],
-    *,
-    urls: Sequence[str],
-    headers: Mapping[str, str],
-    concurrency: int,
-    timeout: float,
-    policy: RetryPolicy,
-    secrets: Sequence[str] = (),
-    breaker: Breaker | None = None,
-    max_body: int = DEFAULT_MAX_RESPONSE_MIB * MIB,
-) -> Iterator[tuple[int, T | ModelCallError]]:
-    """``(index, parse(body) or ModelCallError)`` for every call, in order of completion.
-
-    ``secrets`` are removed from every error message (a server may echo request headers), and
-    so are the values of the credential headers (``Authorization``, ``api-key``, ``x-api-key``).
-    ``breaker`` (one per model, over ``urls`` in this order) ends the retries against a server
-    that refuses every connection; a new one per call when not given.
-    ``max_body`` bounds each response body in bytes, on the wire and decoded.
-    Closing the iterator early cancels the requests still in flight.
-    """
-    if not calls:
-        return
-    out: queue.SimpleQueue[list[tuple[int, T | ModelCallError]] | _Crash] = queue.SimpleQueue()
-    runner = _Runner()
-    credentials = [v for k, v in headers.items() if k.lower() in _CREDENTIAL_HEADERS]
-    job = _Job(
-        calls,
-        parse,
-        policy,
-        timeout,
-        (*secrets, *credentials),
-        breaker or Breaker(len(urls)),
-        max_body,
+def connector(urls: Sequence[str], headers: Mapping[str, str], max_body: int) -> Connect:
+    """How each worker of a stream to ``urls`` opens its connections (:func:`_sender`), with
+    ``headers`` on every request and bodies of at most ``max_body`` bytes. One TLS context
+    serves every worker (httpx's defaults: certifi's roots, hostname checks), made only when a
+    URL is ``https`` or a proxy carries the requests."""
+    via_proxy = any(proxied(u) for u in urls)
+    tls = (
+        httpx.create_ssl_context()
+        if via_proxy or any(u.startswith("https:") for u in urls)
+        else None
     )
-
-    def run() -> None:
-        try:
-            asyncio.run(_all(job, urls, headers, concurrency, out.put, runner))
-        except asyncio.CancelledError:
-            pass
-        except BaseException as exc:  # surfaced in the caller's thread, not lost in this one
-            out.put(_Crash(exc))
-
-    thread = threading.Thread(target=run, name="competence-http", daemon=True)
-    thread.start()
-    try:
-        left = len(calls)
-        while left:
-            got = out.get()
-            if isinstance(got, _Crash):
-                raise RuntimeError(job.redact(f"the HTTP client stopped: {got.exc!r}")) from None
-            left -= len(got)
-            yield from got
-    finally:
-        runner.stop()
-        thread.join()
+    return lambda: _sender(urls, headers, tls, via_proxy, max_body)

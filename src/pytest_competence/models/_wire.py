@@ -1,38 +1,19 @@
-"""One HTTP/1.1 keep-alive connection for the JSON POSTs of :mod:`._transport`; answers parsed
-by httptools.
+"""One HTTP/1.1 keep-alive connection for the JSON POSTs of :mod:`._transport`.
 
-Why not ``httpx.AsyncClient``: against a local 50 ms server at 32 requests in flight, httpx, even
-with one client per worker, spent 1.5 ms of client CPU per request (2.3 ms at 128): its
-request/response models, header merging, cookie and auth hooks, httpcore's pool. A worker of the
-transport owns one :class:`Connection` per replica and sends one request at a time on it, so
-there is no pool to manage; each request leaves as one segment (its head written here: a request
-line, the checked header lines, ``Content-Length``), and the answer is parsed by httptools, the
-binding of llhttp — Node.js's HTTP/1.1 parser, in C — that uvicorn uses. It replaced h11 (the
-pure-Python parser under httpcore), which was half of the request stream's own CPU: the Python
-API spends 14% less CPU a request at 128 in flight, 21% less at 32 (``bench/README.md``).
-
-What this module adds to the parser is the I/O loop and the rules that keep every answer with the
-request that produced it:
+Not ``httpx.AsyncClient``, whose models, hooks and pool cost several times the client CPU a
+request (``bench/README.md``): a worker owns one :class:`Connection` per replica and sends one
+request at a time on it, each as one segment, and :class:`~._response.Response` (httptools)
+reads the answer. The rules that keep every answer with the request that produced it:
 
 - a connection is reused only when nothing is left of the previous answer: no byte after the
-  complete response (two responses to one request is a protocol error), no byte or close while
-  idle (httpcore's ``has_expired``), not ``Connection: close``; anything else opens a new one;
-- any protocol error closes the connection, and a ``1xx`` other than ``100 Continue`` is one
-  (this client never asks to switch protocols, so a ``101`` is never the answer);
-- every answer is bounded (:mod:`._limits`): the body on the wire and after inflating, the header
-  block in size and in time after its first byte, the chunk-size lines and trailers in size;
-  ``Content-Length`` with ``Transfer-Encoding`` is refused as RFC 9112 §6.3 advises, and so is
-  any ``Transfer-Encoding`` but ``chunked``;
-- the whole try — connect, send, headers and body — has one deadline: a server dripping a byte
-  at a time cannot stretch it, as it can a timeout per read.
+  complete response, no byte or close while idle (httpcore's ``has_expired``), not
+  ``Connection: close``; any protocol error closes it;
+- every answer is bounded (:mod:`._limits`), and the whole try — connect, send, headers, body —
+  has one deadline, which a server dripping a byte at a time cannot stretch.
 
-It speaks ``POST`` over ``http`` or ``https`` (TLS through httpx's default context, so
-certificates are checked as httpx checks them). Proxies are not spoken here: :func:`proxied`
-tells the transport when the environment names one, and then httpx carries the requests.
-Failures are raised as the httpx exceptions of the same meaning (``ConnectError``,
-``ConnectTimeout``, ``ReadTimeout``, ``ReadError``, ``RemoteProtocolError``,
-``LocalProtocolError``), so the retry rules see one vocabulary whichever carried the request;
-a limit passed is :class:`~._limits.LimitExceeded`.
+TLS uses httpx's default context; proxies are left to httpx (:func:`proxied`). Failures are the
+httpx exceptions of the same meaning, so the retry rules see one vocabulary whichever carried
+the request; a limit passed is :class:`~._limits.LimitExceeded`.
 """
 
 from __future__ import annotations
@@ -46,21 +27,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-import httptools
 import httpx
 
 from pytest_competence._version import __version__
 
 from ._inbox import Inbox, Kernel, within
-from ._limits import (
-    DEFAULT_MAX_RESPONSE_MIB,
-    HEADER_LIMIT,
-    HEADER_SECONDS,
-    MIB,
-    Body,
-    LimitExceeded,
-    header_limit_exceeded,
-)
+from ._limits import DEFAULT_MAX_RESPONSE_MIB, HEADER_SECONDS, MIB
+from ._response import Response, stray
 
 __all__ = ["Connection", "Reply", "proxied", "within"]
 
@@ -229,7 +202,7 @@ class Connection:
         link, loop = self.link, asyncio.get_running_loop()
         link.inbox.idle = False
         link.transport.write(request + body)
-        answer = _Answer(self.max_body)
+        answer = Response(self.max_body)
         received, until = 0, deadline
         in_head = False  # between the first byte of a header block and its end
         while not answer.complete:
@@ -262,7 +235,7 @@ class Connection:
         except (ValueError, zlib.error) as exc:
             raise httpx.RemoteProtocolError(f"malformed response body: {exc}") from None
         if link.inbox.pieces:
-            raise _stray(link.inbox.pieces[0])
+            raise stray(link.inbox.pieces[0])
         if answer.keep_alive:
             link.inbox.idle = True
         else:  # Connection: close, HTTP/1.0, or a body that ended with the connection
@@ -278,165 +251,6 @@ class Connection:
 
 class _Unanswered(httpx.RemoteProtocolError):
     """The connection ended before a single byte of the answer came back."""
-
-
-class _Stray(Exception):
-    """A second response began behind the complete one."""
-
-
-class _Answer:
-    """One response read by httptools (llhttp, the parser under Node.js): its callbacks collect
-    the status, reason, headers and body; the checks llhttp leaves to us are here.
-
-    llhttp bounds nothing that it hands over in pieces, and httptools joins a header's pieces
-    before calling :meth:`on_header`, so :meth:`feed` counts the bytes of the header block, and
-    then of the chunk-size lines and trailers, as they are handed over: each at most
-    :data:`HEADER_LIMIT` (the latter beyond 32 bytes a chunk) and one read.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.parser = httptools.HttpResponseParser(self)
-        self.status: int | None = None  # the final answer's, once its head is complete
-        self.reason = b""
-        self.fields: list[tuple[bytes, bytes]] = []
-        self.headers: dict[str, str] = {}
-        self.body: Body | None = None
-        self.framing = ""  # "length", "chunked" or "close", once the head is complete
-        self.complete = False
-        self.keep_alive = False
-        self.heads = 0  # header blocks complete: a 100 Continue's, then the answer's
-        self.head_bytes = 0  # read while the head was incomplete, the body's left out
-        self.after_head = 0  # chunk-size lines and trailers read since
-        self.chunks = 0
-
-    def feed(self, data: bytes) -> None:
-        body_before = self.body.wire if self.body is not None else 0
-        in_head = self.status is None
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserCallbackError as exc:
-            cause = exc.__context__
-            if isinstance(cause, _Stray):
-                raise _stray(b"") from None
-            if isinstance(cause, (httpx.HTTPError, LimitExceeded)):
-                raise cause from None
-            if isinstance(cause, (ValueError, zlib.error)):
-                raise httpx.RemoteProtocolError(f"malformed response body: {cause}") from None
-            raise
-        except httptools.HttpParserUpgrade:
-            raise _interim(101, self.reason) from None
-        except httptools.HttpParserError as exc:
-            raise httpx.RemoteProtocolError(f"malformed response: {exc} (llhttp)") from None
-        if self.complete:
-            return
-        framing = len(data) - ((self.body.wire if self.body else 0) - body_before)
-        if in_head:  # the read that ends the head counts as the head's
-            self.head_bytes += framing
-            if self.status is None and self.head_bytes > HEADER_LIMIT:
-                raise header_limit_exceeded("the response headers")
-            return
-        # After the head: the size lines, up to 32 bytes a chunk, and the trailers.
-        self.after_head += framing
-        if self.after_head > HEADER_LIMIT + 32 * self.chunks:
-            raise header_limit_exceeded("the chunk-size lines or the trailers")
-
-    def end(self) -> None:
-        """The connection ended: the answer is complete only if it was framed by its end."""
-        if self.status is not None and self.framing == "close":
-            self.complete = True
-            return
-        if self.status is None:
-            raise httpx.RemoteProtocolError(
-                "peer closed connection without sending a complete response head"
-            )
-        assert self.body is not None
-        expected = self.headers.get("content-length")
-        raise httpx.RemoteProtocolError(
-            f"peer closed connection without sending complete message body (received "
-            f"{self.body.wire} bytes, expected {expected})"
-            if self.framing == "length"
-            else "peer closed connection without sending complete message body: incomplete "
-            "chunked read"
-        )
-
-    # -- httptools' callbacks --------------------------------------------------------------------
-
-    def on_message_begin(self) -> None:
-        if self.complete:
-            raise _Stray
-
-    def on_status(self, reason: bytes) -> None:
-        self.reason += reason
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self.fields.append((name, value))
-
-    def on_headers_complete(self) -> None:
-        self.heads += 1
-        status = self.parser.get_status_code()
-        if 100 <= status < 200:
-            if status != 100:
-                raise _interim(status, self.reason)
-            self.reason, self.fields = b"", []  # 100 Continue: the answer comes behind it
-            return
-        headers: dict[str, str] = {}
-        for raw_name, raw_value in self.fields:
-            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
-            headers[name] = f"{headers[name]}, {value}" if name in headers else value
-        declared = headers.get("content-length")
-        coding = headers.get("transfer-encoding")
-        if declared is not None and coding is not None:
-            raise httpx.RemoteProtocolError(
-                "malformed response: both Content-Length and Transfer-Encoding, a sign of "
-                "response smuggling (RFC 9112 section 6.3)"
-            )
-        if coding is not None and coding.strip().lower() != "chunked":
-            raise httpx.RemoteProtocolError(
-                f"malformed response: Only Transfer-Encoding: chunked is supported, not "
-                f"{coding[:40]!r}"
-            )
-        try:
-            self.body = Body(
-                headers.get("content-encoding", ""),
-                None if declared is None else int(declared),
-                self.limit,
-            )
-        except ValueError as exc:
-            raise httpx.RemoteProtocolError(f"malformed response: {exc}") from None
-        self.framing = "chunked" if coding else "length" if declared is not None else "close"
-        if status in (204, 304):
-            self.framing = "length"
-        self.headers, self.status = headers, status
-
-    def on_body(self, data: bytes) -> None:
-        assert self.body is not None
-        self.body.feed(data)
-
-    def on_chunk_header(self) -> None:
-        self.chunks += 1
-
-    def on_message_complete(self) -> None:
-        if self.status is None:  # the end of a 100 Continue
-            return
-        self.keep_alive = self.parser.should_keep_alive() and self.framing != "close"
-        self.complete = True
-
-
-def _stray(extra: bytes) -> httpx.RemoteProtocolError:
-    shown = f" ({extra[:40]!r}…)" if extra else ""
-    return httpx.RemoteProtocolError(
-        f"the server sent more after the complete response{shown}: two answers to one "
-        f"request, so neither is taken"
-    )
-
-
-def _interim(status: int, reason: bytes) -> httpx.RemoteProtocolError:
-    return httpx.RemoteProtocolError(
-        f"the server answered {status} {reason.decode('latin-1')[:40]}, an interim response "
-        f"this client never asks for; only 100 Continue may come before the answer, so the "
-        f"connection is closed"
-    )
 
 
 def _late(received: int, answered: bool, headers_bound: bool, timeout: float) -> Exception:

@@ -1,22 +1,16 @@
 """``hf:PATH_OR_ID[?key=value&…]`` — a transformers causal LM loaded in this process.
 
 ``PATH_OR_ID`` is a saved checkpoint's directory, a checkpoint shipped with the package
-(``pytest-competence/learned-ordering``, trained on the CPU here: ``train/train_ordering.py``), or
-a Hugging Face hub id that is already in the local cache (``HF_HUB_CACHE``, else ``HF_HOME/hub``, else ``~/.cache/huggingface/hub``): nothing is
-ever downloaded, and a model that is in neither place is a usage error saying so. Tokenizer and
-weights load once, on first use, on CUDA when available (bf16; under ``pytest -n N`` worker ``gwK``
-takes GPU ``K mod count``) else on the CPU (float32). The tokenizer's chat template renders the
-prompt when it has one; otherwise the prompt is the system prompt, a blank line and the text.
+(``pytest-competence/learned-ordering``), or a Hugging Face hub id already in the local cache
+(``HF_HUB_CACHE``, else ``HF_HOME/hub``, else ``~/.cache/huggingface/hub``): nothing is ever
+downloaded, and a model in neither place is a usage error saying so. It loads once, on first
+use: on CUDA when available (bf16; under ``pytest -n N`` worker ``gwK`` takes GPU
+``K mod count``), else on the CPU (float32). The tokenizer's chat template renders the prompt
+when it has one; otherwise the prompt is the system prompt, a blank line and the text.
 
-Generation is batched with left padding, longest prompts first (so batches hold prompts of similar
-length and an out-of-memory error shows at once); a batch that fails is split until the failing
-prompt stands alone, which is then recorded as an error. Candidate scoring sums the conditional
-log-probabilities of each candidate's tokens after the prompt (:meth:`HFModel.score`).
-
-Parameters: ``max_new_tokens`` (default 16), ``temperature`` (default 0: greedy), ``top_p``,
-``seed`` (sampling; default 0), ``batch_size`` (default 16), ``dtype``
-(``auto``/``float32``/``bfloat16``/``float16``), ``device`` (``auto``/``cpu``/``cuda``/``cuda:N``),
-``readout`` (``generate`` or ``score``), ``chat_template`` (``auto`` or ``off``).
+Generation is batched longest prompts first (similar lengths together; an out-of-memory error
+shows at once); a failing batch is split until the failing prompt stands alone, and that one is
+recorded as an error. The parameters are :data:`PARAMS`.
 """
 
 from __future__ import annotations

@@ -1,37 +1,16 @@
 """``openai:MODEL@BASE_URL[,URL…][?key=value&…]``: an OpenAI-compatible server as a model.
 
-Works with vLLM, SGLang, TGI, llama.cpp, Ollama, ``transformers serve`` and hosted
-OpenAI-compatible APIs. The base URL is required: prompts and the API key go where it says and
-nowhere else, so a hosted API is named in full (``openai:gpt-4o-mini@https://api.openai.com/v1``);
-a spec without one is a usage error. With several URLs (replicas of one model) each request goes
-to the replica with the fewest requests in flight. The API key is read
-from the environment variable named by ``key_env`` (default: the ``competence_api_key_env`` ini
-option, ``OPENAI_API_KEY``) at request time, and sent only in the ``Authorization`` header: it is
-never part of the model's name, repr, cache key or any error message.
+Works with vLLM, SGLang, TGI, llama.cpp, Ollama, ``transformers serve`` and hosted APIs. The base
+URL is required: prompts and the API key go where it says and nowhere else, so a hosted API is
+named in full (``openai:gpt-4o-mini@https://api.openai.com/v1``). With several URLs (replicas of
+one model) each request goes to the replica with the fewest requests in flight. The API key is
+read at request time from the environment variable ``key_env`` (default: the
+``competence_api_key_env`` ini option, else ``OPENAI_API_KEY``) and sent only in the
+``Authorization`` header: never in the model's name, repr, cache key or any error message.
 
-Parameters (``?temperature=0&max_tokens=16``):
-
-==================  ========================================================================
-``mode``            ``chat`` (``/chat/completions``, default) or ``completions``
-                    (``/completions``; the prompt is the system prompt, a blank line, the text)
-``temperature``     default ``0`` (greedy); ``top_p``, ``max_tokens``, ``stop`` (repeatable) and
-                    ``reasoning_effort`` are sent only when given
-``seed``            sent as ``seed + attempt``: sampled repeats differ, and reproduce
-``readout``         ``generate`` (default) or ``score``: answer with the most likely of the
-                    prompt's answer space, from logprobs (``top_logprobs`` first-token
-                    alternatives in chat mode; exact echoed prompt logprobs in completions mode).
-                    A response without logprobs is final at once, not retried: that server
-                    cannot score (``transformers serve`` returns none; vLLM returns up to
-                    ``--max-logprobs`` alternatives, default 20)
-``concurrency``     requests in flight at once (default 32)
-``timeout``         seconds per try (default 60); ``attempts`` tries per prompt (default 6) within
-                    ``budget`` seconds (default 600), waits from ``backoff`` seconds (default 0.5)
-``key_env``         the environment variable holding the API key
-==================  ========================================================================
-
-``max_response_mib`` is the largest response body accepted in MiB, on the wire and after
-decompression (default: the ``competence_max_response_mib`` ini option, else 16): a larger answer
-is an infrastructure error, not retried.
+The parameters are :data:`PARAMS`. With ``readout=score`` the answer is the most likely of the
+prompt's answer space, from logprobs; a server that returns none cannot score, so its answer is
+final at once, not retried.
 """
 
 from __future__ import annotations
@@ -48,6 +27,7 @@ from pytest_competence.policy import ModelSpecError
 from pytest_competence.protocol import Prompt
 
 from ._base import NoAnswer
+from ._bodies import Bodies
 from ._limits import DEFAULT_MAX_RESPONSE_MIB, MIB
 from ._logprobs import echoed_tokens, first_token_logprobs, read_scores, span_logprob, top_scores
 from ._params import Param, choice, number, parse_params, text, whole
@@ -213,6 +193,7 @@ class OpenAIModel:
         self.base_urls = list(base_urls)
         self.mode, self.readout, self.top_logprobs, self.seed = mode, readout, top_logprobs, seed
         self.decoding = {k: list(v) if k == "stop" else v for k, v in decoding.items()}
+        self.bodies = Bodies(model, mode, self.decoding, seed, top_logprobs)
         self.concurrency, self.timeout, self.key_env = concurrency, timeout, key_env
         self.policy = RetryPolicy(attempts=attempts, budget=budget, backoff=backoff)
         self.breaker = Breaker(len(self.base_urls))  # across batches: a dead server stays dead
@@ -243,57 +224,15 @@ class OpenAIModel:
 
     # -- requests --------------------------------------------------------------------------------
 
-    def _prompt_text(self, p: Prompt) -> str:
-        return f"{p.system}\n\n{p.text}" if p.system else p.text
-
-    def _body(self, p: Prompt, **override: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, **self.decoding}
-        if self.seed is not None:
-            body["seed"] = self.seed + p.attempt
-        if self.mode == "chat":
-            messages = [{"role": "system", "content": p.system}] if p.system else []
-            body["messages"] = [*messages, {"role": "user", "content": p.text}]
-        else:
-            body["prompt"] = self._prompt_text(p)
-        body.update(override)
-        return body
-
     @property
     def path(self) -> str:
         """The endpoint under the base URL: ``/chat/completions`` or ``/completions``."""
-        return "/chat/completions" if self.mode == "chat" else "/completions"
+        return self.bodies.path
 
     def scores(self, p: Prompt) -> bool:
         """Whether ``p`` is answered by candidate scoring: the spec's ``readout=score``, or a
         prompt whose own readout is ``score``."""
         return self.readout == "score" or p.readout == "score"
-
-    def _score_requests(
-        self, p: Prompt, candidates: Sequence[str]
-    ) -> list[tuple[dict[str, Any], tuple[int, int] | None]]:
-        """The bodies that score ``p``'s candidates, each with the characters of its candidate
-        in the echoed text (completions mode), or ``None`` (chat mode: one body for all).
-
-        Chat: one token at temperature 0 with ``logprobs`` and ``top_logprobs`` (the first answer
-        token's alternatives). Completions: per candidate, the prompt and the candidate echoed
-        with ``logprobs`` (exact: the sum over the candidate's tokens). The one-token cap goes
-        under ``max_completion_tokens`` when the spec sends that field, else ``max_tokens``.
-        """
-        cap = "max_completion_tokens" if "max_completion_tokens" in self.decoding else "max_tokens"
-        if self.mode == "chat":
-            body = self._body(
-                p, temperature=0.0, logprobs=True, top_logprobs=self.top_logprobs, **{cap: 1}
-            )
-            return [(body, None)]
-        t = self._prompt_text(p)
-        out: list[tuple[dict[str, Any], tuple[int, int] | None]] = []
-        for c in candidates:
-            joined = c if not t or t[-1].isspace() else f" {c}"
-            body = self._body(
-                p, prompt=t + joined, temperature=0.0, echo=True, logprobs=1, **{cap: 1}
-            )
-            out.append((body, (len(t), len(t) + len(joined))))
-        return out
 
     def batch_lines(self, p: Prompt) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
         """The OpenAI Batch input lines of ``p`` (without their ``custom_id``), each with how
@@ -303,7 +242,7 @@ class OpenAIModel:
         one per candidate for a completions-mode score."""
         url = f"/v1{self.path}"
         if not self.scores(p):
-            return [({"method": "POST", "url": url, "body": self._body(p)}, None)]
+            return [({"method": "POST", "url": url, "body": self.bodies.body(p)}, None)]
         candidates = list(p.answer_space)
         return [
             (
@@ -312,7 +251,7 @@ class OpenAIModel:
                 if span is None
                 else {"candidates": candidates, "candidate": j, "span": list(span)},
             )
-            for j, (body, span) in enumerate(self._score_requests(p, candidates))
+            for j, (body, span) in enumerate(self.bodies.scoring(p, candidates))
         ]
 
     def _send(
@@ -395,7 +334,7 @@ class OpenAIModel:
         from ._transport import Call
 
         pipe, secrets = self._keyed_pipe()
-        calls = [Call(self.path, self._body(p)) for p in prompts]
+        calls = [Call(self.path, self.bodies.body(p)) for p in prompts]
         yield from pipe.groups(calls, self._answer_text, secrets=secrets)
 
     def generate(self, prompts: Sequence[Prompt]) -> list[Answer]:
@@ -415,14 +354,14 @@ class OpenAIModel:
         from ._transport import Call
 
         if self.mode == "chat":
-            calls = [Call(self.path, self._score_requests(p, candidates)[0][0]) for p in prompts]
+            calls = [Call(self.path, self.bodies.scoring(p, candidates)[0][0]) for p in prompts]
             for i, got in self._send(calls, first_token_logprobs):
                 yield i, got if isinstance(got, BaseException) else top_scores(got, candidates)
             return
         # Completions: the server echoes prompt + candidate with the logprob of every token.
         calls, spans = [], []
         for p in prompts:
-            for body, span in self._score_requests(p, candidates):
+            for body, span in self.bodies.scoring(p, candidates):
                 assert span is not None  # completions mode: every body has its candidate's span
                 calls.append(Call(self.path, body))
                 spans.append(span)

@@ -2,31 +2,20 @@
 
 Each policy models one way a system can look competent or fail to be; the project's tests show
 that the suites catch every non-competent one where they should. Specs are ``ref:NAME`` with
-optional ``?key=value&…`` parameters, e.g. ``ref:threshold?n=64``.
-
-The family-independent policies are defined here:
+optional ``?key=value&…`` parameters, e.g. ``ref:threshold?n=64``. Defined here:
 
 =================  ======================================================================
-``ideal``          the competent reader: each prompt answered by its family's
-                   ``ideal_answer`` (``Family.ideal_answer``).
-``always-yes``     answers "yes" to everything.
-``always-no``      answers "no" to everything.
+``ideal``          the competent reader: each prompt answered by ``Family.ideal_answer``.
+``always-yes``     answers "yes" to everything (``always-no``: "no").
 ``coin``           a seeded coin per prompt text (``seed``, ``p`` = yes-rate); repeatable.
-``noisy``          ideal, but each prompt's answer replaced by a wrong one with probability
-                   ``p`` (default 0.1), fixed by ``seed`` and the text: two seeds are two
-                   equally good models, two rates a better and a worse one (for gating).
+``noisy``          ideal, but wrong with probability ``p`` (default 0.1), fixed by ``seed``
+                   and the text: two seeds are two equally good models.
 ``sampled``        ideal, but every send of a prompt is a fresh draw, wrong with
-                   probability ``p`` (default 0.5; ``seed``): a sampled model, whose answer
-                   to the same prompt can change from one send to the next.
+                   probability ``p`` (default 0.5; ``seed``), as a sampled model.
 =================  ======================================================================
 
-Every other policy is a family's *shortcut policy*: the families declare them
-(``Family.shortcut_policies``), and each reads the prompts of the families that declare it
-(:data:`READS`; its model's ``families``): the plugin skips it, as n/a, on other families'
-suites — and any policy on a suite whose configuration writes prompts it cannot parse
-(:meth:`ReferencePolicy.reads`, asked of the design's first instance). ``ref:shortcuts`` on ``--competence-model`` stands for :data:`SHORTCUTS`, the specs each
-family lists in ``Family.shortcuts``. Every policy can also *score* candidates (the
-candidate-scoring readout): all probability on the answer it would generate.
+Every other policy is a family's shortcut policy (``Family.shortcut_policies``), read only on
+the families that declare it (:data:`READS`); ``ref:shortcuts`` stands for :data:`SHORTCUTS`.
 """
 
 from __future__ import annotations
