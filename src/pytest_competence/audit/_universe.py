@@ -24,7 +24,7 @@ answers the declared cells from a run of the declared design alone, as the suite
 from __future__ import annotations
 
 import inspect
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pytest_competence.audit._components import Components
@@ -183,39 +183,16 @@ def suite_universe(
     A candidate that is not an audit component, or a presentation the design refuses, raises
     :class:`~pytest_competence.strategies.InvalidArgument` naming it.
     """
-    from pytest_competence.protocol import InvalidArgument
-
     if candidates is None:
         found = getattr(family, "audit_components", None)
         candidates = list(found(list(levels), list(presentations))) if found else []
     _check_candidates(family, candidates)
     factors = getattr(family, "audit_factors", None) or (lambda p: (f"presentation={p}",))
     declared_types = _types(family, levels[0], pairs, seed, presentations)
-    # Every presentation factor → the component that brings it: a declared one, or a candidate.
-    bring: dict[str, str] = {f: f for t in declared_types for f in factors(t)}
-    asked = list(presentations)
-    brought: list[tuple[str, list[str]]] = []
-    for c in candidates:
-        if c.kind == "presentation":
-            asked.append(c.value)
-            try:
-                types = _types(family, levels[0], pairs, seed, [c.value])
-            except InvalidArgument as exc:
-                raise InvalidArgument(
-                    f"{family!r}.audit_components(): component {c.name!r} "
-                    f"asks presentation {c.value!r}, which the family's "
-                    f"design refuses: {exc}"
-                ) from None
-            brought.append((c.name, [f for t in types for f in factors(t)]))
-    # A candidate brings the factors all its presentations share ("*/*/score": readout=score);
-    # a factor none brings that way goes to the first candidate that asks it.
-    for name, found in brought:
-        for f in found:
-            if found.count(f) == max(found.count(g) for g in found):
-                bring.setdefault(f, name)
-    for name, found in brought:
-        for f in found:
-            bring.setdefault(f, name)
+    bring = _bring(family, candidates, declared_types, factors, levels[0], pairs, seed)
+    asked = list(
+        dict.fromkeys([*presentations, *(c.value for c in candidates if c.kind == "presentation")])
+    )
     level_of = {n: f"n={n}" for n in levels}
     level_of.update(
         {c.value: c.name for c in candidates if c.kind == "level" and c.value not in level_of}
@@ -225,7 +202,6 @@ def suite_universe(
         for c in candidates
         if c.kind == "option"
     ]
-    asked = list(dict.fromkeys(asked))
     prompts: list[Any] = []
     cells: list[SuiteCell] = []
     parsers: list[Any] = []
@@ -245,15 +221,60 @@ def suite_universe(
                 prompts.append(prompt)
                 cells.append(cell)
                 parsers.append(fam.parse)
-    found = list(dict.fromkeys(f for t in declared_types for f in factors(t)))
-    kinds = dict.fromkeys(f.partition("=")[0] for f in found)  # worlds, then mappings, …
-    declared = [f"n={n}" for n in levels] + [
-        f for k in kinds for f in found if f.partition("=")[0] == k
-    ]
+    declared = _declared(levels, declared_types, factors)
     names = declared + [
         c.name for c in candidates if any(c.name in need for need in requires.values())
     ]
     return _observe(policies, prompts, cells, parsers, requires, declared, names)
+
+
+def _bring(
+    family: Any,
+    candidates: Sequence[Any],
+    declared_types: Sequence[str],
+    factors: Callable[[str], Sequence[str]],
+    level: int,
+    pairs: int,
+    seed: int,
+) -> dict[str, str]:
+    """Every presentation factor → the component that brings it: a declared one, or a
+    candidate."""
+    from pytest_competence.protocol import InvalidArgument
+
+    bring: dict[str, str] = {f: f for t in declared_types for f in factors(t)}
+    brought: list[tuple[str, list[str]]] = []
+    for c in candidates:
+        if c.kind == "presentation":
+            try:
+                types = _types(family, level, pairs, seed, [c.value])
+            except InvalidArgument as exc:
+                raise InvalidArgument(
+                    f"{family!r}.audit_components(): component {c.name!r} "
+                    f"asks presentation {c.value!r}, which the family's "
+                    f"design refuses: {exc}"
+                ) from None
+            brought.append((c.name, [f for t in types for f in factors(t)]))
+    # A candidate brings the factors all its presentations share ("*/*/score": readout=score);
+    # a factor none brings that way goes to the first candidate that asks it.
+    for name, found in brought:
+        for f in found:
+            if found.count(f) == max(found.count(g) for g in found):
+                bring.setdefault(f, name)
+    for name, found in brought:
+        for f in found:
+            bring.setdefault(f, name)
+    return bring
+
+
+def _declared(
+    levels: Sequence[int], declared_types: Sequence[str], factors: Callable[[str], Sequence[str]]
+) -> list[str]:
+    """The declared suite's components: its levels, then its factors grouped by kind."""
+    found = list(dict.fromkeys(f for t in declared_types for f in factors(t)))
+    kinds = dict.fromkeys(f.partition("=")[0] for f in found)  # worlds, then mappings, …
+    return [f"n={n}" for n in levels] + [
+        f for k in kinds for f in found if f.partition("=")[0] == k
+    ]
 
 
 def _runs(
