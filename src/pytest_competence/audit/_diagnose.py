@@ -7,16 +7,14 @@ family's parser (an invalid answer is its own answer, ``None``), and:
 
 * **agreement** of the model with each policy, overall and per level × presentation, with a 95%
   Wilson interval over every answer (every attempt of a sampled model);
-* **indistinguishable**: the policies whose answer equals the model's on every prompt (and every
-  attempt) of the design — the model's equivalence class among the policies, the audit's notion
-  (:meth:`~._core.Observations.classes`) applied to observed answers;
+* **indistinguishable**: the policies whose answer equals the model's on every prompt and
+  attempt — the model's class among the policies (:meth:`~._core.Observations.classes`);
 * **closest**: the policies' own classes on the design, ranked by agreement; the candidates are the
   indistinguishable policies, else the best class and every class whose interval reaches the
   best's (at least two classes);
-* **separations** between the candidate classes: on the prompts where two of them differ, which one
-  the model answers like; and, for candidates the design cannot separate (they answer alike on
-  every prompt), the cell to add to the suite that would (:func:`~._suite.witness`, from the
-  family's audit components).
+* **separations** between the candidate classes: where two of them differ, which one the model
+  answers like; for candidates the design cannot separate, the cell to add to the suite that
+  would (:func:`~._suite.witness`, from the family's audit components).
 """
 
 from __future__ import annotations

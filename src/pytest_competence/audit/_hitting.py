@@ -2,26 +2,19 @@
 
 A support identifies the estimand exactly when it contains, for every cross-estimand pair of
 policies, at least one cell that distinguishes them: it *hits* every distinguishing set. The
-cheapest identifying supports are the minimum hitting sets of those sets.
+cheapest identifying supports are the minimum hitting sets of those sets. The search works on *column classes*: cells that hit exactly the same sets are interchangeable,
+and an optimum never holds two cells of one class nor a dearer cell where a cheaper one exists,
+so every optimum over classes expands to all optima over cells. Sets containing another set are
+dropped. The branch and bound branches on the uncovered set with the fewest candidate classes
+(excluding earlier branches' classes, so each solution is generated once) and prunes by a
+packing lower bound: pairwise disjoint uncovered sets each need a class of their own.
 
-The search works on *column classes*: cells that hit exactly the same sets are interchangeable,
-and a minimum (or minimum-cost, with positive costs) hitting set never holds two cells of one
-class, nor a dearer cell of a class when a cheaper one exists. So every optimum is one optimum
-over classes with each class replaced by one of its cheapest cells, and the expansion lists all
-of them. Sets that contain another set are dropped (hitting the smaller one hits them). The
-branch and bound then picks the uncovered set with the fewest candidate classes, branches on
-each (excluding the earlier branches' classes, so every solution is generated once) and prunes
-by a packing lower bound: pairwise disjoint uncovered sets each need a class of their own.
-
-Past a budget of ``max_nodes`` branch-and-bound nodes (the stated bound; 50,000 by default,
-about a second of one core) the optimum is found instead by an exact integer program over the
-classes (scipy's HiGHS MILP), and further optimal sets by re-solving with each found set cut
-off, up to ``MILP_SOLUTIONS`` (10) solves: still exact, and ``count_complete`` says whether every
-optimal set was enumerated. Only if the integer program does not prove optimality within
-``milp_seconds`` does it fall back to the weighted greedy cover (or the integer program's best
-incumbent, whichever is cheaper), labelled as an approximation with its guarantee — greedy is
-within a factor ``H(d) = 1 + 1/2 + … + 1/d ≤ 1 + ln d`` of the minimum, ``d`` being the most
-sets one cell hits — and with a proven lower bound beside it.
+Past ``max_nodes`` nodes the optimum comes from an exact integer program (scipy's HiGHS MILP),
+further optima by re-solving with each found set cut off, up to ``MILP_SOLUTIONS`` solves
+(``count_complete`` says whether all were enumerated). Only if that does not prove optimality
+within ``milp_seconds`` is the result a weighted greedy cover, labelled as an approximation:
+within ``H(d) = 1 + 1/2 + … + 1/d ≤ 1 + ln d`` of the minimum (``d`` the most sets one cell
+hits), with a proven lower bound beside it.
 """
 
 from __future__ import annotations

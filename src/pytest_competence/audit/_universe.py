@@ -2,23 +2,20 @@
 
 A declared suite (levels, presentations, family options, seed) is split into components — one
 per declared level (``n=8``) and one per presentation *factor* (``presentation=equivalent``; a
-family with ``audit_factors(presentation)`` splits a presentation further, e.g. an intervention
-cell into ``world=…``, ``mapping=…``, ``readout=…``). The family's
-``audit_components(levels, presentations)`` (:class:`~pytest_competence.strategies.AuditComponent`)
-widens it: a level, a presentation, or an option value (another family configuration).
+family's ``audit_factors(presentation)`` may split one further, e.g. ``world=…``, ``mapping=…``,
+``readout=…``). The family's ``audit_components(levels, presentations)``
+(:class:`~pytest_competence.strategies.AuditComponent`) widens it by a level, a presentation, or
+an option value (another family configuration).
 
-The universe's designs are the family's own (``pairs`` instances per level, the declared seed):
-one per configuration — the suite's options, then each option component's — over every level
-and every presentation, skipping the levels a configuration cannot draw. A cell is level ×
+The universe's designs are the family's own (``pairs`` instances per level, the declared seed),
+one per configuration, over every level it can draw and every presentation. A cell is level ×
 presentation type (a rule-induction type's ``K`` variations together) × configuration × the
-prompt's balanced query cell (``params["cell"]``, where a family has one); it requires its level
-component, its presentation factors' components and its option component
-(:meth:`~._components.Components.factorial`). A policy's response in a cell is the tuple of its
-*parsed* answers there (an invalid answer is ``None``).
-
-Policies read prompt text, so no model is called. A policy that reads a whole batch in order
-(one that is not a per-prompt :class:`~pytest_competence.models.reference.ReferencePolicy`)
-answers the declared cells from a run of the declared design alone, as the suite would ask it.
+prompt's balanced query cell (``params["cell"]``, where a family has one); it requires its level,
+presentation-factor and option components (:meth:`~._components.Components.factorial`). A
+policy's response in a cell is the tuple of its *parsed* answers there (invalid: ``None``).
+Policies read prompt text, so no model is called; one that reads a whole batch in order (not a
+per-prompt :class:`~pytest_competence.models.reference.ReferencePolicy`) answers the declared
+cells from a run of the declared design alone, as the suite would ask it.
 """
 
 from __future__ import annotations
