@@ -7,21 +7,20 @@ family's parser (an invalid answer is its own answer, ``None``), and:
 
 * **agreement** of the model with each policy, overall and per level × presentation, with a 95%
   Wilson interval over every answer (every attempt of a sampled model);
-* **indistinguishable**: the policies whose answer equals the model's on every prompt (and every
-  attempt) of the design — the model's equivalence class among the policies, the audit's notion
-  (:meth:`~._core.Observations.classes`) applied to observed answers;
+* **indistinguishable**: the policies whose answer equals the model's on every prompt and
+  attempt — the model's class among the policies (:meth:`~._core.Observations.classes`);
 * **closest**: the policies' own classes on the design, ranked by agreement; the candidates are the
   indistinguishable policies, else the best class and every class whose interval reaches the
   best's (at least two classes);
-* **separations** between the candidate classes: on the prompts where two of them differ, which one
-  the model answers like; and, for candidates the design cannot separate (they answer alike on
-  every prompt), the cell to add to the suite that would (:func:`~._suite.witness`, from the
-  family's audit components).
+* **separations** between the candidate classes: where two of them differ, which one the model
+  answers like; for candidates the design cannot separate, the cell to add to the suite that
+  would (:func:`~._suite.witness`, from the family's audit components).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_competence.audit._core import Observations
@@ -79,45 +78,86 @@ def diagnose(
     family_name = getattr(evaluation.family, "name", "")
     levels = sorted({int(n) for n in evaluation.level.tolist()})
     zoo = dict(zoo) if zoo is not None else family_zoo(family_name, levels)
+    answers = _answers(evaluation, zoo)
+    overall = {name: answers.agreement(name, range(len(answers.model))) for name in zoo}
+    indistinguishable, design_classes = _classes(answers, zoo)
+    ranked = sorted(design_classes, key=lambda c: -overall[c[0]]["rate"])
+    candidates = _candidates(ranked, overall, indistinguishable)
+    to_add = _cells_to_add(
+        evaluation, [c for c in candidates if len(c) > 1], levels, seed, universe_pairs
+    )
+    doc = {
+        "model": evaluation.model,
+        "family": family_name,
+        "policies": list(zoo),
+        "prompts": len(answers.model),
+        "answers": sum(map(len, answers.model)),
+        "agreement": overall,
+        "by_level": _by_level(answers, zoo),
+        "indistinguishable": indistinguishable,
+        "design_classes": [list(c) for c in design_classes],
+        "closest": [{"policies": list(c), **overall[c[0]]} for c in ranked],
+        "candidates": [list(c) for c in candidates],
+        "separations": _separations(answers, candidates),
+        "to_add": to_add,
+    }
+    doc["verdict"] = _verdict(doc)
+    return doc
+
+
+@dataclass
+class _Answers:
+    """Per prompt, only what the figures need — never the prompt itself."""
+
+    model: list[list[str | None]] = field(default_factory=list)  # one answer per attempt
+    places: list[tuple[Any, str]] = field(default_factory=list)  # (n, presentation)
+    cells: list[tuple[Hashable, ...]] = field(default_factory=list)
+    policy: dict[str, list[str | None]] = field(default_factory=dict)
+
+    def agreement(self, name: str, keep: Sequence[int]) -> dict[str, Any]:
+        """How often policy ``name`` answers like the model on the prompts ``keep``."""
+        hits = sum(a == self.policy[name][k] for k in keep for a in self.model[k])
+        return _rate(hits, sum(len(self.model[k]) for k in keep))
+
+
+def _answers(evaluation: Any, zoo: Mapping[str, Any]) -> _Answers:
+    """The model's answers and every policy's, read by the family's parser.
+
+    The design is regenerated chunk by chunk and every policy answers each chunk (one reading
+    each), so no prompt is kept past its chunk.
+    """
     parse = _parser(evaluation)
-    # Per prompt, only what the figures need — never the prompt itself: the design is
-    # regenerated chunk by chunk and every policy answers each chunk (one reading each).
-    model: list[list[str | None]] = []  # the model's answers: one per attempt
-    places: list[tuple[Any, str]] = []  # (n, presentation)
-    cell_of: list[tuple[Hashable, ...]] = []
-    policy: dict[str, list[str | None]] = {name: [] for name in zoo}
+    out = _Answers(policy={name: [] for name in zoo})
     chunk: list[Any] = []
 
     def answer(prompts: list[Any]) -> None:
         for name, m in zoo.items():
-            policy[name] += [parse(a, p) for a, p in zip(m.generate(prompts), prompts)]
+            out.policy[name] += [parse(a, p) for a, p in zip(m.generate(prompts), prompts)]
 
     for _, _, row in evaluation.rows():
         for o in row:
-            model.append(
+            out.model.append(
                 [parsed.answer for _, parsed in o.attempts] if o.attempts else [o.parsed.answer]
             )
-            places.append((o.prompt.params.get("n"), o.prompt.presentation))
-            cell_of.append(_cell(o.prompt))
+            out.places.append((o.prompt.params.get("n"), o.prompt.presentation))
+            out.cells.append(_cell(o.prompt))
             chunk.append(o.prompt)
             if len(chunk) == _CHUNK:
                 answer(chunk)
                 chunk = []
     if chunk:
         answer(chunk)
+    return out
 
-    def agreement(name: str, keep: Sequence[int]) -> dict[str, Any]:
-        hits = sum(a == policy[name][k] for k in keep for a in model[k])
-        return _rate(hits, sum(len(model[k]) for k in keep))
 
-    everything = range(len(model))
-    overall = {name: agreement(name, everything) for name in zoo}
+def _by_level(answers: _Answers, zoo: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Agreement per level × presentation, with the best-matching policies of each."""
     groups: dict[tuple[Any, str], list[int]] = {}
-    for k, place in enumerate(places):
+    for k, place in enumerate(answers.places):
         groups.setdefault(place, []).append(k)
     by_level = []
     for (n, presentation), keep in groups.items():
-        rates = {name: agreement(name, keep)["rate"] for name in zoo}
+        rates = {name: answers.agreement(name, keep)["rate"] for name in zoo}
         top = max(rates.values())
         by_level.append(
             {
@@ -128,64 +168,64 @@ def diagnose(
                 "best": [p for p, r in rates.items() if r == top],
             }
         )
+    return by_level
 
-    # Equivalence classes over cells: a prompt's response is the set of answers it got.
+
+def _classes(answers: _Answers, zoo: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, ...]]]:
+    """The policies indistinguishable from the model, and the policies' classes on the design.
+
+    Equivalence classes over cells: a prompt's response is the set of answers it got.
+    """
     where: dict[tuple[Hashable, ...], list[int]] = {}
-    for k, cell in enumerate(cell_of):
+    for k, cell in enumerate(answers.cells):
         where.setdefault(cell, []).append(k)
     cells = list(where)
     responses: dict[str, list[tuple[tuple[str | None, ...], ...]]] = {
-        name: [tuple((answers[k],) for k in where[c]) for c in cells]
-        for name, answers in policy.items()
+        name: [tuple((given[k],) for k in where[c]) for c in cells]
+        for name, given in answers.policy.items()
     }
     responses[MODEL] = [
-        tuple(tuple(sorted(set(model[k]), key=str)) for k in where[c]) for c in cells
+        tuple(tuple(sorted(set(answers.model[k]), key=str)) for k in where[c]) for c in cells
     ]
-    obs = Observations(cells, responses)
     everywhere = (1 << len(cells)) - 1
-    classes = obs.classes(everywhere)
-    mine = next(c for c in classes if MODEL in c)
+    mine = next(c for c in Observations(cells, responses).classes(everywhere) if MODEL in c)
     indistinguishable = [p for p in mine if p != MODEL]
     design_classes = Observations(cells, {n: responses[n] for n in zoo}).classes(everywhere)
-    ranked = sorted(design_classes, key=lambda c: -overall[c[0]]["rate"])
+    return indistinguishable, design_classes
+
+
+def _candidates(
+    ranked: Sequence[tuple[str, ...]],
+    overall: Mapping[str, Mapping[str, Any]],
+    indistinguishable: Sequence[str],
+) -> list[tuple[str, ...]]:
+    """The indistinguishable policies' classes, else the best class and every class whose
+    interval reaches the best's (at least two classes)."""
     if indistinguishable:
-        candidates = [c for c in ranked if c[0] in indistinguishable]
-    else:
-        best_low = overall[ranked[0][0]]["ci"][0]
-        candidates = [c for c in ranked if overall[c[0]]["ci"][1] >= best_low][:4]
-        candidates = candidates if len(candidates) > 1 else ranked[:2]
+        return [c for c in ranked if c[0] in indistinguishable]
+    best_low = overall[ranked[0][0]]["ci"][0]
+    candidates = [c for c in ranked if overall[c[0]]["ci"][1] >= best_low][:4]
+    return candidates if len(candidates) > 1 else list(ranked[:2])
+
+
+def _separations(answers: _Answers, candidates: Sequence[tuple[str, ...]]) -> list[dict[str, Any]]:
+    """For candidate pairs (closest first), which one the model answers like where they differ."""
     separations = []
     for i, a in enumerate(candidates):
         for b in candidates[i + 1 :]:
-            keep = [k for k in everything if policy[a[0]][k] != policy[b[0]][k]]
+            keep = [
+                k
+                for k in range(len(answers.model))
+                if answers.policy[a[0]][k] != answers.policy[b[0]][k]
+            ]
             separations.append(
                 {
                     "policies": [a[0], b[0]],
                     "prompts": len(keep),
-                    "agreement": [agreement(a[0], keep), agreement(b[0], keep)],
+                    "agreement": [answers.agreement(a[0], keep), answers.agreement(b[0], keep)],
                 }
             )
-    separations = separations[:_SEPARATION_PAIRS]
-    to_add = _cells_to_add(
-        evaluation, [c for c in candidates if len(c) > 1], levels, seed, universe_pairs
-    )
-    doc = {
-        "model": evaluation.model,
-        "family": family_name,
-        "policies": list(zoo),
-        "prompts": len(model),
-        "answers": sum(map(len, model)),
-        "agreement": overall,
-        "by_level": by_level,
-        "indistinguishable": indistinguishable,
-        "design_classes": [list(c) for c in design_classes],
-        "closest": [{"policies": list(c), **overall[c[0]]} for c in ranked],
-        "candidates": [list(c) for c in candidates],
-        "separations": separations,
-        "to_add": to_add,
-    }
-    doc["verdict"] = _verdict(doc)
-    return doc
+    return separations[:_SEPARATION_PAIRS]
 
 
 def _cells_to_add(

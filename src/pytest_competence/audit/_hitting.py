@@ -2,26 +2,19 @@
 
 A support identifies the estimand exactly when it contains, for every cross-estimand pair of
 policies, at least one cell that distinguishes them: it *hits* every distinguishing set. The
-cheapest identifying supports are the minimum hitting sets of those sets.
+cheapest identifying supports are the minimum hitting sets of those sets. The search works on *column classes*: cells that hit exactly the same sets are interchangeable,
+and an optimum never holds two cells of one class nor a dearer cell where a cheaper one exists,
+so every optimum over classes expands to all optima over cells. Sets containing another set are
+dropped. The branch and bound branches on the uncovered set with the fewest candidate classes
+(excluding earlier branches' classes, so each solution is generated once) and prunes by a
+packing lower bound: pairwise disjoint uncovered sets each need a class of their own.
 
-The search works on *column classes*: cells that hit exactly the same sets are interchangeable,
-and a minimum (or minimum-cost, with positive costs) hitting set never holds two cells of one
-class, nor a dearer cell of a class when a cheaper one exists. So every optimum is one optimum
-over classes with each class replaced by one of its cheapest cells, and the expansion lists all
-of them. Sets that contain another set are dropped (hitting the smaller one hits them). The
-branch and bound then picks the uncovered set with the fewest candidate classes, branches on
-each (excluding the earlier branches' classes, so every solution is generated once) and prunes
-by a packing lower bound: pairwise disjoint uncovered sets each need a class of their own.
-
-Past a budget of ``max_nodes`` branch-and-bound nodes (the stated bound; 50,000 by default,
-about a second of one core) the optimum is found instead by an exact integer program over the
-classes (scipy's HiGHS MILP), and further optimal sets by re-solving with each found set cut
-off, up to ``MILP_SOLUTIONS`` (10) solves: still exact, and ``count_complete`` says whether every
-optimal set was enumerated. Only if the integer program does not prove optimality within
-``milp_seconds`` does it fall back to the weighted greedy cover (or the integer program's best
-incumbent, whichever is cheaper), labelled as an approximation with its guarantee — greedy is
-within a factor ``H(d) = 1 + 1/2 + … + 1/d ≤ 1 + ln d`` of the minimum, ``d`` being the most
-sets one cell hits — and with a proven lower bound beside it.
+Past ``max_nodes`` nodes the optimum comes from an exact integer program (scipy's HiGHS MILP),
+further optima by re-solving with each found set cut off, up to ``MILP_SOLUTIONS`` solves
+(``count_complete`` says whether all were enumerated). Only if that does not prove optimality
+within ``milp_seconds`` is the result a weighted greedy cover, labelled as an approximation:
+within ``H(d) = 1 + 1/2 + … + 1/d ≤ 1 + ln d`` of the minimum (``d`` the most sets one cell
+hits), with a proven lower bound beside it.
 """
 
 from __future__ import annotations
@@ -129,21 +122,8 @@ def minimum_hitting_sets(
         )
     cells = list(dict.fromkeys(order if order is not None else (c for s in sets for c in s)))
     index = {c: k for k, c in enumerate(cells)}
-    cost_of = {c: 1.0 for c in cells}
-    for c, value in (costs or {}).items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError(
-                f"Expected every cost to be a positive number, but got "
-                f"costs[{c!r}]={value!r}; give a free cell a small cost such as 1e-6"
-            )
-        if c in cost_of:
-            cost_of[c] = float(value)
-    rows: list[int] = []
-    for s in sets:
-        missing = [c for c in s if c not in index]
-        if missing:
-            raise ValueError(f"Cell {missing[0]!r} of a set is not in order=; list every cell")
-        rows.append(sum(1 << index[c] for c in s))
+    cost_of = _cost_of(cells, costs)
+    rows = _rows(sets, index)
     if not rows:  # nothing to separate: the empty support already identifies
         return HittingSets(0.0, 0, ((),), 1, True, "exact (nothing to hit)", 0.0)
     uncoverable = tuple(k for k, r in enumerate(rows) if r == 0)
@@ -159,64 +139,160 @@ def minimum_hitting_sets(
             sets=len(rows),
             uncoverable=uncoverable,
         )
-    # Column classes: cells hitting the same sets.
-    profile: dict[int, list[Hashable]] = {}
-    for c in cells:
-        k = index[c]
-        mask = sum(1 << r for r, row in enumerate(rows) if row >> k & 1)
-        if mask:
-            profile.setdefault(mask, []).append(c)
-    classes = list(profile.values())
-    weight = [min(cost_of[c] for c in cls) for cls in classes]
-    cheapest = [[c for c in cls if cost_of[c] <= w + _EPS] for cls, w in zip(classes, weight)]
-    masks = list(profile)
-    class_rows = sorted(
-        {sum(1 << j for j, m in enumerate(masks) if m >> r & 1) for r in range(len(rows))},
-        key=lambda m: (m.bit_count(), m),
-    )
-    reduced: list[int] = []
-    for r in class_rows:
-        if not any(s & r == s for s in reduced):
-            reduced.append(r)
-    greedy_cols, greedy_cost = _greedy(reduced, weight)
-    degree = max(sum(1 for r in reduced if r >> j & 1) for j in range(len(classes)))
-    lower = _packing_bound(reduced, (1 << len(classes)) - 1, weight)
-    search = _Search(weight, max_nodes, greedy_cost)
+    classes = _Classes.of(cells, rows, cost_of)
+    search = _Search(classes.weight, max_nodes, classes.greedy_cost)
     complete = True
     method = "exact (branch and bound)"
     try:
-        search.run(0, 0.0, reduced, (1 << len(classes)) - 1)
+        search.run(0, 0.0, classes.rows, (1 << len(classes.weight)) - 1)
         chosen_sets, best = search.solutions, search.best
     except _Budget:
-        milp = _milp(reduced, weight, min(max_solutions, MILP_SOLUTIONS), milp_seconds)
+        milp = _milp(classes.rows, classes.weight, min(max_solutions, MILP_SOLUTIONS), milp_seconds)
         if milp is None or not milp[3]:
-            cols, cost = greedy_cols, greedy_cost
-            if milp is not None and milp[0] and milp[1] < cost - _EPS:
-                cols, cost = _bits(milp[0][0]), milp[1]
-            bound = max(lower, milp[2] if milp else 0.0)
-            guarantee = (
-                f"greedy cover within a factor H({degree}) = {_harmonic(degree):.3f} of "
-                f"the minimum"
-                + ("" if milp is None else f"; integer program stopped after {milp_seconds:g} s")
-                + f"; the minimum is at least {bound:g}"
-            )
-            solution = tuple(sorted((cheapest[j][0] for j in cols), key=index.__getitem__))
-            return HittingSets(
-                cost,
-                len(solution),
-                (solution,),
-                1,
-                False,
-                f"approximation (branch and bound stopped after {max_nodes} nodes)",
-                bound,
-                guarantee,
-                search.nodes,
-                len(classes),
-                len(rows),
-                count_complete=False,
+            return _approximation(
+                classes, milp, index, max_nodes, milp_seconds, search.nodes, len(rows)
             )
         chosen_sets, best, _, _, complete = milp
         method = f"exact (integer program, HiGHS, after {max_nodes} branch-and-bound nodes)"
+    expanded, count = _expand(chosen_sets, classes.cheapest, index, max_solutions)
+    size = len(expanded[0]) if expanded else 0
+    return HittingSets(
+        best,
+        size,
+        tuple(expanded),
+        count,
+        True,
+        method,
+        best,
+        "",
+        search.nodes,
+        len(classes.weight),
+        len(rows),
+        count_complete=complete,
+    )
+
+
+def _cost_of(
+    cells: Sequence[Hashable], costs: Mapping[Hashable, float] | None
+) -> dict[Hashable, float]:
+    """Each cell's cost: 1 unless ``costs`` gives a positive one (others there are ignored)."""
+    cost_of = {c: 1.0 for c in cells}
+    for c, value in (costs or {}).items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(
+                f"Expected every cost to be a positive number, but got "
+                f"costs[{c!r}]={value!r}; give a free cell a small cost such as 1e-6"
+            )
+        if c in cost_of:
+            cost_of[c] = float(value)
+    return cost_of
+
+
+def _rows(sets: Sequence[Collection[Hashable]], index: Mapping[Hashable, int]) -> list[int]:
+    """Each set as a bitmask over the cells' positions in ``index``."""
+    rows: list[int] = []
+    for s in sets:
+        missing = [c for c in s if c not in index]
+        if missing:
+            raise ValueError(f"Cell {missing[0]!r} of a set is not in order=; list every cell")
+        rows.append(sum(1 << index[c] for c in s))
+    return rows
+
+
+@dataclass(frozen=True)
+class _Classes:
+    """The column classes (cells hitting the same sets) and the sets over them, reduced.
+
+    ``weight`` is each class's cheapest cost, ``cheapest`` its cells of that cost, ``rows`` the
+    sets as bitmasks over classes with every set that contains another dropped; ``greedy`` and
+    ``greedy_cost`` the weighted greedy cover, ``degree`` the most sets one class hits, and
+    ``lower`` the packing lower bound.
+    """
+
+    weight: list[float]
+    cheapest: list[list[Hashable]]
+    rows: list[int]
+    greedy: list[int]
+    greedy_cost: float
+    degree: int
+    lower: float
+
+    @classmethod
+    def of(
+        cls, cells: Sequence[Hashable], rows: Sequence[int], cost_of: Mapping[Hashable, float]
+    ) -> _Classes:
+        profile: dict[int, list[Hashable]] = {}
+        for k, c in enumerate(cells):
+            mask = sum(1 << r for r, row in enumerate(rows) if row >> k & 1)
+            if mask:
+                profile.setdefault(mask, []).append(c)
+        classes = list(profile.values())
+        weight = [min(cost_of[c] for c in members) for members in classes]
+        cheapest = [[c for c in m if cost_of[c] <= w + _EPS] for m, w in zip(classes, weight)]
+        masks = list(profile)
+        class_rows = sorted(
+            {sum(1 << j for j, m in enumerate(masks) if m >> r & 1) for r in range(len(rows))},
+            key=lambda m: (m.bit_count(), m),
+        )
+        reduced: list[int] = []
+        for r in class_rows:
+            if not any(s & r == s for s in reduced):
+                reduced.append(r)
+        greedy, greedy_cost = _greedy(reduced, weight)
+        degree = max(sum(1 for r in reduced if r >> j & 1) for j in range(len(classes)))
+        lower = _packing_bound(reduced, (1 << len(classes)) - 1, weight)
+        return cls(weight, cheapest, reduced, greedy, greedy_cost, degree, lower)
+
+
+def _approximation(
+    classes: _Classes,
+    milp: tuple[list[int], float, float, bool, bool] | None,
+    index: Mapping[Hashable, int],
+    max_nodes: int,
+    milp_seconds: float,
+    nodes: int,
+    n_sets: int,
+) -> HittingSets:
+    """The greedy cover, or the integer program's incumbent where cheaper, labelled with its
+    guarantee and a proven lower bound."""
+    cols, cost = classes.greedy, classes.greedy_cost
+    if milp is not None and milp[0] and milp[1] < cost - _EPS:
+        cols, cost = _bits(milp[0][0]), milp[1]
+    bound = max(classes.lower, milp[2] if milp else 0.0)
+    degree = classes.degree
+    guarantee = (
+        f"greedy cover within a factor H({degree}) = {_harmonic(degree):.3f} of "
+        f"the minimum"
+        + ("" if milp is None else f"; integer program stopped after {milp_seconds:g} s")
+        + f"; the minimum is at least {bound:g}"
+    )
+    solution = tuple(sorted((classes.cheapest[j][0] for j in cols), key=index.__getitem__))
+    return HittingSets(
+        cost,
+        len(solution),
+        (solution,),
+        1,
+        False,
+        f"approximation (branch and bound stopped after {max_nodes} nodes)",
+        bound,
+        guarantee,
+        nodes,
+        len(classes.weight),
+        n_sets,
+        count_complete=False,
+    )
+
+
+def _expand(
+    chosen_sets: Sequence[int],
+    cheapest: Sequence[Sequence[Hashable]],
+    index: Mapping[Hashable, int],
+    max_solutions: int,
+) -> tuple[list[tuple[Hashable, ...]], int]:
+    """Optimal class sets as cell sets: each class replaced by each of its cheapest cells.
+
+    Returns up to ``max_solutions`` of them in the cells' order, and how many there are.
+    """
     expanded: list[tuple[Hashable, ...]] = []
     count = 0
     for chosen in chosen_sets:
@@ -229,21 +305,7 @@ def minimum_hitting_sets(
         for combo in islice(product(*options), max(room, 0)):
             expanded.append(tuple(sorted(combo, key=index.__getitem__)))
     expanded.sort(key=lambda s: [index[c] for c in s])
-    size = len(expanded[0]) if expanded else 0
-    return HittingSets(
-        best,
-        size,
-        tuple(expanded),
-        count,
-        True,
-        method,
-        best,
-        "",
-        search.nodes,
-        len(classes),
-        len(rows),
-        count_complete=complete,
-    )
+    return expanded, count
 
 
 def _milp(

@@ -46,9 +46,31 @@ def _section(a: Mapping[str, Any]) -> str:
     title = f"<h2><code>{escape(a['test'])}</code></h2><p>{escape(a['family'])}</p>"
     if not a.get("auditable"):
         return title + f"<p>Not audited: {escape(a.get('note', ''))}</p>"
+    parts = [title, *_score(a)]
+    if a.get("path"):
+        parts.append("<h3>Path of supports (declared components, then [candidates])</h3>")
+        parts.append(_path(a["path"]))
+    parts.append("<h3>Lattice: the declared suite + candidate components</h3>")
+    if a.get("lattice_note"):
+        parts.append(f"<p>{escape(a['lattice_note'])}</p>")
+    parts.append(_lattice(a["lattice"]))
+    parts.append("<h3>Leave one out (declared components)</h3>")
+    parts.append(_leave_one_out(a["leave_one_out"]))
+    for key, what in (
+        ("minimum_support", "Minimum identifying supports (cells)"),
+        ("minimum_cost_support", "Cheapest identifying supports (prompt characters)"),
+    ):
+        if a.get(key):
+            parts += _supports(a[key], what)
+    parts.append(f"<p>{escape(a['mixture_note'])}</p>")
+    return "".join(parts)
+
+
+def _score(a: Mapping[str, Any]) -> list[str]:
+    """The mutation score, each surviving policy with the cell that would catch it, and the
+    caught policies that still solve some instances throughout."""
     total = len(a["caught"]) + len(a["survivors"])
     parts = [
-        title,
         f"<p>Mutation score <b>{len(a['caught'])}/{total}</b> "
         f"({a['pairs']} instances per level, {a['prompts']} prompts per policy).</p>",
     ]
@@ -70,84 +92,75 @@ def _section(a: Mapping[str, Any]) -> str:
     ]
     if solved:
         parts.append(f"<p>Caught, but instances each solves throughout: {', '.join(solved)}</p>")
-    if a.get("path"):
-        parts.append("<h3>Path of supports (declared components, then [candidates])</h3>")
-        parts.append(
-            _table(
-                ["added", "cells", "classes", "classes of several policies"],
-                [
-                    [
-                        escape(r["added"] if r["declared"] else f"[{r['added']}]"),
-                        str(r["cells"]),
-                        str(r["classes"]),
-                        "<br>".join(escape(" ≡ ".join(c)) for c in r["members"] if len(c) > 1)
-                        or "<span class=ok>none</span>",
-                    ]
-                    for r in a["path"]
-                ],
-            )
-        )
-    parts.append("<h3>Lattice: the declared suite + candidate components</h3>")
-    if a.get("lattice_note"):
-        parts.append(f"<p>{escape(a['lattice_note'])}</p>")
-    parts.append(
-        _table(
-            ["added", "cells", "classes", "collisions (witness)"],
+    return parts
+
+
+def _path(path: list[Mapping[str, Any]]) -> str:
+    return _table(
+        ["added", "cells", "classes", "classes of several policies"],
+        [
             [
-                [
-                    escape(", ".join(r["added"]) or "nothing"),
-                    str(r["cells"]),
-                    str(r["classes"]),
-                    "<span class=ok>identified</span>"
-                    if not r["collisions"]
-                    else "<br>".join(
-                        f"{escape(c['policies'][1])} ≡ {escape(c['policies'][0])} "
-                        f"(<code>{escape(str(c['witness']))}</code>)"
-                        for c in r["collisions"]
-                    ),
-                ]
-                for r in a["lattice"]
-            ],
-        )
+                escape(r["added"] if r["declared"] else f"[{r['added']}]"),
+                str(r["cells"]),
+                str(r["classes"]),
+                "<br>".join(escape(" ≡ ".join(c)) for c in r["members"] if len(c) > 1)
+                or "<span class=ok>none</span>",
+            ]
+            for r in path
+        ],
     )
-    parts.append("<h3>Leave one out (declared components)</h3>")
-    parts.append(
-        _table(
-            ["component", "essential", "collisions it prevents"],
+
+
+def _lattice(lattice: list[Mapping[str, Any]]) -> str:
+    return _table(
+        ["added", "cells", "classes", "collisions (witness)"],
+        [
             [
-                [
-                    escape(r["component"]),
-                    "yes" if r["essential"] else "no",
-                    escape(", ".join(" ≡ ".join(p) for p in r["created"])),
-                ]
-                for r in a["leave_one_out"]
-            ],
-        )
+                escape(", ".join(r["added"]) or "nothing"),
+                str(r["cells"]),
+                str(r["classes"]),
+                "<span class=ok>identified</span>"
+                if not r["collisions"]
+                else "<br>".join(
+                    f"{escape(c['policies'][1])} ≡ {escape(c['policies'][0])} "
+                    f"(<code>{escape(str(c['witness']))}</code>)"
+                    for c in r["collisions"]
+                ),
+            ]
+            for r in lattice
+        ],
     )
-    for key, what in (
-        ("minimum_support", "Minimum identifying supports (cells)"),
-        ("minimum_cost_support", "Cheapest identifying supports (prompt characters)"),
-    ):
-        m = a.get(key)
-        if not m:
-            continue
-        label = "exact" if m["exact"] else escape(m["method"] + "; " + m["guarantee"])
-        parts.append(
-            f"<h3>{what}</h3><p>{m['size']} cells, cost {m['cost']:,.0f}; {label}; "
-            f"{m['count']} optimal sets{'' if m['count_complete'] else ' found'}, "
-            f"first {min(10, len(m['solutions']))} shown</p>"
-        )
-        parts.append(
-            _table(
-                ["#", "cells"],
-                [
-                    [str(k + 1), "<br>".join(f"<code>{escape(c)}</code>" for c in sol)]
-                    for k, sol in enumerate(m["solutions"][:10])
-                ],
-            )
-        )
-    parts.append(f"<p>{escape(a['mixture_note'])}</p>")
-    return "".join(parts)
+
+
+def _leave_one_out(rows: list[Mapping[str, Any]]) -> str:
+    return _table(
+        ["component", "essential", "collisions it prevents"],
+        [
+            [
+                escape(r["component"]),
+                "yes" if r["essential"] else "no",
+                escape(", ".join(" ≡ ".join(p) for p in r["created"])),
+            ]
+            for r in rows
+        ],
+    )
+
+
+def _supports(m: Mapping[str, Any], what: str) -> list[str]:
+    """A minimum support's heading, how it was found, and its first ten optimal sets."""
+    label = "exact" if m["exact"] else escape(m["method"] + "; " + m["guarantee"])
+    return [
+        f"<h3>{what}</h3><p>{m['size']} cells, cost {m['cost']:,.0f}; {label}; "
+        f"{m['count']} optimal sets{'' if m['count_complete'] else ' found'}, "
+        f"first {min(10, len(m['solutions']))} shown</p>",
+        _table(
+            ["#", "cells"],
+            [
+                [str(k + 1), "<br>".join(f"<code>{escape(c)}</code>" for c in sol)]
+                for k, sol in enumerate(m["solutions"][:10])
+            ],
+        ),
+    ]
 
 
 def audit_html(document: Mapping[str, Any]) -> str:

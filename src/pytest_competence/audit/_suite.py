@@ -2,24 +2,20 @@
 
 The declared design is split into components and widened by the family's audit components
 (:mod:`._universe`); the family's reference policies (:func:`~._universe.family_zoo`: the ideal
-solver and the family's shortcuts) run over every cell — they read prompt text, so no model is
-called. Then:
+solver and its shortcuts) run over every cell, reading prompt text, so no model is called. Then:
 
-* the *mutation score*: the shortcuts the declared cells catch (that answer differently from
-  ``ref:ideal`` somewhere), out of all of them; each survivor gets a witness cell, from the
-  candidate components, that would catch it, with the components it needs; and per shortcut the
-  share of declared instances it answers right throughout (what a floor on all-correct sees);
-* a *path of supports*: the classes and collisions as the declared components, then the
-  candidates, are added one at a time (the first level and presentation factor of each kind
-  first, so cells appear at once);
-* the leave-one-out table over the declared components (which are essential);
-* the lattice of the declared suite plus every subset of the candidate components;
-* the minimum identifying supports over declared and candidate cells, by cells and by prompt
-  characters.
+* the *mutation score*: the shortcuts the declared cells catch (answering differently from
+  ``ref:ideal`` somewhere), out of all; each survivor gets a witness cell from the candidate
+  components that would catch it, with the components it needs; and per shortcut the share of
+  declared instances it answers right throughout (what a floor on all-correct sees);
+* a *path of supports*: classes and collisions as the declared, then the candidate components
+  are added one at a time (one level and presentation factor of each kind first);
+* the leave-one-out table over the declared components (which are essential), and the lattice
+  of the declared suite plus every subset of the candidate components;
+* the minimum identifying supports over all cells, by cells and by prompt characters.
 
-Responses are taken on about ``pairs`` instances per level (default 8, the first instances of
-the declared seed's design, rounded up to what the family's design accepts): the policies are
-deterministic, and what the audit asks is which *cells* separate them, not how many instances.
+Responses are taken on about ``pairs`` instances per level (default 8, the first of the declared
+seed's design): the policies are deterministic, and the audit asks which *cells* separate them.
 """
 
 from __future__ import annotations

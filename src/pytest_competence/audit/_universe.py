@@ -2,29 +2,26 @@
 
 A declared suite (levels, presentations, family options, seed) is split into components — one
 per declared level (``n=8``) and one per presentation *factor* (``presentation=equivalent``; a
-family with ``audit_factors(presentation)`` splits a presentation further, e.g. an intervention
-cell into ``world=…``, ``mapping=…``, ``readout=…``). The family's
-``audit_components(levels, presentations)`` (:class:`~pytest_competence.strategies.AuditComponent`)
-widens it: a level, a presentation, or an option value (another family configuration).
+family's ``audit_factors(presentation)`` may split one further, e.g. ``world=…``, ``mapping=…``,
+``readout=…``). The family's ``audit_components(levels, presentations)``
+(:class:`~pytest_competence.strategies.AuditComponent`) widens it by a level, a presentation, or
+an option value (another family configuration).
 
-The universe's designs are the family's own (``pairs`` instances per level, the declared seed):
-one per configuration — the suite's options, then each option component's — over every level
-and every presentation, skipping the levels a configuration cannot draw. A cell is level ×
+The universe's designs are the family's own (``pairs`` instances per level, the declared seed),
+one per configuration, over every level it can draw and every presentation. A cell is level ×
 presentation type (a rule-induction type's ``K`` variations together) × configuration × the
-prompt's balanced query cell (``params["cell"]``, where a family has one); it requires its level
-component, its presentation factors' components and its option component
-(:meth:`~._components.Components.factorial`). A policy's response in a cell is the tuple of its
-*parsed* answers there (an invalid answer is ``None``).
-
-Policies read prompt text, so no model is called. A policy that reads a whole batch in order
-(one that is not a per-prompt :class:`~pytest_competence.models.reference.ReferencePolicy`)
-answers the declared cells from a run of the declared design alone, as the suite would ask it.
+prompt's balanced query cell (``params["cell"]``, where a family has one); it requires its level,
+presentation-factor and option components (:meth:`~._components.Components.factorial`). A
+policy's response in a cell is the tuple of its *parsed* answers there (invalid: ``None``).
+Policies read prompt text, so no model is called; one that reads a whole batch in order (not a
+per-prompt :class:`~pytest_competence.models.reference.ReferencePolicy`) answers the declared
+cells from a run of the declared design alone, as the suite would ask it.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pytest_competence.audit._components import Components
@@ -183,39 +180,16 @@ def suite_universe(
     A candidate that is not an audit component, or a presentation the design refuses, raises
     :class:`~pytest_competence.strategies.InvalidArgument` naming it.
     """
-    from pytest_competence.protocol import InvalidArgument
-
     if candidates is None:
         found = getattr(family, "audit_components", None)
         candidates = list(found(list(levels), list(presentations))) if found else []
     _check_candidates(family, candidates)
     factors = getattr(family, "audit_factors", None) or (lambda p: (f"presentation={p}",))
     declared_types = _types(family, levels[0], pairs, seed, presentations)
-    # Every presentation factor → the component that brings it: a declared one, or a candidate.
-    bring: dict[str, str] = {f: f for t in declared_types for f in factors(t)}
-    asked = list(presentations)
-    brought: list[tuple[str, list[str]]] = []
-    for c in candidates:
-        if c.kind == "presentation":
-            asked.append(c.value)
-            try:
-                types = _types(family, levels[0], pairs, seed, [c.value])
-            except InvalidArgument as exc:
-                raise InvalidArgument(
-                    f"{family!r}.audit_components(): component {c.name!r} "
-                    f"asks presentation {c.value!r}, which the family's "
-                    f"design refuses: {exc}"
-                ) from None
-            brought.append((c.name, [f for t in types for f in factors(t)]))
-    # A candidate brings the factors all its presentations share ("*/*/score": readout=score);
-    # a factor none brings that way goes to the first candidate that asks it.
-    for name, found in brought:
-        for f in found:
-            if found.count(f) == max(found.count(g) for g in found):
-                bring.setdefault(f, name)
-    for name, found in brought:
-        for f in found:
-            bring.setdefault(f, name)
+    bring = _bring(family, candidates, declared_types, factors, levels[0], pairs, seed)
+    asked = list(
+        dict.fromkeys([*presentations, *(c.value for c in candidates if c.kind == "presentation")])
+    )
     level_of = {n: f"n={n}" for n in levels}
     level_of.update(
         {c.value: c.name for c in candidates if c.kind == "level" and c.value not in level_of}
@@ -225,7 +199,6 @@ def suite_universe(
         for c in candidates
         if c.kind == "option"
     ]
-    asked = list(dict.fromkeys(asked))
     prompts: list[Any] = []
     cells: list[SuiteCell] = []
     parsers: list[Any] = []
@@ -245,15 +218,60 @@ def suite_universe(
                 prompts.append(prompt)
                 cells.append(cell)
                 parsers.append(fam.parse)
-    found = list(dict.fromkeys(f for t in declared_types for f in factors(t)))
-    kinds = dict.fromkeys(f.partition("=")[0] for f in found)  # worlds, then mappings, …
-    declared = [f"n={n}" for n in levels] + [
-        f for k in kinds for f in found if f.partition("=")[0] == k
-    ]
+    declared = _declared(levels, declared_types, factors)
     names = declared + [
         c.name for c in candidates if any(c.name in need for need in requires.values())
     ]
     return _observe(policies, prompts, cells, parsers, requires, declared, names)
+
+
+def _bring(
+    family: Any,
+    candidates: Sequence[Any],
+    declared_types: Sequence[str],
+    factors: Callable[[str], Sequence[str]],
+    level: int,
+    pairs: int,
+    seed: int,
+) -> dict[str, str]:
+    """Every presentation factor → the component that brings it: a declared one, or a
+    candidate."""
+    from pytest_competence.protocol import InvalidArgument
+
+    bring: dict[str, str] = {f: f for t in declared_types for f in factors(t)}
+    brought: list[tuple[str, list[str]]] = []
+    for c in candidates:
+        if c.kind == "presentation":
+            try:
+                types = _types(family, level, pairs, seed, [c.value])
+            except InvalidArgument as exc:
+                raise InvalidArgument(
+                    f"{family!r}.audit_components(): component {c.name!r} "
+                    f"asks presentation {c.value!r}, which the family's "
+                    f"design refuses: {exc}"
+                ) from None
+            brought.append((c.name, [f for t in types for f in factors(t)]))
+    # A candidate brings the factors all its presentations share ("*/*/score": readout=score);
+    # a factor none brings that way goes to the first candidate that asks it.
+    for name, found in brought:
+        for f in found:
+            if found.count(f) == max(found.count(g) for g in found):
+                bring.setdefault(f, name)
+    for name, found in brought:
+        for f in found:
+            bring.setdefault(f, name)
+    return bring
+
+
+def _declared(
+    levels: Sequence[int], declared_types: Sequence[str], factors: Callable[[str], Sequence[str]]
+) -> list[str]:
+    """The declared suite's components: its levels, then its factors grouped by kind."""
+    found = list(dict.fromkeys(f for t in declared_types for f in factors(t)))
+    kinds = dict.fromkeys(f.partition("=")[0] for f in found)  # worlds, then mappings, …
+    return [f"n={n}" for n in levels] + [
+        f for k in kinds for f in found if f.partition("=")[0] == k
+    ]
 
 
 def _runs(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ._parts import (
     _BOTTOM,
@@ -32,6 +33,19 @@ from ._parts import (
 __all__ = ["bullet_chart", "level_chart", "stacked_bars"]
 
 
+class _Plot(NamedTuple):
+    """Where a level chart's plot area sits: its top, width and height, and the chart's height."""
+
+    top: int
+    width: int
+    height: int
+    chart_height: int
+
+    @property
+    def bottom(self) -> int:
+        return self.top + self.height
+
+
 def level_chart(
     title: str,
     levels: Sequence[int],
@@ -57,8 +71,40 @@ def level_chart(
     legend, top = _legend([(s.label, s.color, "dash" if s.dash else "line") for s in series])
     top += 6
     height = max(height, top + _BOTTOM + 160)  # a long legend pushes the plot down, never into it
-    plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, height - top - _BOTTOM
+    plot = _Plot(top, _WIDTH - _LEFT - _RIGHT, height - top - _BOTTOM, height)
     shown = sorted(set(levels)) or [4, 16]
+    x, y = _level_scales(shown, log_x, y_range, plot)
+    if log_x:
+        ticks = _log2_ticks(shown)
+    else:  # every whole number, thinned to about a dozen labels
+        ticks = list(range(shown[0], shown[-1] + 1, max(1, math.ceil(len(shown) / 12))))
+    frame = _level_frame(plot, x, y, ticks, y_ticks)
+    frame.append(
+        f'<text x="{_LEFT + plot.width / 2:.1f}" y="{height - 6}" text-anchor="middle" '
+        f'class="axis">{esc(x_name)}{" (log₂ scale)" if log_x else ""}</text>'
+    )
+    frame.append(
+        f'<text transform="translate(13 {top + plot.height / 2:.1f}) rotate(-90)" '
+        f'text-anchor="middle" class="axis">{esc(y_label)}</text>'
+    )
+    out = _rules(plot, y, y_range, rules)
+    for s in series:
+        if s.band is not None:
+            out += _band(s.band, x, y)
+    for s in sorted(series, key=lambda s: -s.width):  # thin lines stay visible over thick ones
+        out += _line(s, x, y)
+    if note:
+        out.append(
+            f'<text x="{_LEFT + plot.width / 2:.1f}" y="{top + plot.height / 2:.1f}" '
+            f'text-anchor="middle" class="note">{esc(note)}</text>'
+        )
+    return _chart(height, title, frame + legend, out, defs)
+
+
+def _level_scales(
+    shown: Sequence[int], log_x: bool, y_range: tuple[float, float], plot: _Plot
+) -> tuple[_Scale, _Scale]:
+    """The x scale (log₂ of the levels, or linear) and the y scale, in pixels."""
     pad = 0.3 if len(shown) > 1 else 1.0  # a single level sits mid-axis
     # n = 0 sits one octave left of the smallest positive level (a log axis has no 0).
     zero = math.log2(min([n for n in shown if n > 0] or [1])) - 1
@@ -72,17 +118,20 @@ def level_chart(
     y0, y1 = y_range
 
     def x(n: float) -> float:
-        return _LEFT + (log2(n) - lo) / (hi - lo) * plot_w
+        return _LEFT + (log2(n) - lo) / (hi - lo) * plot.width
 
     def y(v: float) -> float:  # 6 px of headroom keeps a line at y1 off the frame
-        return top + 6 + (y1 - min(max(v, y0), y1)) / (y1 - y0) * (plot_h - 12)
+        return plot.top + 6 + (y1 - min(max(v, y0), y1)) / (y1 - y0) * (plot.height - 12)
 
-    bottom = top + plot_h
-    if log_x:
-        ticks = _log2_ticks(shown)
-    else:  # every whole number, thinned to about a dozen labels
-        ticks = list(range(shown[0], shown[-1] + 1, max(1, math.ceil(len(shown) / 12))))
-    grid = "".join(f"M{_LEFT} {_c(y(t))}H{_LEFT + plot_w}" for t in y_ticks) + "".join(
+    return x, y
+
+
+def _level_frame(
+    plot: _Plot, x: _Scale, y: _Scale, ticks: Sequence[int], y_ticks: Sequence[float]
+) -> list[str]:
+    """The grid, the tick labels of both axes and the plot's border."""
+    top, bottom = plot.top, plot.bottom
+    grid = "".join(f"M{_LEFT} {_c(y(t))}H{_LEFT + plot.width}" for t in y_ticks) + "".join(
         f"M{_c(x(n))} {top}V{_c(bottom + 5)}" for n in ticks
     )
     frame = [f'<path d="{grid}" stroke="{_GRID}" fill="none"/>']
@@ -95,40 +144,29 @@ def level_chart(
         for n in ticks
     ]
     frame.append(
-        f'<rect x="{_LEFT}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" '
+        f'<rect x="{_LEFT}" y="{top}" width="{plot.width}" height="{plot.height}" fill="none" '
         f'stroke="{_MUTED}"/>'
     )
-    frame.append(
-        f'<text x="{_LEFT + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle" '
-        f'class="axis">{esc(x_name)}{" (log₂ scale)" if log_x else ""}</text>'
-    )
-    frame.append(
-        f'<text transform="translate(13 {top + plot_h / 2:.1f}) rotate(-90)" '
-        f'text-anchor="middle" class="axis">{esc(y_label)}</text>'
-    )
+    return frame
+
+
+def _rules(
+    plot: _Plot, y: _Scale, y_range: tuple[float, float], rules: Sequence[tuple[float, str, str]]
+) -> list[str]:
+    """The dotted horizontal rules inside the y range, each labelled at its end."""
     out: list[str] = []
     for value, label, side in rules:
-        if y0 <= value <= y1:
+        if y_range[0] <= value <= y_range[1]:
             out.append(
-                f'<path d="M{_LEFT} {_c(y(value))}H{_LEFT + plot_w}" stroke="{_MUTED}" '
+                f'<path d="M{_LEFT} {_c(y(value))}H{_LEFT + plot.width}" stroke="{_MUTED}" '
                 f'stroke-dasharray="2 3"/>'
             )
-            at, anchor = (_LEFT + 4, "start") if side == "left" else (_LEFT + plot_w - 4, "end")
+            at, anchor = (_LEFT + 4, "start") if side == "left" else (_LEFT + plot.width - 4, "end")
             out.append(
                 f'<text x="{at}" y="{_c(y(value) - 4)}" text-anchor="{anchor}" '
                 f'class="rule">{esc(label)}</text>'
             )
-    for s in series:
-        if s.band is not None:
-            out += _band(s.band, x, y)
-    for s in sorted(series, key=lambda s: -s.width):  # thin lines stay visible over thick ones
-        out += _line(s, x, y)
-    if note:
-        out.append(
-            f'<text x="{_LEFT + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
-            f'text-anchor="middle" class="note">{esc(note)}</text>'
-        )
-    return _chart(height, title, frame + legend, out, defs)
+    return out
 
 
 def _band(band: Band, x: _Scale, y: _Scale) -> list[str]:

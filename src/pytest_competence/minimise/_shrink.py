@@ -1,30 +1,18 @@
 """Minimise a failing competence case: replay, boundary search on n, vocabulary scan, Hypothesis.
 
 A case fails when some presentation of it is answered wrong (invalid answers count wrong). From a
-failing case — one the design found, or one an earlier run saved — :func:`minimise`
+failing case, the design's or one an earlier run saved, :func:`minimise`
 
-1. replays the cases saved for this test in the example database, all in one call, and starts
-   from the smallest that still fails;
-2. asks the starting case again, :data:`AGAIN` times with fresh attempts (one call): a failure
-   that does not give the same verdicts every time is reported as not reproducing, and nothing
-   is shrunk — a greedy model answers a prompt the same way every time, and with ``attempts=N``
-   the strict majority of N sends must come back the same;
-3. checks a replayed case that a complete minimisation saved as minimal under this model's name
-   against the model asked now — the name may stay while the model behind it changes
-   (:func:`check_minimal`, one call: ``n − 1`` and every earlier vocabulary). When all of them
-   pass the case is minimal, with no shrinking; otherwise it is a head start, and the steps
-   below continue from the smallest that failed (and the smaller result replaces it);
-4. searches the size axis by bisection for the starting latent seed — the smallest failing ``n``
-   in ⌈log₂(range)⌉ calls when failure grows with ``n`` (:func:`boundary_search`);
+1. replays the saved cases in one call and starts from the smallest that still fails;
+2. asks it again :data:`AGAIN` times afresh: if the verdicts differ it does not reproduce;
+3. checks a case saved as minimal against the model asked now (:func:`check_minimal`);
+4. bisects ``n`` for the smallest failing size (:func:`boundary_search`);
 5. asks every earlier catalog vocabulary in one call and keeps the first that fails;
-6. lets Hypothesis's shrinker minimise every choice of the case from there (the rewrite count
-   toward one, layouts toward chain order, the latent instance toward index and seed 0, ``n``
-   and the vocabulary again);
-7. asks the result again the same way, and saves it when the failure reproduces.
+6. lets Hypothesis's shrinker minimise every choice of the case from there;
+7. asks the result again, and saves it when the failure reproduces.
 
-Every step is one batched call; every prompt is remembered (:class:`~._asking.Asker`), so Hypothesis
-revisiting a case costs nothing. A budget of calls and seconds bounds the whole; when it runs out
-the best case so far is reported as possibly not minimal.
+Every step is one batched call and every prompt is remembered (:class:`~._asking.Asker`), so a
+revisited case costs nothing; a budget of calls and seconds bounds the whole.
 """
 
 from __future__ import annotations
@@ -32,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Protocol
 
 from pytest_competence.models import Model
@@ -286,6 +275,50 @@ def minimise(
     Returns ``None`` when no start fails (or the budget allows none to be asked).
     """
     asker = asker or Asker(model, space.family, attempts=attempts, budget=budget)
+    start, start_obs, saved_start = _start(space, asker, starts, store)
+    if start is None or start_obs is None:
+        return None
+    replay = (
+        None
+        if saved_start is None
+        else Replay(saved_start, saved_start.saved_for(getattr(store, "identity", None)))
+    )
+    source = "design" if saved_start is None else "database"
+    result = partial(_minimal, asker, source, replay)
+    first_again = () if confirmed and saved_start is None else _again(space, asker, start)
+    if not _same(start_obs, first_again):
+        return result(start, start_obs, first_again, complete=False)
+    search = _Search(space, asker, start, start_obs)
+    if replay is not None and replay.saved.minimal:
+        # Saved as minimal under this name, perhaps for another model than the one asked now.
+        replay = check_minimal(search, replay)
+        result = partial(_minimal, asker, source, replay)
+        if replay.minimal:
+            out = result(start, start_obs, first_again, complete=True, proven=True)
+            return _finish(out, space, store)
+    found_boundary = _shrink(search, boundary, vocabularies, hypothesis)
+    complete = asker.refused == 0
+    if search.best is start:
+        out = result(start, start_obs, first_again, complete=complete, boundary=found_boundary)
+        return _finish(out, space, store)
+    final_again = _again(space, asker, search.best)
+    out = result(
+        search.best, search.best_obs, final_again, complete=complete, boundary=found_boundary
+    )
+    if not out.reproduced:
+        # The smaller case failed once only; the starting case did fail twice: report that one.
+        out = result(start, start_obs, first_again, complete=False, boundary=found_boundary)
+        out.notes.append(
+            "the minimised case did not fail again when asked afresh, so the case "
+            "shown is the one minimisation started from"
+        )
+    return _finish(out, space, store)
+
+
+def _start(
+    space: CaseSpace, asker: Asker, starts: Sequence[Any], store: Any
+) -> tuple[Any, tuple[Observation, ...] | None, Any]:
+    """The smallest saved case that fails on replay, else the first of ``starts`` that fails."""
     start, start_obs, saved_start = None, None, None
     if store is not None:
         saved = store.load(space)
@@ -305,47 +338,50 @@ def minimise(
             if fails(got[0]):
                 start, start_obs = case, got[0]
                 break
-    if start is None or start_obs is None:
-        return None
-    source = "design" if saved_start is None else "database"
-    replay = (
-        None
-        if saved_start is None
-        else Replay(saved_start, saved_start.saved_for(getattr(store, "identity", None)))
+    return start, start_obs, saved_start
+
+
+def _minimal(
+    asker: Asker,
+    source: str,
+    replay: Replay | None,
+    case: Any,
+    obs: tuple,
+    repeat: tuple,
+    **kw: Any,
+) -> Minimal:
+    """The result: ``case``, reproduced when every repeat agrees, and what finding it cost."""
+    return Minimal(
+        case,
+        obs,
+        _same(obs, repeat),
+        source=source,
+        calls={p: asker.calls.get(p, 0) for p in PHASES if asker.calls.get(p)},
+        prompts=asker.prompts_sent,
+        seconds=asker.seconds,
+        again=repeat,
+        exhausted=asker.refused > 0,
+        replay=replay,
+        **kw,
     )
 
-    def again(case: Any) -> tuple[tuple[Observation, ...], ...]:
-        asker.phase = "confirm"
-        return tuple(asker.again(space.prompts(case), AGAIN))
 
-    def same(obs: tuple, repeat: tuple) -> bool:
-        return all(verdicts(r) == verdicts(obs) for r in repeat)
+def _again(space: CaseSpace, asker: Asker, case: Any) -> tuple[tuple[Observation, ...], ...]:
+    """``case`` asked afresh ``AGAIN`` times (no remembered answer)."""
+    asker.phase = "confirm"
+    return tuple(asker.again(space.prompts(case), AGAIN))
 
-    def result(case: Any, obs: tuple, repeat: tuple, **kw: Any) -> Minimal:
-        return Minimal(
-            case,
-            obs,
-            same(obs, repeat),
-            source=source,
-            calls={p: asker.calls.get(p, 0) for p in PHASES if asker.calls.get(p)},
-            prompts=asker.prompts_sent,
-            seconds=asker.seconds,
-            again=repeat,
-            exhausted=asker.refused > 0,
-            replay=replay,
-            **kw,
-        )
 
-    first_again = () if confirmed and saved_start is None else again(start)
-    if not same(start_obs, first_again):
-        return result(start, start_obs, first_again, complete=False)
-    search = _Search(space, asker, start, start_obs)
-    if replay is not None and replay.saved.minimal:
-        # Saved as minimal under this name, perhaps for another model than the one asked now.
-        replay = check_minimal(search, replay)
-        if replay.minimal:
-            out = result(start, start_obs, first_again, complete=True, proven=True)
-            return _finish(out, space, store)
+def _same(obs: tuple, repeat: tuple) -> bool:
+    """Every repeat gave the same verdicts as ``obs``."""
+    return all(verdicts(r) == verdicts(obs) for r in repeat)
+
+
+def _shrink(
+    search: _Search, boundary: bool, vocabularies: bool, hypothesis: bool
+) -> Boundary | None:
+    """The shrinking phases that are on, in order; what the boundary search found, if it ran."""
+    space, asker = search.space, search.asker
     found_boundary = None
     if boundary:
         asker.phase = "boundary"
@@ -362,22 +398,7 @@ def minimise(
     if hypothesis:
         asker.phase = "shrink"
         _hypothesis(search)
-    complete = asker.refused == 0
-    if search.best is start:
-        out = result(start, start_obs, first_again, complete=complete, boundary=found_boundary)
-        return _finish(out, space, store)
-    final_again = again(search.best)
-    out = result(
-        search.best, search.best_obs, final_again, complete=complete, boundary=found_boundary
-    )
-    if not out.reproduced:
-        # The smaller case failed once only; the starting case did fail twice: report that one.
-        out = result(start, start_obs, first_again, complete=False, boundary=found_boundary)
-        out.notes.append(
-            "the minimised case did not fail again when asked afresh, so the case "
-            "shown is the one minimisation started from"
-        )
-    return _finish(out, space, store)
+    return found_boundary
 
 
 def check_minimal(search: _Search, replay: Replay) -> Replay:

@@ -1,6 +1,6 @@
 """The JSON bodies an ``openai:`` model sends: a prompt as chat messages or as completion text,
 and the bodies that score candidates from logprobs. Kept apart from the model so that the live
-requests and the Batch API's input lines (:mod:`pytest_competence.batch`) are built in one place."""
+requests and the Batch API's input lines (:mod:`pytest_competence.engine.batch`) are built in one place."""
 
 from __future__ import annotations
 

@@ -5,21 +5,17 @@ CBE paper, arXiv:2610.22894, App. E.3 (Table 11) and App. I (Figure 5):
 * **output decomposition** (:func:`decompose`, :func:`decompose_evaluation`): per
   presentation × level, the yes − no margin at the answer position split into a default toward
   "yes" (δ) and an instance signal (s), with accuracy, yes-rate and bootstrap intervals by
-  instance — for any backend that scores, from the scores the evaluation kept as it answered;
-* **gold probes by layer** (:func:`probe_cells`, :func:`probe_layers`): cross-validated ridge
-  logistic probes of the gold on the residual stream at the answer position, folds by instance,
-  AUROC per layer with a shuffled-label null band, the first layer reaching AUROC 0.9;
+  instance, from the scores any scoring backend kept as it answered;
+* **gold probes by layer** (:func:`probe_cells`, :func:`probe_layers`): cross-validated probes
+  of the gold on the residual stream, AUROC per layer with a shuffled-label null band;
 * **logit lens** (:attr:`AnswerStates.lens`, :func:`lens_decomposition`);
 * **activation patching** original → equivalent (:func:`patch_pairs`);
-* all four at once for an ``hf:`` model: :func:`probe_model` (a design in memory),
-  :func:`probe_evaluation` (the design an evaluation asked), :func:`probe_design` (chunks).
+* all four for an ``hf:`` model: :func:`probe_model`, :func:`probe_evaluation`, :func:`probe_design`.
 
-The statistics need numpy and scipy only; reading a model needs torch and transformers (the
-``hf`` extra), imported when a model is read. Importing the package imports none of its
-modules: each name loads its own on first use, so the decomposition a scored run reads costs no
-scipy. A model without in-process internals raises :class:`ProbeUnavailable` (report "n/a" with
-its reason). What the figures can and cannot show:
-``docs/probes.md``.
+The statistics need numpy and scipy; reading a model needs the ``hf`` extra. Each name loads its
+own module on first use, so the decomposition a scored run reads costs no scipy. A model
+without in-process internals raises :class:`ProbeUnavailable` (reported "n/a" with its reason).
+What the figures can and cannot show: ``docs/probes.md``.
 """
 
 from __future__ import annotations

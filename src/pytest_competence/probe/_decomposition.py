@@ -3,33 +3,19 @@
 CBE paper, arXiv:2610.22894, App. E.3 (Table 11) and App. I: "A balanced-cell decomposition
 distinguishes the presentation-level default δ toward 'yes' from instance signal s". For one
 presentation at one level, with m = logit(yes) − logit(no) at the answer position and μ_g the
-mean of m over the prompts whose gold is g:
+mean of m over the prompts whose gold is g (each gold cell counts equally, whatever its size):
 
     δ = (μ_yes + μ_no) / 2      (the default toward "yes", in logits)
     s = (μ_yes − μ_no) / 2      (the instance signal, in logits)
 
-so m ≈ δ + s on gold-"yes" prompts and δ − s on gold-"no" ones: δ shifts every answer toward
-"yes" whatever the instance; s separates the two golds. Each gold cell counts equally (the
-"balanced cell"), whatever its size. A readout follows the gold where ``s > |δ|``; a model can
-carry signal (s > 0) that its default overwhelms (δ > s), as App. I finds at short chains.
+A readout follows the gold where ``s > |δ|``; a default can overwhelm the signal (δ > s > 0).
+For K > 2 answers, ℓ_a the score of answer a, averaged within each gold class, then over classes:
 
-**Answer spaces of K > 2 answers.** With ℓ_a the score of answer a and the mean taken over
-each gold class g, then averaged over the classes present (each class equally):
+    s   = mean_g  mean_{gold = g} [ ℓ_gold − max_{b ≠ gold} ℓ_b ]
+    δ_a = mean_g  mean_{gold = g} [ ℓ_a − mean_{b ≠ a} ℓ_b ]     (for K = 2: s and δ = δ_yes)
 
-    s   = mean_g  mean_{gold = g} [ ℓ_gold − max_{b ≠ gold} ℓ_b ]   (margin of gold over the
-                                                                      best other answer)
-    δ_a = mean_g  mean_{gold = g} [ ℓ_a − mean_{b ≠ a} ℓ_b ]        (the default toward a)
-
-For K = 2 these are exactly s and δ = δ_yes above (δ_no = −δ_yes). Only score differences
-enter, so log-probabilities serve as well as logits: ``log p(a) − log p(b)`` is the logit
-difference for single-token answers (:mod:`pytest_competence.models.readout`).
-
-Each cell also gives the accuracy and the yes-rate of the candidate-scoring readout on these
-scores (the answer with the highest score; a tie is no answer): accuracy over every prompt of
-the cell (no score or no answer counts wrong, as the project's accuracy does), yes-rate over
-the prompts that have an answer. Every figure has a percentile bootstrap interval by instance
-(:func:`~pytest_competence.stats.bootstrap.paired_bootstrap`: an instance's rows are drawn
-together, levels are strata when pooled; B = 2,000 by default, CBE paper App. B.2).
+Only score differences enter, so log-probabilities serve as well as logits. Each cell also gives
+the readout's accuracy and yes-rate, each with a percentile bootstrap interval by instance.
 """
 
 from __future__ import annotations

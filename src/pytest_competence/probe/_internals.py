@@ -2,27 +2,20 @@
 
 CBE paper, arXiv:2610.22894, App. I: gold probes on the residual stream at the answer position,
 the logit lens (nostalgebraist, 2020), and original residual states patched into equivalent
-runs (Meng et al., 2022). Everything reads the prompts exactly as the ``hf:`` backend's
-``readout=score`` does: the same rendering (chat template or not), token ids, left-padded
-batches of ``batch_size`` longest first, device and dtype (CUDA and bf16 when present), through
-:meth:`~pytest_competence.models._hf_batches.Runner.answer_batches`. Reading states is
-:mod:`._reading`; patching, :mod:`._patching`.
+runs (Meng et al., 2022). Prompts are read exactly as the ``hf:`` backend's ``readout=score``
+reads them (:meth:`~pytest_competence.models._hf_batches.Runner.answer_batches`). Reading states
+is :mod:`._reading`; patching, :mod:`._patching`.
 
 **Layers.** Residual index ℓ ∈ 0 … L for a model of L blocks: ℓ < L is the input of block ℓ
-(ℓ = 0 the embeddings as the first block reads them, scaled where the model scales them), ℓ = L
-the last block's output, the input of the final norm. (transformers' ``hidden_states`` agree
-for ℓ < L; its last entry is taken *after* the final norm in most models.)
+(ℓ = 0 the embeddings as the first block reads them), ℓ = L the last block's output, the input
+of the final norm (transformers' last ``hidden_states`` entry is usually *after* that norm).
 
-**Answer position.** The last prompt token: the position whose next-token logits scoring reads
-for an answer's first token. Prompts are padded on the left, so it is column −1 of every row.
-Only that position is kept — (layers × d) floats per prompt, never a sequence.
+**Answer position.** The last prompt token, whose next-token logits scoring reads; prompts are
+left-padded, so it is column −1. Only it is kept: (layers × d) floats per prompt.
 
-**Logit lens.** At layer ℓ, each answer's logit read through the model's own final norm and
-unembedding: ``unembed(norm(h_ℓ))[answer token]`` (:func:`lens_logits`). At ℓ = L it is the
-model's logit, unless the model transforms logits after the unembedding (a soft cap, a scale):
-:attr:`~._reading.AnswerStates.lens_gap` measures that difference.
-
-torch is imported only when a model is read.
+**Logit lens.** At layer ℓ, ``unembed(norm(h_ℓ))[answer token]`` (:func:`lens_logits`); at
+ℓ = L the model's logit unless it transforms logits after the unembedding
+(:attr:`~._reading.AnswerStates.lens_gap` measures that). torch loads only to read a model.
 """
 
 from __future__ import annotations

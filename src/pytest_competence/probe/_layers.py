@@ -1,47 +1,21 @@
 """Gold probes by layer: cross-validated AUROC with a shuffled-label null band.
 
 CBE paper, arXiv:2610.22894, App. I and Figure 5: per layer, a cross-validated linear probe of
-the gold answer on the residual stream at the answer position, its AUROC, a grey band for the
-shuffled-label null, and (Table 11, "Layer") the first layer at which the probe reaches AUROC
-0.9. Here, for one set of rows (one presentation at one level, or one presentation pooled over
-levels):
+the gold on the residual stream at the answer position, its AUROC and a shuffled-label null band;
+Table 11's "Layer", the first reaching AUROC 0.9. For one presentation, at a level or pooled:
 
-* **folds by instance** (:func:`~.linear.instance_folds`): ``folds`` folds (5 by default),
-  stratified by gold answer and by ``strata`` (the level, when levels are pooled); every row of
-  an instance is in one fold;
-* in each fold, features are standardised with the training rows' mean and standard deviation
-  and the ridge logistic probe (:mod:`.linear`: λ = ``l2``, 1.0 by default — scikit-learn's
-  ``LogisticRegression(C=1)`` — solved exactly by Newton's method in the training rows' span)
-  scores the held-out rows;
-* **AUROC**: in each fold, of the held-out rows' scores against their gold, averaged over the
-  folds (scores of different folds' probes are never ranked together: their intercepts differ,
-  which would bias a pooled AUROC below 0.5 on features that carry nothing);
-* **null**: the whole procedure again with the gold shuffled across instances (within
-  strata), ``permutations`` times (100 by default): for each shuffle the folds are dealt anew
-  for the shuffled labels, by the same function, stratified the same way, from a stream of its
-  own, and every fold is refitted. The gold and its shuffles are then exchangeable when the
-  states carry nothing of the gold beyond the strata, so the p-value
-  ``(1 + #{null ≥ observed}) / (1 + permutations)`` holds its level (``tests/test_probe_null.py``
-  checks its size); folds dealt once, for the gold, would leave each shuffle's unbalanced for
-  its own labels, and where the probe reads the strata (pooled levels) that pulls the null
-  down. The band is the central ``confidence`` interval of those AUROCs per layer;
-* **first layer** reaching ``threshold`` (0.9 by default), or ``None`` — the paper's
-  definition, which does not look at the null band; beside it, the **first layer above the
-  null**: reaching ``threshold`` *and* above the band's upper edge, so that a small cell whose
-  shuffled labels reach 0.9 too is not read as decodable there (``None`` when no layer is, or
-  when there is no band: ``permutations=0``).
+* **folds by instance** (:func:`~.linear.instance_folds`), stratified by gold and ``strata``
+  (the level, when levels are pooled): every row of an instance in one fold;
+* per fold, the ridge probe (:mod:`.linear`, λ = ``l2``) on standardised features scores the
+  held-out rows; **AUROC** per fold, averaged (a pooled AUROC would be biased by the intercepts);
+* **null**: the procedure again on the gold shuffled within strata, ``permutations`` times, each
+  on folds dealt anew for its labels, so ``(1 + #{null ≥ observed}) / (1 + permutations)`` holds
+  its level as a p-value; the band is the null AUROCs' central ``confidence`` interval per layer;
+* **first layer** reaching ``threshold`` (the paper's definition), and the **first layer above
+  the null**: reaching it *and* above the band (``None`` without a band, ``permutations=0``).
 
-The probe is binary (gold = the first answer of a two-answer space, "yes"); λ is fixed, not
-tuned by an inner cross-validation.
-
-**Cost.** Each of the 1 + ``permutations`` label vectors has folds of its own, so per layer,
-fold and label vector: the training rows (n × d) standardised and, when d > n, their Gram
-matrix and its eigendecomposition (about n²·d multiply-adds), then Newton steps in
-q = 1 + min(n, d) dimensions, stacked across the label vectors: about
-``layers × folds × (1 + permutations) × (n²·d + steps × n·q²)`` multiply-adds (steps ≈ 6–10),
-memory a layer in float64 plus blocks of 64 MB. At the paper's 200 instances per cell that is
-seconds for a small model, about 12 s a layer at d = 4,096 on one core; at thousands of
-instances of a wide model, fewer ``permutations`` or layers.
+The probe is binary (gold = the first answer, "yes"); λ is fixed, not tuned. The cost is about
+``layers × folds × (1 + permutations) × (n²·d + steps × n·q²)`` multiply-adds, q = 1 + min(n, d).
 """
 
 from __future__ import annotations
@@ -155,8 +129,6 @@ def probe_layers(
     it, balanced for its labels within strata as the gold's are); ``layers`` names the layers of
     ``states``' second axis (default 0, 1, …). Seeded: equal arguments give equal curves.
     """
-    X = np.asarray(states)
-    y = np.asarray(gold)
     check_arguments(
         folds=folds,
         l2=l2,
@@ -165,19 +137,7 @@ def probe_layers(
         confidence=confidence,
         seed=seed,
     )
-    if X.ndim != 3 or y.shape != (X.shape[0],) or y.dtype != np.bool_:
-        raise ValueError(
-            f"states must be (N, layers, d) and gold a boolean (N,) array, got "
-            f"shapes {X.shape} and {y.shape} (dtype={y.dtype})"
-        )
-    names = tuple(range(X.shape[1])) if layers is None else tuple(int(v) for v in layers)
-    if len(names) != X.shape[1]:
-        raise ValueError(f"layers names {len(names)} layers but states has {X.shape[1]}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError(
-            "states must be finite: drop the rows of prompts that errored "
-            "(AnswerStates.errors) before probing"
-        )
+    X, y, names = _checked(states, gold, layers)
     first, inverse = instance_labels(instances)
     if len(inverse) != len(y):
         raise ValueError(f"instances must be (N,) with N = {len(y)}, got {len(inverse)}")
@@ -208,24 +168,10 @@ def probe_layers(
             **curve,
         )
     labels, fold = _shuffled_and_dealt(y, instances, strata, folds, permutations, seed)
-    small = min(len(y), X.shape[2]) <= _SMALL_RANK
-    with _one_blas_thread() if small else contextlib.nullcontext():
-        areas = np.stack(
-            [
-                cross_validated_auroc(X[:, k, :], labels, fold, folds, float(l2))
-                for k in range(X.shape[1])
-            ]
-        )  # (layers, 1 + permutations)
+    areas = _areas(X, labels, fold, folds, float(l2))  # (layers, 1 + permutations)
     observed, null = areas[:, 0], areas[:, 1:]
     defined = np.isfinite(null).all(axis=0)
-    null = null[:, defined]
-    tail = (1.0 - confidence) / 2
-    if null.shape[1]:
-        low, high = np.quantile(null, [tail, 1 - tail], axis=1)
-        mean = null.mean(axis=1)
-        p = (1 + (null >= observed[:, None]).sum(axis=1)) / (1 + null.shape[1])
-    else:
-        low = high = mean = p = empty
+    mean, low, high, p = _null_band(observed, null[:, defined], confidence)
     reached = [k for k in range(len(names)) if observed[k] >= threshold]
     above = [k for k in reached if observed[k] > high[k]]  # NaN (no band): never above
     return ProbeCurve(
@@ -239,6 +185,54 @@ def probe_layers(
         null_dropped=int((~defined).sum()),
         **curve,
     )
+
+
+def _checked(
+    states: ArrayLike, gold: ArrayLike, layers: Sequence[int] | None
+) -> tuple[np.ndarray, np.ndarray, tuple[int, ...]]:
+    """``states`` and ``gold`` as arrays, and the layers' names, once their shapes are checked."""
+    X = np.asarray(states)
+    y = np.asarray(gold)
+    if X.ndim != 3 or y.shape != (X.shape[0],) or y.dtype != np.bool_:
+        raise ValueError(
+            f"states must be (N, layers, d) and gold a boolean (N,) array, got "
+            f"shapes {X.shape} and {y.shape} (dtype={y.dtype})"
+        )
+    names = tuple(range(X.shape[1])) if layers is None else tuple(int(v) for v in layers)
+    if len(names) != X.shape[1]:
+        raise ValueError(f"layers names {len(names)} layers but states has {X.shape[1]}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(
+            "states must be finite: drop the rows of prompts that errored "
+            "(AnswerStates.errors) before probing"
+        )
+    return X, y, names
+
+
+def _areas(
+    X: np.ndarray, labels: np.ndarray, fold: np.ndarray, folds: int, l2: float
+) -> np.ndarray:
+    """Each layer's cross-validated AUROC for every label vector: (layers, label vectors)."""
+    small = min(X.shape[0], X.shape[2]) <= _SMALL_RANK
+    with _one_blas_thread() if small else contextlib.nullcontext():
+        return np.stack(
+            [cross_validated_auroc(X[:, k, :], labels, fold, folds, l2) for k in range(X.shape[1])]
+        )
+
+
+def _null_band(
+    observed: np.ndarray, null: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per layer, the null AUROCs' mean, the central ``confidence`` band and the permutation
+    p-value of the observed AUROC (all NaN when no shuffle gave a defined AUROC)."""
+    if not null.shape[1]:
+        empty = np.full(len(observed), np.nan)
+        return empty, empty, empty, empty
+    tail = (1.0 - confidence) / 2
+    low, high = np.quantile(null, [tail, 1 - tail], axis=1)
+    mean = null.mean(axis=1)
+    p = (1 + (null >= observed[:, None]).sum(axis=1)) / (1 + null.shape[1])
+    return mean, low, high, p
 
 
 @dataclass(frozen=True)

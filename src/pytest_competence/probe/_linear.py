@@ -1,23 +1,19 @@
 """The probe's estimator: L2-regularised logistic regression, AUROC, and folds by instance.
 
 CBE paper, arXiv:2610.22894, App. I fits "cross-validated gold-answer probes" (Belinkov, 2022)
-on the residual stream at the answer position; it does not name the estimator. This one is
+on the residual stream at the answer position without naming the estimator. This one is
 **ridge logistic regression** with an unpenalised intercept: for standardised features
 ``x_i`` and labels ``y_i ∈ {0, 1}`` it minimises
 
     Σ_i [log(1 + exp(η_i)) − y_i·η_i] + (λ/2)·‖w‖²,   η_i = b + x_i·w,
 
-the objective of scikit-learn's ``LogisticRegression(C=1/λ)`` (tested against it). It is
-solved exactly by **Newton's method with step halving**, in the training rows' span when
-d > n: with the thin SVD ``X = U S Vᵀ`` of the (centred) training matrix, every minimiser has
-``w = V β`` (the representer theorem: the loss sees ``X w`` only and the penalty grows off the
-row space), and ``‖w‖ = ‖β‖``, so the problem is the same logistic regression on ``Z = U S``,
-of rank ``r ≤ n`` (:class:`RowSpace`). A residual stream of d = 4,096 with 160 training rows
-is then a 161-parameter Newton problem; with d ≤ n the fit runs on ``X`` itself. Each label
-vector of the shuffled-label null is scored on folds dealt for it, so on training matrices of
-its own; the problems of one fold are stacked and take their Newton steps together. The
-objective is strictly convex (λ > 0, and the intercept column is orthogonal to the centred
-``Z``), so the minimiser is unique and Newton converges.
+the objective of scikit-learn's ``LogisticRegression(C=1/λ)`` (tested against it), solved
+exactly by **Newton's method with step halving**. When d > n it runs in the training rows' span:
+with the thin SVD ``X = U S Vᵀ`` of the centred training matrix every minimiser is ``w = V β``
+(the loss sees ``X w`` only) and ``‖w‖ = ‖β‖``, so it is the same problem on ``Z = U S`` of rank
+``r ≤ n`` (:class:`RowSpace`). The label vectors of one fold are stacked and take their Newton
+steps together. The objective is strictly convex (λ > 0, the intercept orthogonal to the
+centred ``Z``), so the minimiser is unique and Newton converges.
 """
 
 from __future__ import annotations

@@ -177,73 +177,105 @@ def write_outputs(
     others are still written (a JSON whose records file failed is written without pointing to
     one).
     """
-    from pytest_competence.engine._files import write_json_atomic, write_text_atomic
+    files = _Files(failed)
+    if json_path:
+        _write_json(files, document, json_path, records_path, records)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if markdown_path or summary:
+        _write_markdown(files, document, markdown_path, summary)
+    if html_path:
+        _write_html(files, document, html_path, html_max_bytes)
+    return files.written
 
-    written: list[tuple[str, str]] = []
 
-    def attempt(what: str, path: str, write: Callable[[], object]) -> bool:
+class _Files:
+    """The files written so far, and those that failed (or the first failure raised)."""
+
+    def __init__(self, failed: list[tuple[str, str, str]] | None) -> None:
+        self.written: list[tuple[str, str]] = []
+        self.failed = failed
+
+    def attempt(self, what: str, path: str, write: Callable[[], object]) -> bool:
+        """Run ``write``; True when it wrote, False when it failed and the failure is listed."""
         try:
             write()
         except OSError as exc:
-            if failed is None:
+            if self.failed is None:
                 raise
-            failed.append((what, path, exc.strerror or str(exc)))
+            self.failed.append((what, path, exc.strerror or str(exc)))
             return False
-        written.append((what, path))
+        self.written.append((what, path))
         return True
 
-    if json_path:
-        from pytest_competence.engine._run_settings import records_name
-        from pytest_competence.report._records_file import pointers, write_records_file
 
-        path = records_path or records_name(json_path)
-        made: list[tuple[str, dict[str, int]]] = []
-        archived = document
-        if attempt("records", path, lambda: made.append(write_records_file(path, records))):
-            written.pop()  # listed after the JSON that points to it
-            archived = pointers(document, json_path, path, *made[0])
-        attempt("JSON", json_path, lambda: write_json_atomic(json_path, archived, indent=1))
-        written += [("records", path)] if made else []
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if markdown_path or summary:
-        from pytest_competence.report._markdown import STEP_SUMMARY_BYTES, render_markdown
+def _write_json(
+    files: _Files,
+    document: dict[str, Any],
+    json_path: str,
+    records_path: str | None,
+    records: Iterable[RecordSource],
+) -> None:
+    """The records file first, then the JSON pointing to it (or not, when it failed)."""
+    from pytest_competence.engine._files import write_json_atomic
+    from pytest_competence.engine._run_settings import records_name
+    from pytest_competence.report._records_file import pointers, write_records_file
 
-        text = render_markdown(document)
-        if markdown_path:
-            attempt("Markdown", markdown_path, lambda: write_text_atomic(markdown_path, text))
-        if summary:
+    path = records_path or records_name(json_path)
+    made: list[tuple[str, dict[str, int]]] = []
+    archived = document
+    if files.attempt("records", path, lambda: made.append(write_records_file(path, records))):
+        files.written.pop()  # listed after the JSON that points to it
+        archived = pointers(document, json_path, path, *made[0])
+    files.attempt("JSON", json_path, lambda: write_json_atomic(json_path, archived, indent=1))
+    files.written += [("records", path)] if made else []
 
-            def append() -> None:
-                # GitHub takes at most 1 MiB per step's summary: what is there already counts.
-                room = STEP_SUMMARY_BYTES - (
-                    os.path.getsize(summary) if os.path.exists(summary) else 0
-                )
-                fits = len(text.encode("utf-8")) <= room
-                with open(summary, "a", encoding="utf-8", errors="backslashreplace") as out:
-                    out.write(text if fits else render_markdown(document, max_bytes=max(room, 0)))
 
-            attempt("GITHUB_STEP_SUMMARY", summary, append)
-            if written and written[-1][0] == "GITHUB_STEP_SUMMARY":
-                written.pop()  # appended to, not a report of this run's own
-    if html_path:
-        from pytest_competence.report._html import SPLIT_BYTES, pages_folder, render_pages
+def _write_markdown(
+    files: _Files, document: dict[str, Any], markdown_path: str | None, summary: str | None
+) -> None:
+    """The Markdown file, and the step summary appended to within what GitHub takes."""
+    from pytest_competence.engine._files import write_text_atomic
+    from pytest_competence.report._markdown import STEP_SUMMARY_BYTES, render_markdown
 
-        where, name = os.path.split(html_path)
-        limit = SPLIT_BYTES if html_max_bytes is None else html_max_bytes
-        pages = render_pages(document, name=name or "report.html", max_bytes=limit)
-        folder = os.path.join(where, pages_folder(name))
+    text = render_markdown(document)
+    if markdown_path:
+        files.attempt("Markdown", markdown_path, lambda: write_text_atomic(markdown_path, text))
+    if summary:
 
-        def write_html() -> None:
-            for page, text in pages.items():  # the family pages first, the main page last
-                if page != name:
-                    os.makedirs(folder, exist_ok=True)
-                    write_text_atomic(os.path.join(where, page), text)
-            _remove_stale(folder, {os.path.join(where, page) for page in pages})
-            write_text_atomic(html_path, pages[name])
+        def append() -> None:
+            # GitHub takes at most 1 MiB per step's summary: what is there already counts.
+            room = STEP_SUMMARY_BYTES - (os.path.getsize(summary) if os.path.exists(summary) else 0)
+            fits = len(text.encode("utf-8")) <= room
+            with open(summary, "a", encoding="utf-8", errors="backslashreplace") as out:
+                out.write(text if fits else render_markdown(document, max_bytes=max(room, 0)))
 
-        if attempt("HTML", html_path, write_html) and len(pages) > 1:
-            written.append(("HTML pages", f"{folder}{os.sep} ({len(pages) - 1} families)"))
-    return written
+        files.attempt("GITHUB_STEP_SUMMARY", summary, append)
+        if files.written and files.written[-1][0] == "GITHUB_STEP_SUMMARY":
+            files.written.pop()  # appended to, not a report of this run's own
+
+
+def _write_html(
+    files: _Files, document: dict[str, Any], html_path: str, html_max_bytes: int | None
+) -> None:
+    """The HTML page, or the family pages first and the main page that links to them last."""
+    from pytest_competence.engine._files import write_text_atomic
+    from pytest_competence.report._html import SPLIT_BYTES, pages_folder, render_pages
+
+    where, name = os.path.split(html_path)
+    limit = SPLIT_BYTES if html_max_bytes is None else html_max_bytes
+    pages = render_pages(document, name=name or "report.html", max_bytes=limit)
+    folder = os.path.join(where, pages_folder(name))
+
+    def write_html() -> None:
+        for page, text in pages.items():  # the family pages first, the main page last
+            if page != name:
+                os.makedirs(folder, exist_ok=True)
+                write_text_atomic(os.path.join(where, page), text)
+        _remove_stale(folder, {os.path.join(where, page) for page in pages})
+        write_text_atomic(html_path, pages[name])
+
+    if files.attempt("HTML", html_path, write_html) and len(pages) > 1:
+        files.written.append(("HTML pages", f"{folder}{os.sep} ({len(pages) - 1} families)"))
 
 
 def _remove_stale(folder: str, kept: set[str]) -> None:

@@ -7,7 +7,7 @@ paired masses and any/fraction/all correct.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_competence.drawing import (
@@ -41,9 +41,57 @@ def result_plots(
     (2) κₙ per pair against n, gaps where undefined (Fig. 7); (3) R/D/U stacked per level;
     (4) any/fraction/all correct as bullet rows (systematicity paper, arXiv:2609.13948, Fig. 4).
     """
-    levels, summary, x_name = r["levels"], r["summary"], level_name(r)
+    x_name = level_name(r)
     shown = r["presentations"][:SHOWN_PRESENTATIONS]  # the rest: the family's own section
-    ns = [lv["n"] for lv in levels]
+    more = len(r["presentations"]) - len(shown)
+    first_of = (
+        f"; the first {len(shown)} of {len(r['presentations'])} presentations" if more else ""
+    )
+    profile = (
+        "Profile",
+        f"accuracy per presentation, ι and R (log₂ {x_name}){first_of}",
+        _profile_chart(r, shown, x_name, defs),
+    )
+    if profile_only:
+        return [profile]
+    levels = r["levels"]
+    rows = [
+        (
+            f"{x_name} = {level_label(lv['n'])}",
+            (lv.get("any_correct"), lv.get("fraction_correct"), lv.get("all_correct")),
+        )
+        for lv in levels
+    ]
+    return [
+        profile,
+        (
+            "Chance-corrected invariance",
+            f"gaps where κₙ is undefined{first_of}",
+            _kappa_chart(r, shown, x_name, defs),
+        ),
+        (
+            "Paired masses",
+            "on jointly parsed instances; below: jointly parsed/instances",
+            _masses_chart(levels, x_name, defs),
+        ),
+        (
+            "Systematicity",
+            "any · fraction · all correct",
+            bullet_chart("Any, fraction and all correct per level", rows, BULLET, defs=defs),
+        ),
+    ]
+
+
+def _undefined(levels: Sequence[Mapping[str, Any]]) -> bool:
+    """True when no level has an instance jointly parsed (ι undefined throughout)."""
+    return bool(levels) and all(lv.get("invariance") is None for lv in levels)
+
+
+def _profile_chart(
+    r: Mapping[str, Any], shown: Sequence[str], x_name: str, defs: Defs | None
+) -> str:
+    """Accuracy per shown presentation, ι, and R with its Wilson band, against the levels."""
+    levels = r["levels"]
     series = [
         Series(
             f"accuracy [{p}]",
@@ -67,11 +115,10 @@ def result_plots(
             band=Band(cis, ROBUST),
         )
     )
-    tau = (summary.get("boundary") or {}).get("tau")
-    undefined = levels and all(lv.get("invariance") is None for lv in levels)
-    first = level_chart(
+    tau = (r["summary"].get("boundary") or {}).get("tau")
+    return level_chart(
         f"Accuracy, invariance and robust correctness against {x_name}",
-        ns,
+        [lv["n"] for lv in levels],
         series,
         y_label="share",
         x_name=x_name,
@@ -80,17 +127,14 @@ def result_plots(
         note="no levels"
         if not levels
         else "R and ι undefined: no instance jointly parsed"
-        if undefined
+        if _undefined(levels)
         else None,
     )
-    more = len(r["presentations"]) - len(shown)
-    first_of = (
-        f"; the first {len(shown)} of {len(r['presentations'])} presentations" if more else ""
-    )
-    profile = ("Profile", f"accuracy per presentation, ι and R (log₂ {x_name}){first_of}", first)
-    if profile_only:
-        return [profile]
 
+
+def _kappa_chart(r: Mapping[str, Any], shown: Sequence[str], x_name: str, defs: Defs | None) -> str:
+    """κₙ of each shown presentation against the first (or the result's κₙ), with κ = 0 and κ̄."""
+    levels = r["levels"]
     names = [
         name
         for name in dict.fromkeys(name for lv in levels for name in lv.get("pairs", {}))
@@ -108,13 +152,13 @@ def result_plots(
     values = [v for s in kappas for _, v in s.points if v is not None]
     low = max(-1.0, min(-0.25, math.floor(min(values, default=0) * 4) / 4))
     ticks = [low + 0.25 * k for k in range(int(round((1 - low) / 0.25)) + 1)]
-    kbar = summary.get("kappa_bar")
+    kbar = r["summary"].get("kappa_bar")
     rules = [(0.0, "κ = 0: chance agreement", "right")]
     if kbar is not None:
         rules.append((kbar, f"κ̄ = {kbar:.2f}", "left"))
-    second = level_chart(
+    return level_chart(
         f"Chance-corrected invariance κₙ against {x_name}",
-        ns,
+        [lv["n"] for lv in levels],
         kappas,
         y_label="κₙ",
         x_name=x_name,
@@ -125,13 +169,16 @@ def result_plots(
         note=None if values else "κₙ undefined at every level",
     )
 
+
+def _masses_chart(levels: Sequence[Mapping[str, Any]], x_name: str, defs: Defs | None) -> str:
+    """R, D and U stacked per level, each bar noted with jointly parsed/instances."""
     stacks = [
         (lv.get("robust_correct"), lv.get("shared_wrong"), lv.get("presentation_dependent"))
         for lv in levels
     ]
-    third = stacked_bars(
+    return stacked_bars(
         "R, D and U per level",
-        ns,
+        [lv["n"] for lv in levels],
         stacks,
         [
             ("R robust-correct", ROBUST),
@@ -139,21 +186,7 @@ def result_plots(
             ("U presentation-dependent", DEPENDENT),
         ],
         notes=[f"{lv['jointly_parsed']}/{lv['instances']}" for lv in levels],
-        note="no instance jointly parsed" if undefined else None,
+        note="no instance jointly parsed" if _undefined(levels) else None,
         x_name=x_name,
         defs=defs,
     )
-    rows = [
-        (
-            f"{x_name} = {level_label(lv['n'])}",
-            (lv.get("any_correct"), lv.get("fraction_correct"), lv.get("all_correct")),
-        )
-        for lv in levels
-    ]
-    fourth = bullet_chart("Any, fraction and all correct per level", rows, BULLET, defs=defs)
-    return [
-        profile,
-        ("Chance-corrected invariance", f"gaps where κₙ is undefined{first_of}", second),
-        ("Paired masses", "on jointly parsed instances; below: jointly parsed/instances", third),
-        ("Systematicity", "any · fraction · all correct", fourth),
-    ]

@@ -82,52 +82,11 @@ def trend_document(
     (each comparison's non-inferiority decision beside it; needs ``margin`` above 0). Raises
     :class:`TrendError` naming the archive and the fix.
     """
-    from pytest_competence import stats
-    from pytest_competence.engine._release_gate import archived_correct, archived_fingerprint
-    from pytest_competence.engine._release_gate import design_differences as differences
-
-    if test == "non-inferiority" and not margin:  # said before any archive is read
-        raise TrendError(
-            "--test non-inferiority needs --margin above 0 (the accuracy a checkpoint may lose); "
-            "at 0 only a checkpoint significantly better than its reference passes. Give one, "
-            "e.g. --margin 0.02"
-        )
-    if len(paths) < 2:
-        raise TrendError(f"give at least two archives, oldest first; got {len(paths)}")
-    if len(models) not in (0, 1, len(paths)):
-        raise TrendError(
-            f"--model given {len(models)} times for {len(paths)} archives; give it once (every "
-            f"archive) or once per archive, in the archives' order"
-        )
-    chosen: list[str | None] = [*models] * len(paths) if len(models) == 1 else [*models]
-    chosen = chosen or [None] * len(paths)
-    documents = [_load(path) for path in paths]
+    chosen = _chosen_models(paths, models, margin, test)
     notes: list[str] = []
-    usable = []
-    for path, document in zip(paths, documents, strict=True):
-        kept = []
-        for r in document["results"]:
-            if r.get("outcome") == "error":
-                notes.append(f"{path}: {r['nodeid']} ended in infrastructure errors; left out")
-            else:
-                kept.append(r)
-        usable.append(kept)
-    tests = [dict.fromkeys(r["test"] for r in results) for results in usable]
-    shared = [t for t in tests[0] if all(t in others for others in tests[1:])]
-    for name in dict.fromkeys(t for held in tests for t in held):
-        if name not in shared:
-            missing = [p for p, held in zip(paths, tests, strict=True) if name not in held]
-            notes.append(f"{name} is not in every archive (not in {', '.join(missing)}); left out")
-    if not shared:
-        held = "; ".join(
-            f"{p}: {', '.join(list(t)[:3]) or 'no result'}"
-            for p, t in zip(paths, tests, strict=True)
-        )
-        raise TrendError(
-            f"the archives share no test ({held}); archive every checkpoint with the same suite"
-        )
+    usable = _usable(paths, [_load(path) for path in paths], notes)
     blocks = []
-    for name in shared:
+    for name in _shared_tests(paths, usable, notes):
         picked = [
             _pick(path, results, name, model)
             for path, results, model in zip(paths, usable, chosen, strict=True)
@@ -137,41 +96,11 @@ def trend_document(
             notes.append(f"{name}: no result of the chosen model in {', '.join(absent)}; left out")
             continue
         results = [r for r in picked if r is not None]
-        first = archived_fingerprint(results[0])
-        for path, r in zip(paths[1:], results[1:], strict=True):
-            differ = differences(archived_fingerprint(r), first, (path, paths[0]))
-            if differ:
-                raise TrendError(
-                    f"{path}: {name} was archived from another design than in {paths[0]}, so "
-                    f"its instances cannot be matched; {'; '.join(differ)}; archive every "
-                    f"checkpoint with the same design"
-                )
-        series = [
-            stats.Checkpoint(
-                name=path,
-                ids=r["instances"]["ids"],
-                level=r["instances"]["level"],
-                correct=archived_correct(r),
-            )
-            for path, r in zip(paths, results, strict=True)
-        ]
-        try:
-            rows = stats.checkpoint_series(
-                series,
-                alpha=alpha,
-                margin=margin,
-                confidence=confidence,
-                test=test,
-            )
-        except ValueError as exc:
-            raise TrendError(f"{name}: {exc}") from None
-        blocks.append(
-            {
-                "test": name,
-                "models": [r["model"] for r in results],
-                "rows": [dataclasses.asdict(row) for row in rows],
-            }
+        _check_design(name, paths, results)
+        rows = _series(
+            name, paths, results, alpha=alpha, margin=margin, confidence=confidence, test=test
         )
+        blocks.append({"test": name, "models": [r["model"] for r in results], "rows": rows})
     if not blocks:
         raise TrendError(
             "no test has a result of the chosen model in every archive ("
@@ -191,6 +120,114 @@ def trend_document(
         "tests": blocks,
     }
     return document, notes
+
+
+def _chosen_models(
+    paths: Sequence[str], models: Sequence[str], margin: float, test: str
+) -> list[str | None]:
+    """The model chosen in each archive (``None``: its only one), once the arguments are
+    checked — before any archive is read."""
+    if test == "non-inferiority" and not margin:
+        raise TrendError(
+            "--test non-inferiority needs --margin above 0 (the accuracy a checkpoint may lose); "
+            "at 0 only a checkpoint significantly better than its reference passes. Give one, "
+            "e.g. --margin 0.02"
+        )
+    if len(paths) < 2:
+        raise TrendError(f"give at least two archives, oldest first; got {len(paths)}")
+    if len(models) not in (0, 1, len(paths)):
+        raise TrendError(
+            f"--model given {len(models)} times for {len(paths)} archives; give it once (every "
+            f"archive) or once per archive, in the archives' order"
+        )
+    chosen: list[str | None] = [*models] * len(paths) if len(models) == 1 else [*models]
+    return chosen or [None] * len(paths)
+
+
+def _usable(
+    paths: Sequence[str], documents: Sequence[Mapping[str, Any]], notes: list[str]
+) -> list[list[Mapping[str, Any]]]:
+    """Each archive's results but those that ended in infrastructure errors (noted)."""
+    usable = []
+    for path, document in zip(paths, documents, strict=True):
+        kept = []
+        for r in document["results"]:
+            if r.get("outcome") == "error":
+                notes.append(f"{path}: {r['nodeid']} ended in infrastructure errors; left out")
+            else:
+                kept.append(r)
+        usable.append(kept)
+    return usable
+
+
+def _shared_tests(
+    paths: Sequence[str], usable: Sequence[Sequence[Mapping[str, Any]]], notes: list[str]
+) -> list[str]:
+    """The tests every archive holds, in the first archive's order; the others are noted."""
+    tests = [dict.fromkeys(r["test"] for r in results) for results in usable]
+    shared = [t for t in tests[0] if all(t in others for others in tests[1:])]
+    for name in dict.fromkeys(t for held in tests for t in held):
+        if name not in shared:
+            missing = [p for p, held in zip(paths, tests, strict=True) if name not in held]
+            notes.append(f"{name} is not in every archive (not in {', '.join(missing)}); left out")
+    if not shared:
+        held = "; ".join(
+            f"{p}: {', '.join(list(t)[:3]) or 'no result'}"
+            for p, t in zip(paths, tests, strict=True)
+        )
+        raise TrendError(
+            f"the archives share no test ({held}); archive every checkpoint with the same suite"
+        )
+    return shared
+
+
+def _check_design(name: str, paths: Sequence[str], results: Sequence[Mapping[str, Any]]) -> None:
+    """Refuse a checkpoint archived from another design than the first: its instances cannot
+    be matched."""
+    from pytest_competence.engine._release_gate import archived_fingerprint
+    from pytest_competence.engine._release_gate import design_differences as differences
+
+    first = archived_fingerprint(results[0])
+    for path, r in zip(paths[1:], results[1:], strict=True):
+        differ = differences(archived_fingerprint(r), first, (path, paths[0]))
+        if differ:
+            raise TrendError(
+                f"{path}: {name} was archived from another design than in {paths[0]}, so "
+                f"its instances cannot be matched; {'; '.join(differ)}; archive every "
+                f"checkpoint with the same design"
+            )
+
+
+def _series(
+    name: str,
+    paths: Sequence[str],
+    results: Sequence[Mapping[str, Any]],
+    *,
+    alpha: float,
+    margin: float,
+    confidence: float,
+    test: Literal["regression", "non-inferiority"],
+) -> list[dict[str, Any]]:
+    """One test's comparisons (:func:`~pytest_competence.stats.checkpoint_series`) as rows."""
+    from pytest_competence import stats
+    from pytest_competence.engine._release_gate import archived_correct
+
+    series = [
+        stats.Checkpoint(
+            name=path,
+            ids=r["instances"]["ids"],
+            level=r["instances"]["level"],
+            correct=archived_correct(r),
+        )
+        for path, r in zip(paths, results, strict=True)
+    ]
+    try:
+        rows = stats.checkpoint_series(
+            series, alpha=alpha, margin=margin, confidence=confidence, test=test
+        )
+    except ValueError as exc:
+        raise TrendError(f"{name}: {exc}") from None
+    return [dataclasses.asdict(row) for row in rows]
 
 
 def _comparisons(block: Mapping[str, Any]) -> list[tuple[str, str, str, list[Mapping[str, Any]]]]:

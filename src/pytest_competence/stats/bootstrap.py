@@ -5,18 +5,15 @@ intervals carry all presentations of a matched instance together; the reported c
 contrasts use 2,000 resamples stratified by relation."
 
 Every figure the paper bootstraps — accuracy, R on the jointly parsed support, invariance, their
-differences between arms, per-level κ and κ̄ — is a function of a few *sums over instances*. So
-instead of materialising resampled data, a replicate is a row of counts W (how often each
-instance was drawn), and all replicates' column sums are one matrix product ``W @ X``. A
-figure is then an :class:`AdditiveFigure`: per-instance columns X and a vectorised statistic of
-their column sums. The builders below make the common ones from per-instance arrays.
+differences between arms, per-level κ and κ̄ — is a function of a few *sums over instances*. So a
+replicate is a row of counts W (how often each instance was drawn), and all replicates' column
+sums are one matrix product ``W @ X``. A figure is an :class:`AdditiveFigure`: per-instance
+columns X and a vectorised statistic of their column sums; the builders below make the common ones.
 
 Two exact samplers give the counts. In general each replicate draws its indices within each
-stratum (``rng.integers``) and counts them with one ``np.bincount`` over offset indices. But
-indicator columns repeat: a stratum of 200 pairs often has only 3 or 4 distinct rows of X. The
-sums then depend only on how often each distinct row was drawn, and those counts are exactly
-Multinomial(stratum size, row frequencies) — one multinomial per replicate instead of 200
-draws, the same distribution with far less work.
+stratum and counts them with one ``np.bincount``. But indicator columns repeat (a stratum often
+has only a few distinct rows of X), and the sums then depend only on how often each distinct
+row was drawn: exactly Multinomial(stratum size, row frequencies), one draw per replicate.
 """
 
 from __future__ import annotations

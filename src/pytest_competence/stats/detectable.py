@@ -2,36 +2,20 @@
 
 Both gates compare a candidate with a baseline on the same n instances, a level × presentation
 at a time; ``b`` counts instances the candidate got right and the baseline wrong, ``c`` the
-reverse, and ψ̂ = (b + c)/n is the observed discordance. Drops are accuracy points as fractions
-(0.05 is five points), candidate below baseline; ``alpha`` is the gate's family-wise level.
+reverse, ψ̂ = (b + c)/n the observed discordance; drops are accuracy points as fractions, and
+``alpha`` the gate's family-wise level. The power formula is the planner's
+(:func:`~pytest_competence.stats.minimum_detectable_difference`), Miller's ("Adding Error Bars to
+Evals", arXiv:2411.00640, paired differences): power 1 − β at ``s = (z_α + z_β)·sqrt((ψ − Δ²)/n)``.
 
-The power formula is the planner's (:func:`~pytest_competence.stats.minimum_detectable_difference`),
-so ``competence plan`` and the gate agree: the normal approximation to the paired mean of
-d_i ∈ {−1, 0, 1}, with the variance of d at the alternative, ψ − Δ², as in the power analysis of
-Miller, "Adding Error Bars to Evals" (arXiv:2411.00640; its sample-size formula for paired
-differences, with one answer per question): a shift s between the null and the alternative is
-detected with power 1 − β when ``s = (z_α + z_β) · sqrt((ψ − Δ²)/n)``.
+- **Regression gate** (two-sided McNemar): Δ = 0 against −δ, z_α = z_{1−α/2}: δ = k·sqrt(ψ/(n + k²)).
+- **Non-inferiority gate** (one-sided, :mod:`~pytest_competence.stats.noninferiority`): null
+  Δ = −margin, alternative Δ = 0, z_α = z_{1−α}: the smallest margin passed is k₁·sqrt(ψ/n).
 
-- **Regression gate** (two-sided McNemar): null Δ = 0, alternative Δ = −δ, z_α = z_{1−α/2}:
-  δ = k·sqrt(ψ/(n + k²)), the planner's closed form.
-- **Non-inferiority gate** (one-sided, see :mod:`~pytest_competence.stats.noninferiority`): null
-  Δ = −margin, alternative Δ = 0 (a candidate exactly as good), z_α = z_{1−α}: the smallest
-  margin passed with power 1 − β is k₁·sqrt(ψ/n).
-
-**Zero discordance.** The planner refuses ψ = 0 (nothing is detectable then), but an observed
-ψ̂ = 0 is common (two checkpoints that agree everywhere) and says little about the true ψ. Any
-drop δ makes at least a share δ of the instances discordant, so the discordance used is never
-below the shift being detected: ψ = max(ψ̂, s). Solved with the formula, the floor is
-s = k²/(n + k²) for the regression gate and s = k₁²/n for non-inferiority; above ψ̂ = s the floor
-changes nothing. It is the drop the design detects when every discordant instance goes one way.
-
-**Holm.** Holm tests the comparison with the smallest p-value at α/m among m and the last at α.
-A lone regressed cell among m usually has the smallest p-value, so the α that decides it is
-α/m, the smallest Holm leaves any cell; every cell's detectable drop is computed at α/m,
-which gives the stated power whatever the cell's rank. The gate's detectable drop is the worst (largest) cell's:
-a drop of that size is detected at 80% power wherever it happens. The regression gate also
-requires the observed drop to exceed the margin, so a drop just at the margin is flagged about
-half the time whatever the power; the detectable drop is that of the significance requirement.
+**Zero discordance.** An observed ψ̂ = 0 is common and says little about ψ; any drop δ makes at
+least a share δ discordant, so ψ = max(ψ̂, s): a floor of s = k²/(n + k²) (regression) or
+k₁²/n (non-inferiority). **Holm** decides a lone regressed cell among m at α/m, so every cell's
+drop is computed at α/m and the gate's is its largest cell's (the stated power wherever the drop
+happens); the regression gate's margin on the observed drop is not part of it.
 """
 
 from __future__ import annotations

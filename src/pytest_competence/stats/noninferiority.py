@@ -3,23 +3,18 @@
 Two arms answer the same ``pairs`` instances. ``b`` counts instances the candidate got right and
 the baseline wrong, ``c`` the reverse (the counts of :func:`~pytest_competence.stats.mcnemar`
 with the candidate as the first arm), so the accuracy difference, candidate − baseline, is
-Δ̂ = (b − c)/n. Analysing the paired difference rather than two separate accuracies is what
-Miller, "Adding Error Bars to Evals" (arXiv:2411.00640), recommends for comparing two models on
-one question set (its section on paired differences): the instances' shared difficulty cancels.
+Δ̂ = (b − c)/n. The paired difference cancels the instances' shared difficulty, as Miller,
+"Adding Error Bars to Evals" (arXiv:2411.00640, its section on paired differences), recommends.
 
 The interval is Tango's score interval for a difference of paired proportions (Tango, "Equivalence
 test and confidence interval for the difference in proportions for the paired-sample design",
 Statistics in Medicine 17:891–908, 1998), among those Fagerland, Lydersen and Laake
 ("Recommended tests and confidence intervals for paired binomial proportions", Statistics in
-Medicine 33:2850–2875, 2014) recommend. It is the inversion of a score test, so its bound and the
+Medicine 33:2850–2875, 2014) recommend. It inverts a score test, so its bound and the
 non-inferiority p-value always agree: the bound lies above −margin exactly when the one-sided
-p-value of H0: Δ ≤ −margin is below 1 − confidence. At ``pairs`` up to :data:`EXACT_UP_TO_PAIRS`
-the test is made exact (unconditional), so that its size never exceeds α: at a nominal 5%, the
-asymptotic test's worst case over the nuisance parameter is 5–9% with 8–30 pairs and margins of
-0.02–0.2, and still 5.2–5.7% at 200 pairs (by enumeration; tests/test_stats_gate.py checks one
-such case, 20 pairs at a margin of 0.2). statsmodels has no interval or
-non-inferiority test for a paired difference (only McNemar, and a private interval for the
-paired risk *ratio*), hence this module.
+p-value of H0: Δ ≤ −margin is below 1 − confidence. Up to :data:`EXACT_UP_TO_PAIRS` pairs the
+test is exact (unconditional), so its size never exceeds α, which the asymptotic test's does at
+small n. statsmodels has no interval or non-inferiority test for a paired difference.
 """
 
 from __future__ import annotations
@@ -93,15 +88,12 @@ def noninferiority_p_value(
     ``method="exact"``: the exact unconditional p-value ordered by T at −margin,
     ``sup_θ P_θ(T(B, C; −margin) ≥ T(b, c; −margin))`` over the tables (B, C) of ``pairs``
     instances, at the boundary Δ = −margin with the nuisance θ = π₂₁ ∈ [margin, (1 + margin)/2]
-    (the test of Chan, Tang, Tang and Chan, "Exact unconditional tests for equivalence or
-    noninferiority for paired binary endpoints", Biometrics 59:1170–1177, 2003; tables tied
-    with the observed one count as at least as extreme). T(·; −margin) grows with B and falls
-    with C (checked for every table up to 100 pairs in the tests), so the region is convex in
-    Barnard's sense and the rejection probability is largest on the boundary: the test has
-    size at most α over all of H0. The supremum is searched on :data:`NUISANCE_GRID` values and
-    refined around the best. ``"auto"``: exact up to :data:`EXACT_UP_TO_PAIRS` pairs.
-
-    ``margin = 0`` tests H0: Δ ≤ 0, a one-sided McNemar test.
+    (Chan, Tang, Tang and Chan, "Exact unconditional tests for equivalence or noninferiority for
+    paired binary endpoints", Biometrics 59:1170–1177, 2003; ties count as at least as extreme).
+    T grows with B and falls with C (tested up to 100 pairs), so the region is Barnard-convex and
+    the test has size at most α over all of H0. The supremum is searched on
+    :data:`NUISANCE_GRID` values and refined around the best. ``"auto"``: exact up to
+    :data:`EXACT_UP_TO_PAIRS` pairs. ``margin = 0`` is a one-sided McNemar test.
 
     Raises:
         TypeError, ValueError: bad counts, ``margin`` outside [0, 1), or an unknown ``method``.
