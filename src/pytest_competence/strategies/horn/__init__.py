@@ -18,9 +18,9 @@ same programs appear on every process, worker and machine.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -98,40 +98,13 @@ class Horn(Family):
     answer_space = ("yes", "no")
     shortcuts = ("ref:horn-if-then", "ref:horn-goal-rule", "ref:horn-bounded?depth=4")
 
-    @classmethod
-    def shortcut_policies(cls) -> Mapping[str, Any]:
-        """The known ways to fake competence on this family (``ref:`` policies)."""
-        from .policies import HORN_POLICIES
-
-        return HORN_POLICIES
-
-    @classmethod
-    def ideal_answer(cls, prompt: Prompt) -> str | None:
-        """The competent answer, read from the prompt alone (``ref:ideal``)."""
-        from .policies import horn_ideal
-
-        return horn_ideal(prompt.text)
-
-    @classmethod
-    def generate_options(cls, parser: Any) -> None:
-        """``competence generate horn``'s own flags."""
-        from ._generate import add_options
-
-        add_options(parser)
-
-    @classmethod
-    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The designs ``competence generate horn`` writes."""
-        from ._generate import designs
-
-        return designs(cls, args)
-
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from ._generate import meta
-
-        return meta(item)
+    hooks = {
+        "shortcut_policies": ".policies:HORN_POLICIES",
+        "ideal_answer": ".policies:horn_ideal",
+        "generate_options": "._generate:add_options",
+        "generate_designs": "._generate:designs",
+        "record_meta": "._generate:meta",
+    }
 
     @classmethod
     def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:

@@ -15,14 +15,13 @@ protocols, controls, processes and xdist workers (App. B.1 "Catalog").
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pytest_competence.protocol import (
-    AuditComponent,
     Family,
     InvalidArgument,
     Item,
@@ -109,41 +108,14 @@ class Ordering(Family):
     answer_space = ("yes", "no")
     shortcuts = ("ref:endpoint", "ref:forward-reader", "ref:names-order", "ref:threshold?n=64")
 
-    @classmethod
-    def shortcut_policies(cls) -> Mapping[str, Any]:
-        """The known ways to fake competence on this family (``ref:`` policies)."""
-        from .policies import ORDERING_POLICIES
-
-        return ORDERING_POLICIES
-
-    @classmethod
-    def ideal_answer(cls, prompt: Prompt) -> str | None:
-        """The competent answer, read from the prompt alone (``ref:ideal``): its text, in the
-        vocabulary its parameters name."""
-        from .policies import ordering_ideal
-
-        return ordering_ideal(prompt)
-
-    @classmethod
-    def generate_options(cls, parser: Any) -> None:
-        """``competence generate ordering``'s own flags."""
-        from ._generate import add_options
-
-        add_options(parser)
-
-    @classmethod
-    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The designs ``competence generate ordering`` writes."""
-        from ._generate import designs
-
-        return designs(cls, args)
-
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from ._generate import meta
-
-        return meta(item)
+    hooks = {
+        "shortcut_policies": ".policies:ORDERING_POLICIES",
+        "ideal_answer": ".policies:ordering_ideal",
+        "generate_options": "._generate:add_options",
+        "generate_designs": "._generate:designs",
+        "record_meta": "._generate:meta",
+        "audit_components": "._audit:audit_components",
+    }
 
     @classmethod
     def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:
@@ -425,17 +397,6 @@ class Ordering(Family):
             max_n=max_n, presentations=presentations, vocabularies=True, distractors=True
         )
         return space if space.vary_vocabulary or space.vary_distractors else None
-
-    def audit_components(
-        self, levels: Sequence[int], presentations: Sequence[str]
-    ) -> list[AuditComponent]:
-        """The supports an audit can add to a suite of this family over ``levels`` and
-        ``presentations``: a larger n (if the name pool holds it), the converse rewording (if
-        absent), interior queries (or endpoint queries), a second vocabulary and, with the
-        chain-ordered names line, the shuffled one — each catches a known shortcut."""
-        from ._audit import audit_components
-
-        return audit_components(self, levels, presentations)
 
 
 def catalog_families(**options: object) -> list[Ordering]:
