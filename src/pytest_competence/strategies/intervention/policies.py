@@ -113,9 +113,8 @@ def _say(t: IWText, value: str) -> str:
     return f"Answer: {t.letters[value]}"
 
 
-def iw_ideal(prompt: Prompt | str) -> str | None:
-    """The ideal answer to an intervention prompt (or its text), or ``None`` when it is not one."""
-    text = prompt if isinstance(prompt, str) else prompt.text
+def iw_ideal(text: str) -> str | None:
+    """The ideal answer to an intervention prompt, or ``None`` when ``text`` is not one."""
     t = read_iw(text)
     return None if t is None else _say(t, _value(t))
 
