@@ -14,6 +14,7 @@ from __future__ import annotations
 from ._family import (
     CHUNK_INSTANCES,
     DEFAULT_PRESENTATIONS,
+    DELEGATED,
     REQUIRED,
     Evaluated,
     Family,
@@ -44,6 +45,7 @@ __all__ = [
     "CHUNK_INSTANCES",
     "IDENTITY",
     "DEFAULT_PRESENTATIONS",
+    "DELEGATED",
     "REQUIRED",
     "AnswerMap",
     "AuditComponent",

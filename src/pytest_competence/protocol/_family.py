@@ -11,6 +11,11 @@ the default written here.
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
+import inspect
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CHUNK_INSTANCES",
     "DEFAULT_PRESENTATIONS",
+    "DELEGATED",
     "Evaluated",
     "Family",
     "FamilyLike",
@@ -100,36 +106,12 @@ class Evaluated(Protocol):
 class Family(ABC):
     """A task family: latent instances with an exact oracle, presented and parsed.
 
-    **Required** (what the engine calls):
-
-    - ``name`` — the registered name (``@pytest.mark.competence(family=NAME)``, ``ref:`` reads);
-    - ``answer_space`` — the answers a prompt can have (``()`` for open answers);
-    - :meth:`design` — the seeded balanced design;
-    - :meth:`parse` — the model's text to an answer or an explicit invalid :class:`Parsed`.
-
-    **Optional**, each a method or class attribute with the default written here:
-
-    - :attr:`level_name` — what the level counts, as the reports name it;
-    - :attr:`default_presentations`, :attr:`default_attempts`; :meth:`check_design` (raise
-      :class:`InvalidArgument` at collection, before any model runs); an
-      ``item(n, index, seed, presentations)`` method that draws one instance alone, so that
-      :func:`design_chunks` streams the design instance by instance;
-    - :attr:`strategies` — Hypothesis strategies; ``strategies.case_space(max_n=,
-      presentations=)`` (e.g. a ``DesignSpace``) whose ``strategy()`` is ``cases()``;
-      :meth:`case_space` (by default that one) is the suite's declared space, where
-      minimisation shrinks a failing case, and :meth:`wider_case_space` (none by default) what
-      lies beyond the suite, searched next for a finding of its own;
-    - :meth:`audit_components` — the supports an audit may add to a suite;
-    - :meth:`shortcut_policies`, :attr:`shortcuts`, :meth:`ideal_answer` — the known ways to fake
-      competence on the family (``ref:NAME`` policies) and the competent reading;
-      :meth:`audit_policies` — the policies an audit tells apart (default: the shortcuts);
-    - :meth:`metrics`, :meth:`tables` and :meth:`figures` — summary entries of an evaluation,
-      and the report tables and figures that show them (data the reports draw);
-    - :meth:`generate_options`, :meth:`generate_designs`, :attr:`default_levels`,
-      :meth:`record_meta` — ``competence generate NAME``'s flags, designs, default grid and the
-      per-record metadata with which an independent checker re-derives the gold answer;
-      :attr:`training_presentations`, :attr:`named_splits`, :attr:`training_split` — training
-      rows (``--format hf``) and the family's named splits.
+    The engine calls the required members (:data:`REQUIRED`: ``name``, ``answer_space``,
+    :meth:`design`, :meth:`parse`); every other member is an optional hook whose default is
+    written here, overridden by a method or class attribute of the family's own, or named in
+    :attr:`hooks` and imported from the family's module on its first call. A family that can
+    draw one instance alone has an ``item(n, index, seed, presentations)`` method, with which
+    :func:`design_chunks` streams its design.
     """
 
     name: str
@@ -140,13 +122,25 @@ class Family(ABC):
     #: whose options decide what the level counts sets its own in ``__init__``.
     level_name: str = "n"
 
+    #: Hooks implemented in a module of the family's own, imported on the hook's first call (so
+    #: that loading a family never loads its policies, metrics or generator): hook name →
+    #: ``".module:name"``, relative to the package of the class that declares the table, e.g.
+    #: ``{"record_meta": "._generate:meta"}``. Subclasses inherit the hooks so made. Each
+    #: hook's own docstring says how it calls what is named (see :data:`DELEGATED`).
+    hooks: ClassVar[Mapping[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("hooks") or {}
+        package = getattr(sys.modules.get(cls.__module__), "__package__", None)
+        for hook, target in declared.items():
+            setattr(cls, hook, _delegate(cls, hook, target, package))
+
     def __repr__(self) -> str:
         """``ClassName(option=value, …)``, as reports, messages and the design's fingerprint
         name the family: the constructor's options that differ from their defaults, read from
         the attributes of the same names (an option kept under another name is not shown;
         override this to show it)."""
-        import inspect
-
         cls = type(self)
         try:
             parameters = list(inspect.signature(cls).parameters.values())
@@ -315,6 +309,49 @@ class Family(ABC):
         return {}
 
 
+#: The hooks :attr:`Family.hooks` may name, and how each calls what it names: ``"value"`` returns
+#: it as it is (a mapping), ``"call"`` calls it with the hook's arguments, ``"family"`` with the
+#: family class (or, for a method of the object, the family object) first.
+DELEGATED: Mapping[str, str] = {
+    "shortcut_policies": "value",
+    "ideal_answer": "call",
+    "metrics": "call",
+    "tables": "call",
+    "figures": "call",
+    "generate_options": "call",
+    "record_meta": "call",
+    "generate_designs": "family",
+    "audit_components": "family",
+}
+
+
+def _delegate(cls: type[Family], hook: str, target: str, package: str | None) -> Any:
+    """The hook ``hook`` of ``cls`` made from ``target`` (``".module:name"``), as
+    :data:`DELEGATED` says, with the base hook's name and docstring."""
+    where = f"{cls.__qualname__}.hooks[{hook!r}]"
+    if hook not in DELEGATED:
+        raise TypeError(f"{where}: not a hook a module can implement; those are {list(DELEGATED)}")
+    if hook in vars(cls):
+        raise TypeError(f"{where}: {cls.__qualname__} defines {hook} itself; name it once")
+    module, _, name = target.partition(":")
+    if not module or not name:
+        raise TypeError(f"{where}: expected '.module:name', but got {target!r}")
+    module = importlib.util.resolve_name(module, package)
+    kind = DELEGATED[hook]
+
+    def made(owner: Any, /, *args: Any, **kwargs: Any) -> Any:
+        found = getattr(importlib.import_module(module), name)
+        if kind == "value":
+            return found
+        return found(owner, *args, **kwargs) if kind == "family" else found(*args, **kwargs)
+
+    base = getattr(Family, hook)
+    functools.update_wrapper(made, getattr(base, "__func__", base))
+    made.__module__, made.__qualname__ = cls.__module__, f"{cls.__qualname__}.{hook}"
+    made.__doc__ = f"{inspect.cleandoc(made.__doc__ or '')}\n\nImplemented by ``{module}:{name}``."
+    return made if hook == "audit_components" else classmethod(made)
+
+
 def construct(
     cls: type[Family], options: Mapping[str, object], *, also: Sequence[str] = ()
 ) -> Family:
@@ -323,7 +360,6 @@ def construct(
     other keywords valid where the options were written (a marker's ``levels``, ``pairs``…),
     suggested and listed too."""
     import difflib
-    import inspect
 
     try:
         parameters = list(inspect.signature(cls).parameters.values())

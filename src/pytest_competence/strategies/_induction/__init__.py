@@ -19,7 +19,7 @@ lives here.
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -86,54 +86,15 @@ class RuleInduction(Family, Inductive):
 
         return {k: WHOLE_PROMPT_POLICIES[k] for k in cls.induction_policies}
 
-    @classmethod
-    def ideal_answer(cls, prompt: Any) -> str | None:
-        """The interpreter's answer, on the task regenerated from the prompt's coordinates."""
-        from .policies import induction_oracle
-
-        return induction_oracle(prompt)
-
-    @classmethod
-    def metrics(cls, evaluation: Any, *, bootstrap: int = 0, seed: int = 0) -> dict[str, Any]:
-        """``summary["systematicity"]`` (systematicity paper, arXiv:2609.13948, §3.5)."""
-        from .metrics import systematicity_summary
-
-        return systematicity_summary(evaluation, bootstrap=bootstrap, seed=seed)
-
-    @classmethod
-    def tables(cls, result: Mapping[str, Any]) -> list[Any]:
-        """Solve-any, fraction solved, solve-all and the gap per type; the variance split."""
-        from .report import systematicity_tables
-
-        return systematicity_tables(result)
-
-    @classmethod
-    def figures(cls, result: Mapping[str, Any]) -> list[Any]:
-        """The systematicity paper, arXiv:2609.13948, Fig. 4 bullet charts."""
-        from .report import systematicity_figures
-
-        return systematicity_figures(result)
-
-    @classmethod
-    def generate_options(cls, group: Any) -> None:
-        """``competence generate NAME (a rule-induction family)``'s own flags."""
-        from ._generate import add_options
-
-        add_options(group)
-
-    @classmethod
-    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The designs ``competence generate NAME (a rule-induction family)`` writes."""
-        from ._generate import designs
-
-        return designs(cls, args)
-
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from ._generate import meta
-
-        return meta(item)
+    hooks = {
+        "ideal_answer": ".policies:induction_oracle",
+        "metrics": ".metrics:systematicity_summary",
+        "tables": ".report:systematicity_tables",
+        "figures": ".report:systematicity_figures",
+        "generate_options": "._generate:add_options",
+        "generate_designs": "._generate:designs",
+        "record_meta": "._generate:meta",
+    }
 
     def __init__(self, *, variations: int = 5) -> None:
         if isinstance(variations, bool) or not isinstance(variations, int) or variations < 1:

@@ -16,26 +16,12 @@ precedence level and, with more than one, precedence proofs to read. Primitives 
 colour tokens are upper case; neither changes which tokens were meant), and reads a list of
 token strings as those tokens in order; anything else is invalid.
 
-**Isomorphisms** (systematicity paper, arXiv:2609.13948, §3.4, all applied to the latent task, answers recomputed by the
-interpreter):
-
-* ``reorder`` — the base's ``π`` on the support, ``σ`` on the queries.
-* ``substitute`` — ``φ`` a bijection from the task's input words (primitives and function
-  words) onto fresh pseudowords, ``ψ`` one from its colours onto fresh colour tokens, both drawn
-  from the pools among the symbols the task does not use (the pools hold 48 words and 16
-  colours, enough for the largest task's 12 words and 8 colours); the language is renamed
-  position by position, so ``f̃ = ψ ∘ f ∘ φ⁻¹`` and every answer is ψ of the original's.
-  Order is kept (``π = σ = id``) so that each type's systematicity gap is its own.
-* ``recompose`` — a bijection ``ρ`` on the primitive words applied to every query input
-  (``dax zup lug`` → ``lug zup dax``). The language and the support set are unchanged, and
-  each query keeps its function tokens in place, so it keeps its derivation tree and its
-  pattern of repeated primitives: the same rules applied the same way to other leaves — the
-  same evidence, the same inference. Answers are the interpreter's on the new inputs (not a
-  relabelling of the old ones). ``ρ`` is redrawn until some query changes and none equals a
-  support input; when no draw achieves both the task is kept as it is (in 1,000 variations
-  per level, 13 at level 1, where few compositions exist, 1 at level 2 and none above). The
-  support is left alone because permuting it with ``ρ`` as well would amount to a
-  substitution of the colour binding, which ``substitute`` already covers.
+**Isomorphisms** (systematicity paper, arXiv:2609.13948, §3.4), applied to the latent task,
+answers recomputed by the interpreter: ``reorder`` (``π``, ``σ``); ``substitute`` (``φ`` onto fresh
+pseudowords, ``ψ`` onto fresh colours, order kept so each type's gap is its own); ``recompose``
+(a bijection ``ρ`` on the primitives of every query input, the language and support unchanged:
+the same rules applied the same way to other leaves, redrawn until some query changes and none
+equals a support input, else the task is kept).
 """
 
 from __future__ import annotations

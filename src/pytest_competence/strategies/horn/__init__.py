@@ -1,9 +1,9 @@
 """The Horn-clause family: goal derivability in a Horn program (CBE paper, arXiv:2610.22894, App. C).
 
 A latent instance is a Horn program over pronounceable pseudoword atoms and a yes/no query
-"can the goal be derived?", answered by an exact forward-chaining oracle
-(:mod:`._programs`). Gold answers are balanced: instance ``i`` is positive when ``i`` is
-even, a near miss when it is odd. The level ``n`` is the rule count, as in the paper — or, beyond
+"can the goal be derived?", answered by an exact forward-chaining oracle (``atoms.derive``).
+Gold answers are balanced: instance ``i`` is positive when ``i`` is even, a near miss when it is
+odd. The level ``n`` is the rule count, as in the paper — or, beyond
 it (its stated confound), the proof depth or the number of distractor rules with the other held
 fixed (``vary=``).
 
@@ -18,9 +18,9 @@ same programs appear on every process, worker and machine.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,12 +42,8 @@ from .._checks import (
     check_presentations,
     check_word,
 )
-from .._rng import stream_rng
+from ..atoms import derive
 from ._presentations import (
-    _ORDER,
-    _PROGRAM,
-    _RENAMED,
-    _SHUFFLED,
     HORN_PRESENTATIONS,
     INSTRUCTION,
     NEGATE_QUERY,
@@ -56,9 +52,10 @@ from ._presentations import (
     SYSTEM_PROMPT,
     VARY,
     WHENEVER,
+    render,
     render_rule,
 )
-from ._programs import HornInstance, Rule, build_program, derive, pseudowords
+from ._programs import HornInstance, Rule, draw_program
 
 if TYPE_CHECKING:
     from ._strategies import HornStrategies
@@ -98,40 +95,13 @@ class Horn(Family):
     answer_space = ("yes", "no")
     shortcuts = ("ref:horn-if-then", "ref:horn-goal-rule", "ref:horn-bounded?depth=4")
 
-    @classmethod
-    def shortcut_policies(cls) -> Mapping[str, Any]:
-        """The known ways to fake competence on this family (``ref:`` policies)."""
-        from .policies import HORN_POLICIES
-
-        return HORN_POLICIES
-
-    @classmethod
-    def ideal_answer(cls, prompt: Prompt) -> str | None:
-        """The competent answer, read from the prompt alone (``ref:ideal``)."""
-        from .policies import horn_ideal
-
-        return horn_ideal(prompt.text)
-
-    @classmethod
-    def generate_options(cls, parser: Any) -> None:
-        """``competence generate horn``'s own flags."""
-        from ._generate import add_options
-
-        add_options(parser)
-
-    @classmethod
-    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The designs ``competence generate horn`` writes."""
-        from ._generate import designs
-
-        return designs(cls, args)
-
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from ._generate import meta
-
-        return meta(item)
+    hooks = {
+        "shortcut_policies": ".policies:HORN_POLICIES",
+        "ideal_answer": ".policies:horn_ideal",
+        "generate_options": "._generate:add_options",
+        "generate_designs": "._generate:designs",
+        "record_meta": "._generate:meta",
+    }
 
     @classmethod
     def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:
@@ -226,59 +196,13 @@ class Horn(Family):
         check_word("seed", seed)
         check_word("index", index)
         depth, distractors = self.sizes(n)
-        facts, rules, goal, severed = build_program(
-            stream_rng(seed, n, index, _PROGRAM),
-            depth=depth,
-            distractors=distractors,
-            positive=index % 2 == 0,
-        )
-        order = stream_rng(seed, n, index, _ORDER)
-        facts = [facts[i] for i in order.permutation(len(facts)).tolist()]
-        rules = [rules[i] for i in order.permutation(len(rules)).tolist()]
-        z = HornInstance(
-            n=n,
-            index=index,
-            seed=seed,
-            facts=tuple(facts),
-            rules=tuple(rules),
-            goal=goal,
-            depth=depth,
-            distractors=distractors,
-            severed=severed,
-        )
-        if (z.gold == "yes") != (severed is None):  # the oracle must agree with the construction
-            raise AssertionError(f"{z.id}: construction and forward chaining disagree")
-        return z
+        return draw_program(n, index, seed, depth=depth, distractors=distractors)
 
     # -- presentations ---------------------------------------------------------------------------
 
     def render(self, z: HornInstance, transforms: tuple[Transform, ...]) -> str:
         """The user prompt for ``z`` under a composition of transforms."""
-        facts, rules, goal = list(z.facts), list(z.rules), z.goal
-        if RESHUFFLE in transforms:
-            rng = stream_rng(z.seed, z.n, z.index, _SHUFFLED)
-            facts = [facts[i] for i in rng.permutation(len(facts)).tolist()]
-            rules = [rules[i] for i in rng.permutation(len(rules)).tolist()]
-        if RENAME in transforms:
-            atoms = z.atoms
-            fresh = pseudowords(
-                stream_rng(z.seed, z.n, z.index, _RENAMED), len(atoms), exclude=atoms
-            )
-            to = dict(zip(atoms, fresh))
-            facts = [to[a] for a in facts]
-            rules = [Rule(to[r.head], tuple(to[a] for a in r.body)) for r in rules]
-            goal = to[goal]
-        whenever = WHENEVER in transforms
-        question = (
-            f"Is it true that {goal} cannot be derived from the facts and rules?"
-            if NEGATE_QUERY in transforms
-            else f"Can {goal} be derived from the facts and rules?"
-        )
-        return (
-            f"Here are some facts and rules. Facts: {' '.join(f'{a} is true.' for a in facts)} "
-            f"Rules: {' '.join(render_rule(r, whenever) for r in rules)} "
-            f"{question} {self.instruction}"
-        )
+        return render(z, transforms, self.instruction)
 
     def prompt(self, z: HornInstance, presentation: str) -> Prompt:
         """``z`` rendered by one named presentation, with its gold answer and parameters."""

@@ -9,7 +9,9 @@ from pytest_competence.protocol import (
     Transform,
 )
 
-from ._programs import Rule
+from .._rng import stream_rng
+from ..atoms import pseudowords
+from ._programs import _RENAMED, _SHUFFLED, HornInstance, Rule
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -20,6 +22,7 @@ __all__ = [
     "RENAME",
     "NEGATE_QUERY",
     "HORN_PRESENTATIONS",
+    "render",
     "render_rule",
 ]
 
@@ -27,8 +30,6 @@ __all__ = [
 SYSTEM_PROMPT = "You are a helpful assistant. Answer logical reasoning questions concisely."
 INSTRUCTION = "Provide your answer only as yes or no. Answer:"
 VARY = ("rules", "depth", "distractors")
-
-_PROGRAM, _ORDER, _SHUFFLED, _RENAMED = range(4)
 
 
 WHENEVER = Transform("whenever")
@@ -59,3 +60,30 @@ def render_rule(rule: Rule, whenever: bool) -> str:
         verb = "holds" if len(rule.body) == 1 else "hold"
         return f"{rule.head} holds whenever {_conjunction(rule.body)} {verb}."
     return f"If {_conjunction(rule.body)}, then {rule.head}."
+
+
+def render(z: HornInstance, transforms: tuple[Transform, ...], instruction: str) -> str:
+    """The user prompt for ``z`` under a composition of transforms, ending in ``instruction``."""
+    facts, rules, goal = list(z.facts), list(z.rules), z.goal
+    if RESHUFFLE in transforms:
+        rng = stream_rng(z.seed, z.n, z.index, _SHUFFLED)
+        facts = [facts[i] for i in rng.permutation(len(facts)).tolist()]
+        rules = [rules[i] for i in rng.permutation(len(rules)).tolist()]
+    if RENAME in transforms:
+        atoms = z.atoms
+        fresh = pseudowords(stream_rng(z.seed, z.n, z.index, _RENAMED), len(atoms), exclude=atoms)
+        to = dict(zip(atoms, fresh))
+        facts = [to[a] for a in facts]
+        rules = [Rule(to[r.head], tuple(to[a] for a in r.body)) for r in rules]
+        goal = to[goal]
+    whenever = WHENEVER in transforms
+    question = (
+        f"Is it true that {goal} cannot be derived from the facts and rules?"
+        if NEGATE_QUERY in transforms
+        else f"Can {goal} be derived from the facts and rules?"
+    )
+    return (
+        f"Here are some facts and rules. Facts: {' '.join(f'{a} is true.' for a in facts)} "
+        f"Rules: {' '.join(render_rule(r, whenever) for r in rules)} "
+        f"{question} {instruction}"
+    )

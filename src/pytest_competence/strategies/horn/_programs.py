@@ -16,37 +16,18 @@ holds by construction. The oracle below recomputes it by forward chaining anyway
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
-__all__ = ["HornInstance", "Rule", "build_program", "derive", "pseudowords"]
+from .._rng import stream_rng
+from ..atoms import derive, pseudowords
 
-_CONSONANTS = "bdfgklmnprstvz"
-_VOWELS = "aeiou"
-_SYLLABLES = tuple(c + v for c in _CONSONANTS for v in _VOWELS)
+__all__ = ["HornInstance", "Rule", "build_program", "draw_program"]
 
-
-def pseudowords(rng: np.random.Generator, count: int, exclude: Iterable[str] = ()) -> list[str]:
-    """``count`` distinct pronounceable pseudowords (three CV syllables, e.g. ``"bamoti"``).
-
-    Every word is six letters of consonant–vowel syllables, so no atom is an English keyword the
-    renderers use ("if", "then", "and", "holds", …); ``exclude`` keeps them disjoint from a set.
-    """
-    taken = set(exclude)
-    out: list[str] = []
-    while len(out) < count:
-        for a, b, c in rng.integers(0, len(_SYLLABLES), size=(count - len(out) + 4, 3)).tolist():
-            word = _SYLLABLES[a] + _SYLLABLES[b] + _SYLLABLES[c]
-            if word not in taken:
-                taken.add(word)
-                out.append(word)
-                if len(out) == count:
-                    break
-    return out
+# One random stream per kind of choice: the program, its order, the reshuffle, the renaming.
+_PROGRAM, _ORDER, _SHUFFLED, _RENAMED = range(4)
 
 
 @dataclass(frozen=True)
@@ -94,34 +75,6 @@ class HornInstance:
             seen[rule.head] = None
         seen[self.goal] = None
         return tuple(seen)
-
-
-def derive(facts: Iterable[str], rules: Sequence[Rule]) -> set[str]:
-    """The least model: every atom derivable from ``facts`` by ``rules`` (linear-time chaining).
-
-    Each rule keeps a count of body atoms not yet derived; an atom, once derived, decrements the
-    rules that wait on it, and a rule whose count reaches zero derives its head.
-    """
-    waiting: dict[str, list[int]] = {}
-    missing = []
-    for r, rule in enumerate(rules):
-        body = set(rule.body)
-        missing.append(len(body))
-        for atom in body:
-            waiting.setdefault(atom, []).append(r)
-    known = set(facts)
-    todo = deque(known)
-    for r, rule in enumerate(rules):
-        if missing[r] == 0 and rule.head not in known:
-            known.add(rule.head)
-            todo.append(rule.head)
-    while todo:
-        for r in waiting.get(todo.popleft(), ()):
-            missing[r] -= 1
-            if missing[r] == 0 and rules[r].head not in known:
-                known.add(rules[r].head)
-                todo.append(rules[r].head)
-    return known
 
 
 def build_program(
@@ -203,3 +156,31 @@ def build_program(
             # or fact; only chaining tells the two apart.
             rules_out[depth] = Rule(cut, rules_out[depth].body)
     return facts, rules_out, goal, severed
+
+
+def draw_program(n: int, index: int, seed: int, *, depth: int, distractors: int) -> HornInstance:
+    """Instance ``index`` of level ``n`` (arguments already checked): positive (gold yes) when
+    ``index`` is even, its facts and rules in a drawn order, checked against :func:`derive`."""
+    facts, rules, goal, severed = build_program(
+        stream_rng(seed, n, index, _PROGRAM),
+        depth=depth,
+        distractors=distractors,
+        positive=index % 2 == 0,
+    )
+    order = stream_rng(seed, n, index, _ORDER)
+    facts = [facts[i] for i in order.permutation(len(facts)).tolist()]
+    rules = [rules[i] for i in order.permutation(len(rules)).tolist()]
+    z = HornInstance(
+        n=n,
+        index=index,
+        seed=seed,
+        facts=tuple(facts),
+        rules=tuple(rules),
+        goal=goal,
+        depth=depth,
+        distractors=distractors,
+        severed=severed,
+    )
+    if (z.gold == "yes") != (severed is None):  # the oracle must agree with the construction
+        raise AssertionError(f"{z.id}: construction and forward chaining disagree")
+    return z

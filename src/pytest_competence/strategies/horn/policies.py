@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pytest_competence.policy import UNREADABLE, number
+from pytest_competence.protocol import Prompt
 
 __all__ = ["HORN_POLICIES", "HornText", "horn_ideal", "read_horn"]
 
@@ -127,8 +128,9 @@ def _reading(rule: Callable[[HornText], str]) -> Callable[[str], str]:
     return answer
 
 
-def horn_ideal(text: str) -> str | None:
-    """The ideal answer to a Horn prompt, or ``None`` when ``text`` is not one."""
+def horn_ideal(prompt: Prompt | str) -> str | None:
+    """The ideal answer to a Horn prompt (or its text), or ``None`` when it is not one."""
+    text = prompt if isinstance(prompt, str) else prompt.text
     t = read_horn(text)
     return None if t is None else _ideal(t)
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..horn._programs import derive, pseudowords
+from ..atoms import derive, pseudowords
 
 __all__ = [
     "EDIT_KINDS",
@@ -91,8 +91,7 @@ class Edit:
 
 def consequences(theory: Theory) -> set[Lit]:
     """Every literal the theory entails (least fixpoint); raises if it derives ``p`` and ``¬p``."""
-    # derive() chains hashable atoms; a signed literal is one (the tuple), so reuse it as is.
-    known: set[Lit] = derive(theory.facts, theory.rules)  # type: ignore[arg-type, assignment]
+    known = derive(theory.facts, theory.rules)  # a signed literal is an atom to chain
     clash = sorted(a for a, s in known if s and (a, False) in known)
     if clash:
         raise AssertionError(f"inconsistent theory: derives both {clash[0]} and its negation")
@@ -135,6 +134,25 @@ def _sign(rng: np.random.Generator) -> bool:
     return bool(rng.integers(0, 2))
 
 
+def _proof(
+    rng: np.random.Generator, chain: list[str], side_atoms: list[str], sides: list[bool]
+) -> tuple[list[Lit], list[Lit], list[SignedRule]]:
+    """The proof ``L0`` (a fact) → ``h1`` → … → ``m``, step ``k`` needing a side fact where
+    ``sides[k − 1]``: the chain's literals, the proof's facts and its rules."""
+    lits = [(a, _sign(rng)) for a in chain]
+    side_lits = iter([(a, _sign(rng)) for a in side_atoms])
+    facts: list[Lit] = [lits[0]]
+    rules: list[SignedRule] = []
+    for k in range(1, len(chain)):
+        body = [lits[k - 1]]
+        if sides[k - 1]:
+            side = next(side_lits)
+            facts.append(side)
+            body.insert(int(rng.integers(0, 2)), side)
+        rules.append(SignedRule(tuple(body), lits[k]))
+    return lits, facts, rules
+
+
 def build_cluster(
     rng: np.random.Generator, n: int, transition: tuple[str, str]
 ) -> tuple[str, Theory, Edit, Edit]:
@@ -152,18 +170,7 @@ def build_cluster(
     side_atoms, words = words[: sum(sides)], words[sum(sides) :]
     leaf_atoms, derived_atoms = words[:leaves], words[leaves:]
 
-    # The proof: L0 (a fact) → h1 → … → m, each step perhaps needing a side fact.
-    lits = [(a, _sign(rng)) for a in chain]
-    side_lits = iter([(a, _sign(rng)) for a in side_atoms])
-    proof_facts: list[Lit] = [lits[0]]
-    proof_rules: list[SignedRule] = []
-    for k in range(1, depth):
-        body = [lits[k - 1]]
-        if sides[k - 1]:
-            side = next(side_lits)
-            proof_facts.append(side)
-            body.insert(int(rng.integers(0, 2)), side)
-        proof_rules.append(SignedRule(tuple(body), lits[k]))
+    lits, proof_facts, proof_rules = _proof(rng, chain, side_atoms, sides)
     pivot_lit: Lit = (pivot, _sign(rng))
     informed = after if before == "UNKNOWN" else before  # the label the complete proof gives
     s = informed == "TRUE"

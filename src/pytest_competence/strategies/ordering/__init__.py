@@ -14,21 +14,18 @@ protocols, controls, processes and xdist workers (App. B.1 "Catalog").
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pytest_competence.protocol import (
-    AuditComponent,
     Family,
     InvalidArgument,
     Item,
     Parsed,
     Prompt,
-    compose,
     parse_choice,
 )
 
@@ -38,19 +35,15 @@ from .._checks import (
     check_presentations,
     check_seed,
 )
-from .._rng import stream_rng
-from ..names import first_names, random_names, untaken
+from ..names import first_names
 from ._instances import (
-    _DISTRACT,
-    _NAMES,
-    _QUERY,
-    _RANDOM_NAMES,
     CELLS,
     FLIP_QUERY,
     INSTRUCTION,
     NEGATE,
     PAPER_HELD_IN,
     PAPER_HELD_OUT,
+    PAPER_SPLITS,
     PRESENTATIONS,
     RESHUFFLE,
     REWRITE,
@@ -58,11 +51,17 @@ from ._instances import (
     OrderingInstance,
     OrderingView,
     _choice,
+    _distance,
+    _distractors,
     _presentation,
     _vocabulary,
+    distractor_count,
+    draw_instance,
+    prompts,
     render,
     rewrite_count,
     rewrite_positions,
+    view_answer_map,
     views,
 )
 from .vocabularies import CATALOG, Vocabulary
@@ -109,41 +108,14 @@ class Ordering(Family):
     answer_space = ("yes", "no")
     shortcuts = ("ref:endpoint", "ref:forward-reader", "ref:names-order", "ref:threshold?n=64")
 
-    @classmethod
-    def shortcut_policies(cls) -> Mapping[str, Any]:
-        """The known ways to fake competence on this family (``ref:`` policies)."""
-        from .policies import ORDERING_POLICIES
-
-        return ORDERING_POLICIES
-
-    @classmethod
-    def ideal_answer(cls, prompt: Prompt) -> str | None:
-        """The competent answer, read from the prompt alone (``ref:ideal``): its text, in the
-        vocabulary its parameters name."""
-        from .policies import ordering_ideal
-
-        return ordering_ideal(prompt)
-
-    @classmethod
-    def generate_options(cls, parser: Any) -> None:
-        """``competence generate ordering``'s own flags."""
-        from ._generate import add_options
-
-        add_options(parser)
-
-    @classmethod
-    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The designs ``competence generate ordering`` writes."""
-        from ._generate import designs
-
-        return designs(cls, args)
-
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from ._generate import meta
-
-        return meta(item)
+    hooks = {
+        "shortcut_policies": ".policies:ORDERING_POLICIES",
+        "ideal_answer": ".policies:ordering_ideal",
+        "generate_options": "._generate:add_options",
+        "generate_designs": "._generate:designs",
+        "record_meta": "._generate:meta",
+        "audit_components": "._audit:audit_components",
+    }
 
     @classmethod
     def audit_policies(cls, levels: Sequence[int]) -> tuple[str, ...]:
@@ -163,20 +135,7 @@ class Ordering(Family):
 
     default_levels = (4, 8, 16, 32, 64, 128, 256, 512, 1024)  # CBE paper, arXiv:2610.22894, §4.1
     training_presentations = ("original", "rewrite", "reshuffle", "equivalent")  # App. B.3
-    named_splits = (
-        (
-            "paper-heldin",
-            True,
-            {"vocabulary": PAPER_HELD_IN},
-            "the 19 GRPO training relations of the CBE paper, arXiv:2610.22894, App. B.3 (no spatial line, no nonce)",
-        ),
-        (
-            "paper-heldout",
-            False,
-            {"vocabulary": PAPER_HELD_OUT},
-            "the 12 clean held-out relations of the CBE paper, arXiv:2610.22894, App. G (spatial line and nonce)",
-        ),
-    )
+    named_splits = PAPER_SPLITS
     training_split = "paper-heldin"
 
     def __init__(
@@ -196,24 +155,8 @@ class Ordering(Family):
         self.protocol = _choice("protocol", protocol, ("P", "L"))
         self.names = _choice("names", names, ("pool", "random"))
         self.names_line = _choice("names_line", names_line, ("shuffled", "chain"))
-        if (
-            isinstance(distractors, bool)
-            or not isinstance(distractors, (int, float))
-            or not (0 <= distractors <= 4)
-        ):
-            raise InvalidArgument(
-                f"Expected distractors to be a ratio between 0 and 4, but got "
-                f"distractors={distractors!r}"
-            )
-        self.distractors = float(distractors)
-        if distance is not None and (
-            isinstance(distance, bool) or not isinstance(distance, int) or distance < 1
-        ):
-            raise InvalidArgument(
-                f"Expected distance=None (endpoint queries) or an integer >= 1, but got "
-                f"distance={distance!r}"
-            )
-        self.distance = distance
+        self.distractors = _distractors(distractors)
+        self.distance = _distance(distance)
         self.system_prompt = system_prompt
         self.instruction = instruction
 
@@ -261,56 +204,21 @@ class Ordering(Family):
             )
             raise InvalidArgument(f"Expected {name} >= {self.min_n}, but got {name}={n}: {why}")
         pool = len(first_names())
-        if self.names == "pool" and n + self._n_distractors(int(n)) > pool:
+        if self.names == "pool" and n + distractor_count(self.distractors, int(n)) > pool:
             raise InvalidArgument(
                 f"{name}={n} needs more entities than the {pool}-name pool holds; "
                 f"use names='random' for chains this long"
             )
         return int(n)
 
-    def _n_distractors(self, n: int) -> int:
-        links = math.floor(self.distractors * (n - 1) + 0.5)
-        return links + 1 if links else 0
-
     def instance(self, n: int, index: int, seed: int = 1) -> OrderingInstance:
         """The latent instance ``index`` of level ``n`` for ``seed``; its cell is ``index % 4``."""
         n = self.check_n(n)
-        k = self._n_distractors(n)
         check_seed(seed)
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or index < 0:
             raise InvalidArgument(f"Expected a non-negative integer index, but got index={index!r}")
-        # Distractor entities come from their own stream, so adding them leaves the chain, its
-        # names and every other draw exactly as they are without distractors.
-        if self.names == "pool":
-            pool = first_names()
-            drawn = (
-                stream_rng(seed, n, index, _NAMES).choice(len(pool), size=n, replace=False).tolist()
-            )
-            chain = [pool[i] for i in drawn]
-            distractors: list[str] = []
-            if k:
-                extra = stream_rng(seed, n, index, _DISTRACT).choice(
-                    len(pool) - n, size=k, replace=False
-                )
-                distractors = [pool[i] for i in untaken(extra, drawn).tolist()]
-        else:
-            chain = random_names(stream_rng(seed, n, index, _RANDOM_NAMES), n)
-            distractors = random_names(stream_rng(seed, n, index, _DISTRACT), k, exclude=set(chain))
-        direction, gold = CELLS[index % 4]
-        if self.distance is None:
-            lo, hi = 0, n - 1
-        else:
-            lo = int(stream_rng(seed, n, index, _QUERY).integers(1, n - 1 - self.distance))
-            hi = lo + self.distance
-        query = (lo, hi) if (gold == "yes") == (direction == "forward") else (hi, lo)
-        return OrderingInstance(
-            n=n,
-            index=index,
-            seed=seed,
-            chain=tuple(chain),
-            query=query,
-            direction=direction,
-            distractors=tuple(distractors),
+        return draw_instance(
+            n, index, seed, names=self.names, distractors=self.distractors, distance=self.distance
         )
 
     # -- presentations ---------------------------------------------------------------------------
@@ -328,8 +236,8 @@ class Ordering(Family):
         return views(z, (presentation,), self.protocol, self.names_line)[0]
 
     def gold(self, z: OrderingInstance, view: OrderingView) -> str:
-        """The gold answer of ``z`` under ``view``: the oracle, flipped when the query is."""
-        return ("no" if z.gold == "yes" else "yes") if view.flip_query else z.gold
+        """The gold answer of ``z`` under ``view``: the oracle, mapped as the query is asked."""
+        return view_answer_map(view)(z.gold)
 
     def render(self, z: OrderingInstance, view: OrderingView) -> str:
         """The user prompt for ``z`` laid out by ``view``, in the App. B.1 format."""
@@ -337,25 +245,19 @@ class Ordering(Family):
 
     def prompt(self, z: OrderingInstance, presentation: str) -> Prompt:
         """``z`` rendered by one named presentation, with its gold answer and parameters."""
-        return self._prompts(z, (presentation,))[0]
+        return self.prompts(z, (presentation,))[0]
 
-    def _prompts(self, z: OrderingInstance, presentations: Sequence[str]) -> tuple[Prompt, ...]:
-        return tuple(
-            Prompt(
-                family=self.name,
-                instance_id=z.id,
-                presentation=presentation,
-                system=self.system_prompt,
-                text=self.render(z, view),
-                gold=self.gold(z, view),
-                answer_space=self.answer_space,
-                answer_map=compose(PRESENTATIONS[presentation]),
-                params=self.params(z),
-            )
-            for presentation, view in zip(
-                presentations, views(z, presentations, self.protocol, self.names_line)
-            )
-        )
+    def prompts(
+        self,
+        z: OrderingInstance,
+        presentations: Sequence[str],
+        shown: Sequence[OrderingView] | None = None,
+    ) -> tuple[Prompt, ...]:
+        """``z`` under each named presentation, laid out as the design lays it out (or by
+        ``shown``, one view per presentation), with its gold answer and parameters."""
+        if shown is None:
+            shown = views(z, presentations, self.protocol, self.names_line)
+        return prompts(self, z, presentations, shown)
 
     def params(self, z: OrderingInstance) -> dict[str, object]:
         """θ of ``z``: the level and the configuration that rendered it; a vocabulary outside
@@ -389,7 +291,7 @@ class Ordering(Family):
     def item(self, n: int, index: int, seed: int, presentations: Sequence[str]) -> Item:
         """Instance ``index`` of level ``n`` with its prompts, as :meth:`design` asks it."""
         z = self.instance(n, index, seed)
-        return Item(z, self._prompts(z, presentations))
+        return Item(z, self.prompts(z, presentations))
 
     def check_design(
         self, *, levels: object, pairs: object, seed: object, presentations: object
@@ -425,17 +327,6 @@ class Ordering(Family):
             max_n=max_n, presentations=presentations, vocabularies=True, distractors=True
         )
         return space if space.vary_vocabulary or space.vary_distractors else None
-
-    def audit_components(
-        self, levels: Sequence[int], presentations: Sequence[str]
-    ) -> list[AuditComponent]:
-        """The supports an audit can add to a suite of this family over ``levels`` and
-        ``presentations``: a larger n (if the name pool holds it), the converse rewording (if
-        absent), interior queries (or endpoint queries), a second vocabulary and, with the
-        chain-ordered names line, the shuffled one — each catches a known shortcut."""
-        from ._audit import audit_components
-
-        return audit_components(self, levels, presentations)
 
 
 def catalog_families(**options: object) -> list[Ordering]:

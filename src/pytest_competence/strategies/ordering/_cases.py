@@ -20,22 +20,21 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
-from pytest_competence.protocol import InvalidArgument, Item, Parsed, Prompt, compose
+from pytest_competence.protocol import InvalidArgument, Item, Parsed, Prompt
 
-from .._rng import stream_rng
+from ._case_words import describe, summary
 from ._instances import (
     _ORIGINAL,
-    _POSITIONS,
     _SHUFFLED,
-    FLIP_QUERY,
-    NEGATE,
     PRESENTATIONS,
     RESHUFFLE,
     REWRITE,
     OrderingInstance,
     OrderingView,
-    _premise_count,
     _presentation,
+    seeded_layout,
+    seeded_rewrites,
+    view_of,
 )
 
 if TYPE_CHECKING:
@@ -290,127 +289,42 @@ class CaseSpace:
     def instance(self, case: OrderingCase) -> OrderingInstance:
         return self.family_of(case).instance(case.n, case.index, case.seed)
 
-    def _layout(
-        self, z: OrderingInstance, seeds: tuple[int, int], stream: int
-    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        entities, premises = len(z.entities), _premise_count(z)
-        names_seed, premises_seed = seeds
-        names = tuple(range(entities))
-        if names_seed and self.shuffles_names:
-            names = tuple(
-                stream_rng(names_seed - 1, z.n, z.index, stream).permutation(entities).tolist()
-            )
-        order = tuple(range(premises))
-        if premises_seed:
-            rng = stream_rng(premises_seed - 1, z.n, z.index, stream)
-            rng.permutation(entities)  # the family draws the names line first from the same stream
-            order = tuple(rng.permutation(premises).tolist())
-        return names, order
-
     def rewritten(self, case: OrderingCase, z: OrderingInstance) -> frozenset[int]:
         """Chain-premise indices the rewriting presentations word with the converse phrase."""
-        links = z.n - 1
-        m = min(case.rewrites, links)
-        if case.positions == 0:
-            return frozenset(range(links - m, links))
-        rng = stream_rng(case.positions - 1, z.n, z.index, _POSITIONS)
-        return frozenset(rng.choice(links, size=m, replace=False).tolist())
+        return seeded_rewrites(z, case.rewrites, case.positions)
 
     def views(
         self, case: OrderingCase, z: OrderingInstance | None = None
     ) -> tuple[OrderingView, ...]:
         """One view per presentation, laid out as ``case`` says."""
         z = self.instance(case) if z is None else z
-        layouts = {_ORIGINAL: self._layout(z, case.original, _ORIGINAL)}
+        names = self.shuffles_names
+        layouts = {_ORIGINAL: seeded_layout(z, case.original, _ORIGINAL, names)}
         if self.reshuffles:
-            layouts[_SHUFFLED] = self._layout(z, case.shuffled, _SHUFFLED)
+            layouts[_SHUFFLED] = seeded_layout(z, case.shuffled, _SHUFFLED, names)
         positions = self.rewritten(case, z) if self.rewrites else frozenset()
-        views = []
-        for name in self.presentations:
-            transforms = PRESENTATIONS[name]
-            names, order = layouts[_SHUFFLED if RESHUFFLE in transforms else _ORIGINAL]
-            views.append(
-                OrderingView(
-                    names,
-                    order,
-                    positions if REWRITE in transforms else frozenset(),
-                    negated=NEGATE in transforms,
-                    flip_query=FLIP_QUERY in transforms,
-                )
+        return tuple(
+            view_of(
+                layouts[_SHUFFLED if RESHUFFLE in transforms else _ORIGINAL],
+                positions if REWRITE in transforms else frozenset(),
+                transforms,
             )
-        return tuple(views)
+            for transforms in map(PRESENTATIONS.__getitem__, self.presentations)
+        )
 
     def prompts(self, case: OrderingCase) -> tuple[Prompt, ...]:
         """Every presentation of ``case`` rendered, with its gold answer and θ."""
         family = self.family_of(case)
         z = family.instance(case.n, case.index, case.seed)
-        params = family.params(z)
-        return tuple(
-            Prompt(
-                family=family.name,
-                instance_id=z.id,
-                presentation=name,
-                system=family.system_prompt,
-                text=family.render(z, view),
-                gold=family.gold(z, view),
-                answer_space=family.answer_space,
-                answer_map=compose(PRESENTATIONS[name]),
-                params=params,
-            )
-            for name, view in zip(self.presentations, self.views(case, z))
-        )
+        return family.prompts(z, self.presentations, self.views(case, z))
 
     def parse(self, text: object) -> Parsed:
         return self.family.parse(text)
 
     def describe(self, case: OrderingCase) -> dict[str, Any]:
         """θ of ``case`` and how it is laid out, as plain data for reports."""
-        family = self.family_of(case)
-        z = family.instance(case.n, case.index, case.seed)
-        out: dict[str, Any] = dict(family.params(z), latent_index=case.index, latent_seed=case.seed)
-        if self.rewrites:
-            out["rewritten"] = len(self.rewritten(case, z))
-            out["rewrite_positions"] = "last" if case.positions == 0 else "seeded"
-        layouts = [("original", case.original)]
-        if self.reshuffles:
-            layouts.append(("shuffled", case.shuffled))
-        for name, (names, premises) in layouts:
-            out[f"{name}_layout"] = {
-                "names_line": "chain order" if not names or not self.shuffles_names else "shuffled",
-                "premise_order": "chain order" if not premises else "shuffled",
-            }
-        return out
+        return describe(self, case)
 
     def summary(self, case: OrderingCase) -> str:
         """``describe`` in one line of words."""
-        d = self.describe(case)
-        parts = [f"n={d['n']}", f"vocabulary={d['vocabulary']}", f"cell={d['cell']}"]
-        if d["query"] != "endpoints":
-            parts.append(f"query at {d['query']}")
-        if self.rewrites:
-            where = (
-                "the last in chain order"
-                if d["rewrite_positions"] == "last"
-                else "seeded positions"
-            )
-            parts.append(f"{d['rewritten']} of {case.n - 1} premises rewritten ({where})")
-        orders = {v for k, lay in d.items() if k.endswith("_layout") for v in lay.values()}
-        parts.append(
-            "every names line and premise order in chain order"
-            if orders == {"chain order"}
-            else "names lines and premise orders " + _layouts_in_words(d)
-        )
-        if self.has_distractors:
-            parts.append(
-                f"distractors ρ={d['distractors']:g}" if case.distractors else "no distractors"
-            )
-        parts.append(f"latent index={case.index} seed={case.seed}")
-        return ", ".join(parts)
-
-
-def _layouts_in_words(d: dict[str, Any]) -> str:
-    return "; ".join(
-        f"{k.removesuffix('_layout')}: names {lay['names_line']}, premises {lay['premise_order']}"
-        for k, lay in d.items()
-        if k.endswith("_layout")
-    ).join("()")
+        return summary(self, case)

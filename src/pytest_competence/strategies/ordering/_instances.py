@@ -1,16 +1,30 @@
-"""The ordering family's latent instances, their views, the presentations and the prompts' words."""
+"""The ordering family's latent instances and how they are drawn, their views (the design's and a
+case's seeded ones), the presentations, the prompts and their words."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pytest_competence.protocol import AnswerMap, InvalidArgument, Transform
+from pytest_competence.protocol import (
+    IDENTITY,
+    AnswerMap,
+    InvalidArgument,
+    Prompt,
+    Transform,
+    compose,
+)
 
 from .._rng import stream_rng
+from ..names import first_names, random_names, untaken
 from .vocabularies import CATALOG, Vocabulary, _between, vocabulary
+
+if TYPE_CHECKING:
+    from . import Ordering
 
 __all__ = [
     "CELLS",
@@ -19,15 +33,23 @@ __all__ = [
     "NEGATE",
     "PAPER_HELD_IN",
     "PAPER_HELD_OUT",
+    "PAPER_SPLITS",
     "PRESENTATIONS",
     "RESHUFFLE",
     "REWRITE",
     "SYSTEM_PROMPT",
     "OrderingInstance",
     "OrderingView",
+    "distractor_count",
+    "draw_instance",
+    "prompts",
     "render",
     "rewrite_count",
     "rewrite_positions",
+    "seeded_layout",
+    "seeded_rewrites",
+    "view_answer_map",
+    "view_of",
     "views",
 ]
 
@@ -137,6 +159,22 @@ _SPATIAL_OR_NONCE = ("spatial line", "nonce")
 PAPER_HELD_IN = tuple(v.name for v in CATALOG if v.group not in _SPATIAL_OR_NONCE)
 PAPER_HELD_OUT = tuple(v.name for v in CATALOG if v.group in _SPATIAL_OR_NONCE)
 
+#: The two splits of the paper's vocabularies (``Family.named_splits``).
+PAPER_SPLITS: tuple[tuple[str, bool, Mapping[str, tuple[Any, ...]], str], ...] = (
+    (
+        "paper-heldin",
+        True,
+        {"vocabulary": PAPER_HELD_IN},
+        "the 19 GRPO training relations of the CBE paper, arXiv:2610.22894, App. B.3 (no spatial line, no nonce)",
+    ),
+    (
+        "paper-heldout",
+        False,
+        {"vocabulary": PAPER_HELD_OUT},
+        "the 12 clean held-out relations of the CBE paper, arXiv:2610.22894, App. G (spatial line and nonce)",
+    ),
+)
+
 PRESENTATIONS: dict[str, tuple[Transform, ...]] = {
     "original": (),
     "equivalent": (RESHUFFLE, REWRITE),
@@ -160,6 +198,23 @@ def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def _distractors(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 <= value <= 4):
+        raise InvalidArgument(
+            f"Expected distractors to be a ratio between 0 and 4, but got distractors={value!r}"
+        )
+    return float(value)
+
+
+def _distance(value: object) -> int | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InvalidArgument(
+            f"Expected distance=None (endpoint queries) or an integer >= 1, but got "
+            f"distance={value!r}"
+        )
+    return value
+
+
 def _presentation(name: object) -> tuple[Transform, ...]:
     try:
         return PRESENTATIONS[name]  # type: ignore[index]
@@ -167,6 +222,44 @@ def _presentation(name: object) -> tuple[Transform, ...]:
         raise InvalidArgument(
             f"Unknown presentation {name!r}. Expected one of: {', '.join(PRESENTATIONS)}"
         ) from None
+
+
+def distractor_count(ratio: float, n: int) -> int:
+    """Distractor entities beside a chain of ``n``: ``round(ratio · (n − 1))`` links over them."""
+    links = math.floor(ratio * (n - 1) + 0.5)
+    return links + 1 if links else 0
+
+
+def draw_instance(
+    n: int, index: int, seed: int, *, names: str, distractors: float, distance: int | None
+) -> OrderingInstance:
+    """The latent instance ``index`` of level ``n`` for ``seed`` (arguments already checked):
+    names from the pool (or random, ``names="random"``), distractors at ratio ``distractors``,
+    the query between the endpoints or, with ``distance``, two interior entities."""
+    k = distractor_count(distractors, n)
+    # Distractor entities come from their own stream, so adding them leaves the chain, its
+    # names and every other draw exactly as they are without distractors.
+    if names == "pool":
+        pool = first_names()
+        drawn = stream_rng(seed, n, index, _NAMES).choice(len(pool), size=n, replace=False).tolist()
+        chain = [pool[i] for i in drawn]
+        extra: list[str] = []
+        if k:
+            picks = stream_rng(seed, n, index, _DISTRACT).choice(
+                len(pool) - n, size=k, replace=False
+            )
+            extra = [pool[i] for i in untaken(picks, drawn).tolist()]
+    else:
+        chain = random_names(stream_rng(seed, n, index, _RANDOM_NAMES), n)
+        extra = random_names(stream_rng(seed, n, index, _DISTRACT), k, exclude=set(chain))
+    direction, gold = CELLS[index % 4]
+    if distance is None:
+        lo, hi = 0, n - 1
+    else:
+        lo = int(stream_rng(seed, n, index, _QUERY).integers(1, n - 1 - distance))
+        hi = lo + distance
+    query = (lo, hi) if (gold == "yes") == (direction == "forward") else (hi, lo)
+    return OrderingInstance(n, index, seed, tuple(chain), query, direction, tuple(extra))
 
 
 def render(
@@ -231,6 +324,37 @@ def _shuffled(z: OrderingInstance, stream: int, names_line: str) -> OrderingView
     return OrderingView(tuple(names.tolist()), tuple(premises.tolist()))
 
 
+def seeded_layout(
+    z: OrderingInstance, seeds: tuple[int, int], stream: int, shuffle_names: bool
+) -> OrderingView:
+    """A case's layout of ``z`` from its ``(names line, premise order)`` seeds: 0 keeps chain
+    order, ``s + 1`` draws what :func:`views` draws from ``stream`` for seed ``s``."""
+    entities, premises = len(z.entities), _premise_count(z)
+    names_seed, premises_seed = seeds
+    names = tuple(range(entities))
+    if names_seed and shuffle_names:
+        names = tuple(
+            stream_rng(names_seed - 1, z.n, z.index, stream).permutation(entities).tolist()
+        )
+    order = tuple(range(premises))
+    if premises_seed:
+        rng = stream_rng(premises_seed - 1, z.n, z.index, stream)
+        rng.permutation(entities)  # the family draws the names line first from the same stream
+        order = tuple(rng.permutation(premises).tolist())
+    return OrderingView(names, order)
+
+
+def seeded_rewrites(z: OrderingInstance, count: int, seed: int) -> frozenset[int]:
+    """A case's rewritten chain premises: the last ``count`` in chain order when ``seed`` is 0,
+    else ``count`` positions drawn as :func:`rewrite_positions` draws them for seed ``seed − 1``."""
+    links = z.n - 1
+    m = min(count, links)
+    if seed == 0:
+        return frozenset(range(links - m, links))
+    rng = stream_rng(seed - 1, z.n, z.index, _POSITIONS)
+    return frozenset(rng.choice(links, size=m, replace=False).tolist())
+
+
 def views(
     z: OrderingInstance, presentations: Sequence[str], protocol: str, names_line: str
 ) -> list[OrderingView]:
@@ -252,14 +376,48 @@ def views(
             if positions is None:
                 positions = rewrite_positions(z, protocol)
             rewritten = positions
-        layout = layouts[stream]
-        out.append(
-            OrderingView(
-                layout.names_order,
-                layout.premise_order,
-                rewritten,
-                negated=NEGATE in transforms,
-                flip_query=FLIP_QUERY in transforms,
-            )
-        )
+        out.append(view_of(layouts[stream], rewritten, transforms))
     return out
+
+
+def view_of(
+    layout: OrderingView, rewritten: frozenset[int], transforms: tuple[Transform, ...]
+) -> OrderingView:
+    """``layout``'s names line and premise order, with ``rewritten`` premises and the flags of
+    ``transforms``."""
+    return OrderingView(
+        layout.names_order,
+        layout.premise_order,
+        rewritten,
+        negated=NEGATE in transforms,
+        flip_query=FLIP_QUERY in transforms,
+    )
+
+
+def view_answer_map(view: OrderingView) -> AnswerMap:
+    """How ``view`` maps the oracle's answer: as the flipped query's transform says."""
+    return FLIP_QUERY.answer_map if view.flip_query else IDENTITY
+
+
+def prompts(
+    family: Ordering,
+    z: OrderingInstance,
+    presentations: Sequence[str],
+    shown: Sequence[OrderingView],
+) -> tuple[Prompt, ...]:
+    """``z`` under each named presentation, laid out by its view in ``shown``: the family's
+    rendering, the gold answer its view asks, the presentation's answer map and θ."""
+    return tuple(
+        Prompt(
+            family=family.name,
+            instance_id=z.id,
+            presentation=presentation,
+            system=family.system_prompt,
+            text=family.render(z, view),
+            gold=family.gold(z, view),
+            answer_space=family.answer_space,
+            answer_map=compose(PRESENTATIONS[presentation]),
+            params=family.params(z),
+        )
+        for presentation, view in zip(presentations, shown)
+    )

@@ -22,9 +22,9 @@ in cell ``i % 3``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -76,40 +76,13 @@ class Reformulations(Family):
     answer_space = ANSWERS
     shortcuts = ("ref:crt-ignore-negation", "ref:crt-hedge")
 
-    @classmethod
-    def shortcut_policies(cls) -> Mapping[str, Any]:
-        """The known ways to fake competence on this family (``ref:`` policies)."""
-        from .policies import CRT_POLICIES
-
-        return CRT_POLICIES
-
-    @classmethod
-    def ideal_answer(cls, prompt: Prompt) -> str | None:
-        """The competent answer, read from the prompt alone (``ref:ideal``)."""
-        from .policies import crt_ideal
-
-        return crt_ideal(prompt.text)
-
-    @classmethod
-    def generate_options(cls, parser: Any) -> None:
-        """``competence generate reformulations``'s own flags."""
-        from ._generate import add_options
-
-        add_options(parser)
-
-    @classmethod
-    def generate_designs(cls, args: Any) -> Iterator[tuple[Any, dict[str, Any]]]:
-        """The designs ``competence generate reformulations`` writes."""
-        from ._generate import designs
-
-        return designs(cls, args)
-
-    @classmethod
-    def record_meta(cls, item: Item) -> dict[str, Any]:
-        """What a checker needs beside the prompt text to re-derive the gold answer."""
-        from ._generate import meta
-
-        return meta(item)
+    hooks = {
+        "shortcut_policies": ".policies:CRT_POLICIES",
+        "ideal_answer": ".policies:crt_ideal",
+        "generate_options": "._generate:add_options",
+        "generate_designs": "._generate:designs",
+        "record_meta": "._generate:meta",
+    }
 
     def __init__(self, *, category: str = "propositional_logic", prompt: str = "zero_shot") -> None:
         if category not in CATEGORIES:

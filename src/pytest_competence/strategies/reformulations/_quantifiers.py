@@ -11,19 +11,12 @@ term and a predicate term, each a unary predicate possibly negated, the whole po
     Quantified("some", A, ~B, True)  ¬∃x (A x ∧ ¬B x)     "There is no A who is not a B."
     Is(0, A)                          A m                  "Maya is an A."
 
-**The model checker is exact.** A model of ``k`` predicates is fixed, for every statement here,
-by which of the 2^k Venn cells (truth assignments to the predicates) are inhabited and which cell
-each named person is in; domain elements of the same cell satisfy the same formulas (no equality,
-no relations), so a domain larger than 2^k cells plus the people adds nothing. Every constraint
-is then one of three shapes: a region must be *empty* (a universal, or a negated existential), a
-region must be *inhabited* (an existential, or a negated universal) or a person is *in* a region.
-Emptiness constraints only forbid cells; the other two only need cells. So a set of constraints
-has a model iff the largest candidate — every cell no emptiness constraint forbids, each
-inhabited — is non-empty (a first-order domain always is) and meets every inhabitation and
-membership constraint: a direct check over 2^k cells (bit sets, :func:`_columns`), with no
-search over the 2^(2^k) sets of inhabited cells. Entailment is then the usual three-valued
-label: "yes" if premises plus the question's negation have no model, "no" if premises plus the
-question have none, else "cannot be determined" (inconsistent premises raise).
+**The model checker is exact.** Without equality or relations, a model of ``k`` predicates is
+fixed by which of the 2^k Venn cells are inhabited and where each named person is; every
+constraint says a region is empty, inhabited, or holds a person, so the largest candidate (every
+cell no emptiness constraint forbids) decides satisfiability in one pass over bit sets
+(:func:`_columns`). Entailment is three-valued: "yes" if premises plus the question's negation
+have no model, "no" if premises plus the question have none, else "cannot be determined".
 
 **Existential import.** The everyday reading of "All cyclists are painters" presupposes there
 are cyclists; the modern one does not. :func:`solve_quantified` takes ``existential_import``

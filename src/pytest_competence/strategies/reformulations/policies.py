@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from pytest_competence.policy import UNREADABLE
+from pytest_competence.protocol import Prompt
 
 from ._lexicon import LEXICON
 from ._logic import (
@@ -149,8 +150,9 @@ def _answer(text: str, rule: Callable[[_Reading], str]) -> str:
     return UNREADABLE if reading is None else f"Answer: {rule(reading).capitalize()}"
 
 
-def crt_ideal(text: str) -> str | None:
-    """The ideal answer to a reformulation prompt, or ``None`` when ``text`` is not one."""
+def crt_ideal(prompt: Prompt | str) -> str | None:
+    """The ideal answer to a reformulation prompt (or its text), or ``None`` when it is not one."""
+    text = prompt if isinstance(prompt, str) else prompt.text
     reading = read_crt(text)
     return None if reading is None else f"Answer: {_solve(reading.problem).capitalize()}"
 
