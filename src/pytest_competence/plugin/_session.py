@@ -2,13 +2,12 @@
 
 :class:`CompetenceSession` lives in ``config.stash`` and is registered as a plugin object, so its
 report hooks see this run's results (the evaluation behind one test is a
-:class:`~pytest_competence.engine._test_run.CompetenceRun`). Results travel from xdist workers to the
-controller on the test report (``report.competence``, a JSON-able dict); prompt-level records, which can be
-gigabytes, are appended chunk by chunk, as the model answers, to part files that survive a
-worker crash — JSON Lines, one record a line, redacted as it is written — and are copied line by
-line into the records file when the session ends (:mod:`~pytest_competence.report._records_file`).
-An evaluation itself is kept as compact arrays (:mod:`~pytest_competence.engine.evaluation`), never as
-prompts.
+:class:`~pytest_competence.engine._test_run.CompetenceRun`). Results travel from xdist workers
+to the controller on the test report (``report.competence``, a JSON-able dict); prompt-level
+records, which can be gigabytes, are appended chunk by chunk, as the model answers, to part
+files that survive a worker crash — JSON Lines, redacted as they are written — and are copied
+into the records file when the session ends (:mod:`~pytest_competence.report._records_file`).
+An evaluation itself is kept as compact arrays (:mod:`~pytest_competence.engine.evaluation`).
 """
 
 from __future__ import annotations
@@ -148,11 +147,11 @@ class CompetenceSession:
         return self.evaluations[key]
 
     def _stream(self, spec: CompetenceSpec, model: Model, label: str, key: tuple) -> Evaluation:
-        from pytest_competence.engine._progress import expecting, per_batch
+        from pytest_competence.engine._progress import expecting
         from pytest_competence.engine._records import RecordsPart
         from pytest_competence.engine._release_gate import DesignDigest
         from pytest_competence.engine.evaluate import evaluate_chunks
-        from pytest_competence.plugin._terminal import PytestTerminal
+        from pytest_competence.plugin._terminal import per_batch
 
         part = None if self.parts is None else RecordsPart(self.parts, label, self.secrets())
         digest = DesignDigest() if spec.key not in self.fingerprints else None
@@ -168,7 +167,7 @@ class CompetenceSession:
         try:
             with (
                 expecting(model, spec.prompt_count),
-                per_batch(PytestTerminal(self.config), model, spec.prompt_count) as advance,
+                per_batch(self.config, model, spec.prompt_count) as advance,
             ):
                 # Asked ahead where the model's answers come from a server (._lookahead).
                 asked = lookahead.pipeline(spec, model, key) if lookahead is not None else None

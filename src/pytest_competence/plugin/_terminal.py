@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 
-__all__ = ["PytestTerminal", "progress_enabled"]
+from pytest_competence.engine import _progress
+
+if TYPE_CHECKING:
+    from pytest_competence.models import Model
+
+__all__ = ["PytestTerminal", "per_batch", "progress_enabled"]
 
 
 class PytestTerminal:
@@ -51,3 +57,10 @@ def _terminal(config: pytest.Config) -> tuple[Callable[[str], None], Callable[[]
         return writer.fullwidth - used if used >= 0 else 0
 
     return write, room
+
+
+def per_batch(
+    config: pytest.Config, model: Model, total: int
+) -> contextlib.AbstractContextManager[Callable[[int], None]]:
+    """:func:`~pytest_competence.engine._progress.per_batch` on pytest's terminal."""
+    return _progress.per_batch(PytestTerminal(config), model, total)
