@@ -15,7 +15,7 @@ from pytest_competence.protocol import design_chunks
 from pytest_competence.strategies import FAMILIES, default_presentations
 from pytest_competence.strategies import family as make_family
 from pytest_competence.training import grpo_order, row, write_rows
-from pytest_competence.training.dataset import SCHEMA, prompt_records
+from pytest_competence.training.generate import SCHEMA, prompt_records
 
 # One design per family, small but with more instances per level than a chunk holds, so that
 # levels split into several chunks and the last chunk of a level is short.

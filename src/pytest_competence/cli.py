@@ -1,7 +1,7 @@
 """The ``competence`` command: ``generate`` datasets, ``report`` from an archive, ``plan`` sizes.
 
 ``competence generate FAMILY …`` writes a family's design as JSON Lines
-(:mod:`pytest_competence.training.dataset`); ``competence report`` recomputes and re-renders an archived
+(:mod:`pytest_competence.training.generate`); ``competence report`` recomputes and re-renders an archived
 ``--competence-json`` document; ``competence trend`` compares a series of archived checkpoints
 (:mod:`pytest_competence.report._trend`); ``competence merge`` joins the archives of several runs
 (:mod:`pytest_competence.report._merge`); ``competence plan`` prints a design's interval widths;
@@ -21,7 +21,7 @@ from typing import Any
 from pytest_competence._version import __version__
 from pytest_competence.engine._run_settings import output_path_problem, records_path_problem
 from pytest_competence.protocol import InvalidArgument
-from pytest_competence.training.dataset import _AsTyped, _floats, _ints, _typed_as
+from pytest_competence.training.generate import _AsTyped, _floats, _ints, _typed_as
 
 __all__ = ["BROKEN_PIPE", "batch_import", "main", "plan", "report", "trend"]
 
@@ -40,7 +40,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "--version", action="version", version=f"competence {__version__}", help="Print the version"
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    from pytest_competence.training.dataset import add_parser as add_generate_parser
+    from pytest_competence.training.generate import add_parser as add_generate_parser
 
     add_generate_parser(sub, argv)
     rep = sub.add_parser("report", help="Recompute and re-render a results JSON, no model calls")
@@ -402,7 +402,7 @@ def _main(argv: Sequence[str] | None) -> int:
                 f"{type(exc).__name__}: {exc}"
             )
             return 2
-    from pytest_competence.training.dataset import generate
+    from pytest_competence.training.generate import generate
 
     problem = _unwritable(args, "output")
     if problem:
