@@ -34,7 +34,7 @@ SIZES = (1, 4, 8, 12, 32)
 
 def commits(answers: int, rounds: int) -> dict[int, tuple[float, float]]:
     """Group size → (CPU µs, wall µs) per answer, medians over the rounds."""
-    from pytest_competence.engine._cache import ResponseCache
+    from pytest_competence.engine.cache import ResponseCache
 
     cpu: dict[int, list[float]] = {size: [] for size in SIZES}
     wall: dict[int, list[float]] = {size: [] for size in SIZES}

@@ -80,7 +80,7 @@ def _record(i: int, prompt_chars: int) -> dict[str, Any]:
 
 def make_parts(folder: Path, records: int, prompt_chars: int) -> list[dict[str, Any]]:
     """Part files as the session leaves them, and the results (figures only) that name them."""
-    from pytest_competence.engine._files import json_text
+    from pytest_competence.engine.files import json_text
 
     results = []
     per = records // RESULTS
@@ -123,9 +123,9 @@ def write_report(
     how: str, folder: str, results: list[dict[str, Any]], gzip: bool
 ) -> tuple[float, float, int]:
     """In this (fresh) process: extra peak RSS in MB, wall seconds, bytes written."""
-    from pytest_competence.engine._files import json_text, write_text_atomic
-    from pytest_competence.engine._redaction import redact_all
-    from pytest_competence.engine._run_settings import records_name  # noqa: F401  (imported before measuring)
+    from pytest_competence.engine.files import json_text, write_text_atomic
+    from pytest_competence.engine.redaction import redact_all
+    from pytest_competence.engine.settings import records_name  # noqa: F401  (imported before measuring)
     from pytest_competence.report import write_outputs
     from pytest_competence.report._records_file import part_lines
 

@@ -106,11 +106,11 @@ def scripted_document(spec, given: list[object]) -> dict:
     without a pytest run: figures as the plugin builds them, the records embedded in the result
     as archives of schema /1 held them (``write_outputs(..., records=archived_records(doc, "."))``
     moves them to a records file)."""
-    from pytest_competence.engine._failure import failing_case
-    from pytest_competence.engine._records import records
     from pytest_competence.engine.analysis import analyze
     from pytest_competence.engine.evaluate import evaluate
+    from pytest_competence.engine.failure import failing_case
     from pytest_competence.engine.profile import profile
+    from pytest_competence.engine.records import records
     from pytest_competence.report import READABLE_SCHEMAS, build_document
 
     evaluation = evaluate(spec.family, spec.design(), Scripted(given), 1)

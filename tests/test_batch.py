@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 import plugin_helpers  # noqa: F401  (the engine, imported before any in-process session)
-import pytest_competence.engine._cache  # noqa: F401
-import pytest_competence.engine._export_files  # noqa: F401
 import pytest_competence.engine.batch  # noqa: F401
+import pytest_competence.engine.cache  # noqa: F401
+import pytest_competence.engine.export_files  # noqa: F401
 import pytest_competence.models.http  # noqa: F401
 from fake_server import _response
 from server_fixtures import fake_server_process, server  # noqa: F401  (fixtures)
@@ -365,7 +365,7 @@ def test_batch_import_errors_are_one_line(tmp_path: Path):
         f"no response cache at '{tmp_path / '.competence' / 'cache.sqlite'}' "
         f"(competence_cache_path; no ini file)"
     ) in missing.stderr
-    from pytest_competence.engine._cache import ResponseCache
+    from pytest_competence.engine.cache import ResponseCache
 
     cache = ResponseCache(tmp_path / "c.sqlite")
     cache.mark_exported(["k"], "m")
@@ -380,7 +380,7 @@ def test_batch_import_errors_are_one_line(tmp_path: Path):
 def test_batch_import_reads_the_ini_as_pytest_does(tmp_path: Path):
     """``competence_cache_path`` from the ini file pytest finds (here one folder up), relative to
     its rootdir; failure reasons each on a line of their own, under the failed count."""
-    from pytest_competence.engine._cache import ResponseCache
+    from pytest_competence.engine.cache import ResponseCache
 
     (tmp_path / "pyproject.toml").write_text(
         '[tool.pytest.ini_options]\ncompetence_cache_path = "answers/c.sqlite"\n', "utf-8"

@@ -17,9 +17,9 @@ from vllm_batch import check_input_file, output_line, pydantic_models
 
 
 def test_a_line_over_the_byte_cap_is_refused_before_anything_is_written(tmp_path: Path):
-    from pytest_competence.engine._cache import CachedModel, ResponseCache
-    from pytest_competence.engine._export_files import Target
     from pytest_competence.engine.batch import BatchError, export_requests
+    from pytest_competence.engine.cache import CachedModel, ResponseCache
+    from pytest_competence.engine.export_files import Target
     from pytest_competence.models.http import OpenAIModel
     from pytest_competence.strategies import Ordering
 
@@ -95,8 +95,8 @@ def test_exported_lines_validate_as_vllm_batch_inputs(tmp_path: Path):
     """Every line an export writes for a chat model — generated, scored, with
     max_completion_tokens — is a valid vLLM BatchRequestInput."""
     pytest.importorskip("pydantic")
-    from pytest_competence.engine._cache import CachedModel, ResponseCache
     from pytest_competence.engine.batch import export_requests
+    from pytest_competence.engine.cache import CachedModel, ResponseCache
     from pytest_competence.models import resolve_model
     from pytest_competence.strategies import Ordering
 
@@ -122,8 +122,8 @@ def test_prompts_scored_by_their_own_readout_export_scoring_requests(tmp_path: P
     max_completion_tokens when the spec sends that field."""
     from dataclasses import replace
 
-    from pytest_competence.engine._cache import CachedModel, ResponseCache
     from pytest_competence.engine.batch import export_requests
+    from pytest_competence.engine.cache import CachedModel, ResponseCache
     from pytest_competence.models import resolve_model
     from pytest_competence.strategies import Ordering
 
@@ -143,8 +143,8 @@ def test_an_export_writes_each_prompt_once_per_file_without_rereading_it(tmp_pat
     """Exports remember, in the cache, which file holds which key: a second export of the same
     prompts appends nothing; another file, a recreated file, or a file the cache never saw (read
     once) get exactly what they lack."""
-    from pytest_competence.engine._cache import CachedModel, ResponseCache
     from pytest_competence.engine.batch import export_requests
+    from pytest_competence.engine.cache import CachedModel, ResponseCache
     from pytest_competence.models.http import OpenAIModel
     from pytest_competence.strategies import Ordering
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from plugin_helpers import read_archive
-from pytest_competence.engine._cache import (
+from pytest_competence.engine.cache import (
     NOT_IN_CACHE,
     CachedModel,
     NotInCache,

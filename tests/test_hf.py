@@ -240,7 +240,7 @@ def test_the_plugin_runs_an_hf_model_and_caches_its_answers(pytester, checkpoint
     )
     assert first_records == second_records and first["levels"] == second["levels"]
     (records,) = first_records.values()
-    from pytest_competence.engine._cache import count_rows
+    from pytest_competence.engine.cache import count_rows
 
     assert len(records) == 16
     # The design's 16 prompts, plus what minimising the failing case asked on the first run.

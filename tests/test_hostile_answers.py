@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from plugin_helpers import read_archive, scripted_document
-from pytest_competence.engine._cache import ResponseCache
-from pytest_competence.engine._files import atomic_writer, utf8_safe, write_text_atomic
-from pytest_competence.engine._records import SHOWN_CHARACTERS, shown
+from pytest_competence.engine.cache import ResponseCache
+from pytest_competence.engine.files import atomic_writer, utf8_safe, write_text_atomic
+from pytest_competence.engine.records import SHOWN_CHARACTERS, shown
 from pytest_competence.engine.spec import spec_from_marker
 from pytest_competence.report import recompute, write_outputs
 from pytest_competence.report._records_file import archived_records

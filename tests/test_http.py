@@ -299,7 +299,7 @@ def test_a_server_without_logprobs_cannot_score_and_is_asked_once(server, prompt
 
 
 def test_asking_ahead_holds_only_the_batches_being_read(server, prompts):
-    """A token that asks a whole design ahead (one per test: :mod:`pytest_competence.engine._lookahead`)
+    """A token that asks a whole design ahead (one per test: :mod:`pytest_competence.engine.lookahead`)
     keeps a batch only while its answers are read: it once kept every chunk's requests until the
     test ended, and a 50k-prompt test peaked at 191 MB instead of 113 MB."""
     from pytest_competence.models._pipe import Ahead, asking_ahead

@@ -13,11 +13,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pytest_competence.engine._cache import CachedModel, ResponseCache, cache_key
-from pytest_competence.engine._records import evaluation_from_records, records
 from pytest_competence.engine.analysis import analyze
+from pytest_competence.engine.cache import CachedModel, ResponseCache, cache_key
 from pytest_competence.engine.evaluate import evaluate
 from pytest_competence.engine.evaluation import Evaluation
+from pytest_competence.engine.records import evaluation_from_records, records
 from pytest_competence.models.reference import reference_policy
 from pytest_competence.protocol import Observation
 from pytest_competence.report._cells import family_html as intervention_html

@@ -1,4 +1,4 @@
-"""One request stream across tests (``pytest_competence.engine._lookahead``): the next test's prompts go
+"""One request stream across tests (``pytest_competence.engine.lookahead``): the next test's prompts go
 out while this one's tail is answered, within the window, never at an outage, and every figure
 is what it is without it.
 

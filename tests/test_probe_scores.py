@@ -18,10 +18,10 @@ from urllib.parse import urlencode
 import numpy as np
 import pytest
 
-from pytest_competence.engine._cache import CachedModel, ResponseCache
-from pytest_competence.engine._records import evaluation_from_records, records
 from pytest_competence.engine.analysis import analyze
+from pytest_competence.engine.cache import CachedModel, ResponseCache
 from pytest_competence.engine.evaluate import evaluate, evaluate_chunks
+from pytest_competence.engine.records import evaluation_from_records, records
 from pytest_competence.models import resolve_model
 from pytest_competence.models.readout import ReadoutError, Scored, best_candidate
 from pytest_competence.probe import PromptRows, decompose, decompose_evaluation, score_matrix

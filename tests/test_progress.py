@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_competence.engine._progress import LABEL, Progress, label
+from pytest_competence.engine.progress import LABEL, Progress, label
 from pytest_competence.plugin._terminal import progress_enabled
 from server_fixtures import fake_server_process, server  # noqa: F401
 

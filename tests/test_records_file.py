@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_competence.engine._files import json_text, write_json_atomic
+from pytest_competence.engine.files import json_text, write_json_atomic
 from pytest_competence.report._archive import RECORD_FIELDS
 from pytest_competence.report._records_file import (
     RecordsFileError,
@@ -121,7 +121,7 @@ WRITE = textwrap.dedent("""
     from pathlib import Path
     from pytest_competence.report import write_outputs
     from pytest_competence.report._records_file import part_lines
-    import pytest_competence.engine._run_settings
+    import pytest_competence.engine.settings
 
     def status(key):
         return int(re.search(key + r":\\s+(\\d+)", Path("/proc/self/status").read_text())[1])

@@ -226,7 +226,7 @@ class Echoing:
 
 
 def test_an_answer_echoing_the_key_is_cached_without_it(tmp_path):
-    from pytest_competence.engine._cache import CachedModel, ResponseCache
+    from pytest_competence.engine.cache import CachedModel, ResponseCache
 
     cache = ResponseCache(tmp_path / "cache.sqlite")
     model = CachedModel(Echoing(), cache, "rw", secrets=[KEY])

@@ -1,7 +1,7 @@
 """``--competence-shard=K/N``: which items each shard runs (issue #50).
 
 The assignment's properties (disjoint, complete, balanced by prompts, a function of the items
-alone) are checked on :func:`~pytest_competence.engine._shard.assign` with Hypothesis; real sessions
+alone) are checked on :func:`~pytest_competence.engine.shard.assign` with Hypothesis; real sessions
 check what pytest collects per shard: with ``-k``, with ``-n 2``, under another hash seed, and
 where the tests that are not competence tests go. The merged archives are ``test_merge.py``'s.
 """
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import plugin_helpers  # noqa: F401  (the engine, imported before any in-process session)
 from plugin_helpers import SHARD_MODELS as MODELS
 from plugin_helpers import SHARD_SUITE as SUITE
-from pytest_competence.engine._shard import Shard, assign, parse_shard
+from pytest_competence.engine.shard import Shard, assign, parse_shard
 
 #: Prompts per item of SUITE (levels × pairs × 2 presentations), by test (test_pairs: by pairs).
 PROMPTS = {"test_horn": 32, "test_ordering": 72, "-4]": 8, "-20]": 40}

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from plugin_helpers import ideal_py, read_archive
-from pytest_competence.engine._files import json_text
-from pytest_competence.engine._progress import ProgressModel
-from pytest_competence.engine._records import RecordsPart, _record, evaluation_from_records, records
-from pytest_competence.engine._redaction import redact_all
 from pytest_competence.engine._reduced import NOT_KEPT
 from pytest_competence.engine.analysis import analyze
 from pytest_competence.engine.evaluate import evaluate, evaluate_chunks
 from pytest_competence.engine.evaluation import Reduction
+from pytest_competence.engine.files import json_text
+from pytest_competence.engine.progress import ProgressModel
+from pytest_competence.engine.records import RecordsPart, _record, evaluation_from_records, records
+from pytest_competence.engine.redaction import redact_all
 from pytest_competence.engine.spec import spec_from_marker
 from pytest_competence.models import resolve_model
 from pytest_competence.strategies import FAMILIES, Parsed

@@ -16,10 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from induction_toy import Toyshift
-from pytest_competence.engine._records import evaluation_from_records, records
 from pytest_competence.engine.analysis import FAMILY_ANALYSES, analyze
 from pytest_competence.engine.evaluate import evaluate, majority
 from pytest_competence.engine.evaluation import Evaluation
+from pytest_competence.engine.records import evaluation_from_records, records
 from pytest_competence.models import ModelSpecError, resolve_model
 from pytest_competence.protocol import Observation
 from pytest_competence.strategies import FAMILIES, Item, Parsed, Prompt

@@ -24,8 +24,8 @@ __all__ = [
 
 _LAZY = {
     "CompetenceFailure": "pytest_competence.engine.conditions",
-    "CompetenceRun": "pytest_competence.engine._test_run",
-    "CompetenceTrainingOverlap": "pytest_competence.engine._test_run",
+    "CompetenceRun": "pytest_competence.engine.run",
+    "CompetenceTrainingOverlap": "pytest_competence.engine.run",
     "Condition": "pytest_competence.engine.conditions",
     "Evaluation": "pytest_competence.engine.evaluation",
     "evaluate": "pytest_competence.engine.evaluate",
@@ -33,10 +33,10 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
-    from pytest_competence.engine._test_run import CompetenceRun, CompetenceTrainingOverlap
     from pytest_competence.engine.conditions import CompetenceFailure, Condition
     from pytest_competence.engine.evaluate import evaluate
     from pytest_competence.engine.evaluation import Evaluation
+    from pytest_competence.engine.run import CompetenceRun, CompetenceTrainingOverlap
     from pytest_competence.models import resolve_model
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_competence._version import __version__
-from pytest_competence.engine._run_settings import output_path_problem, records_path_problem
+from pytest_competence.engine.settings import output_path_problem, records_path_problem
 from pytest_competence.protocol import InvalidArgument
 from pytest_competence.training.generate import _AsTyped, _floats, _ints, _typed_as
 
@@ -244,7 +244,7 @@ def trend(args: argparse.Namespace) -> int:
     """``competence trend``: print the series, write it as Markdown and JSON if asked; exit 1
     when any comparison shows a significant regression or, with ``--test non-inferiority``,
     when any comparison is not shown non-inferior (so a CI step can gate on it)."""
-    from pytest_competence.engine._files import write_json_atomic, write_text_atomic
+    from pytest_competence.engine.files import write_json_atomic, write_text_atomic
     from pytest_competence.report._trend import trend_document, trend_lines, trend_markdown
 
     for option, value, low_closed, example in (
@@ -295,8 +295,8 @@ def trend(args: argparse.Namespace) -> int:
 
 def batch_import(args: argparse.Namespace) -> int:
     """``competence batch import``: store a batch run's answers in the response cache."""
-    from pytest_competence.engine._cache import ResponseCache
     from pytest_competence.engine.batch import import_results
+    from pytest_competence.engine.cache import ResponseCache
 
     if args.cache:
         path, source = Path(args.cache), "--cache"
@@ -411,7 +411,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.output == "-":
             count = generate(args, sys.stdout)
         else:
-            from pytest_competence.engine._files import atomic_writer
+            from pytest_competence.engine.files import atomic_writer
 
             with atomic_writer(args.output) as out:
                 count = generate(args, out)

@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_competence.engine._failure import describe_case, observation_records
 from pytest_competence.engine.conditions import CompetenceFailure
+from pytest_competence.engine.failure import describe_case, observation_records
 from pytest_competence.minimise import Asker, Budget, Memo, verdicts
 from pytest_competence.models import Model
 from pytest_competence.protocol import InvalidArgument, Observation, Prompt, default_presentations

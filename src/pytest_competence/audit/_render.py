@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from pytest_competence.engine._files import write_text_atomic
+from pytest_competence.engine.files import write_text_atomic
 
 __all__ = ["AUDIT_SCHEMA", "audit_document", "audit_html", "write_audit"]
 

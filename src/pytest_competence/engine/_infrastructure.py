@@ -47,7 +47,7 @@ class InfrastructureError(RuntimeError):
     ) -> InfrastructureError:
         """The error of ``reasons``: a :class:`NotInCacheError` when the response cache alone
         was asked and lacked every one of them."""
-        from pytest_competence.engine._cache import NOT_IN_CACHE
+        from pytest_competence.engine.cache import NOT_IN_CACHE
 
         kind = NotInCacheError if set(reasons) == {NOT_IN_CACHE} else InfrastructureError
         return kind(model, reasons, total, first)

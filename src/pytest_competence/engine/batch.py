@@ -8,7 +8,7 @@ inference (``vllm run-batch``, the OpenAI Batch API, any runner of that format):
    body the HTTP backend would send, its ``custom_id`` the response-cache key — sends nothing,
    and skips the competence tests as "awaiting batch results". Each served model and endpoint
    gets its own file set, split into numbered parts at OpenAI's limits (50,000 lines, 200 MB;
-   see :mod:`pytest_competence.engine._export_files`);
+   see :mod:`pytest_competence.engine.export_files`);
 2. ``vllm run-batch -i requests.jsonl -o results.jsonl --model CHECKPOINT --served-model-name
    MODEL`` (or any runner);
 3. ``competence batch import results.jsonl`` stores every answer in the response cache;
@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_competence.engine._cache import ResponseCache
-    from pytest_competence.engine._export_files import Target
+    from pytest_competence.engine.cache import ResponseCache
+    from pytest_competence.engine.export_files import Target
     from pytest_competence.engine.spec import CompetenceSpec
     from pytest_competence.models import Model
     from pytest_competence.protocol import Prompt
@@ -66,8 +66,8 @@ class BatchError(ValueError):
 
 def _exportable(model: Model) -> tuple[Any, Any]:
     """The backend behind the wrappers, and the run's cache; :class:`BatchError` if not both."""
-    from pytest_competence.engine._cache import CachedModel
-    from pytest_competence.engine._export_files import backend_of
+    from pytest_competence.engine.cache import CachedModel
+    from pytest_competence.engine.export_files import backend_of
 
     cached = model
     while not isinstance(cached, CachedModel) and hasattr(cached, "model"):
@@ -89,7 +89,7 @@ def _exportable(model: Model) -> tuple[Any, Any]:
 
 def export_requests(model: Model, prompts: Sequence[Prompt], path: str | Path | Target) -> int:
     """Append the Batch input lines of each of ``prompts`` not yet answered in the cache to the
-    file set ``path`` (a :class:`~pytest_competence.engine._export_files.Target`, or a path: OpenAI's
+    file set ``path`` (a :class:`~pytest_competence.engine.export_files.Target`, or a path: OpenAI's
     caps); the count of lines written.
 
     A generated answer is one line, its ``custom_id`` the answer's cache key; a scored one is one
@@ -100,8 +100,8 @@ def export_requests(model: Model, prompts: Sequence[Prompt], path: str | Path | 
     inode), so an export costs the same whether the file holds ten lines or ten million: a test,
     or a chunk of one, never rereads it.
     """
-    from pytest_competence.engine._cache import cache_key
-    from pytest_competence.engine._export_files import Target
+    from pytest_competence.engine.cache import cache_key
+    from pytest_competence.engine.export_files import Target
 
     target = path if isinstance(path, Target) else Target(Path(path))
     backend, cache = _exportable(model)
@@ -205,8 +205,8 @@ def _mark(
 def export_design(model: Model, spec: CompetenceSpec, path: str | Path | Target) -> str:
     """Export the requests of ``model`` on ``spec``'s design, chunk by chunk
     (:func:`export_requests`): the reason the test is skipped, with the count written."""
-    from pytest_competence.engine._export_files import Target
     from pytest_competence.engine.evaluate import sent_prompts
+    from pytest_competence.engine.export_files import Target
 
     target = path if isinstance(path, Target) else Target(Path(path))
     count = sum(

@@ -12,7 +12,7 @@ and for ``coverage`` (the lowest over presentations) the lowest bound. The mean 
 conservative: the spread of a mean is at most the mean of the spreads. κ is not a proportion and
 takes no confidence. :meth:`Condition.bounds` reports every such bound, and the exact
 Clopper–Pearson bound on the failure rate behind a strict pass. How a violation is shown — the
-failing case, the failure message — is :mod:`pytest_competence.engine._failure`'s.
+failing case, the failure message — is :mod:`pytest_competence.engine.failure`'s.
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ class Condition:
         """Raise :class:`CompetenceFailure` with a readable report if the condition fails."""
         __tracebackhide__ = True
         if self.violations(profiles):
-            from pytest_competence.engine._failure import failure_message
+            from pytest_competence.engine.failure import failure_message
 
             raise CompetenceFailure(failure_message(self, evaluation, profiles))
 

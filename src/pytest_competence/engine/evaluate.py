@@ -243,7 +243,7 @@ def evaluate_chunks(
     regenerates its rows from it (:meth:`Evaluation.rows`).
     ``bounded``: keep only a bounded table of raw answers (:class:`~.evaluation.Reduction`).
     ``asked``: the chunks with their answers (every prompt of :func:`sent_prompts`, in order),
-    asked elsewhere (:class:`~pytest_competence.engine._lookahead.Pipeline`), instead of asking here.
+    asked elsewhere (:class:`~pytest_competence.engine.lookahead.Pipeline`), instead of asking here.
 
     A model that raises instead of answering (:class:`~.models.ModelRaised`), breaks the batch
     contract (:class:`~.models.ModelProtocolError`) or cannot be called at all (raises

@@ -94,7 +94,7 @@ class CompetenceSpec:
 
     def check_size(self, limit: int) -> None:
         """Raise :class:`InvalidArgument` when the design asks more than ``limit`` prompts."""
-        from pytest_competence.engine._run_settings import check_prompt_count
+        from pytest_competence.engine.settings import check_prompt_count
 
         check_prompt_count(
             self.prompt_count,

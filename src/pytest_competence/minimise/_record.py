@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_competence.engine._failure import describe_case, observation_records
+from pytest_competence.engine.failure import describe_case, observation_records
 
 from ._budget import ShrinkSettings
 from ._shrink import Minimal

@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from pytest_competence.engine._redaction import redact
+from pytest_competence.engine.redaction import redact
 
 from ._base import ModelCallError  # the transport's failures (re-exported)
 from ._limits import Body, LimitExceeded

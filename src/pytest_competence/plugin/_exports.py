@@ -1,6 +1,6 @@
 """The batch export's options, read from pytest: ``--competence-batch-export`` and its caps,
 checked at configure into the engine's file sets
-(:class:`~pytest_competence.engine._export_files.Target`). Imports only the standard library
+(:class:`~pytest_competence.engine.export_files.Target`). Imports only the standard library
 and pytest: the options are added in every pytest session."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_competence.engine._export_files import CHAT, MAX_LINES, MAX_MB, Target, plan
+from pytest_competence.engine.export_files import CHAT, MAX_LINES, MAX_MB, Target, plan
 
 __all__ = ["add_options", "start"]
 
@@ -93,7 +93,7 @@ def start(config: pytest.Config, models: Mapping[str, Any], *, worker: bool) -> 
                     f"OpenAI Batch API or another runner"
                 )
     if not worker:
-        from pytest_competence.engine._run_settings import output_path_problem
+        from pytest_competence.engine.settings import output_path_problem
 
         # The same check, and the same line, as every other file the run writes.
         paths = [t.path for t in targets.values()] or [Path(template.replace("{model}", "model"))]

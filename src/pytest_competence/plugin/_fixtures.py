@@ -3,7 +3,7 @@
 Registered by :func:`pytest_competence.plugin.pytest_configure` as a plugin of its own.
 ``pytest_generate_tests`` validates each declaration at collection (errors name the argument
 before any model runs) and parametrizes the test by ``--competence-model``; the ``competence``
-fixture builds the test's :class:`~pytest_competence.engine._test_run.CompetenceRun` and asks the model at
+fixture builds the test's :class:`~pytest_competence.engine.run.CompetenceRun` and asks the model at
 setup, so an outage is the test's ERROR, never a FAILED verdict on the model. Under
 ``--competence-batch-export`` it writes the requests instead and skips. A plain Hypothesis test
 that takes ``competence_model`` runs once per model too, with settings for model-backed
@@ -21,8 +21,8 @@ from pytest_competence.plugin._keys import RUN
 from pytest_competence.plugin._session import NO_MODEL, NOT_APPLICABLE, RESULT, STATE
 
 if TYPE_CHECKING:
-    from pytest_competence.engine._export_files import Target
-    from pytest_competence.engine._test_run import CompetenceRun
+    from pytest_competence.engine.export_files import Target
+    from pytest_competence.engine.run import CompetenceRun
     from pytest_competence.engine.spec import CompetenceSpec
     from pytest_competence.models import Model
     from pytest_competence.protocol import Prompt
@@ -119,7 +119,7 @@ def competence(
     request: pytest.FixtureRequest, competence_model: Model
 ) -> Generator[CompetenceRun, None, None]:
     """The competence evaluation of this test's design under this test's model."""
-    from pytest_competence.engine._test_run import CompetenceRun
+    from pytest_competence.engine.run import CompetenceRun
     from pytest_competence.engine.spec import overridable
 
     marker = request.node.get_closest_marker("competence")
@@ -185,8 +185,8 @@ def _not_read(model: Model, spec: CompetenceSpec, session: Any) -> str | None:
 def _ask(item: pytest.Item, run: CompetenceRun) -> None:
     """Evaluate at setup: an outage, a broken model object or a foreign baseline is the test's
     ERROR (pytest's setup error), never a FAILED verdict on the model."""
-    from pytest_competence.engine._release_gate import BaselineError
     from pytest_competence.engine.evaluation import InfrastructureError
+    from pytest_competence.engine.gate import BaselineError
     from pytest_competence.models import ModelProtocolError, ModelRaised, where_raised
     from pytest_competence.plugin._verdict import junit_properties
 
@@ -195,7 +195,7 @@ def _ask(item: pytest.Item, run: CompetenceRun) -> None:
         return
     except InfrastructureError as exc:
         if run.evaluated:  # shown as an error in every report
-            from pytest_competence.engine._test_run import errors_block
+            from pytest_competence.engine.run import errors_block
 
             item.stash[RESULT] = data = run.result(item.nodeid, run.test)
             data.setdefault("errors", errors_block(exc))  # the baseline's, if not its own

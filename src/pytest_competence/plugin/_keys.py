@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_competence.engine._test_run import CompetenceRun
+from pytest_competence.engine.run import CompetenceRun
 
 __all__ = ["RUN"]
 

@@ -1,6 +1,6 @@
 """Asking ahead across a run's tests, from pytest: the next test's design (pytest's
 ``nextitem``) asked while this one's last answers arrive, through the engine's
-:class:`~pytest_competence.engine._lookahead.Pipeline`; ``competence_lookahead`` bounds it."""
+:class:`~pytest_competence.engine.lookahead.Pipeline`; ``competence_lookahead`` bounds it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_competence.engine._lookahead import (
+from pytest_competence.engine.lookahead import (
     DEFAULT_WINDOW,
     FIRST_ROUNDS,
     WINDOW_CHUNKS,

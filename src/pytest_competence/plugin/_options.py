@@ -15,7 +15,7 @@ from typing import TypeVar
 
 import pytest
 
-from pytest_competence.engine._run_settings import (
+from pytest_competence.engine.settings import (
     DEFAULT_CACHE,
     DEFAULT_DATABASE,
     DEFAULT_MAX_PROMPTS,

@@ -6,7 +6,7 @@ test; the marker probes its test, with its settings
 (:func:`pytest_competence.probe.probe_settings`, checked at collection: a bad one is the test's
 collection error, before any model runs). A probed test reads, after its verdict,
 the answer-position layers of its ``hf:`` model on exactly the design it evaluated
-(:meth:`~pytest_competence.engine._test_run.CompetenceRun.probe_block`); its result gets a ``probes`` block
+(:meth:`~pytest_competence.engine.run.CompetenceRun.probe_block`); its result gets a ``probes`` block
 in every report, "n/a" with the reason for a model without internals. CBE paper,
 arXiv:2610.22894, App. E.3 and App. I.
 """

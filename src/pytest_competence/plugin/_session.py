@@ -2,7 +2,7 @@
 
 :class:`CompetenceSession` lives in ``config.stash`` and is registered as a plugin object, so its
 report hooks see this run's results (the evaluation behind one test is a
-:class:`~pytest_competence.engine._test_run.CompetenceRun`). Results travel from xdist workers
+:class:`~pytest_competence.engine.run.CompetenceRun`). Results travel from xdist workers
 to the controller on the test report (``report.competence``, a JSON-able dict); prompt-level
 records, which can be gigabytes, are appended chunk by chunk, as the model answers, to part
 files that survive a worker crash — JSON Lines, redacted as they are written — and are copied
@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_competence.engine._export_files import Target
     from pytest_competence.engine.evaluation import Evaluation
+    from pytest_competence.engine.export_files import Target
     from pytest_competence.engine.result import Result
     from pytest_competence.engine.spec import CompetenceSpec
     from pytest_competence.models import Model
@@ -147,10 +147,10 @@ class CompetenceSession:
         return self.evaluations[key]
 
     def _stream(self, spec: CompetenceSpec, model: Model, label: str, key: tuple) -> Evaluation:
-        from pytest_competence.engine._progress import expecting
-        from pytest_competence.engine._records import RecordsPart
-        from pytest_competence.engine._release_gate import DesignDigest
         from pytest_competence.engine.evaluate import evaluate_chunks
+        from pytest_competence.engine.gate import DesignDigest
+        from pytest_competence.engine.progress import expecting
+        from pytest_competence.engine.records import RecordsPart
         from pytest_competence.plugin._terminal import per_batch
 
         part = None if self.parts is None else RecordsPart(self.parts, label, self.secrets())
@@ -200,11 +200,11 @@ class CompetenceSession:
         return next((chunk[0] for chunk in spec.chunks(prompts=1) if chunk), None)
 
     def fingerprint(self, spec: CompetenceSpec) -> dict[str, Any]:
-        """The design's fingerprint (:func:`~pytest_competence.engine._release_gate.design_fingerprint`), hashed
+        """The design's fingerprint (:func:`~pytest_competence.engine.gate.design_fingerprint`), hashed
         once per process: while the design is first asked, or in a pass of its own when it is
         needed before (to check an archived baseline)."""
         if spec.key not in self.fingerprints:
-            from pytest_competence.engine._release_gate import design_fingerprint
+            from pytest_competence.engine.gate import design_fingerprint
 
             self.fingerprints[spec.key] = design_fingerprint(
                 spec, (item for chunk in spec.chunks() for item in chunk)
@@ -213,14 +213,14 @@ class CompetenceSession:
 
     def secrets(self) -> list[str]:
         """The API keys this run knows: the values of ``competence_api_key_env`` and of each
-        loaded model's ``key_env`` (see :mod:`~pytest_competence.engine._redaction`)."""
+        loaded model's ``key_env`` (see :mod:`~pytest_competence.engine.redaction`)."""
         from pytest_competence.plugin._wiring import api_keys
 
         return api_keys(self.config, *self.models.values())
 
     def redact(self, text: str) -> str:
         """``text`` without any of :meth:`secrets` (for failure messages: terminal, JUnit)."""
-        from pytest_competence.engine._redaction import redact
+        from pytest_competence.engine.redaction import redact
 
         return redact(text, self.secrets())
 
@@ -281,7 +281,7 @@ class CompetenceSession:
         if self.is_worker:
             return
         if self.batch_targets:
-            from pytest_competence.engine._export_files import remove_empty
+            from pytest_competence.engine.export_files import remove_empty
 
             remove_empty(self.batch_targets.values())
         failed: list[tuple[str, str, str]] = []
@@ -341,7 +341,7 @@ class CompetenceSession:
         )
 
     def _write_reports(self, failed: list[tuple[str, str, str]]) -> None:
-        from pytest_competence.engine._redaction import redact_all
+        from pytest_competence.engine.redaction import redact_all
         from pytest_competence.report import build_document, write_outputs
 
         parts = {r["nodeid"]: r.get("records_file") for r in self.results}
@@ -384,7 +384,7 @@ class CompetenceSession:
                 yellow=True,
             )
         if self.awaiting:
-            from pytest_competence.engine._export_files import summary_lines as batch_lines
+            from pytest_competence.engine.export_files import summary_lines as batch_lines
 
             for line in batch_lines(self.batch_targets.values(), self.awaiting):
                 terminalreporter.write_line(line, yellow=True)

@@ -1,6 +1,6 @@
 """``--competence-shard=K/N`` in pytest: this shard's competence test × model items kept, the
 others deselected, by the engine's deterministic assignment
-(:func:`~pytest_competence.engine._shard.assign`)."""
+(:func:`~pytest_competence.engine.shard.assign`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_competence.engine._shard import Shard, assign, parse_shard
+from pytest_competence.engine.shard import Shard, assign, parse_shard
 
 __all__ = ["add_option", "prompt_weight"]
 

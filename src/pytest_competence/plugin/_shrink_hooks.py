@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_competence.minimise._budget import SHRINK_MARKER_HELP, ShrinkSettings, shrink_settings
+from pytest_competence.minimise import SHRINK_MARKER_HELP, ShrinkSettings, shrink_settings
 
 __all__ = ["SHRINK_MARKER_HELP", "ShrinkHooks", "add_ini_options", "settings_for"]
 

@@ -146,7 +146,7 @@ def _check_baseline(state: CompetenceSession) -> None:
             f"{option}: {baseline!r} is a records file (one JSON line per prompt), not a "
             f"results document; pass the --competence-json file it belongs to, e.g. {document}"
         )
-    from pytest_competence.engine._release_gate import BaselineError, load_baseline
+    from pytest_competence.engine.gate import BaselineError, load_baseline
 
     try:
         state.baseline_document = load_baseline(Path(baseline))

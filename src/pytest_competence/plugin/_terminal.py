@@ -1,5 +1,5 @@
 """The terminal the progress line is drawn on, from pytest's terminal reporter (the engine's
-:class:`~pytest_competence.engine._progress.Terminal`)."""
+:class:`~pytest_competence.engine.progress.Terminal`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_competence.engine import _progress
+from pytest_competence.engine import progress
 
 if TYPE_CHECKING:
     from pytest_competence.models import Model
@@ -62,5 +62,5 @@ def _terminal(config: pytest.Config) -> tuple[Callable[[str], None], Callable[[]
 def per_batch(
     config: pytest.Config, model: Model, total: int
 ) -> contextlib.AbstractContextManager[Callable[[int], None]]:
-    """:func:`~pytest_competence.engine._progress.per_batch` on pytest's terminal."""
-    return _progress.per_batch(PytestTerminal(config), model, total)
+    """:func:`~pytest_competence.engine.progress.per_batch` on pytest's terminal."""
+    return progress.per_batch(PytestTerminal(config), model, total)

@@ -2,7 +2,7 @@
 
 Registered by :func:`pytest_competence.plugin.pytest_configure` as a plugin of its own. The
 ``pytest_pyfunc_call`` wrapper checks the declared condition and the regression gate
-(:meth:`~pytest_competence.engine._test_run.CompetenceRun.check`); a failure is minimised
+(:meth:`~pytest_competence.engine.run.CompetenceRun.check`); a failure is minimised
 (:func:`~pytest_competence.minimise.minimise_failure`), a pass replays the cases saved by
 earlier runs (:func:`~pytest_competence.minimise.replay_saved`). The result, with the minimal
 case and a probed test's probes (read now, after the verdict, so a failing test gets them too),
@@ -49,8 +49,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
         if from_body is not None:
             raise from_body
         return result
-    from pytest_competence.engine._release_gate import BaselineError
     from pytest_competence.engine.conditions import CompetenceFailure
+    from pytest_competence.engine.gate import BaselineError
     from pytest_competence.models import ModelProtocolError
 
     message = None
@@ -74,7 +74,7 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Generator[None, object, o
             except NotInCacheError as exc:  # offline, as asked: said, not an error
                 import warnings
 
-                from pytest_competence.engine._test_run import CompetenceNotReplayed
+                from pytest_competence.engine.run import CompetenceNotReplayed
 
                 why = exc.chosen_as_it_goes(
                     "the saved cases", "run with --competence-cache=rw to replay them"

@@ -1,7 +1,7 @@
 """How a resolved model is wired into a run: backend settings, the response cache, progress.
 
 :func:`wire` is applied to every model the session resolves. A model with a ``cache_identity``
-goes behind the run's :class:`~pytest_competence.engine._cache.CachedModel` (unless
+goes behind the run's :class:`~pytest_competence.engine.cache.CachedModel` (unless
 ``--competence-cache=off``); a model that answers one by one (``stream``) gets a progress line.
 Reference policies and plain Python callables come back untouched.
 """
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_competence.engine._cache import ResponseCache
+    from pytest_competence.engine.cache import ResponseCache
     from pytest_competence.models import Model
 
 __all__ = [
@@ -75,7 +75,7 @@ def files_root(config: pytest.Config) -> Path:
 def api_keys(config: pytest.Config, *models: object) -> list[str]:
     """The API keys a run knows, to redact: the values of ``competence_api_key_env`` and of
     each model's ``key_env``."""
-    from pytest_competence.engine._redaction import run_secrets
+    from pytest_competence.engine.redaction import run_secrets
 
     names = [config.getini("competence_api_key_env"), *(getattr(m, "key_env", "") for m in models)]
     return run_secrets(n for n in names if isinstance(n, str))
@@ -95,7 +95,7 @@ def cache_path(config: pytest.Config) -> Path:
 
 def _cache(config: pytest.Config) -> ResponseCache:
     if CACHE not in config.stash:
-        from pytest_competence.engine._cache import ResponseCache
+        from pytest_competence.engine.cache import ResponseCache
 
         cache = ResponseCache(cache_path(config))
         config.stash[CACHE] = cache
@@ -108,11 +108,11 @@ def wire(config: pytest.Config, model: Model) -> Model:
     mode = cache_mode(config)
     # getattr_static: a backend may compute its identity only once its weights are loaded.
     if mode != "off" and inspect.getattr_static(model, "cache_identity", None) is not None:
-        from pytest_competence.engine._cache import CachedModel
+        from pytest_competence.engine.cache import CachedModel
 
         model = CachedModel(model, _cache(config), mode, secrets=api_keys(config, model))
     if callable(getattr(model, "stream", None)):
-        from pytest_competence.engine._progress import ProgressModel
+        from pytest_competence.engine.progress import ProgressModel
         from pytest_competence.plugin._terminal import PytestTerminal
 
         model = ProgressModel(model, PytestTerminal(config))

@@ -106,11 +106,11 @@ def recompute(
     Raises :class:`~pytest_competence.report._records_file.RecordsFileError` for a records file
     that is missing, truncated or another document's.
     """
-    from pytest_competence.engine._failure import failing_case
-    from pytest_competence.engine._records import evaluation_from_records
     from pytest_competence.engine.analysis import analyze
     from pytest_competence.engine.conditions import parse_condition
+    from pytest_competence.engine.failure import failing_case
     from pytest_competence.engine.profile import profile
+    from pytest_competence.engine.records import evaluation_from_records
     from pytest_competence.report._records_file import read_records
 
     results = []
@@ -171,7 +171,7 @@ def write_outputs(
 
     With ``json_path``, ``records`` (each result's record lines, in document order) go to the
     records file, ``records_path`` or by default next to the JSON
-    (:func:`~pytest_competence.engine._run_settings.records_name`), first: the JSON then points to it,
+    (:func:`~pytest_competence.engine.settings.records_name`), first: the JSON then points to it,
     holding its sha256. Without ``failed`` the first file that cannot be written raises its
     ``OSError``; with a list, each such file is added to it as ``(what, path, reason)`` and the
     others are still written (a JSON whose records file failed is written without pointing to
@@ -216,8 +216,8 @@ def _write_json(
     records: Iterable[RecordSource],
 ) -> None:
     """The records file first, then the JSON pointing to it (or not, when it failed)."""
-    from pytest_competence.engine._files import write_json_atomic
-    from pytest_competence.engine._run_settings import records_name
+    from pytest_competence.engine.files import write_json_atomic
+    from pytest_competence.engine.settings import records_name
     from pytest_competence.report._records_file import pointers, write_records_file
 
     path = records_path or records_name(json_path)
@@ -234,7 +234,7 @@ def _write_markdown(
     files: _Files, document: dict[str, Any], markdown_path: str | None, summary: str | None
 ) -> None:
     """The Markdown file, and the step summary appended to within what GitHub takes."""
-    from pytest_competence.engine._files import write_text_atomic
+    from pytest_competence.engine.files import write_text_atomic
     from pytest_competence.report._markdown import STEP_SUMMARY_BYTES, render_markdown
 
     text = render_markdown(document)
@@ -258,7 +258,7 @@ def _write_html(
     files: _Files, document: dict[str, Any], html_path: str, html_max_bytes: int | None
 ) -> None:
     """The HTML page, or the family pages first and the main page that links to them last."""
-    from pytest_competence.engine._files import write_text_atomic
+    from pytest_competence.engine.files import write_text_atomic
     from pytest_competence.report._html import SPLIT_BYTES, pages_folder, render_pages
 
     where, name = os.path.split(html_path)

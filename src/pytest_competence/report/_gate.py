@@ -1,6 +1,6 @@
 """The release gate and the bounds behind a pass, as report sections of their own.
 
-A result's ``gate`` (:mod:`pytest_competence.engine._release_gate`) and ``bounds``
+A result's ``gate`` (:mod:`pytest_competence.engine.gate`) and ``bounds``
 (:meth:`~pytest_competence.engine.conditions.Condition.bounds`) become one verdict line, one power
 sentence and one table of the gated cells (:func:`gate_rows`), rendered for the terminal
 (:func:`gate_lines`), the Markdown summary (:func:`gate_markdown`) and the HTML page

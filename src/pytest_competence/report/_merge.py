@@ -1,7 +1,7 @@
 """``competence merge``: the archives of several runs — the shards of one suite — as one.
 
 ``pytest --competence-shard=K/N --competence-json=shard-K.json`` writes one archive per shard
-(:mod:`pytest_competence.engine._shard`); ``competence merge -o all.json shard-*.json`` writes the
+(:mod:`pytest_competence.engine.shard`); ``competence merge -o all.json shard-*.json`` writes the
 archive and the records file a single run of the whole suite writes. Each result and each n/a
 pair is taken as archived; the comparisons between models (McNemar, bootstrap Δ) and the
 document's warnings are recomputed over all of them (:func:`~pytest_competence.report.
@@ -130,7 +130,7 @@ class _Merging:
 
     def _design(self, result: Mapping[str, Any], path: str) -> None:
         """One test, one design, whichever model answered it."""
-        from pytest_competence.engine._release_gate import archived_fingerprint, design_differences
+        from pytest_competence.engine.gate import archived_fingerprint, design_differences
 
         fingerprint = archived_fingerprint(result)
         first = self.designs.setdefault(result["test"], _Seen(path, fingerprint))
@@ -258,8 +258,8 @@ def merge(
     by default beside it), each written whole or not at all. Returns the merge and the records
     file's path; raises :class:`MergeError`, or ``OSError`` for a file that cannot be read or
     written."""
-    from pytest_competence.engine._files import write_json_atomic
-    from pytest_competence.engine._run_settings import records_name
+    from pytest_competence.engine.files import write_json_atomic
+    from pytest_competence.engine.settings import records_name
     from pytest_competence.report import load_document
     from pytest_competence.report._archive import NotAResultsDocument
     from pytest_competence.report._records_file import pointers, write_records_file
@@ -312,7 +312,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace, say: Any) -> int:
     """``competence merge``: 0, or 2 with one line (``say``) when the archives cannot merge."""
-    from pytest_competence.engine._run_settings import output_path_problem, records_path_problem
+    from pytest_competence.engine.settings import output_path_problem, records_path_problem
 
     inputs = {os.path.abspath(p) for p in args.archives}
     problem = (

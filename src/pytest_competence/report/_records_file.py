@@ -70,7 +70,7 @@ class _Hashing(io.RawIOBase):
 
 
 def _tag(nodeid: str, model: str) -> bytes:
-    from pytest_competence.engine._files import json_text
+    from pytest_competence.engine.files import json_text
 
     return f'{{"nodeid": {json_text(nodeid)}, "model": {json_text(model)}'.encode()
 
@@ -81,7 +81,7 @@ def write_records_file(
     """Write each ``(nodeid, model, lines)`` source's record lines, tagged, to ``path`` (gzip
     when it ends in ``.gz``), written whole or not at all; the sha256 of the bytes written and
     each node id's count of records."""
-    from pytest_competence.engine._files import atomic_binary
+    from pytest_competence.engine.files import atomic_binary
 
     counts: dict[str, int] = {}
     with atomic_binary(path) as raw:
@@ -265,7 +265,7 @@ def archived_records(
 ) -> Iterator[tuple[str, str, Iterable[bytes]]]:
     """The records of an archived document as :func:`write_records_file` sources: what
     ``competence report --json`` writes next to the recomputed document."""
-    from pytest_competence.engine._files import json_text
+    from pytest_competence.engine.files import json_text
 
     for result, rows in read_records(document, folder):
         if rows is not None:

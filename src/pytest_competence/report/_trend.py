@@ -184,8 +184,8 @@ def _shared_tests(
 def _check_design(name: str, paths: Sequence[str], results: Sequence[Mapping[str, Any]]) -> None:
     """Refuse a checkpoint archived from another design than the first: its instances cannot
     be matched."""
-    from pytest_competence.engine._release_gate import archived_fingerprint
-    from pytest_competence.engine._release_gate import design_differences as differences
+    from pytest_competence.engine.gate import archived_fingerprint
+    from pytest_competence.engine.gate import design_differences as differences
 
     first = archived_fingerprint(results[0])
     for path, r in zip(paths[1:], results[1:], strict=True):
@@ -210,7 +210,7 @@ def _series(
 ) -> list[dict[str, Any]]:
     """One test's comparisons (:func:`~pytest_competence.stats.checkpoint_series`) as rows."""
     from pytest_competence import stats
-    from pytest_competence.engine._release_gate import archived_correct
+    from pytest_competence.engine.gate import archived_correct
 
     series = [
         stats.Checkpoint(

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from pytest_competence.engine._run_settings import DEFAULT_MAX_PROMPTS
+from pytest_competence.engine.settings import DEFAULT_MAX_PROMPTS
 from pytest_competence.protocol import InvalidArgument, Item, design_chunks
 from pytest_competence.registry import ENTRY_POINT_GROUP
 
@@ -229,7 +229,7 @@ def checked_chunks(
     """``family``'s design at ``args.seed`` in chunks (:func:`design_chunks`), once its size
     (with the ``written`` prompts before it) is known to be within ``--max-prompts``;
     :class:`InvalidArgument` otherwise, raised here rather than at the first chunk."""
-    from pytest_competence.engine._run_settings import check_prompt_count
+    from pytest_competence.engine.settings import check_prompt_count
 
     check = getattr(family, "check_design", None)
     if check is not None:  # a bad argument is named before the size is counted from it

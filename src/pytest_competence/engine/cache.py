@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_competence.engine._redaction import redact
+from pytest_competence.engine.redaction import redact
 from pytest_competence.models import Model, ModelCallError, ModelWrapper, groups_as_they_come
 from pytest_competence.models.readout import Scored
 

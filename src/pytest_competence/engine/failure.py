@@ -5,7 +5,7 @@ as plain data (the ``failing_case`` of a result: level, what failed, one failing
 its observations); :func:`failure_message` is the text a failed test prints, and
 :func:`describe_case` the lines of one instance in it — every presentation's prompt, raw and
 parsed answer and gold. Answers are cut as every report cuts them
-(:func:`~pytest_competence.engine._records.shown`).
+(:func:`~pytest_competence.engine.records.shown`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pytest_competence.engine._files import utf8_safe
-from pytest_competence.engine._records import shown
+from pytest_competence.engine.files import utf8_safe
+from pytest_competence.engine.records import shown
 from pytest_competence.protocol import AnswerMap, Observation
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def failing_case(
 
 def observation_records(observations: Sequence[Observation]) -> list[dict[str, Any]]:
     """One instance's observations as the plain records a failing case shows: long answers cut
-    (:func:`~pytest_competence.engine._records.shown`), lone surrogates escaped (the case travels from
+    (:func:`~pytest_competence.engine.records.shown`), lone surrogates escaped (the case travels from
     xdist workers, which take UTF-8 only; the records keep the exact text)."""
     return [
         {

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "DEFAULT_CACHE",
+    "DEFAULT_DATABASE",
     "DEFAULT_MAX_PROMPTS",
     "GATES",
     "UNDERPOWERED",

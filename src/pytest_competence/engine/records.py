@@ -107,8 +107,8 @@ class RecordsPart:
 
     def append(self, rows: Iterable[Sequence[Observation]]) -> None:
         """Write the records of ``rows`` (one row of observations per instance)."""
-        from pytest_competence.engine._files import json_text
-        from pytest_competence.engine._redaction import redact_all
+        from pytest_competence.engine.files import json_text
+        from pytest_competence.engine.redaction import redact_all
 
         lines = []
         for row in rows:

@@ -100,6 +100,7 @@ class Window:
 
 
 def outage(model: object) -> bool:
+    """Whether ``model``'s server is out: its circuit breaker is open (nothing is asked ahead)."""
     breaker = getattr(model, "breaker", None)
     return bool(getattr(breaker, "open", False))
 
@@ -122,7 +123,7 @@ class Pipeline:
         claimed: bool = False,
         first: int | None = None,
     ) -> None:
-        from pytest_competence.engine._progress import ProgressModel
+        from pytest_competence.engine.progress import ProgressModel
 
         self.spec, self.window, self.submitted = spec, window, submitted
         self.first = first  # prompts in the first chunk, if fewer than a chunk's

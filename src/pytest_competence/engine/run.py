@@ -99,7 +99,7 @@ class CompetenceRun:
         """Check the baseline's design, then ask the model (and a baseline model) now.
 
         Called by the ``competence`` fixture, so that an outage is a *setup error* of the test —
-        pytest's ERROR, never FAILED. Raises :class:`~pytest_competence.engine._release_gate.BaselineError` for
+        pytest's ERROR, never FAILED. Raises :class:`~pytest_competence.engine.gate.BaselineError` for
         an archived baseline of another design (before any model call) and
         :class:`~pytest_competence.engine.evaluate.InfrastructureError` when more than
         ``competence_max_error_rate`` of the prompts ended in infrastructure errors.
@@ -115,7 +115,7 @@ class CompetenceRun:
                 stacklevel=1,
             )
         if session.baseline_document is not None:
-            from pytest_competence.engine._release_gate import check_design
+            from pytest_competence.engine.gate import check_design
 
             check_design(
                 str(session.settings.baseline),
@@ -142,7 +142,7 @@ class CompetenceRun:
         power = (gate or {}).get("power")
         if not gate or not power or not power["underpowered"]:
             return
-        from pytest_competence.engine._release_gate import UnderpoweredGate, underpowered_message
+        from pytest_competence.engine.gate import UnderpoweredGate, underpowered_message
 
         settings = self.session.settings
         text = f"{self.test}: {underpowered_message(gate)}"
@@ -176,11 +176,11 @@ class CompetenceRun:
         baseline = self.session.settings.baseline
         if not baseline:
             return None
-        from pytest_competence.engine._release_gate import (
+        from pytest_competence.engine.analysis import instance_table
+        from pytest_competence.engine.gate import (
             baseline_from_document,
             compare_with_baseline,
         )
-        from pytest_competence.engine.analysis import instance_table
 
         table = instance_table(self.evaluation)
         presentations = list(self.evaluation.presentations)
@@ -229,9 +229,9 @@ class CompetenceRun:
         With ``--competence-report-only`` the verdict is recorded for the reports instead.
         """
         __tracebackhide__ = True
-        from pytest_competence.engine._failure import failure_message
-        from pytest_competence.engine._release_gate import gate_message, gate_passed
         from pytest_competence.engine.conditions import CompetenceFailure
+        from pytest_competence.engine.failure import failure_message
+        from pytest_competence.engine.gate import gate_message, gate_passed
 
         self.checked = True
         messages = []
@@ -292,8 +292,8 @@ class CompetenceRun:
     def result(self, nodeid: str, test: str, *, probes: bool = False) -> Result:
         """Every figure of this run, JSON-able, for the reports (see :mod:`.analysis`); with
         ``probes``, a probed test's ``probes`` block too (:meth:`probe_block`)."""
-        from pytest_competence.engine._failure import failing_case
         from pytest_competence.engine.analysis import analyze
+        from pytest_competence.engine.failure import failing_case
         from pytest_competence.models.identity import model_identity
 
         settings = self.session.settings
@@ -339,13 +339,13 @@ class CompetenceRun:
         if failed is not None:
             result["errors"] = errors_block(failed)
         elif settings.diagnose:
-            from pytest_competence.audit._diagnose import diagnose
+            from pytest_competence.audit import diagnose
 
             result["diagnosis"] = diagnose(self.evaluation, seed=self.spec.seed)
         # Plain JSON types only: the result crosses to the xdist controller through execnet,
         # which refuses numpy scalars, and must equal what an archive reloads.
         # No API key in it: it becomes JUnit properties and travels to the controller.
-        from pytest_competence.engine._redaction import redact_all
+        from pytest_competence.engine.redaction import redact_all
 
         # The per-instance part (ids, bits) is plain already: a million ids are not copied.
         order = list(result)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pytest_competence.stats import GateTest
 
 __all__ = [
+    "PROMPT_WORDING",
     "BaselineError",
     "DesignDigest",
     "UnderpoweredGate",

@@ -190,7 +190,7 @@ class ProgressModel(ModelWrapper):
 
     def advance(self, count: int) -> None:
         """Count ``count`` answers on the line of the evaluation under way (asked elsewhere:
-        :class:`~pytest_competence.engine._lookahead.Pipeline` asks the model beneath this one)."""
+        :class:`~pytest_competence.engine.lookahead.Pipeline` asks the model beneath this one)."""
         if self._span is not None:
             self._span.advance(count)
 
