@@ -353,12 +353,12 @@ def test_the_example_endpoint_suite_lets_the_endpoint_shortcut_pass_and_interior
 
 
 def test_no_family_says_not_audited():
-    from pytest_competence.audit._suite import audit_spec, suite_summary_lines
+    from pytest_competence.audit._suite import audit_spec, summary_lines
     from pytest_competence.engine.spec import spec_from_marker
 
     doc = audit_spec(spec_from_marker(("horn",), {"levels": [2, 4], "pairs": 8}))
     assert doc["auditable"] is True and doc["caught"]
-    lines = suite_summary_lines("t", doc)
+    lines = summary_lines("t", doc)
     total = len(doc["caught"]) + len(doc["survivors"])
     assert lines[0].startswith(
         f"t  Horn(vary='rules')  mutation score {len(doc['caught'])}/{total} "

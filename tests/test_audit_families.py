@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pytest_competence.audit._suite import audit_spec, audit_suite, suite_summary_lines
+from pytest_competence.audit._suite import audit_spec, audit_suite, summary_lines
 from pytest_competence.audit._universe import (
     family_variant,
     family_zoo,
@@ -139,7 +139,7 @@ def test_a_surviving_shortcut_gets_a_witness_that_really_separates_it(name):
         for p in item.prompts
     ]
     assert answers("ref:ideal", declared_prompts) == answers(shortcut, declared_prompts)
-    lines = suite_summary_lines("t", doc)
+    lines = summary_lines("t", doc)
     assert (
         f"  WARNING {shortcut} passes this suite while it claims competence; a cell that "
         f"catches it: {found['witness']} (add {', '.join(found['needs'])})" in lines

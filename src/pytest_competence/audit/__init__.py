@@ -31,14 +31,9 @@ from pytest_competence.audit._universe import SuiteCell, Universe, family_zoo, s
 
 if TYPE_CHECKING:
     from pytest_competence.audit._diagnose import diagnose
-    from pytest_competence.audit._render import audit_document, write_audit
-    from pytest_competence.audit._suite import audit_spec, audit_suite, suite_summary_lines
+    from pytest_competence.audit._suite import audit_suite
 
 __all__ = [
-    "write_audit",
-    "suite_summary_lines",
-    "audit_spec",
-    "audit_document",
     "LATTICE_LIMIT",
     "MAX_NODES",
     "AuditResult",
@@ -64,12 +59,8 @@ __all__ = [
 ]
 
 _LAZY = {
-    "audit_document": "._render",
-    "audit_spec": "._suite",
     "audit_suite": "._suite",
     "diagnose": "._diagnose",
-    "suite_summary_lines": "._suite",
-    "write_audit": "._render",
 }
 
 

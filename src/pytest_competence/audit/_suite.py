@@ -27,7 +27,7 @@ from pytest_competence.audit._api import audit
 from pytest_competence.audit._components import LATTICE_LIMIT
 from pytest_competence.audit._universe import Universe, audit_pairs, family_zoo, suite_universe
 
-__all__ = ["AUDIT_PAIRS", "IDEAL", "audit_spec", "audit_suite", "suite_summary_lines", "witness"]
+__all__ = ["AUDIT_PAIRS", "IDEAL", "audit_spec", "audit_suite", "summary_lines", "witness"]
 
 AUDIT_PAIRS = 8
 IDEAL = "ref:ideal"
@@ -190,7 +190,7 @@ def _declared_leave_one_out(
     return out
 
 
-def suite_summary_lines(test: str, doc: dict[str, Any]) -> list[str]:
+def summary_lines(test: str, doc: dict[str, Any]) -> list[str]:
     """Terminal lines for one audited test (see :func:`audit_spec`)."""
     if not doc.get("auditable"):
         return [f"{test}  {doc['family']}: not audited ({doc['note']})"]

@@ -36,7 +36,7 @@ class AuditItem(pytest.Item):
         self.audit: dict[str, Any] | None = None
 
     def runtest(self) -> None:
-        from pytest_competence.audit import audit_spec
+        from pytest_competence.audit._suite import audit_spec
         from pytest_competence.engine.spec import spec_from_marker
         from pytest_competence.protocol import InvalidArgument
 
@@ -136,13 +136,13 @@ class AuditPlugin:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.audits:
             return
-        from pytest_competence.audit import suite_summary_lines
+        from pytest_competence.audit._suite import summary_lines
 
         terminalreporter.section("competence audit")
         survivors = 0
         for test in sorted(self.audits):
             survivors += len(self.audits[test].get("survivors", []))
-            for line in suite_summary_lines(test, self.audits[test]):
+            for line in summary_lines(test, self.audits[test]):
                 terminalreporter.write_line(line)
         terminalreporter.write_line(
             f"{len(self.audits)} suites audited against the reference policies (no model "
@@ -154,7 +154,7 @@ class AuditPlugin:
     def pytest_sessionfinish(self) -> None:
         if getattr(self.config, "workerinput", None) is not None or not self.audits:
             return
-        from pytest_competence.audit import audit_document, write_audit
+        from pytest_competence.audit._render import audit_document, write_audit
 
         self.written = write_audit(
             audit_document(self.audits),
